@@ -1,0 +1,667 @@
+//! The state-graph IR: everything the VM knows about a workflow.
+//!
+//! Built by `lower`, checked by `check`, printed and parsed back by `print`/`parse`,
+//! executed by `fuseraft-vm`. Flat and indexed by newtype ids; nothing here mentions YAML
+//! or pest. This module is the single contract between the compiler and the VM.
+
+mod analysis;
+mod cond;
+
+pub use analysis::{classify_edges, layer_states, Graph};
+pub use cond::{Cond, Field, Value};
+
+use std::fmt;
+
+/// Index of an agent in [`Program::agents`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AgentId(pub u32);
+
+/// Index of a state in [`Program::states`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StateId(pub u32);
+
+/// Index of a contract in [`Program::contracts`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ContractId(pub u32);
+
+/// Index of a counter in [`Program::counters`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CounterId(pub u32);
+
+/// Index of a source file in [`Program::files`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileIdx(pub u32);
+
+/// Where an IR element came from: file, 1-based line and column.
+/// The IR keeps positions rather than byte offsets so that its text form round-trips
+/// without the sources; `None` for elements the lowering synthesised.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Loc {
+    pub file: FileIdx,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// One compiled workflow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: String,
+    /// Which frontend and routing family produced this program.
+    pub origin: Origin,
+    /// Source files by [`FileIdx`], as the user should see their paths.
+    pub files: Vec<String>,
+    pub entry: StateId,
+    pub agents: Vec<Agent>,
+    pub states: Vec<State>,
+    pub contracts: Vec<Contract>,
+    pub counters: Vec<Counter>,
+    pub termination: Termination,
+    pub failure: FailurePolicy,
+    /// Run-wide settings the validators and tools read (`Validation.BriefPath`,
+    /// `Security.FileSystemSandboxPath`, `TestSelector.FullSuiteCommand`, ...), by dotted key.
+    pub settings: Vec<(String, String)>,
+}
+
+/// The frontend and routing family a program was lowered from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// A fuseraft config (`Orchestration:` root) with this `Selection.Type`.
+    Fuseraft(SelectionKind),
+    /// A tama project; the entry agent's pattern is `fsm` or an opaque pattern.
+    Tama,
+}
+
+/// `Selection.Type` of a fuseraft config.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SelectionKind {
+    Sequential,
+    RoundRobin,
+    Keyword,
+    Structured,
+    StateMachine,
+    Graph,
+    Workflow,
+    Adversarial,
+    Llm,
+    Magentic,
+    MapReduce,
+    ScatterGather,
+}
+
+impl SelectionKind {
+    pub const ALL: &'static [SelectionKind] = &[
+        SelectionKind::Sequential,
+        SelectionKind::RoundRobin,
+        SelectionKind::Keyword,
+        SelectionKind::Structured,
+        SelectionKind::StateMachine,
+        SelectionKind::Graph,
+        SelectionKind::Workflow,
+        SelectionKind::Adversarial,
+        SelectionKind::Llm,
+        SelectionKind::Magentic,
+        SelectionKind::MapReduce,
+        SelectionKind::ScatterGather,
+    ];
+
+    /// The spelling used in configs (compared case-insensitively there).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SelectionKind::Sequential => "sequential",
+            SelectionKind::RoundRobin => "roundrobin",
+            SelectionKind::Keyword => "keyword",
+            SelectionKind::Structured => "structured",
+            SelectionKind::StateMachine => "statemachine",
+            SelectionKind::Graph => "graph",
+            SelectionKind::Workflow => "workflow",
+            SelectionKind::Adversarial => "adversarial",
+            SelectionKind::Llm => "llm",
+            SelectionKind::Magentic => "magentic",
+            SelectionKind::MapReduce => "mapreduce",
+            SelectionKind::ScatterGather => "scattergather",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<SelectionKind> {
+        SelectionKind::ALL
+            .iter()
+            .copied()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text.trim()))
+    }
+}
+
+/// An agent: who answers in a state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Agent {
+    pub name: String,
+    pub description: Option<String>,
+    /// The resolved model (`Models:` alias applied); `None` when the config names none.
+    pub model: Option<Model>,
+    /// The system prompt: fuseraft `Instructions`, or the body of a tama `AGENT.md`.
+    pub instructions: String,
+    /// Tool sets offered to the model: fuseraft `Plugins`, tama `call.uses` skills.
+    pub tools: Vec<String>,
+    /// `auto`, `required` or `none` (fuseraft `FunctionChoice`).
+    pub tool_choice: ToolChoice,
+    /// What history the agent sees.
+    pub context: Context,
+    /// The tama pattern of an opaque tama agent (`react`, `oneshot`, `scatter`, ...).
+    pub pattern: Option<String>,
+    pub loc: Option<Loc>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    Required,
+    None,
+}
+
+/// A resolved model configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Model {
+    /// The `Models:` alias (or tama role) this came from.
+    pub alias: Option<String>,
+    pub provider: Option<String>,
+    pub id: String,
+    pub endpoint: Option<String>,
+    /// Environment variable holding the API key. Literal keys never enter the IR.
+    pub api_key_env: Option<String>,
+    /// True when the config carried a literal `ApiKey` (kept out of the IR on purpose).
+    pub has_literal_key: bool,
+    /// Kept as written so the text form round-trips exactly.
+    pub temperature: Option<String>,
+    pub max_tokens: Option<u64>,
+    pub reasoning_effort: Option<String>,
+}
+
+/// What history an agent (or a state) sees when it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Context {
+    pub mode: ContextMode,
+    /// Explicit context sources (`Context:` of an agent): only these plus the task.
+    pub sources: Vec<ContextSource>,
+    /// `ContextWindow.TextOnly`.
+    pub text_only: bool,
+    /// `ContextWindow.ExcludeAgents`.
+    pub exclude_agents: Vec<String>,
+    /// `ContextWindow.MaxTailMessages` (0 = all).
+    pub max_tail: u32,
+}
+
+impl Default for Context {
+    fn default() -> Context {
+        Context {
+            mode: ContextMode::Shared,
+            sources: Vec::new(),
+            text_only: false,
+            exclude_agents: Vec::new(),
+            max_tail: 0,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ContextMode {
+    /// The shared conversation history, filtered.
+    Shared,
+    /// Instructions plus the artifact under review only (adversarial critic).
+    Firewall,
+    /// Only the previous state's finish value (tama).
+    Value,
+    /// Only the declared context sources.
+    Artifacts,
+}
+
+/// A context source: `session_context`, `changes_recent:N`, `brief_field:F`, `file:PATH`, ...
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContextSource {
+    pub source: String,
+    /// 0 means the default (4000 characters).
+    pub max_chars: u32,
+    pub label: Option<String>,
+}
+
+/// A state of the graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    pub name: String,
+    /// The agent that runs in this state (`None` for forks, selects and agentless states).
+    pub agent: Option<AgentId>,
+    pub kind: StateKind,
+    /// A context policy that overrides the agent's own in this state (adversarial critic).
+    pub context: Option<ContextMode>,
+    /// BFS distance from the entry over every exit kind; `None` when unreachable.
+    pub layer: Option<u32>,
+    /// Ordered: the first exit whose trigger and guards hold is taken.
+    pub exits: Vec<Exit>,
+    /// What happens when no exit matches the reply.
+    pub no_match: NoMatch,
+    pub stuck: StuckPolicy,
+    pub loc: Option<Loc>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StateKind {
+    /// Run the agent, then choose an exit.
+    Turn,
+    /// A state where the run ends.
+    Terminal(TerminalMode),
+    /// Run each branch state's agent once, concurrently, on an isolated history snapshot;
+    /// merge the outputs; continue at `join`.
+    Fork(Fork),
+    /// A manager model picks the next agent (`llm`, `magentic`).
+    Select(Select),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TerminalMode {
+    /// Graph `Terminal: true`, tama null state with an agent: run the agent once
+    /// (its exits, all to `end`, carry the terminal validators), then end.
+    RunOnce,
+    /// End without running anything.
+    EndNow,
+    /// State machine `Terminal: true`: keep running the agent until a termination fires.
+    RunUntilTermination,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fork {
+    pub branches: Vec<StateId>,
+    pub join: Target,
+    pub merge: Merge,
+    /// The agent that merges for `ranked` and `semantic_diff`.
+    pub merge_agent: Option<AgentId>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Merge {
+    Union,
+    Consensus,
+    Vote,
+    Ranked,
+    SemanticDiff,
+}
+
+impl Merge {
+    pub const ALL: &'static [Merge] = &[
+        Merge::Union,
+        Merge::Consensus,
+        Merge::Vote,
+        Merge::Ranked,
+        Merge::SemanticDiff,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Merge::Union => "union",
+            Merge::Consensus => "consensus",
+            Merge::Vote => "vote",
+            Merge::Ranked => "ranked",
+            Merge::SemanticDiff => "semantic_diff",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Merge> {
+        let text = text.trim().to_ascii_lowercase();
+        if text == "benchmark" {
+            return Some(Merge::Union);
+        }
+        Merge::ALL.iter().copied().find(|merge| merge.as_str() == text)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Select {
+    pub style: SelectStyle,
+    /// The manager model (`Selection.Model`, `Magentic.Model`).
+    pub manager: Option<Model>,
+    /// `Selection.Prompt` / `Magentic.Instructions`.
+    pub prompt: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SelectStyle {
+    Llm,
+    Magentic {
+        max_rounds: u32,
+        max_stalls: u32,
+        max_resets: u32,
+        plan_review: bool,
+    },
+}
+
+/// One way out of a state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Exit {
+    pub trigger: Trigger,
+    /// All must pass, in order, for the exit to be taken.
+    pub guards: Vec<Guard>,
+    /// Performed when the exit is taken.
+    pub effects: Vec<Effect>,
+    pub target: Target,
+    /// `back` when the target is an ancestor on the depth-first search from the entry.
+    pub class: EdgeClass,
+    /// Run once when a guard of this exit keeps failing (`RecoveryAgent`).
+    pub recovery: Option<AgentId>,
+    pub loc: Option<Loc>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Trigger {
+    /// A routing keyword on its own line of the reply, or a `handoff(route_keyword)` call.
+    Signal {
+        text: String,
+        matcher: Matcher,
+        /// Only replies by these agents count (empty: any agent).
+        sources: Vec<AgentId>,
+    },
+    /// A tama `finish(key, value)` with exactly this key (lowercased by the VM).
+    FinishKey(String),
+    /// Any finish key (tama `"*"`): ranked after every exact key.
+    AnyKey,
+    /// A condition over the reply's JSON and the run (structured routes).
+    Cond { cond: Cond, sources: Vec<AgentId> },
+    /// The manager of a `select` state chose this exit's target.
+    Chosen,
+    /// Always taken (unconditional edges, sequential order).
+    Always,
+    /// Taken when no earlier exit matched.
+    Otherwise,
+}
+
+/// How a signal is found in a reply's text.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Matcher {
+    /// Keyword and state-machine routing: `*`/`_` removed, keyword + whitespace or punctuation.
+    Relaxed,
+    /// Graph and workflow: the line, trimmed of `*`, `_` and spaces, equals the keyword.
+    Strict,
+    /// Adversarial pass keyword: the whitespace-trimmed line equals the keyword.
+    Exact,
+}
+
+impl Matcher {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Matcher::Relaxed => "relaxed",
+            Matcher::Strict => "strict",
+            Matcher::Exact => "exact",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Guard {
+    /// A named validator of the seeds with its parameters (`RequiredCommandPattern`, ...).
+    Validator {
+        name: String,
+        params: Vec<(String, String)>,
+    },
+    Contract(ContractId),
+    /// A condition that must also hold (keyword routes with a `Condition`).
+    Cond(Cond),
+    /// The operator must approve the route.
+    HumanApproval,
+    /// The counter must be below the limit.
+    CounterBelow(CounterId, u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Append these context blocks after the turn-boundary marker (`HandoffContext`).
+    InjectContext(Vec<ContextSource>),
+    Count(CounterId),
+    Reset(CounterId),
+    /// Graph back edge: end the phase and restart it from the target.
+    PhaseBreak,
+    /// Adversarial: the artifact becomes the next stage's input and joins the history.
+    PromoteArtifact,
+    /// Inject the previous reply (the critique) into the target's next turn.
+    InjectCritique,
+    /// Emit a warning event with this text.
+    Warn(String),
+    /// `MaxRevisits`: count firings of this exit; past the limit inject an escalation
+    /// message (reading objections from the path, if given) and still fire.
+    Revisit {
+        counter: CounterId,
+        max: u32,
+        objections: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    State(StateId),
+    End,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum EdgeClass {
+    Forward,
+    Back,
+}
+
+/// What a state does when no exit matches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoMatch {
+    /// Inject a correction (listing the valid signals when `nudge`) and re-invoke the agent.
+    Correct { nudge: bool },
+    /// Continue at another state (keyword `DefaultAgent`).
+    Fallback(StateId),
+    /// Stop the run with an error (tama: "no transition for key").
+    Fail,
+    /// Nothing to match: the state has unconditional exits or none.
+    Never,
+}
+
+/// Per-state bounds that turn a stuck loop into a stopped run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StuckPolicy {
+    /// Consecutive failures (no keyword, several keywords, validator) before the run is stuck
+    /// (graph `MaxRetries`).
+    pub max_retries: Option<u32>,
+    /// Turns in one visit of the state before the run is stuck (graph `MaxRetries × MaxTotalTurnsMultiplier`).
+    pub max_visit_turns: Option<u32>,
+    /// Turns without a routing signal before the run is stuck
+    /// (`FailureHandling.MaxConsecutiveTurnsWithoutSignal`).
+    pub max_without_signal: Option<u32>,
+}
+
+/// How the run ends when no terminal state ends it: any one of these firing stops the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Termination {
+    pub any: Vec<TermCond>,
+    /// Validators that must pass before a termination may stop the run.
+    pub validators: Vec<Guard>,
+    /// `MaxTotalTokens`: a hard budget; exceeding it ends the run with outcome `budget`.
+    pub max_total_tokens: Option<u64>,
+    /// What `max_turns` counts (graph configs count phases).
+    pub unit: TurnUnit,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TermCond {
+    /// Case-insensitive regex over the newest reply (of one of `agents`, if given).
+    Regex { pattern: String, agents: Vec<String> },
+    MaxTurns(u32),
+    /// Cumulative tokens reach this many.
+    Tokens(u64),
+    /// A structured condition over the newest reply's JSON.
+    Cond(Cond),
+}
+
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum TurnUnit {
+    #[default]
+    Turns,
+    Phases,
+}
+
+/// `FailureHandling`: how validator and contract failures are classified and escalated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailurePolicy {
+    pub missing_evidence: FailureRule,
+    pub invalid_transition: FailureRule,
+    pub conflicting_evidence: FailureRule,
+    pub no_progress: FailureRule,
+    /// Global backstop across contract keys (0 = off).
+    pub max_contract_failures: u32,
+}
+
+impl Default for FailurePolicy {
+    fn default() -> FailurePolicy {
+        FailurePolicy {
+            missing_evidence: FailureRule::new(FailureAction::Reinstruct, 3),
+            invalid_transition: FailureRule::new(FailureAction::Reinstruct, 3),
+            conflicting_evidence: FailureRule::new(FailureAction::Reinstruct, 2),
+            no_progress: FailureRule::new(FailureAction::Abort, 3),
+            max_contract_failures: 0,
+        }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FailureRule {
+    pub action: FailureAction,
+    pub threshold: u32,
+}
+
+impl FailureRule {
+    pub fn new(action: FailureAction, threshold: u32) -> FailureRule {
+        FailureRule { action, threshold }
+    }
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FailureAction {
+    Reinstruct,
+    ActivateRecovery,
+    EscalateToHuman,
+    Abort,
+}
+
+impl FailureAction {
+    pub const ALL: &'static [FailureAction] = &[
+        FailureAction::Reinstruct,
+        FailureAction::ActivateRecovery,
+        FailureAction::EscalateToHuman,
+        FailureAction::Abort,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureAction::Reinstruct => "reinstruct",
+            FailureAction::ActivateRecovery => "activate_recovery",
+            FailureAction::EscalateToHuman => "escalate_to_human",
+            FailureAction::Abort => "abort",
+        }
+    }
+
+    /// Parses config spellings (`Reinstruct`, `ActivateRecovery`, ...) and IR spellings.
+    pub fn parse(text: &str) -> Option<FailureAction> {
+        let folded: String = text
+            .chars()
+            .filter(|ch| *ch != '_')
+            .collect::<String>()
+            .to_ascii_lowercase();
+        FailureAction::ALL
+            .iter()
+            .copied()
+            .find(|action| action.as_str().replace('_', "") == folded)
+    }
+}
+
+/// A named contract: predicates over artifacts on disk, all of which must hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Contract {
+    pub name: String,
+    pub predicates: Vec<Predicate>,
+    pub loc: Option<Loc>,
+}
+
+/// One contract predicate: `Type` plus its parameters, as written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Predicate {
+    pub kind: String,
+    pub params: Vec<(String, String)>,
+}
+
+/// A run-wide counter (adversarial rounds, revisit counts).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counter {
+    pub name: String,
+}
+
+impl Program {
+    pub fn agent(&self, id: AgentId) -> &Agent {
+        &self.agents[id.0 as usize]
+    }
+
+    pub fn state(&self, id: StateId) -> &State {
+        &self.states[id.0 as usize]
+    }
+
+    pub fn contract(&self, id: ContractId) -> &Contract {
+        &self.contracts[id.0 as usize]
+    }
+
+    pub fn counter(&self, id: CounterId) -> &Counter {
+        &self.counters[id.0 as usize]
+    }
+
+    pub fn state_ids(&self) -> impl Iterator<Item = StateId> {
+        (0..self.states.len() as u32).map(StateId)
+    }
+
+    pub fn agent_ids(&self) -> impl Iterator<Item = AgentId> {
+        (0..self.agents.len() as u32).map(AgentId)
+    }
+
+    pub fn state_named(&self, name: &str) -> Option<StateId> {
+        self.states
+            .iter()
+            .position(|state| state.name == name)
+            .map(|idx| StateId(idx as u32))
+    }
+
+    pub fn agent_named(&self, name: &str) -> Option<AgentId> {
+        self.agents
+            .iter()
+            .position(|agent| agent.name.eq_ignore_ascii_case(name))
+            .map(|idx| AgentId(idx as u32))
+    }
+
+    /// Every state a state can continue at: exit targets, fork branches and join.
+    pub fn successors(&self, id: StateId) -> Vec<StateId> {
+        let state = self.state(id);
+        let mut next = Vec::new();
+        if let StateKind::Fork(fork) = &state.kind {
+            next.extend(fork.branches.iter().copied());
+            if let Target::State(join) = fork.join {
+                next.push(join);
+            }
+        }
+        for exit in &state.exits {
+            if let Target::State(target) = exit.target {
+                next.push(target);
+            }
+        }
+        if let NoMatch::Fallback(target) = state.no_match {
+            next.push(target);
+        }
+        next
+    }
+
+    /// Recomputes layers and edge classes after the graph changed.
+    pub fn analyse(&mut self) {
+        layer_states(self);
+        classify_edges(self);
+    }
+}
+
+impl fmt::Display for SelectionKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

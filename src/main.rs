@@ -1,0 +1,2 @@
+//! fuseraft CLI.
+fn main() {}
