@@ -9,11 +9,14 @@
 //! The caller provides every byte through a [`source::FileReader`]; this crate never touches
 //! the file system, the network, the clock or the environment.
 
+mod compile;
 pub mod condition;
 pub mod diagnostic;
 pub mod ir;
+mod lower;
 pub mod source;
 pub mod syntax;
 
+pub use compile::{compile, input_kind, Compiled, InputKind};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use source::{FileId, FileReader, SourceFile, SourceMap, Span};

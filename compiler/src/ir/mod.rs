@@ -6,9 +6,13 @@
 
 mod analysis;
 mod cond;
+mod parse;
+mod print;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use cond::{Cond, Field, Value};
+pub use parse::{parse, ParseError};
+pub use print::{print, PrintOptions};
 
 use std::fmt;
 

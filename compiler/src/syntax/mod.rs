@@ -1,1 +1,17 @@
-//! Syntax layer (placeholder).
+//! Syntax layer: config text (YAML, JSON) to a span-keeping [`Node`] tree.
+
+pub mod json;
+pub mod node;
+pub mod yaml;
+
+pub use json::parse as parse_json;
+pub use node::{Budget, Node, NodeKind};
+pub use yaml::parse as parse_yaml;
+
+pub mod fields;
+pub mod fuseraft;
+pub mod load;
+pub mod selection;
+pub mod tama;
+
+pub use load::Loader;

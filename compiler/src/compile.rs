@@ -1,0 +1,161 @@
+//! The compiler's entry point: one input path in, a program and its diagnostics out.
+//!
+//! Inputs: a fuseraft config (`.yaml`, `.yml`, `.json`), a tama `AGENT.md` (its project is
+//! the directory above `agents/`), a tama project directory (its `entrypoint`), or a `.fir`
+//! IR file.
+
+use std::path::{Path, PathBuf};
+
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::Program;
+use crate::source::{FileReader, SourceMap, Span};
+use crate::syntax::Loader;
+
+/// The result of compiling one input.
+#[derive(Debug)]
+pub struct Compiled {
+    /// `None` when some diagnostic is an error.
+    pub program: Option<Program>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub sources: SourceMap,
+    /// True when the input itself could not be read (a usage error, not a finding).
+    pub unreadable: bool,
+}
+
+impl Compiled {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// What kind of input a path is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    Config,
+    TamaAgent,
+    TamaProject,
+    Ir,
+}
+
+pub fn input_kind(path: &Path, reader: &dyn FileReader) -> InputKind {
+    if reader.is_dir(path) {
+        return InputKind::TamaProject;
+    }
+    let extension = path
+        .extension()
+        .map(|ext| ext.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match extension.as_str() {
+        "fir" => InputKind::Ir,
+        "md" => InputKind::TamaAgent,
+        _ => InputKind::Config,
+    }
+}
+
+/// Compiles any supported input.
+pub fn compile(path: &Path, reader: &dyn FileReader) -> Compiled {
+    let mut loader = Loader::new(reader);
+    let program = match input_kind(path, reader) {
+        InputKind::Config => compile_config(path, &mut loader),
+        InputKind::TamaAgent => compile_tama_agent(path, &mut loader),
+        InputKind::TamaProject => compile_tama_project(path, &mut loader),
+        InputKind::Ir => compile_ir(path, &mut loader),
+    };
+    let unreadable = loader.sources.is_empty();
+    let mut diagnostics = loader.diags;
+    sort_diagnostics(&mut diagnostics);
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    Compiled {
+        program: if has_errors { None } else { program },
+        diagnostics,
+        sources: loader.sources,
+        unreadable,
+    }
+}
+
+/// Orders diagnostics by file and position so output is stable whatever the stage order.
+fn sort_diagnostics(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by_key(|diag| {
+        let span = diag.span().unwrap_or_default();
+        (span.file, span.start, span.end)
+    });
+}
+
+fn compile_config(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+    let file = loader.read(path, None, "config")?;
+    let root = loader.parse(file)?;
+    let dir = loader.sources.get(file).dir().to_path_buf();
+    let config = crate::syntax::fuseraft::read_config(&root, &dir, loader)?;
+    let Loader { sources, diags, .. } = loader;
+    crate::lower::lower_config(&config, sources, diags)
+}
+
+fn compile_tama_agent(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+    // `<project>/agents/<name>/AGENT.md`: the agent is found by its directory name.
+    let agent_dir = path.parent().unwrap_or(Path::new(""));
+    let name = agent_dir
+        .file_name()
+        .map(|name| name.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let agents_dir = agent_dir.parent().unwrap_or(Path::new(""));
+    let is_project_layout = agents_dir
+        .file_name()
+        .is_some_and(|dir| dir == "agents");
+    if !is_project_layout || name.is_empty() {
+        // Not in a project: read it anyway so its own errors are reported.
+        let file = loader.read(path, None, "agent")?;
+        crate::syntax::tama::read_agent_md(file, loader)?;
+        loader.diags.push(
+            Diagnostic::error(
+                Code::MissingFile,
+                "this AGENT.md is not inside a tama project's `agents/<name>/` folder",
+            )
+            .with_label(Span::new(crate::source::FileId(0), 0, 0), "its sibling agents cannot be resolved")
+            .with_help("compile `<project>/agents/<name>/AGENT.md` or the project directory"),
+        );
+        return None;
+    }
+    let root = agents_dir.parent().unwrap_or(Path::new("")).to_path_buf();
+    crate::lower::tama::lower_project(loader, &root, &name, None)
+}
+
+fn compile_tama_project(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+    let manifest = path.join("tama.toml");
+    if !loader.reader.exists(&manifest) {
+        loader.diags.push(
+            Diagnostic::error(
+                Code::MissingFile,
+                format!("`{}` is a directory without a `tama.toml`", path.display()),
+            )
+            .with_help("pass a fuseraft config file, a tama project directory, or an `AGENT.md`"),
+        );
+        return None;
+    }
+    let file = loader.read(&manifest, None, "tama manifest")?;
+    let parsed = crate::syntax::tama::read_manifest(file, loader);
+    let Some(entry) = parsed.entrypoint else {
+        loader.diags.push(
+            Diagnostic::error(Code::MissingRequiredKey, "tama.toml has no `[project] entrypoint`")
+                .with_label(Span::new(file, 0, 0), "add `entrypoint = \"<agent>\"` under `[project]`"),
+        );
+        return None;
+    };
+    let root: PathBuf = path.to_path_buf();
+    crate::lower::tama::lower_project(loader, &root, &entry.value.clone(), Some(entry.span))
+}
+
+fn compile_ir(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+    let file = loader.read(path, None, "IR file")?;
+    let text = &loader.sources.get(file).text;
+    match crate::ir::parse(text) {
+        Ok(program) => Some(program),
+        Err(error) => {
+            let end = (error.offset + 1).min(text.len()).max(error.offset);
+            loader.diags.push(
+                Diagnostic::error(Code::SyntaxError, format!("invalid IR: {}", error.message))
+                    .with_label(Span::new(file, error.offset, end), "here"),
+            );
+            None
+        }
+    }
+}

@@ -1,0 +1,1252 @@
+//! The printer of the textual IR (`.fir`), the inverse of [`super::parse`].
+//!
+//! The format is described in `docs/ir.md` ("Text form"). Output is deterministic: items
+//! appear in the order of the program's vectors, references are by name, strings are
+//! JSON-escaped, and optional values are omitted when they are `None` or the default.
+
+use std::borrow::Cow;
+use std::fmt::{self, Write as _};
+
+use super::{
+    Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, CounterId,
+    EdgeClass, Effect, Exit, FailurePolicy, FailureRule, Fork, Guard, Loc, Model, NoMatch, Origin,
+    Program, Select, SelectStyle, State, StateId, StateKind, StuckPolicy, Target, TermCond,
+    Termination, TerminalMode, ToolChoice, Trigger, TurnUnit,
+};
+
+/// The version written on the first line (`fuseraft-ir 1`).
+pub(super) const FORMAT_VERSION: u32 = 1;
+
+/// Options of [`print`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct PrintOptions {
+    /// Replace user prose (agent `instructions` and `description`, select `prompt`) by a
+    /// marker `elided(N)` (N = its length in bytes), so that snapshots of third-party
+    /// configs keep their structure but not their text. The output still parses, but the
+    /// elided texts come back empty.
+    pub elide_text: bool,
+}
+
+/// Prints `program` in the textual IR form.
+pub fn print(program: &Program, options: &PrintOptions) -> String {
+    let mut printer = Printer {
+        program,
+        options: *options,
+        out: String::new(),
+    };
+    printer.program();
+    printer.out
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print(self, &PrintOptions::default()))
+    }
+}
+
+/// True when `name` can be printed without quotes.
+pub(super) fn is_bare_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    (first.is_ascii_alphabetic() || first == '_')
+        && chars.all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '/' | '~' | '-'))
+        // `end` is the exit target that is not a state.
+        && name != "end"
+}
+
+/// A name, bare when possible, JSON-quoted otherwise.
+pub(super) fn name(name: &str) -> Cow<'_, str> {
+    if is_bare_name(name) {
+        Cow::Borrowed(name)
+    } else {
+        Cow::Owned(quote(name))
+    }
+}
+
+/// A JSON string literal (escapes `"`, `\` and control characters; keeps other Unicode).
+pub(super) fn quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for ch in text.chars() {
+        match ch {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            ch if (ch as u32) < 0x20 || ch == '\u{7f}' => {
+                let _ = write!(out, "\\u{:04x}", ch as u32);
+            }
+            ch => out.push(ch),
+        }
+    }
+    out.push('"');
+    out
+}
+
+pub(super) fn origin_str(origin: Origin) -> String {
+    match origin {
+        Origin::Fuseraft(kind) => format!("fuseraft.{}", kind.as_str()),
+        Origin::Tama => "tama".to_string(),
+    }
+}
+
+pub(super) fn context_mode_str(mode: ContextMode) -> &'static str {
+    match mode {
+        ContextMode::Shared => "shared",
+        ContextMode::Firewall => "firewall",
+        ContextMode::Value => "value",
+        ContextMode::Artifacts => "artifacts",
+    }
+}
+
+pub(super) fn tool_choice_str(choice: ToolChoice) -> &'static str {
+    match choice {
+        ToolChoice::Auto => "auto",
+        ToolChoice::Required => "required",
+        ToolChoice::None => "none",
+    }
+}
+
+pub(super) fn terminal_mode_str(mode: TerminalMode) -> &'static str {
+    match mode {
+        TerminalMode::RunOnce => "run_once",
+        TerminalMode::EndNow => "end_now",
+        TerminalMode::RunUntilTermination => "run_until_termination",
+    }
+}
+
+struct Printer<'p> {
+    program: &'p Program,
+    options: PrintOptions,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn line(&mut self, indent: bool, text: &str) {
+        if indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn program(&mut self) {
+        let program = self.program;
+        self.line(false, &format!("fuseraft-ir {FORMAT_VERSION}"));
+        self.line(
+            false,
+            &format!(
+                "program {} origin {}",
+                name(&program.name),
+                origin_str(program.origin)
+            ),
+        );
+        for (idx, file) in program.files.iter().enumerate() {
+            self.line(false, &format!("file {idx} {}", quote(file)));
+        }
+        if !program.states.is_empty() || program.entry != StateId(0) {
+            let entry = self.state_ref(program.entry);
+            self.line(false, &format!("entry {entry}"));
+        }
+        if program.termination != Termination::default() {
+            self.termination(&program.termination);
+        }
+        if program.failure != FailurePolicy::default() {
+            self.failure(&program.failure);
+        }
+        for (key, value) in &program.settings {
+            self.line(false, &format!("setting {} {}", quote(key), quote(value)));
+        }
+        for contract in &program.contracts {
+            self.contract(contract);
+        }
+        if !program.counters.is_empty() {
+            self.out.push('\n');
+            for counter in &program.counters {
+                self.line(false, &format!("counter {}", name(&counter.name)));
+            }
+        }
+        for agent in &program.agents {
+            self.agent(agent);
+        }
+        for state in &program.states {
+            self.state(state);
+        }
+    }
+
+    // ------------------------------------------------------------ references
+
+    fn state_ref(&self, id: StateId) -> String {
+        match self.program.states.get(id.0 as usize) {
+            Some(state) => name(&state.name).into_owned(),
+            None => quote(&format!("<invalid state #{}>", id.0)),
+        }
+    }
+
+    fn agent_ref(&self, id: AgentId) -> String {
+        match self.program.agents.get(id.0 as usize) {
+            Some(agent) => name(&agent.name).into_owned(),
+            None => quote(&format!("<invalid agent #{}>", id.0)),
+        }
+    }
+
+    fn contract_ref(&self, id: ContractId) -> String {
+        match self.program.contracts.get(id.0 as usize) {
+            Some(contract) => name(&contract.name).into_owned(),
+            None => quote(&format!("<invalid contract #{}>", id.0)),
+        }
+    }
+
+    fn counter_ref(&self, id: CounterId) -> String {
+        match self.program.counters.get(id.0 as usize) {
+            Some(counter) => name(&counter.name).into_owned(),
+            None => quote(&format!("<invalid counter #{}>", id.0)),
+        }
+    }
+
+    fn target(&self, target: &Target) -> String {
+        match target {
+            Target::State(id) => self.state_ref(*id),
+            Target::End => "end".to_string(),
+        }
+    }
+
+    fn agent_list(&self, ids: &[AgentId]) -> String {
+        let names: Vec<String> = ids.iter().map(|id| self.agent_ref(*id)).collect();
+        format!("[{}]", names.join(", "))
+    }
+
+    /// ` @L:C` or ` @F:L:C`; empty for `None`.
+    fn loc(loc: Option<Loc>) -> String {
+        match loc {
+            None => String::new(),
+            Some(loc) if loc.file.0 == 0 => format!(" @{}:{}", loc.line, loc.column),
+            Some(loc) => format!(" @{}:{}:{}", loc.file.0, loc.line, loc.column),
+        }
+    }
+
+    /// User prose: quoted, or `elided(N)` when eliding.
+    fn prose(&self, text: &str) -> String {
+        if self.options.elide_text && !text.is_empty() {
+            format!("elided({})", text.len())
+        } else {
+            quote(text)
+        }
+    }
+
+    // ------------------------------------------------------------ header blocks
+
+    fn termination(&mut self, termination: &Termination) {
+        self.line(false, "termination");
+        if termination.unit == TurnUnit::Phases {
+            self.line(true, "unit phases");
+        }
+        if let Some(max) = termination.max_total_tokens {
+            self.line(true, &format!("max_total_tokens {max}"));
+        }
+        for cond in &termination.any {
+            let text = match cond {
+                TermCond::MaxTurns(turns) => format!("max_turns {turns}"),
+                TermCond::Tokens(tokens) => format!("tokens {tokens}"),
+                TermCond::Regex { pattern, agents } => {
+                    let mut text = format!("regex {}", quote(pattern));
+                    if !agents.is_empty() {
+                        text.push_str(&format!(" agents {}", name_list(agents)));
+                    }
+                    text
+                }
+                TermCond::Cond(cond) => format!("cond {}", quote(&cond.to_string())),
+            };
+            self.line(true, &text);
+        }
+        for guard in &termination.validators {
+            let text = format!("require {}", self.guard(guard));
+            self.line(true, &text);
+        }
+    }
+
+    fn failure(&mut self, failure: &FailurePolicy) {
+        let rule = |key: &str, rule: &FailureRule| {
+            format!("{key} {} {}", rule.action.as_str(), rule.threshold)
+        };
+        let mut items = vec![
+            rule("missing_evidence", &failure.missing_evidence),
+            rule("invalid_transition", &failure.invalid_transition),
+            rule("conflicting_evidence", &failure.conflicting_evidence),
+            rule("no_progress", &failure.no_progress),
+        ];
+        if failure.max_contract_failures != 0 {
+            items.push(format!(
+                "max_contract_failures {}",
+                failure.max_contract_failures
+            ));
+        }
+        self.line(false, &format!("failure {}", items.join(", ")));
+    }
+
+    fn contract(&mut self, contract: &Contract) {
+        self.out.push('\n');
+        self.line(
+            false,
+            &format!(
+                "contract {}{}",
+                name(&contract.name),
+                Self::loc(contract.loc)
+            ),
+        );
+        for predicate in &contract.predicates {
+            let text = format!(
+                "require {}{}",
+                name(&predicate.kind),
+                params(&predicate.params)
+            );
+            self.line(true, &text);
+        }
+    }
+
+    // ------------------------------------------------------------ agents
+
+    fn agent(&mut self, agent: &Agent) {
+        self.out.push('\n');
+        self.line(
+            false,
+            &format!("agent {}{}", name(&agent.name), Self::loc(agent.loc)),
+        );
+        if let Some(description) = &agent.description {
+            let text = format!("description {}", self.prose(description));
+            self.line(true, &text);
+        }
+        if let Some(model) = &agent.model {
+            self.line(true, &format!("model {}", model_fields(model)));
+        }
+        if !agent.tools.is_empty() {
+            self.line(true, &format!("tools {}", name_list(&agent.tools)));
+        }
+        if agent.tool_choice != ToolChoice::Auto {
+            self.line(
+                true,
+                &format!("tool_choice {}", tool_choice_str(agent.tool_choice)),
+            );
+        }
+        if agent.context != Context::default() {
+            self.line(true, &format!("context {}", context(&agent.context)));
+        }
+        if let Some(pattern) = &agent.pattern {
+            self.line(true, &format!("pattern {}", name(pattern)));
+        }
+        if !agent.instructions.is_empty() {
+            let text = format!("instructions {}", self.prose(&agent.instructions));
+            self.line(true, &text);
+        }
+    }
+
+    // ------------------------------------------------------------ states
+
+    fn state(&mut self, state: &State) {
+        self.out.push('\n');
+        let layer = match state.layer {
+            Some(layer) => layer.to_string(),
+            None => "-".to_string(),
+        };
+        self.line(
+            false,
+            &format!(
+                "state {} layer {layer}{}",
+                name(&state.name),
+                Self::loc(state.loc)
+            ),
+        );
+        let agent = match state.agent {
+            Some(id) => format!(" agent {}", self.agent_ref(id)),
+            None => String::new(),
+        };
+        match &state.kind {
+            StateKind::Turn => self.line(true, &format!("turn{agent}")),
+            StateKind::Terminal(mode) => {
+                self.line(
+                    true,
+                    &format!("terminal {}{agent}", terminal_mode_str(*mode)),
+                );
+            }
+            StateKind::Fork(fork) => {
+                let text = self.fork(fork, &agent);
+                self.line(true, &text);
+            }
+            StateKind::Select(select) => self.select(select, &agent),
+        }
+        if let Some(mode) = state.context {
+            self.line(true, &format!("context {}", context_mode_str(mode)));
+        }
+        for exit in &state.exits {
+            let text = self.exit(exit);
+            self.line(true, &text);
+        }
+        match &state.no_match {
+            NoMatch::Never => {}
+            NoMatch::Correct { nudge: true } => self.line(true, "no_match correct nudge"),
+            NoMatch::Correct { nudge: false } => self.line(true, "no_match correct"),
+            NoMatch::Fallback(id) => {
+                let text = format!("no_match fallback {}", self.state_ref(*id));
+                self.line(true, &text);
+            }
+            NoMatch::Fail => self.line(true, "no_match fail"),
+        }
+        if state.stuck != StuckPolicy::default() {
+            self.line(true, &format!("stuck{}", stuck(&state.stuck)));
+        }
+    }
+
+    fn fork(&self, fork: &Fork, agent: &str) -> String {
+        let branches: Vec<String> = fork.branches.iter().map(|id| self.state_ref(*id)).collect();
+        let mut text = format!(
+            "fork branches [{}] join {} merge {}",
+            branches.join(", "),
+            self.target(&fork.join),
+            fork.merge.as_str()
+        );
+        if let Some(id) = fork.merge_agent {
+            text.push_str(&format!(" merge_agent {}", self.agent_ref(id)));
+        }
+        text.push_str(agent);
+        text
+    }
+
+    fn select(&mut self, select: &Select, agent: &str) {
+        let style = match &select.style {
+            SelectStyle::Llm => "llm".to_string(),
+            SelectStyle::Magentic {
+                max_rounds,
+                max_stalls,
+                max_resets,
+                plan_review,
+            } => format!(
+                "magentic max_rounds {max_rounds} max_stalls {max_stalls} \
+                 max_resets {max_resets} plan_review {plan_review}"
+            ),
+        };
+        self.line(true, &format!("select {style}{agent}"));
+        if let Some(model) = &select.manager {
+            self.line(true, &format!("manager model {}", model_fields(model)));
+        }
+        if let Some(prompt) = &select.prompt {
+            let text = format!("prompt {}", self.prose(prompt));
+            self.line(true, &text);
+        }
+    }
+
+    fn exit(&self, exit: &Exit) -> String {
+        let mut text = format!("exit {}", self.trigger(&exit.trigger));
+        for guard in &exit.guards {
+            text.push_str(" guard ");
+            text.push_str(&self.guard(guard));
+        }
+        for effect in &exit.effects {
+            text.push_str(" effect ");
+            text.push_str(&self.effect(effect));
+        }
+        text.push_str(" -> ");
+        text.push_str(&self.target(&exit.target));
+        text.push_str(match exit.class {
+            EdgeClass::Forward => " forward",
+            EdgeClass::Back => " back",
+        });
+        if let Some(id) = exit.recovery {
+            text.push_str(" recovery ");
+            text.push_str(&self.agent_ref(id));
+        }
+        text.push_str(&Self::loc(exit.loc));
+        text
+    }
+
+    fn from(&self, sources: &[AgentId]) -> String {
+        if sources.is_empty() {
+            String::new()
+        } else {
+            format!(" from {}", self.agent_list(sources))
+        }
+    }
+
+    fn trigger(&self, trigger: &Trigger) -> String {
+        match trigger {
+            Trigger::Signal {
+                text,
+                matcher,
+                sources,
+            } => format!(
+                "signal {} {}{}",
+                quote(text),
+                matcher.as_str(),
+                self.from(sources)
+            ),
+            Trigger::FinishKey(key) => format!("finish_key {}", quote(key)),
+            Trigger::AnyKey => "any_key".to_string(),
+            Trigger::Cond { cond, sources } => {
+                format!("cond {}{}", quote(&cond.to_string()), self.from(sources))
+            }
+            Trigger::Chosen => "chosen".to_string(),
+            Trigger::Always => "always".to_string(),
+            Trigger::Otherwise => "otherwise".to_string(),
+        }
+    }
+
+    fn guard(&self, guard: &Guard) -> String {
+        match guard {
+            Guard::Validator { name: validator, params: list } => {
+                format!("validator {}{}", name(validator), params(list))
+            }
+            Guard::Contract(id) => format!("contract {}", self.contract_ref(*id)),
+            Guard::Cond(cond) => format!("cond {}", quote(&cond.to_string())),
+            Guard::HumanApproval => "human_approval".to_string(),
+            Guard::CounterBelow(id, limit) => {
+                format!("counter_below {} {limit}", self.counter_ref(*id))
+            }
+        }
+    }
+
+    fn effect(&self, effect: &Effect) -> String {
+        match effect {
+            Effect::InjectContext(list) => format!("inject_context {}", source_list(list)),
+            Effect::Count(id) => format!("count {}", self.counter_ref(*id)),
+            Effect::Reset(id) => format!("reset {}", self.counter_ref(*id)),
+            Effect::PhaseBreak => "phase_break".to_string(),
+            Effect::PromoteArtifact => "promote_artifact".to_string(),
+            Effect::InjectCritique => "inject_critique".to_string(),
+            Effect::Warn(text) => format!("warn {}", quote(text)),
+            Effect::Revisit {
+                counter,
+                max,
+                objections,
+            } => {
+                let mut text = format!("revisit {} max {max}", self.counter_ref(*counter));
+                if let Some(path) = objections {
+                    text.push_str(&format!(" objections {}", quote(path)));
+                }
+                text
+            }
+        }
+    }
+}
+
+fn name_list(names: &[String]) -> String {
+    let names: Vec<Cow<'_, str>> = names.iter().map(|text| name(text)).collect();
+    format!("[{}]", names.join(", "))
+}
+
+/// ` Key="value" ...` (leading space per parameter).
+fn params(params: &[(String, String)]) -> String {
+    let mut text = String::new();
+    for (key, value) in params {
+        let _ = write!(text, " {}={}", name(key), quote(value));
+    }
+    text
+}
+
+fn source_list(sources: &[ContextSource]) -> String {
+    let sources: Vec<String> = sources
+        .iter()
+        .map(|source| {
+            let mut text = quote(&source.source);
+            if source.max_chars != 0 {
+                let _ = write!(text, " max_chars {}", source.max_chars);
+            }
+            if let Some(label) = &source.label {
+                let _ = write!(text, " label {}", quote(label));
+            }
+            text
+        })
+        .collect();
+    format!("[{}]", sources.join(", "))
+}
+
+fn model_fields(model: &Model) -> String {
+    let mut text = String::new();
+    if let Some(alias) = &model.alias {
+        let _ = write!(text, "alias {} ", name(alias));
+    }
+    if let Some(provider) = &model.provider {
+        let _ = write!(text, "provider {} ", name(provider));
+    }
+    let _ = write!(text, "id {}", quote(&model.id));
+    if let Some(endpoint) = &model.endpoint {
+        let _ = write!(text, " endpoint {}", quote(endpoint));
+    }
+    if let Some(key_env) = &model.api_key_env {
+        let _ = write!(text, " key_env {}", name(key_env));
+    }
+    if model.has_literal_key {
+        text.push_str(" literal_key");
+    }
+    if let Some(temperature) = &model.temperature {
+        let _ = write!(text, " temperature {}", quote(temperature));
+    }
+    if let Some(max_tokens) = model.max_tokens {
+        let _ = write!(text, " max_tokens {max_tokens}");
+    }
+    if let Some(reasoning) = &model.reasoning_effort {
+        let _ = write!(text, " reasoning {}", name(reasoning));
+    }
+    text
+}
+
+fn context(context: &Context) -> String {
+    let mut text = context_mode_str(context.mode).to_string();
+    if context.text_only {
+        text.push_str(" text_only");
+    }
+    if !context.exclude_agents.is_empty() {
+        let _ = write!(text, " exclude {}", name_list(&context.exclude_agents));
+    }
+    if context.max_tail != 0 {
+        let _ = write!(text, " tail {}", context.max_tail);
+    }
+    if !context.sources.is_empty() {
+        let _ = write!(text, " sources {}", source_list(&context.sources));
+    }
+    text
+}
+
+fn stuck(stuck: &StuckPolicy) -> String {
+    let mut text = String::new();
+    if let Some(max) = stuck.max_retries {
+        let _ = write!(text, " max_retries {max}");
+    }
+    if let Some(max) = stuck.max_visit_turns {
+        let _ = write!(text, " max_visit_turns {max}");
+    }
+    if let Some(max) = stuck.max_without_signal {
+        let _ = write!(text, " max_without_signal {max}");
+    }
+    text
+}
+
+/// Hand-built programs shared by the printer and parser tests.
+#[cfg(test)]
+pub(super) mod samples {
+    use crate::ir::*;
+
+    fn loc(line: u32, column: u32) -> Option<Loc> {
+        Some(Loc {
+            file: FileIdx(0),
+            line,
+            column,
+        })
+    }
+
+    fn agent(name: &str, model: Option<Model>, instructions: &str) -> Agent {
+        Agent {
+            name: name.to_string(),
+            description: None,
+            model,
+            instructions: instructions.to_string(),
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            context: Context::default(),
+            pattern: None,
+            loc: None,
+        }
+    }
+
+    fn state(name: &str, agent: Option<u32>, kind: StateKind, layer: Option<u32>) -> State {
+        State {
+            name: name.to_string(),
+            agent: agent.map(AgentId),
+            kind,
+            context: None,
+            layer,
+            exits: Vec::new(),
+            no_match: NoMatch::Never,
+            stuck: StuckPolicy::default(),
+            loc: None,
+        }
+    }
+
+    fn exit(trigger: Trigger, target: Target, class: EdgeClass) -> Exit {
+        Exit {
+            trigger,
+            guards: Vec::new(),
+            effects: Vec::new(),
+            target,
+            class,
+            recovery: None,
+            loc: None,
+        }
+    }
+
+    fn signal(text: &str, sources: &[u32]) -> Trigger {
+        Trigger::Signal {
+            text: text.to_string(),
+            matcher: Matcher::Relaxed,
+            sources: sources.iter().copied().map(AgentId).collect(),
+        }
+    }
+
+    fn json(path: &[&str]) -> Field {
+        Field::Json(path.iter().map(|segment| segment.to_string()).collect())
+    }
+
+    /// A state-machine team in the shape the fuseraft lowering produces.
+    pub fn team() -> Program {
+        let fast = Model {
+            alias: Some("fast".into()),
+            provider: None,
+            id: "grok-4.3".into(),
+            endpoint: Some("https://api.x.ai/v1".into()),
+            api_key_env: Some("XAI_API_KEY".into()),
+            has_literal_key: false,
+            temperature: None,
+            max_tokens: Some(4096),
+            reasoning_effort: Some("none".into()),
+        };
+        let mut planner = agent(
+            "Planner",
+            Some(fast.clone()),
+            "You are a technical project planner.\nWrite the brief to .fuseraft/artifacts/brief.json.",
+        );
+        planner.tools = vec!["FileSystem".into(), "Search".into(), "Handoff".into()];
+        planner.tool_choice = ToolChoice::Required;
+        planner.context = Context {
+            exclude_agents: vec!["Verifier".into()],
+            text_only: true,
+            max_tail: 10,
+            ..Context::default()
+        };
+        planner.loc = loc(80, 7);
+        let mut critic = agent("PlannerCritic", Some(fast.clone()), "Review the brief.");
+        critic.description = Some("Checks the brief for gaps".into());
+        critic.loc = loc(95, 7);
+        let mut developer = agent("Developer", Some(fast.clone()), "Implement the brief.");
+        developer.tools = vec!["FileSystem".into(), "Shell".into()];
+        developer.loc = loc(110, 7);
+        let mut reviewer = agent("Reviewer", Some(fast), "Review the change. Say APPROVED.");
+        reviewer.loc = loc(130, 7);
+
+        let mut planning = state("Planning", Some(0), StateKind::Turn, Some(0));
+        planning.loc = loc(368, 9);
+        planning.exits = vec![
+            Exit {
+                loc: loc(371, 15),
+                ..exit(signal("HANDOFF TO CRITIC", &[]), Target::State(StateId(1)), EdgeClass::Forward)
+            },
+        ];
+        planning.no_match = NoMatch::Correct { nudge: true };
+        planning.stuck.max_without_signal = Some(5);
+
+        let mut review = state("BriefReview", Some(1), StateKind::Turn, Some(1));
+        review.loc = loc(380, 9);
+        review.exits = vec![
+            Exit {
+                guards: vec![Guard::Contract(ContractId(0))],
+                loc: loc(383, 15),
+                ..exit(signal("BRIEF APPROVED", &[1]), Target::State(StateId(2)), EdgeClass::Forward)
+            },
+            Exit {
+                effects: vec![
+                    Effect::InjectContext(vec![ContextSource {
+                        source: "file:.fuseraft/artifacts/brief.json".into(),
+                        max_chars: 2000,
+                        label: Some("Brief".into()),
+                    }]),
+                    Effect::Revisit {
+                        counter: CounterId(0),
+                        max: 3,
+                        objections: None,
+                    },
+                ],
+                recovery: Some(AgentId(2)),
+                loc: loc(390, 15),
+                ..exit(signal("BRIEF REJECTED", &[]), Target::State(StateId(0)), EdgeClass::Back)
+            },
+        ];
+        review.no_match = NoMatch::Correct { nudge: true };
+
+        let mut implementation = state("Implementation", Some(2), StateKind::Turn, Some(2));
+        implementation.loc = loc(400, 9);
+        implementation.exits = vec![Exit {
+            guards: vec![Guard::Validator {
+                name: "RequiredCommandPattern".into(),
+                params: vec![("Pattern".into(), "cargo test".into())],
+            }],
+            ..exit(
+                Trigger::Cond {
+                    cond: Cond::Eq(json(&["status"]), "done".into()),
+                    sources: Vec::new(),
+                },
+                Target::State(StateId(3)),
+                EdgeClass::Forward,
+            )
+        }];
+        implementation.no_match = NoMatch::Correct { nudge: false };
+        implementation.stuck = StuckPolicy {
+            max_retries: Some(4),
+            max_visit_turns: Some(40),
+            max_without_signal: None,
+        };
+
+        let mut done = state(
+            "Done",
+            Some(3),
+            StateKind::Terminal(TerminalMode::RunUntilTermination),
+            Some(3),
+        );
+        done.loc = loc(420, 9);
+
+        Program {
+            name: "SoftwareDevelopmentTeam".into(),
+            origin: Origin::Fuseraft(SelectionKind::StateMachine),
+            files: vec!["config/orchestration.yaml".into()],
+            entry: StateId(0),
+            agents: vec![planner, critic, developer, reviewer],
+            states: vec![planning, review, implementation, done],
+            contracts: vec![Contract {
+                name: "BriefExists".into(),
+                predicates: vec![Predicate {
+                    kind: "FileExists".into(),
+                    params: vec![("Path".into(), ".fuseraft/artifacts/brief.json".into())],
+                }],
+                loc: loc(38, 7),
+            }],
+            counters: vec![Counter {
+                name: "BriefReview.revisits".into(),
+            }],
+            termination: Termination {
+                any: vec![
+                    TermCond::MaxTurns(40),
+                    TermCond::Regex {
+                        pattern: "(?m)^\\s*APPROVED\\s*$".into(),
+                        agents: vec!["Reviewer".into()],
+                    },
+                ],
+                ..Termination::default()
+            },
+            failure: FailurePolicy {
+                max_contract_failures: 6,
+                ..FailurePolicy::default()
+            },
+            settings: vec![(
+                "Validation.BriefPath".into(),
+                ".fuseraft/artifacts/brief.json".into(),
+            )],
+        }
+    }
+
+    /// Every enum variant and every optional field, names that need quotes, awkward strings.
+    pub fn kitchen_sink() -> Program {
+        let full_model = Model {
+            alias: Some("big model".into()),
+            provider: Some("openai".into()),
+            id: "gpt-4o \"2024\"".into(),
+            endpoint: Some("https://example.com/v1?a=b&c=\u{e9}".into()),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            has_literal_key: true,
+            temperature: Some("0.20".into()),
+            max_tokens: Some(u64::MAX),
+            reasoning_effort: Some("high".into()),
+        };
+        let in_file2 = |line, column| {
+            Some(Loc {
+                file: FileIdx(2),
+                line,
+                column,
+            })
+        };
+
+        let mut alpha = agent("Dev Team/α", Some(full_model.clone()), "Line one\nline \"two\"\t\\ \u{1} \u{7f} \u{2028} 🚀");
+        alpha.description = Some(String::new());
+        alpha.tools = vec!["File System".into(), "Search".into()];
+        alpha.tool_choice = ToolChoice::None;
+        alpha.context = Context {
+            mode: ContextMode::Artifacts,
+            sources: vec![
+                ContextSource {
+                    source: "session_context".into(),
+                    max_chars: 0,
+                    label: None,
+                },
+                ContextSource {
+                    source: "changes_recent:5".into(),
+                    max_chars: 123,
+                    label: Some("Recent \"changes\"".into()),
+                },
+            ],
+            text_only: true,
+            exclude_agents: vec!["end".into(), "Some One".into()],
+            max_tail: 7,
+        };
+        alpha.pattern = Some("react".into());
+        alpha.loc = in_file2(3, 1);
+        let mut beta = agent("beta", None, "");
+        beta.tool_choice = ToolChoice::Required;
+        beta.context.mode = ContextMode::Firewall;
+        let mut gamma = agent(
+            "end",
+            Some(Model {
+                id: String::new(),
+                ..Model::default()
+            }),
+            "",
+        );
+        gamma.context.mode = ContextMode::Value;
+        gamma.loc = loc(1, 1);
+        let delta = agent("", None, "x");
+
+        let cond_a = Cond::And(vec![
+            Cond::Eq(json(&["review", "verdict"]), "approved".into()),
+            Cond::Not(Box::new(Cond::Exists(json(&["review", "odd key"])))),
+        ]);
+        let cond_b = Cond::Or(vec![
+            Cond::Contains(Field::LastMessage, "it's done".into()),
+            Cond::And(vec![
+                Cond::Ne(Field::LastAgent, "beta".into()),
+                Cond::Not(Box::new(Cond::Eq(json(&["n"]), "1".into()))),
+            ]),
+        ]);
+
+        // 0: every trigger, guard and effect.
+        let mut start = state("start", Some(0), StateKind::Turn, Some(0));
+        start.context = Some(ContextMode::Firewall);
+        start.loc = in_file2(10, 5);
+        start.exits = vec![
+            Exit {
+                guards: vec![
+                    Guard::Validator {
+                        name: "Needs Quote".into(),
+                        params: vec![
+                            ("Key".into(), "va\"lue".into()),
+                            ("odd key".into(), String::new()),
+                        ],
+                    },
+                    Guard::Validator {
+                        name: "NoParams".into(),
+                        params: Vec::new(),
+                    },
+                    Guard::Contract(ContractId(1)),
+                    Guard::Cond(cond_b.clone()),
+                    Guard::HumanApproval,
+                    Guard::CounterBelow(CounterId(1), 9),
+                ],
+                effects: vec![
+                    Effect::InjectContext(Vec::new()),
+                    Effect::Count(CounterId(0)),
+                    Effect::Reset(CounterId(1)),
+                    Effect::PhaseBreak,
+                    Effect::PromoteArtifact,
+                    Effect::InjectCritique,
+                    Effect::Warn("careful:\n\"quoted\"".into()),
+                    Effect::Revisit {
+                        counter: CounterId(0),
+                        max: 2,
+                        objections: Some(".fuseraft/objections.md".into()),
+                    },
+                ],
+                recovery: Some(AgentId(2)),
+                loc: in_file2(11, 7),
+                ..exit(
+                    Trigger::Signal {
+                        text: "GO \"NOW\"".into(),
+                        matcher: Matcher::Strict,
+                        sources: vec![AgentId(0), AgentId(2), AgentId(3)],
+                    },
+                    Target::State(StateId(1)),
+                    EdgeClass::Forward,
+                )
+            },
+            exit(
+                Trigger::Signal {
+                    text: "PASS".into(),
+                    matcher: Matcher::Exact,
+                    sources: Vec::new(),
+                },
+                Target::End,
+                EdgeClass::Forward,
+            ),
+            exit(signal("RELAX", &[]), Target::State(StateId(0)), EdgeClass::Back),
+            exit(Trigger::FinishKey("publish".into()), Target::State(StateId(2)), EdgeClass::Forward),
+            exit(Trigger::AnyKey, Target::State(StateId(3)), EdgeClass::Forward),
+            exit(
+                Trigger::Cond {
+                    cond: cond_a.clone(),
+                    sources: vec![AgentId(1)],
+                },
+                Target::State(StateId(4)),
+                EdgeClass::Forward,
+            ),
+            exit(
+                Trigger::Cond {
+                    cond: Cond::Exists(Field::LastAgent),
+                    sources: Vec::new(),
+                },
+                Target::State(StateId(5)),
+                EdgeClass::Forward,
+            ),
+            exit(Trigger::Chosen, Target::State(StateId(6)), EdgeClass::Forward),
+            exit(Trigger::Always, Target::State(StateId(7)), EdgeClass::Forward),
+            exit(Trigger::Otherwise, Target::State(StateId(8)), EdgeClass::Forward),
+        ];
+        start.no_match = NoMatch::Correct { nudge: true };
+        start.stuck = StuckPolicy {
+            max_retries: Some(1),
+            max_visit_turns: Some(2),
+            max_without_signal: Some(3),
+        };
+
+        // 1..: every state kind and no-match policy.
+        let mut quoted = state("Stage 1/Review", Some(1), StateKind::Turn, Some(1));
+        quoted.no_match = NoMatch::Correct { nudge: false };
+        let mut end_named = state("end", None, StateKind::Terminal(TerminalMode::EndNow), None);
+        end_named.no_match = NoMatch::Fail;
+        let run_once = state("run-once", Some(3), StateKind::Terminal(TerminalMode::RunOnce), Some(1));
+        let mut until = state(
+            "until",
+            Some(0),
+            StateKind::Terminal(TerminalMode::RunUntilTermination),
+            Some(1),
+        );
+        until.no_match = NoMatch::Fallback(StateId(1));
+        let fork = |join, merge, merge_agent: Option<u32>| {
+            StateKind::Fork(Fork {
+                branches: vec![StateId(1), StateId(2), StateId(3)],
+                join,
+                merge,
+                merge_agent: merge_agent.map(AgentId),
+            })
+        };
+        let fork_union = state("fork.union", None, fork(Target::State(StateId(2)), Merge::Union, None), Some(1));
+        let fork_ranked = state(
+            "1st fork",
+            Some(1),
+            fork(Target::End, Merge::Ranked, Some(2)),
+            Some(1),
+        );
+        let manager = state(
+            "manager",
+            None,
+            StateKind::Select(Select {
+                style: SelectStyle::Llm,
+                manager: Some(full_model),
+                prompt: Some("Pick the next agent.\n\"Be brief.\"".into()),
+            }),
+            Some(1),
+        );
+        let mut magentic = state(
+            "magentic",
+            Some(2),
+            StateKind::Select(Select {
+                style: SelectStyle::Magentic {
+                    max_rounds: 20,
+                    max_stalls: 3,
+                    max_resets: 2,
+                    plan_review: true,
+                },
+                manager: None,
+                prompt: None,
+            }),
+            Some(1),
+        );
+        magentic.exits = vec![exit(Trigger::Chosen, Target::State(StateId(0)), EdgeClass::Back)];
+        let magentic_quiet = state(
+            "magentic2",
+            None,
+            StateKind::Select(Select {
+                style: SelectStyle::Magentic {
+                    max_rounds: 0,
+                    max_stalls: 0,
+                    max_resets: 0,
+                    plan_review: false,
+                },
+                manager: Some(Model {
+                    id: "m".into(),
+                    ..Model::default()
+                }),
+                prompt: Some(String::new()),
+            }),
+            Some(u32::MAX),
+        );
+        let mut states = vec![
+            start,
+            quoted,
+            end_named,
+            run_once,
+            until,
+            fork_union,
+            fork_ranked,
+            manager,
+            magentic,
+            magentic_quiet,
+        ];
+        for (idx, merge) in [Merge::Consensus, Merge::Vote, Merge::SemanticDiff].into_iter().enumerate() {
+            states.push(state(
+                &format!("fork{idx}"),
+                None,
+                fork(Target::State(StateId(9)), merge, Some(idx as u32)),
+                None,
+            ));
+        }
+
+        Program {
+            name: "Kitchen sink \"all\" ✓".into(),
+            origin: Origin::Tama,
+            files: vec![
+                "config/orchestration.yaml".into(),
+                "agents/a b/AGENT.md".into(),
+                "agents/\"odd\".md".into(),
+            ],
+            entry: StateId(1),
+            agents: vec![alpha, beta, gamma, delta],
+            states,
+            contracts: vec![
+                Contract {
+                    name: "Empty".into(),
+                    predicates: Vec::new(),
+                    loc: None,
+                },
+                Contract {
+                    name: "Has Files".into(),
+                    predicates: vec![
+                        Predicate {
+                            kind: "FileExists".into(),
+                            params: vec![("Path".into(), "a.txt".into())],
+                        },
+                        Predicate {
+                            kind: "Json Field".into(),
+                            params: Vec::new(),
+                        },
+                    ],
+                    loc: in_file2(40, 2),
+                },
+            ],
+            counters: vec![
+                Counter {
+                    name: "rounds".into(),
+                },
+                Counter {
+                    name: "stage 1 rounds".into(),
+                },
+            ],
+            termination: Termination {
+                any: vec![
+                    TermCond::Tokens(1_000_000),
+                    TermCond::Regex {
+                        pattern: "DONE|\"FINISHED\"".into(),
+                        agents: Vec::new(),
+                    },
+                    TermCond::Cond(cond_a),
+                    TermCond::MaxTurns(0),
+                ],
+                validators: vec![
+                    Guard::HumanApproval,
+                    Guard::Validator {
+                        name: "TestsPass".into(),
+                        params: vec![("Command".into(), "cargo test".into())],
+                    },
+                    Guard::Contract(ContractId(0)),
+                    Guard::Cond(cond_b),
+                    Guard::CounterBelow(CounterId(0), 3),
+                ],
+                max_total_tokens: Some(500_000),
+                unit: TurnUnit::Phases,
+            },
+            failure: FailurePolicy {
+                missing_evidence: FailureRule::new(FailureAction::ActivateRecovery, 1),
+                invalid_transition: FailureRule::new(FailureAction::EscalateToHuman, 2),
+                conflicting_evidence: FailureRule::new(FailureAction::Abort, 0),
+                no_progress: FailureRule::new(FailureAction::Reinstruct, u32::MAX),
+                max_contract_failures: 0,
+            },
+            settings: vec![
+                ("a".into(), String::new()),
+                ("Security.FileSystemSandboxPath".into(), "/tmp/\"x\"\n".into()),
+            ],
+        }
+    }
+
+    /// The smallest program: no states, no files.
+    pub fn empty() -> Program {
+        Program {
+            name: String::new(),
+            origin: Origin::Fuseraft(SelectionKind::Sequential),
+            files: Vec::new(),
+            entry: StateId(0),
+            agents: Vec::new(),
+            states: Vec::new(),
+            contracts: Vec::new(),
+            counters: Vec::new(),
+            termination: Termination::default(),
+            failure: FailurePolicy::default(),
+            settings: Vec::new(),
+        }
+    }
+
+    /// Every sample, with `team` once per selection kind.
+    pub fn all() -> Vec<Program> {
+        let mut programs = vec![team(), kitchen_sink(), empty()];
+        for kind in SelectionKind::ALL {
+            let mut program = team();
+            program.origin = Origin::Fuseraft(*kind);
+            programs.push(program);
+        }
+        programs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn team_snapshot() {
+        insta::assert_snapshot!(print(&samples::team(), &PrintOptions::default()));
+    }
+
+    #[test]
+    fn kitchen_sink_snapshot() {
+        insta::assert_snapshot!(samples::kitchen_sink().to_string());
+    }
+
+    #[test]
+    fn elided_snapshot() {
+        let options = PrintOptions { elide_text: true };
+        insta::assert_snapshot!(print(&samples::team(), &options));
+    }
+
+    #[test]
+    fn names_are_bare_only_when_safe() {
+        for bare in ["Planner", "_x", "a.b/c~d-e", "stage1.rounds", "End", "ends"] {
+            assert_eq!(name(bare), bare, "{bare}");
+        }
+        for quoted in ["", "end", "1st", "a b", "-x", "a\"b", "é", "a:b", "a,b", "a=b"] {
+            assert!(name(quoted).starts_with('"'), "{quoted}");
+        }
+    }
+
+    #[test]
+    fn quote_matches_json() {
+        let text = "a\"b\\c\nd\re\tf\u{8}g\u{c}h\u{1}i\u{1f}j\u{7f}k\u{2028}é🚀";
+        let quoted = quote(text);
+        let back: String = serde_json::from_str(&quoted).expect("valid JSON string");
+        assert_eq!(back, text);
+        assert!(!quoted.contains('\n') && !quoted.contains('\r'));
+    }
+
+    #[test]
+    fn printing_is_deterministic() {
+        for program in samples::all() {
+            assert_eq!(program.to_string(), program.to_string());
+        }
+    }
+
+    #[test]
+    fn invalid_ids_print_without_panicking() {
+        let mut program = samples::team();
+        program.entry = StateId(99);
+        program.states[0].agent = Some(AgentId(42));
+        program.states[0].exits[0].target = Target::State(StateId(77));
+        let text = program.to_string();
+        assert!(text.contains("entry \"<invalid state #99>\""), "{text}");
+        assert!(text.contains("<invalid agent #42>"), "{text}");
+    }
+}

@@ -1,0 +1,182 @@
+//! Lowering agents (with `Models:` aliases resolved) and contracts of a fuseraft config.
+
+use super::Builder;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, ToolChoice};
+use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl};
+
+pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
+    for decl in &config.agents {
+        let Some(name) = &decl.name else {
+            builder.diags.push(
+                Diagnostic::error(Code::MissingRequiredKey, "an agent has no `Name`")
+                    .with_label(decl.span, "this agent needs a `Name`"),
+            );
+            continue;
+        };
+        if let Some(existing) = builder.program.agent_named(&name.value) {
+            let first = builder.program.agent(existing).name.clone();
+            builder.diags.push(
+                Diagnostic::error(Code::DuplicateName, format!("agent `{}` is defined twice", name.value))
+                    .with_label(name.span, format!("duplicates `{first}` (names compare case-insensitively)"))
+                    .with_help("rename one of the agents"),
+            );
+            continue;
+        }
+        let tool_choice = match &decl.function_choice {
+            None => ToolChoice::Auto,
+            Some(choice) => match choice.value.trim().to_ascii_lowercase().as_str() {
+                "auto" => ToolChoice::Auto,
+                "required" => ToolChoice::Required,
+                "none" => ToolChoice::None,
+                _ => {
+                    builder.diags.push(
+                        Diagnostic::error(Code::InvalidValue, format!("unknown `FunctionChoice` `{}`", choice.value))
+                            .with_label(choice.span, "expected `auto`, `required` or `none`"),
+                    );
+                    ToolChoice::Auto
+                }
+            },
+        };
+        let sources = lower_sources(&decl.context);
+        let mode = match decl.isolation.as_ref().map(|iso| iso.value.to_ascii_lowercase()) {
+            // Upstream's newest default is `Fresh`; the configs in the wild were written for a
+            // shared history, so an agent without `Isolation` shares it (see docs/semantics.md).
+            None => {
+                if sources.is_empty() {
+                    ContextMode::Shared
+                } else {
+                    ContextMode::Artifacts
+                }
+            }
+            Some(iso) if iso == "fresh" => ContextMode::Artifacts,
+            Some(iso) if iso == "shared" || iso == "fork" => ContextMode::Shared,
+            Some(_) => {
+                let span = decl.isolation.as_ref().map(|iso| iso.span).unwrap_or(decl.span);
+                builder.diags.push(
+                    Diagnostic::error(Code::InvalidValue, "unknown `Isolation` value")
+                        .with_label(span, "expected `Fresh`, `Shared` or `Fork`"),
+                );
+                ContextMode::Shared
+            }
+        };
+        let model = decl.model.as_ref().map(|model| resolve_model(config, model, builder));
+        let loc = builder.loc(decl.span);
+        builder.program.agents.push(Agent {
+            name: name.value.clone(),
+            description: decl.description.as_ref().map(|text| text.value.clone()),
+            model,
+            instructions: decl
+                .instructions
+                .as_ref()
+                .map(|text| text.value.clone())
+                .unwrap_or_default(),
+            tools: decl.plugins.iter().map(|plugin| plugin.value.clone()).collect(),
+            tool_choice,
+            context: Context {
+                mode,
+                sources,
+                text_only: decl.text_only.as_ref().is_some_and(|flag| flag.value),
+                exclude_agents: decl.exclude_agents.iter().map(|name| name.value.clone()).collect(),
+                max_tail: decl.max_tail.as_ref().map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+            },
+            pattern: None,
+            loc,
+        });
+    }
+}
+
+pub(super) fn lower_sources(decls: &[ContextSourceDecl]) -> Vec<ContextSource> {
+    decls
+        .iter()
+        .map(|decl| ContextSource {
+            source: decl.source.value.clone(),
+            max_chars: decl
+                .max_chars
+                .as_ref()
+                .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+            label: decl.label.as_ref().map(|label| label.value.clone()),
+        })
+        .collect()
+}
+
+/// Applies a `Models:` alias named by `ModelId`: the alias supplies every field the agent's
+/// own block leaves out; the agent's `Temperature`, `MaxTokens`, `ReasoningEffort` win.
+pub(super) fn resolve_model(config: &Config, decl: &ModelDecl, builder: &mut Builder<'_>) -> Model {
+    let id = decl.model_id.as_ref().map(|id| id.value.clone()).unwrap_or_default();
+    let alias = config
+        .models
+        .iter()
+        .find(|(alias, _)| alias.value.eq_ignore_ascii_case(&id) && !id.is_empty());
+    let base = alias.map(|(_, model)| model);
+    let pick = |own: &Option<crate::syntax::fields::Spanned<String>>,
+                from_alias: Option<&Option<crate::syntax::fields::Spanned<String>>>| {
+        own.as_ref()
+            .or(from_alias.and_then(|value| value.as_ref()))
+            .map(|value| value.value.clone())
+    };
+    let has_literal_key = decl.api_key.is_some() || base.is_some_and(|base| base.api_key.is_some());
+    let _ = &builder;
+    Model {
+        alias: alias.map(|(alias, _)| alias.value.clone()),
+        provider: pick(&decl.provider, base.map(|b| &b.provider)),
+        id: match base {
+            Some(base) => base
+                .model_id
+                .as_ref()
+                .map(|id| id.value.clone())
+                .unwrap_or_default(),
+            None => id,
+        },
+        endpoint: pick(&decl.endpoint, base.map(|b| &b.endpoint)),
+        api_key_env: pick(&decl.api_key_env, base.map(|b| &b.api_key_env)),
+        has_literal_key,
+        temperature: pick(&decl.temperature, base.map(|b| &b.temperature)),
+        max_tokens: decl
+            .max_tokens
+            .as_ref()
+            .or(base.and_then(|b| b.max_tokens.as_ref()))
+            .map(|max| max.value),
+        reasoning_effort: pick(&decl.reasoning_effort, base.map(|b| &b.reasoning_effort)),
+    }
+}
+
+pub(super) fn lower_contracts(config: &Config, builder: &mut Builder<'_>) {
+    for decl in &config.contracts {
+        let Some(name) = &decl.name else { continue };
+        if builder
+            .program
+            .contracts
+            .iter()
+            .any(|contract| contract.name.eq_ignore_ascii_case(&name.value))
+        {
+            builder.diags.push(
+                Diagnostic::error(Code::DuplicateName, format!("contract `{}` is defined twice", name.value))
+                    .with_label(name.span, "a contract with this name already exists"),
+            );
+            continue;
+        }
+        let predicates = decl
+            .requires
+            .iter()
+            .map(|predicate| Predicate {
+                kind: predicate
+                    .kind
+                    .as_ref()
+                    .map(|kind| kind.value.clone())
+                    .unwrap_or_default(),
+                params: predicate
+                    .params
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.value.clone()))
+                    .collect(),
+            })
+            .collect();
+        let loc = builder.loc(decl.span);
+        builder.program.contracts.push(Contract {
+            name: name.value.clone(),
+            predicates,
+            loc,
+        });
+    }
+}

@@ -1,0 +1,538 @@
+//! The typed syntax of a fuseraft config (`Orchestration:` root), read from the node tree.
+//!
+//! Every value keeps its span; every key is checked against the upstream schema
+//! (`research/fuseraft-semantics.md` §20). Selection blocks live in `selection.rs`.
+
+use std::path::{Path, PathBuf};
+
+use super::fields::{Fields, Spanned};
+use super::node::{Node, NodeKind};
+use super::selection::{read_selection, SelectionDecl};
+use super::Loader;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::source::Span;
+
+pub const ROOT_KEYS: &[&str] = &[
+    "SchemaVersion", "Name", "Description", "SystemPromptPath", "SystemPrompt", "Models", "Agents",
+    "Selection", "Termination", "Security", "MaxTotalTokens", "WarnTurnTokens", "ContextBudget",
+    "McpServers", "Compaction", "Validation", "ChangeTracking", "Scratchpad", "Events", "Chatroom",
+    "Telemetry", "Checkpoint", "ApiProfiles", "Saga", "EvidenceStore", "Contracts", "Verifier",
+    "FailureHandling", "Brownfield", "TestSelector", "SkillCuration", "Memory", "Output",
+];
+
+const AGENT_KEYS: &[&str] = &[
+    "Name", "Instructions", "Description", "Model", "Plugins", "FunctionChoice", "TrustScore",
+    "Capabilities", "ContextWindow", "Context", "Isolation", "SkipExecutionState",
+    "MaxToolCallsPerTurn", "MaxInTurnContextTokens", "MaxInTurnToolPairs", "KnowledgeWeight",
+    "SubAgentModel", "SubAgentPlugins", "SubAgentMaxToolCalls", "Produces", "Requires",
+    "RemoteAgent", "AgentFile", "EnableMemory",
+];
+
+pub const MODEL_KEYS: &[&str] = &[
+    "ModelId", "Endpoint", "ApiKey", "ApiKeyEnvVar", "Provider", "MaxTokens", "Temperature",
+    "ReasoningEffort", "MaxContextTokens",
+];
+
+const CONTEXT_WINDOW_KEYS: &[&str] = &[
+    "TextOnly", "ExcludeAgents", "MaxTailMessages", "ContextCapFraction", "MaxTurnAge",
+    "MaxToolResultChars", "MaxReplayChars", "ToolResultCharOverrides",
+];
+
+pub const CONTEXT_SOURCE_KEYS: &[&str] = &["Source", "MaxChars", "Label"];
+
+const TERMINATION_KEYS: &[&str] = &[
+    "Type", "Pattern", "MaxIterations", "AgentNames", "Strategies", "Validators", "Condition",
+    "MaxTokens",
+];
+
+const CONTRACT_KEYS: &[&str] = &["Name", "Requires", "Description"];
+
+const PREDICATE_KEYS: &[&str] = &[
+    "Type", "Source", "Field", "Path", "Pattern", "PatternSource", "PatternField", "NoFailures",
+    "HasAssertions",
+];
+
+const PREDICATE_TYPES: &[&str] = &[
+    "FilesWritten", "CommandSucceeded", "FileExists", "TestReport", "RelatedTestsPass",
+    "ChecklistComplete",
+];
+
+const FAILURE_KEYS: &[&str] = &[
+    "MissingEvidence", "InvalidTransition", "ConflictingEvidence", "NoProgress",
+    "MaxConsecutiveTurnsWithoutSignal", "MaxConsecutiveContractFailures",
+];
+
+const FAILURE_RULE_KEYS: &[&str] = &["Action", "Threshold"];
+
+/// Sections fuseraft reads only for settings, with the keys each one knows.
+const SETTING_SECTIONS: &[(&str, &[&str])] = &[
+    ("Validation", &["BriefPath", "TestReportPath", "ChangeLogPath", "TestAssertionPatterns"]),
+    ("Security", &[
+        "FileSystemSandboxPath", "HttpAllowedHosts", "AllowPrivateHosts", "ReadFileSizeLimit",
+        "ChangeEnvelope", "FileSystemPermissions", "ShellPolicy", "DenyCredentialFiles",
+        "Permissions",
+    ]),
+    ("TestSelector", &["FindRelatedCommand", "FullSuiteCommand"]),
+    ("ChangeTracking", &["Path", "IntentLogPath"]),
+    ("EvidenceStore", &["Path"]),
+    ("Events", &["Path"]),
+    ("Chatroom", &["Path"]),
+    ("Checkpoint", &["Mode", "Path"]),
+    ("Telemetry", &["OtlpEndpoint"]),
+    ("Output", &["Json"]),
+    ("Verifier", &["AgentName", "EveryNTurns", "TriggerOnSuspiciousTransition", "FindingsKeyword"]),
+    ("Compaction", &[
+        "TriggerTurnCount", "KeepRecentTurns", "Model", "Mode", "TokenBudget", "IncludeReasoning",
+        "IncludeSymbolGraph", "IncludeExploration", "PinLastRoutingSignal", "SummaryTemplate",
+        "MaxCharsPerHistoryMessage", "AntiThrashMinSavingsRatio", "AntiThrashWindow",
+    ]),
+    ("ContextBudget", &["WarnAt", "CutoverAt", "MaxSingleTurnInputTokens", "MaxToolResultTokens"]),
+    ("Brownfield", &["EntryPoints", "DiscoveryBriefPath", "ConventionProfilePath", "SeedEnvelopeFromBrief"]),
+];
+
+/// A whole config.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub span: Span,
+    pub name: Option<Spanned<String>>,
+    pub models: Vec<(Spanned<String>, ModelDecl)>,
+    pub agents: Vec<AgentDecl>,
+    pub selection: SelectionDecl,
+    pub termination: Option<TerminationDecl>,
+    pub contracts: Vec<ContractDecl>,
+    pub failure: FailureDecl,
+    pub max_total_tokens: Option<Spanned<u64>>,
+    /// Scalar settings by dotted key (`Validation.BriefPath`), in source order.
+    pub settings: Vec<(String, Spanned<String>)>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ModelDecl {
+    pub span: Span,
+    pub model_id: Option<Spanned<String>>,
+    pub endpoint: Option<Spanned<String>>,
+    pub api_key: Option<Spanned<String>>,
+    pub api_key_env: Option<Spanned<String>>,
+    pub provider: Option<Spanned<String>>,
+    pub max_tokens: Option<Spanned<u64>>,
+    pub temperature: Option<Spanned<String>>,
+    pub reasoning_effort: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AgentDecl {
+    pub span: Span,
+    pub name: Option<Spanned<String>>,
+    pub instructions: Option<Spanned<String>>,
+    pub description: Option<Spanned<String>>,
+    pub model: Option<ModelDecl>,
+    pub plugins: Vec<Spanned<String>>,
+    pub function_choice: Option<Spanned<String>>,
+    pub isolation: Option<Spanned<String>>,
+    pub text_only: Option<Spanned<bool>>,
+    pub exclude_agents: Vec<Spanned<String>>,
+    pub max_tail: Option<Spanned<u64>>,
+    pub context: Vec<ContextSourceDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ContextSourceDecl {
+    pub span: Span,
+    pub source: Spanned<String>,
+    pub max_chars: Option<Spanned<u64>>,
+    pub label: Option<Spanned<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct TerminationDecl {
+    pub span: Span,
+    pub kind: Option<Spanned<String>>,
+    pub pattern: Option<Spanned<String>>,
+    pub max_iterations: Option<Spanned<u64>>,
+    pub agent_names: Vec<Spanned<String>>,
+    pub strategies: Vec<TerminationDecl>,
+    pub validators: Vec<Spanned<String>>,
+    pub condition: Option<super::selection::ConditionDecl>,
+    pub max_tokens: Option<Spanned<u64>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ContractDecl {
+    pub span: Span,
+    pub name: Option<Spanned<String>>,
+    pub requires: Vec<PredicateDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PredicateDecl {
+    pub span: Span,
+    /// `Type`, or the key of the shorthand form `- FileExists: { Path: … }`.
+    pub kind: Option<Spanned<String>>,
+    pub params: Vec<(String, Spanned<String>)>,
+    pub shorthand: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FailureDecl {
+    pub rules: Vec<(Spanned<String>, Option<Spanned<String>>, Option<Spanned<u64>>)>,
+    pub max_without_signal: Option<Spanned<u64>>,
+    pub max_contract_failures: Option<Spanned<u64>>,
+}
+
+/// Reads a whole config from its root node. Errors that make the config unusable
+/// (no `Orchestration:` root) return `None`; everything else is reported and skipped.
+pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Option<Config> {
+    let Some(orchestration) = find_root(root, loader) else {
+        return None;
+    };
+    let fields = Fields::new(orchestration, "`Orchestration`", ROOT_KEYS, &mut loader.diags);
+    let diags = &mut loader.diags;
+    let name = fields.non_empty_str("Name", diags);
+
+    let mut models = Vec::new();
+    if let Some(node) = fields.get("Models") {
+        match &node.kind {
+            NodeKind::Map(pairs) => {
+                for (key, value) in pairs {
+                    let alias = Spanned::new(key.as_str().unwrap_or("").to_string(), key.span);
+                    models.push((alias, read_model(value, &mut loader.diags)));
+                }
+            }
+            _ => loader.diags.push(super::fields::wrong_type(node, "a mapping", "Models")),
+        }
+    }
+
+    let mut agents = Vec::new();
+    for item in fields.list("Agents", &mut loader.diags) {
+        agents.push(read_agent_with_file(item, file_dir, loader));
+    }
+
+    let selection = read_selection(fields.get("Selection"), fields.span(), &mut loader.diags);
+    let termination = fields
+        .get("Termination")
+        .map(|node| read_termination(node, &mut loader.diags));
+    let mut contracts = Vec::new();
+    for item in fields.list("Contracts", &mut loader.diags) {
+        contracts.push(read_contract(item, &mut loader.diags));
+    }
+    let failure = fields
+        .get("FailureHandling")
+        .map(|node| read_failure(node, &mut loader.diags))
+        .unwrap_or_default();
+    let max_total_tokens = fields.uint("MaxTotalTokens", &mut loader.diags);
+
+    let mut settings = Vec::new();
+    for (section, keys) in SETTING_SECTIONS {
+        if let Some(sub) = fields.section(section, keys, &mut loader.diags) {
+            for key in keys.iter() {
+                if let Some(value) = sub.get(key) {
+                    if let NodeKind::Scalar { text, .. } = &value.kind {
+                        settings.push((format!("{section}.{key}"), Spanned::new(text.clone(), value.span)));
+                    } else if let NodeKind::Seq(items) = &value.kind {
+                        let joined: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
+                        settings.push((format!("{section}.{key}"), Spanned::new(joined.join("\n"), value.span)));
+                    }
+                }
+            }
+        }
+    }
+
+    Some(Config {
+        span: orchestration.span,
+        name,
+        models,
+        agents,
+        selection,
+        termination,
+        contracts,
+        failure,
+        max_total_tokens,
+        settings,
+    })
+}
+
+fn find_root<'n>(root: &'n Node, loader: &mut Loader<'_>) -> Option<&'n Node> {
+    if let NodeKind::Map(pairs) = &root.kind {
+        if let Some((_, value)) = pairs
+            .iter()
+            .find(|(key, _)| key.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Orchestration")))
+        {
+            if matches!(value.kind, NodeKind::Map(_)) {
+                return Some(value);
+            }
+            loader
+                .diags
+                .push(super::fields::wrong_type(value, "a mapping", "Orchestration"));
+            return None;
+        }
+        let looks_like_agent = pairs.iter().any(|(key, _)| {
+            key.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Instructions"))
+        });
+        let root_keys_seen = pairs.iter().any(|(key, _)| {
+            key.as_str()
+                .is_some_and(|k| ROOT_KEYS.iter().any(|known| known.eq_ignore_ascii_case(k)))
+        });
+        let help = if looks_like_agent {
+            "this looks like an agent file; reference it from a config with `AgentFile:`"
+        } else if root_keys_seen {
+            "indent these keys under a top-level `Orchestration:` key"
+        } else {
+            "a fuseraft config starts with `Orchestration:` (YAML) or `{\"Orchestration\": {…}}` (JSON)"
+        };
+        let span = pairs.first().map(|(key, _)| key.span).unwrap_or(root.span);
+        loader.diags.push(missing_root(span).with_help(help));
+        return None;
+    }
+    loader.diags.push(missing_root(root.span).with_help(
+        "a fuseraft config starts with `Orchestration:` (YAML) or `{\"Orchestration\": {…}}` (JSON)",
+    ));
+    None
+}
+
+fn missing_root(span: Span) -> Diagnostic {
+    Diagnostic::error(Code::MissingRoot, "config has no top-level `Orchestration` key")
+        .with_label(span, "expected `Orchestration:` here")
+}
+
+pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
+    // `Model: fast` is shorthand for `Model: { ModelId: fast }`.
+    if let NodeKind::Scalar { text, .. } = &node.kind {
+        return ModelDecl {
+            span: node.span,
+            model_id: Some(Spanned::new(text.clone(), node.span)),
+            ..ModelDecl::default()
+        };
+    }
+    let fields = Fields::new(node, "`Model`", MODEL_KEYS, diags);
+    ModelDecl {
+        span: node.span,
+        model_id: fields.non_empty_str("ModelId", diags),
+        endpoint: fields.non_empty_str("Endpoint", diags),
+        api_key: fields.non_empty_str("ApiKey", diags),
+        api_key_env: fields.non_empty_str("ApiKeyEnvVar", diags),
+        provider: fields.non_empty_str("Provider", diags),
+        max_tokens: fields.uint("MaxTokens", diags),
+        temperature: fields.number_text("Temperature", diags),
+        reasoning_effort: fields.non_empty_str("ReasoningEffort", diags),
+    }
+}
+
+fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
+    let fields = Fields::new(node, "an agent", AGENT_KEYS, diags);
+    let mut agent = AgentDecl {
+        span: node.span,
+        name: fields.non_empty_str("Name", diags),
+        instructions: fields.str("Instructions", diags),
+        description: fields.non_empty_str("Description", diags),
+        model: fields.get("Model").map(|model| read_model(model, diags)),
+        plugins: fields.strings("Plugins", diags),
+        function_choice: fields.non_empty_str("FunctionChoice", diags),
+        isolation: fields.non_empty_str("Isolation", diags),
+        ..AgentDecl::default()
+    };
+    if let Some(window) = fields.section("ContextWindow", CONTEXT_WINDOW_KEYS, diags) {
+        agent.text_only = window.bool("TextOnly", diags);
+        agent.exclude_agents = window.strings("ExcludeAgents", diags);
+        agent.max_tail = window.uint("MaxTailMessages", diags);
+    }
+    agent.context = read_context_sources(fields.list("Context", diags), diags);
+    agent
+}
+
+pub fn read_context_sources(items: &[Node], diags: &mut Vec<Diagnostic>) -> Vec<ContextSourceDecl> {
+    let mut out = Vec::new();
+    for item in items {
+        if let NodeKind::Scalar { text, .. } = &item.kind {
+            out.push(ContextSourceDecl {
+                span: item.span,
+                source: Spanned::new(text.clone(), item.span),
+                max_chars: None,
+                label: None,
+            });
+            continue;
+        }
+        let fields = Fields::new(item, "a context source", CONTEXT_SOURCE_KEYS, diags);
+        match fields.non_empty_str("Source", diags) {
+            Some(source) => out.push(ContextSourceDecl {
+                span: item.span,
+                source,
+                max_chars: fields.uint("MaxChars", diags),
+                label: fields.non_empty_str("Label", diags),
+            }),
+            None => diags.push(missing_key("Source", "a context source", item.span)),
+        }
+    }
+    out
+}
+
+/// Reads an agent, merging an `AgentFile` include: inline fields win when they are set.
+fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>) -> AgentDecl {
+    let inline = read_agent(node, &mut loader.diags);
+    let fields = Fields::new(node, "an agent", AGENT_KEYS, &mut Vec::new());
+    let Some(file) = fields.non_empty_str("AgentFile", &mut loader.diags) else {
+        return inline;
+    };
+    let path = PathBuf::from(&file.value);
+    let path = if path.is_absolute() { path } else { config_dir.join(path) };
+    let Some((file_id, root)) = loader.load_include(&path, file.span, "agent file") else {
+        return inline;
+    };
+    // The file may be a bare agent or wrapped in `Agent:`.
+    let body = match &root.kind {
+        NodeKind::Map(pairs) if pairs.len() == 1
+            && pairs[0].0.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Agent")) =>
+        {
+            pairs[0].1.clone()
+        }
+        _ => root,
+    };
+    let _ = file_id;
+    let mut merged = read_agent(&body, &mut loader.diags);
+    merged.span = node.span;
+    if inline.name.is_some() {
+        merged.name = inline.name;
+    }
+    if inline.instructions.as_ref().is_some_and(|text| !text.value.is_empty()) {
+        merged.instructions = inline.instructions;
+    }
+    if inline.description.is_some() {
+        merged.description = inline.description;
+    }
+    if let Some(model) = inline.model {
+        if model.model_id.is_some() {
+            merged.model = Some(model);
+        }
+    }
+    if !inline.plugins.is_empty() {
+        merged.plugins = inline.plugins;
+    }
+    if inline
+        .function_choice
+        .as_ref()
+        .is_some_and(|choice| !choice.value.eq_ignore_ascii_case("auto"))
+    {
+        merged.function_choice = inline.function_choice;
+    }
+    if inline.isolation.is_some() {
+        merged.isolation = inline.isolation;
+    }
+    if inline.text_only.is_some() {
+        merged.text_only = inline.text_only;
+    }
+    if !inline.exclude_agents.is_empty() {
+        merged.exclude_agents = inline.exclude_agents;
+    }
+    if inline.max_tail.is_some() {
+        merged.max_tail = inline.max_tail;
+    }
+    if !inline.context.is_empty() {
+        merged.context = inline.context;
+    }
+    merged
+}
+
+fn read_termination(node: &Node, diags: &mut Vec<Diagnostic>) -> TerminationDecl {
+    let fields = Fields::new(node, "`Termination`", TERMINATION_KEYS, diags);
+    let strategies = fields
+        .list("Strategies", diags)
+        .iter()
+        .map(|child| read_termination(child, diags))
+        .collect();
+    TerminationDecl {
+        span: node.span,
+        kind: fields.non_empty_str("Type", diags),
+        pattern: fields.non_empty_str("Pattern", diags),
+        max_iterations: fields.uint("MaxIterations", diags),
+        agent_names: fields.strings("AgentNames", diags),
+        strategies,
+        validators: fields.strings("Validators", diags),
+        condition: fields
+            .get("Condition")
+            .map(|cond| super::selection::read_condition(cond, diags)),
+        max_tokens: fields.uint("MaxTokens", diags),
+    }
+}
+
+fn read_contract(node: &Node, diags: &mut Vec<Diagnostic>) -> ContractDecl {
+    let fields = Fields::new(node, "a contract", CONTRACT_KEYS, diags);
+    let name = fields.non_empty_str("Name", diags);
+    if name.is_none() {
+        diags.push(missing_key("Name", "a contract", node.span));
+    }
+    let requires = fields
+        .list("Requires", diags)
+        .iter()
+        .map(|item| read_predicate(item, diags))
+        .collect();
+    ContractDecl {
+        span: node.span,
+        name,
+        requires,
+    }
+}
+
+fn read_predicate(node: &Node, diags: &mut Vec<Diagnostic>) -> PredicateDecl {
+    // Shorthand `- FileExists: { Path: … }` (used by upstream's open-webui example):
+    // one key naming a predicate type, whose value holds the parameters. Accepted as sugar.
+    if let NodeKind::Map(pairs) = &node.kind {
+        if pairs.len() == 1 {
+            let (key, value) = &pairs[0];
+            if let Some(kind) = key.as_str() {
+                if PREDICATE_TYPES.iter().any(|known| known.eq_ignore_ascii_case(kind)) {
+                    let params = read_predicate_params(value, diags);
+                    return PredicateDecl {
+                        span: node.span,
+                        kind: Some(Spanned::new(kind.to_string(), key.span)),
+                        params,
+                        shorthand: true,
+                    };
+                }
+            }
+        }
+    }
+    let fields = Fields::new(node, "a contract predicate", PREDICATE_KEYS, diags);
+    let kind = fields.non_empty_str("Type", diags);
+    if kind.is_none() {
+        diags.push(missing_key("Type", "a contract predicate", node.span));
+    }
+    PredicateDecl {
+        span: node.span,
+        kind,
+        params: read_predicate_params(node, &mut Vec::new()),
+        shorthand: false,
+    }
+}
+
+fn read_predicate_params(node: &Node, diags: &mut Vec<Diagnostic>) -> Vec<(String, Spanned<String>)> {
+    let fields = Fields::new(node, "a contract predicate", PREDICATE_KEYS, diags);
+    let mut params = Vec::new();
+    for key in PREDICATE_KEYS.iter().filter(|key| **key != "Type") {
+        if let Some(value) = fields.str(key, diags) {
+            params.push((key.to_string(), value));
+        }
+    }
+    params
+}
+
+fn read_failure(node: &Node, diags: &mut Vec<Diagnostic>) -> FailureDecl {
+    let fields = Fields::new(node, "`FailureHandling`", FAILURE_KEYS, diags);
+    let mut decl = FailureDecl::default();
+    for kind in &FAILURE_KEYS[..4] {
+        if let Some((key, value)) = fields.entry(kind) {
+            let rule = Fields::new(value, kind, FAILURE_RULE_KEYS, diags);
+            decl.rules.push((
+                Spanned::new(kind.to_string(), key.span),
+                rule.non_empty_str("Action", diags),
+                rule.uint("Threshold", diags),
+            ));
+        }
+    }
+    decl.max_without_signal = fields.uint("MaxConsecutiveTurnsWithoutSignal", diags);
+    decl.max_contract_failures = fields.uint("MaxConsecutiveContractFailures", diags);
+    decl
+}
+
+pub(crate) fn missing_key(key: &str, what: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(Code::MissingRequiredKey, format!("{what} has no `{key}`"))
+        .with_label(span, format!("`{key}` is required here"))
+}
