@@ -150,10 +150,11 @@ fn compile_ir(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
     match crate::ir::parse(text) {
         Ok(program) => Some(program),
         Err(error) => {
-            let end = (error.offset + 1).min(text.len()).max(error.offset);
+            let start = error.offset.min(text.len());
+            let end = text[start..].chars().next().map_or(start, |ch| start + ch.len_utf8());
             loader.diags.push(
                 Diagnostic::error(Code::SyntaxError, format!("invalid IR: {}", error.message))
-                    .with_label(Span::new(file, error.offset, end), "here"),
+                    .with_label(Span::new(file, start, end), "here"),
             );
             None
         }

@@ -296,9 +296,21 @@ fn errors() {
     a == 'x' &&
                ^
     "#);
-    insta::assert_snapshot!(check("été == 'x'"), @"");
-    insta::assert_snapshot!(check("exists"), @"");
-    insta::assert_snapshot!(check("!"), @"");
+    insta::assert_snapshot!(check("été == 'x'"), @r#"
+    0..5: field names with characters other than ASCII letters, digits, `_` and `-` must be backquoted: `` `été` ``
+    été == 'x'
+    ^^^
+    "#);
+    insta::assert_snapshot!(check("exists"), @r#"
+    6..6: expected `==`, `!=` or `(`, found the end of the condition
+    exists
+          ^
+    "#);
+    insta::assert_snapshot!(check("!"), @r#"
+    1..1: expected a comparison, `contains(…)` or `exists(…)`, found the end of the condition
+    !
+     ^
+    "#);
     insta::assert_snapshot!(check("a == 'é' # comment"), @r#"
     10..11: expected `&&`, `||` or the end of the condition, found `#`
     a == 'é' # comment

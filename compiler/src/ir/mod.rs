@@ -8,11 +8,13 @@ mod analysis;
 mod cond;
 mod parse;
 mod print;
+mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use cond::{Cond, Field, Value};
 pub use parse::{parse, ParseError};
 pub use print::{print, PrintOptions};
+pub use views::{to_dot, to_json, to_mermaid, trigger_label};
 
 use std::fmt;
 

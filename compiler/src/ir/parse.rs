@@ -16,9 +16,9 @@ use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
-    Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select, SelectStyle,
-    SelectionKind, State, StateId, StateKind, StuckPolicy, Target, TermCond, Termination,
-    TerminalMode, ToolChoice, Trigger, TurnUnit,
+    Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select, SelectStyle, SelectionKind,
+    State, StateId, StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination,
+    ToolChoice, Trigger, TurnUnit,
 };
 use crate::ir::Cond;
 
@@ -120,21 +120,32 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::state_block,
 ];
 
-/// "`a`, `b` or `c`" for the rules pest expected; top-level lines are summarised.
+/// "`a`, `b` or `c`" for the rules pest expected: the specific ones first, then the end of
+/// the line, a summary of the top-level lines (when a block could end there), the end of input.
 fn expected(rules: &[Rule]) -> String {
-    let mut words: Vec<&'static str> = Vec::new();
     let top_level = TOP_LEVEL.iter().all(|rule| rules.contains(rule));
-    if top_level {
-        words.push("a top-level line (`agent`, `state`, `contract`, ...)");
-    }
+    let mut words: Vec<&'static str> = Vec::new();
     for rule in rules {
-        if top_level && TOP_LEVEL.contains(rule) {
+        if matches!(rule, Rule::EOI | Rule::eol) || (top_level && TOP_LEVEL.contains(rule)) {
             continue;
         }
         let word = describe(*rule);
         if !words.contains(&word) {
             words.push(word);
         }
+    }
+    // A name may always be quoted; "a name" covers both.
+    if words.contains(&describe(Rule::bare_name)) {
+        words.retain(|word| *word != describe(Rule::string));
+    }
+    if rules.contains(&Rule::eol) {
+        words.push(describe(Rule::eol));
+    }
+    if top_level {
+        words.push("a top-level line (`agent`, `state`, `contract`, ...)");
+    }
+    if rules.contains(&Rule::EOI) {
+        words.push(describe(Rule::EOI));
     }
     match words.split_last() {
         None => "something else".to_string(),
@@ -150,6 +161,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::WHITESPACE | Rule::COMMENT => "a space",
         Rule::ir => "an IR program",
         Rule::eol => "end of line",
+        Rule::arrow => "`->`",
         Rule::name_char => "a name character",
         Rule::bare_name | Rule::name => "a name",
         Rule::string => "a quoted string",
@@ -226,14 +238,10 @@ fn describe(rule: Rule) -> &'static str {
         Rule::state_layer => "`layer`",
         Rule::unreachable => "`-`",
         Rule::state_agent => "`agent`",
-        Rule::state_kind => {
-            "a state kind line (`turn`, `terminal`, `fork` or `select`)"
-        }
+        Rule::state_kind => "a state kind line (`turn`, `terminal`, `fork` or `select`)",
         Rule::turn_line => "`turn`",
         Rule::terminal_line => "`terminal`",
-        Rule::terminal_mode => {
-            "a terminal mode (`run_once`, `end_now` or `run_until_termination`)"
-        }
+        Rule::terminal_mode => "a terminal mode (`run_once`, `end_now` or `run_until_termination`)",
         Rule::fork_line => "`fork`",
         Rule::merge => {
             "a merge strategy (`union`, `consensus`, `vote`, `ranked` or `semantic_diff`)"
@@ -361,7 +369,7 @@ fn names(list: Pair<'_>) -> Result<Vec<String>> {
 
 fn params<'i>(pairs: impl Iterator<Item = Pair<'i>>) -> Result<Vec<(String, String)>> {
     let mut params = Vec::new();
-    for param in pairs {
+    for param in pairs.filter(|pair| pair.as_rule() == Rule::param) {
         let mut inner = param.into_inner();
         let (Some(key), Some(value)) = (inner.next(), inner.next()) else {
             continue;
@@ -400,11 +408,7 @@ fn first<'i>(pair: &Pair<'i>) -> Result<Pair<'i>> {
         .ok_or_else(|| error_at(pair, "incomplete line"))
 }
 
-fn lookup<T: Copy>(
-    table: &HashMap<String, T>,
-    pair: &Pair<'_>,
-    what: &str,
-) -> Result<T> {
+fn lookup<T: Copy>(table: &HashMap<String, T>, pair: &Pair<'_>, what: &str) -> Result<T> {
     let key = name(pair)?;
     table
         .get(&key)
@@ -414,16 +418,15 @@ fn lookup<T: Copy>(
 
 fn condition(pair: &Pair<'_>) -> Result<Cond> {
     let source = string(pair)?;
-    crate::condition::parse(&source)
-        .map_err(|err| {
-            error_at(
-                pair,
-                format!(
-                    "invalid condition: {} (at byte {} of the condition)",
-                    err.message, err.offset
-                ),
-            )
-        })
+    crate::condition::parse(&source).map_err(|err| {
+        error_at(
+            pair,
+            format!(
+                "invalid condition: {} (at byte {} of the condition)",
+                err.message, err.offset
+            ),
+        )
+    })
 }
 
 // ---------------------------------------------------------------- builder
@@ -487,9 +490,7 @@ impl Builder {
                 Rule::contract_block => {
                     declare(&mut builder.contracts, &item, "contract", ContractId)?
                 }
-                Rule::counter_line => {
-                    declare(&mut builder.counters, &item, "counter", CounterId)?
-                }
+                Rule::counter_line => declare(&mut builder.counters, &item, "counter", CounterId)?,
                 _ => {}
             }
         }
@@ -505,7 +506,9 @@ impl Builder {
     }
 
     fn agent_refs(&self, list: Pair<'_>) -> Result<Vec<AgentId>> {
-        list.into_inner().map(|pair| self.agent_ref(&pair)).collect()
+        list.into_inner()
+            .map(|pair| self.agent_ref(&pair))
+            .collect()
     }
 
     fn target(&self, pair: &Pair<'_>) -> Result<Target> {
@@ -636,23 +639,29 @@ impl Builder {
                     set_once(&mut max_total_tokens, value, &item, "max_total_tokens")?;
                 }
                 Rule::term_max_turns => {
-                    termination.any.push(TermCond::MaxTurns(int(&first(&item)?)?));
+                    termination
+                        .any
+                        .push(TermCond::MaxTurns(int(&first(&item)?)?));
                 }
                 Rule::term_tokens => {
                     termination.any.push(TermCond::Tokens(int(&first(&item)?)?));
                 }
                 Rule::term_regex => {
-                    let mut inner = item.clone().into_inner();
                     let pattern = string(&first(&item)?)?;
-                    inner.next();
-                    let agents = match inner.next() {
+                    let agents = match item
+                        .clone()
+                        .into_inner()
+                        .find(|part| part.as_rule() == Rule::term_agents)
+                    {
                         Some(list) => names(first(&list)?)?,
                         None => Vec::new(),
                     };
                     termination.any.push(TermCond::Regex { pattern, agents });
                 }
                 Rule::term_cond => {
-                    termination.any.push(TermCond::Cond(condition(&first(&item)?)?));
+                    termination
+                        .any
+                        .push(TermCond::Cond(condition(&first(&item)?)?));
                 }
                 Rule::term_require => {
                     termination.validators.push(self.guard(&first(&item)?)?);
@@ -904,9 +913,10 @@ impl Builder {
                 }
                 Rule::recovery => exit.recovery = Some(self.agent_ref(&first(&part)?)?),
                 Rule::loc => exit.loc = Some(self.loc(&part)?),
-                rule if is_guard(rule) => exit.guards.push(self.guard(&part)?),
-                rule if is_effect(rule) => exit.effects.push(self.effect(&part)?),
-                _ => trigger = self.trigger(&part)?,
+                Rule::guard_clause => exit.guards.push(self.guard(&first(&part)?)?),
+                Rule::effect_clause => exit.effects.push(self.effect(&first(&part)?)?),
+                rule if is_trigger(rule) => trigger = self.trigger(&part)?,
+                _ => {}
             }
         }
         exit.trigger = trigger;
@@ -1025,28 +1035,16 @@ impl Builder {
     }
 }
 
-fn is_guard(rule: Rule) -> bool {
+fn is_trigger(rule: Rule) -> bool {
     matches!(
         rule,
-        Rule::guard_validator
-            | Rule::guard_contract
-            | Rule::guard_cond
-            | Rule::guard_human
-            | Rule::guard_counter
-    )
-}
-
-fn is_effect(rule: Rule) -> bool {
-    matches!(
-        rule,
-        Rule::eff_inject_context
-            | Rule::eff_count
-            | Rule::eff_reset
-            | Rule::eff_phase_break
-            | Rule::eff_promote
-            | Rule::eff_inject_critique
-            | Rule::eff_warn
-            | Rule::eff_revisit
+        Rule::trig_signal
+            | Rule::trig_finish_key
+            | Rule::trig_any_key
+            | Rule::trig_cond
+            | Rule::trig_chosen
+            | Rule::trig_always
+            | Rule::trig_otherwise
     )
 }
 
@@ -1061,10 +1059,7 @@ fn origin(pair: &Pair<'_>) -> Result<Origin> {
                 .find(|candidate| candidate.as_str() == kind.as_str())
                 .map(Origin::Fuseraft)
                 .ok_or_else(|| {
-                    error_at(
-                        &kind,
-                        format!("unknown selection kind `{}`", kind.as_str()),
-                    )
+                    error_at(&kind, format!("unknown selection kind `{}`", kind.as_str()))
                 })
         }
     }
@@ -1076,7 +1071,8 @@ fn failure_policy(line: &Pair<'_>) -> Result<FailurePolicy> {
     for item in line.clone().into_inner() {
         let key = match item.as_rule() {
             Rule::failure_max => "max_contract_failures",
-            _ => first(&item)?.as_str(),
+            Rule::failure_rule => first(&item)?.as_str(),
+            _ => continue,
         };
         if seen.contains(&key) {
             return Err(error_at(&item, format!("duplicate `{key}`")));
@@ -1130,7 +1126,12 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
             }
             Rule::model_literal_key => set_once(&mut literal_key, true, &field, "literal_key")?,
             Rule::model_temperature => {
-                set_once(&mut temperature, string(&first(&field)?)?, &field, "temperature")?;
+                set_once(
+                    &mut temperature,
+                    string(&first(&field)?)?,
+                    &field,
+                    "temperature",
+                )?;
             }
             Rule::model_max_tokens => {
                 set_once(&mut max_tokens, int(&first(&field)?)?, &field, "max_tokens")?;
@@ -1185,12 +1186,13 @@ fn context(line: &Pair<'_>) -> Result<Context> {
 fn stuck_policy(line: &Pair<'_>) -> Result<StuckPolicy> {
     let mut stuck = StuckPolicy::default();
     for part in line.clone().into_inner() {
-        let value = Some(int(&first(&part)?)?);
         let (slot, what) = match part.as_rule() {
             Rule::stuck_max_retries => (&mut stuck.max_retries, "max_retries"),
             Rule::stuck_max_visit_turns => (&mut stuck.max_visit_turns, "max_visit_turns"),
-            _ => (&mut stuck.max_without_signal, "max_without_signal"),
+            Rule::stuck_max_without_signal => (&mut stuck.max_without_signal, "max_without_signal"),
+            _ => continue,
         };
+        let value = Some(int(&first(&part)?)?);
         if slot.is_some() {
             return Err(error_at(&part, format!("duplicate `{what}`")));
         }
@@ -1270,8 +1272,19 @@ mod tests {
     /// Pest rule names must never reach users.
     fn assert_human(error: &ParseError) {
         for raw in [
-            "trig_", "eff_", "_line", "_block", "nm_", "ctx_", "term_", "guard_", "model_",
-            "EOI", "bare_name", "state_kind", "Rule",
+            "trig_",
+            "eff_",
+            "_line",
+            "_block",
+            "nm_",
+            "ctx_",
+            "term_",
+            "guard_",
+            "model_",
+            "EOI",
+            "bare_name",
+            "state_kind",
+            "Rule",
         ] {
             assert!(
                 !error.message.contains(raw),
@@ -1303,16 +1316,22 @@ mod tests {
             let text = print(&program, &options);
             assert!(!text.contains("You are"), "{text}");
             let back = parse(&text).unwrap_or_else(|error| panic!("{error}\n{text}"));
-            assert_eq!(print(&back, &options).lines().count(), text.lines().count());
-            assert_eq!(back.states, program.states.iter().map(|state| {
-                let mut state = state.clone();
-                if let StateKind::Select(select) = &mut state.kind {
-                    if let Some(prompt) = &mut select.prompt {
-                        prompt.clear();
-                    }
-                }
-                state
-            }).collect::<Vec<_>>());
+            assert_eq!(
+                back.states,
+                program
+                    .states
+                    .iter()
+                    .map(|state| {
+                        let mut state = state.clone();
+                        if let StateKind::Select(select) = &mut state.kind {
+                            if let Some(prompt) = &mut select.prompt {
+                                prompt.clear();
+                            }
+                        }
+                        state
+                    })
+                    .collect::<Vec<_>>()
+            );
         }
     }
 
@@ -1322,7 +1341,7 @@ mod tests {
         let text = text_of(&program);
         let mut noisy = String::from("# generated\n\n   \n");
         for line in text.lines() {
-            noisy.push_str("\t");
+            noisy.push('\t');
             noisy.push_str(line.trim_start());
             noisy.push_str("   # trailing comment\r\n\r\n");
         }
@@ -1333,7 +1352,8 @@ mod tests {
 
     #[test]
     fn unknown_target_points_at_the_name() {
-        let text = text_of(&samples::team()).replace("-> BriefReview forward", "-> Nowhere forward");
+        let text =
+            text_of(&samples::team()).replace("-> BriefReview forward", "-> Nowhere forward");
         let error = parse_err(&text);
         assert_eq!(error.message, "unknown state `Nowhere`");
         let line = text.lines().nth(error.line - 1).expect("line exists");
@@ -1346,7 +1366,11 @@ mod tests {
     fn semantic_errors() {
         let team = text_of(&samples::team());
         let cases = [
-            (team.replace("turn agent Planner", "turn agent Nobody"), "unknown agent `Nobody`", "Nobody"),
+            (
+                team.replace("turn agent Planner", "turn agent Nobody"),
+                "unknown agent `Nobody`",
+                "Nobody",
+            ),
             (
                 team.replace("state BriefReview layer", "state Planning layer"),
                 "duplicate state `Planning`",
@@ -1362,17 +1386,41 @@ mod tests {
                 "unknown counter `nope`",
                 "nope",
             ),
-            (team.replace("entry Planning", "entry \"x y\""), "unknown state `x y`", "\"x y\""),
-            (team.replace("@380:9", "@3:380:9"), "location in file 3, but only file 0 is declared", "@3:380:9"),
-            (team.replace("fuseraft-ir 1", "fuseraft-ir 2"), "unsupported IR version `2` (this compiler reads version 1)", "2"),
+            (
+                team.replace("entry Planning", "entry \"x y\""),
+                "unknown state `x y`",
+                "\"x y\"",
+            ),
+            (
+                team.replace("@380:9", "@3:380:9"),
+                "location in file 3, but only file 0 is declared",
+                "@3:380:9",
+            ),
+            (
+                team.replace("fuseraft-ir 1", "fuseraft-ir 2"),
+                "unsupported IR version `2` (this compiler reads version 1)",
+                "2",
+            ),
             (
                 team.replace("origin fuseraft.statemachine", "origin fuseraft.nonsense"),
                 "unknown selection kind `nonsense`",
                 "nonsense",
             ),
-            (team.replace("max_turns 40", "max_turns 99999999999"), "number `99999999999` is out of range", "99999999999"),
-            (team.replace("file 0 ", "file 1 "), "files must be numbered in order: expected file 0, found 1", "1 \""),
-            (team.replace("entry Planning\n", ""), "missing `entry` line", "program"),
+            (
+                team.replace("max_turns 40", "max_turns 99999999999"),
+                "number `99999999999` is out of range",
+                "99999999999",
+            ),
+            (
+                team.replace("file 0 ", "file 1 "),
+                "files must be numbered in order: expected file 0, found 1",
+                "1 \"",
+            ),
+            (
+                team.replace("entry Planning\n", ""),
+                "missing `entry` line",
+                "program",
+            ),
             (
                 team.replace("cond \"status == 'done'\"", "cond \"status === 'done'\""),
                 "invalid condition",
@@ -1384,7 +1432,10 @@ mod tests {
                 "\"a\\x\"",
             ),
             (
-                team.replace("  tool_choice required\n", "  tool_choice required\n  tool_choice auto\n"),
+                team.replace(
+                    "  tool_choice required\n",
+                    "  tool_choice required\n  tool_choice auto\n",
+                ),
                 "duplicate `tool_choice`",
                 "tool_choice auto",
             ),
@@ -1393,13 +1444,24 @@ mod tests {
                 "duplicate `max_tokens`",
                 "max_tokens 2",
             ),
-            (team.replace("alias fast id \"grok-4.3\"", "alias fast"), "a model needs an `id`", "alias fast"),
+            (
+                team.replace("alias fast id \"grok-4.3\"", "alias fast"),
+                "a model needs an `id`",
+                "alias fast",
+            ),
         ];
         for (text, message, at) in cases {
             assert_ne!(text, team, "case `{message}` did not change the text");
             let error = parse_err(&text);
-            assert!(error.message.starts_with(message), "{error} (wanted {message})");
-            assert!(text[error.offset..].starts_with(at), "{error} at {:?}", &text[error.offset..]);
+            assert!(
+                error.message.starts_with(message),
+                "{error} (wanted {message})"
+            );
+            assert!(
+                text[error.offset..].starts_with(at),
+                "{error} at {:?}",
+                &text[error.offset..]
+            );
             assert_human(&error);
         }
     }
@@ -1410,18 +1472,27 @@ mod tests {
             ("", 1, 1),
             ("garbage", 1, 1),
             ("fuseraft-ir 1\nprogram x origin tama\nbogus line\n", 3, 1),
-            ("fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  exit always -> \n", 4, 18),
+            ("fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  turn\n  exit always -> \n", 5, 18),
             ("fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  turn\n  exit sometimes -> end forward\n", 5, 8),
             ("fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  exit always -> end forward\n", 4, 3),
             ("fuseraft-ir 1\nprogram \"x origin tama\n", 2, 9),
         ];
         for (text, line, column) in cases {
             let error = parse_err(text);
-            assert_eq!((error.line, error.column), (line, column), "{error:?} for {text:?}");
+            assert_eq!(
+                (error.line, error.column),
+                (line, column),
+                "{error:?} for {text:?}"
+            );
             assert_human(&error);
         }
-        let error = parse_err("fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  exit always -> \n");
-        assert_eq!(error.message, "expected a target (a state name or `end`), found end of line");
+        let error = parse_err(
+            "fuseraft-ir 1\nprogram x origin tama\nstate s layer 0\n  turn\n  exit always -> \n",
+        );
+        assert_eq!(
+            error.message,
+            "expected a target (a state name or `end`), found end of line"
+        );
         let error = parse_err("fuseraft-ir 1\nprogram x origin tama\nbogus line\n");
         assert!(error.message.contains("a top-level line"), "{error}");
         assert!(error.message.ends_with("found `bogus`"), "{error}");
@@ -1467,7 +1538,9 @@ mod tests {
                     0 if at < chars.len() => {
                         chars.remove(at);
                     }
-                    1 if at < chars.len() => chars[at] = alphabet[(next() as usize) % alphabet.len()],
+                    1 if at < chars.len() => {
+                        chars[at] = alphabet[(next() as usize) % alphabet.len()]
+                    }
                     _ => chars.insert(at, alphabet[(next() as usize) % alphabet.len()]),
                 }
             }

@@ -11,7 +11,7 @@ use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, CounterId,
     EdgeClass, Effect, Exit, FailurePolicy, FailureRule, Fork, Guard, Loc, Model, NoMatch, Origin,
     Program, Select, SelectStyle, State, StateId, StateKind, StuckPolicy, Target, TermCond,
-    Termination, TerminalMode, ToolChoice, Trigger, TurnUnit,
+    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
 
 /// The version written on the first line (`fuseraft-ir 1`).
@@ -65,7 +65,8 @@ pub(super) fn name(name: &str) -> Cow<'_, str> {
     }
 }
 
-/// A JSON string literal (escapes `"`, `\` and control characters; keeps other Unicode).
+/// A JSON string literal: escapes `"`, `\`, control characters and Unicode line separators,
+/// keeps other Unicode as is.
 pub(super) fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -78,7 +79,8 @@ pub(super) fn quote(text: &str) -> String {
             '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
-            ch if (ch as u32) < 0x20 || ch == '\u{7f}' => {
+            // Control characters, and separators some tools treat as line breaks.
+            ch if ch.is_control() || matches!(ch, '\u{2028}' | '\u{2029}' | '\u{feff}') => {
                 let _ = write!(out, "\\u{:04x}", ch as u32);
             }
             ch => out.push(ch),
@@ -496,7 +498,10 @@ impl Printer<'_> {
 
     fn guard(&self, guard: &Guard) -> String {
         match guard {
-            Guard::Validator { name: validator, params: list } => {
+            Guard::Validator {
+                name: validator,
+                params: list,
+            } => {
                 format!("validator {}{}", name(validator), params(list))
             }
             Guard::Contract(id) => format!("contract {}", self.contract_ref(*id)),
@@ -727,12 +732,14 @@ pub(super) mod samples {
 
         let mut planning = state("Planning", Some(0), StateKind::Turn, Some(0));
         planning.loc = loc(368, 9);
-        planning.exits = vec![
-            Exit {
-                loc: loc(371, 15),
-                ..exit(signal("HANDOFF TO CRITIC", &[]), Target::State(StateId(1)), EdgeClass::Forward)
-            },
-        ];
+        planning.exits = vec![Exit {
+            loc: loc(371, 15),
+            ..exit(
+                signal("HANDOFF TO CRITIC", &[]),
+                Target::State(StateId(1)),
+                EdgeClass::Forward,
+            )
+        }];
         planning.no_match = NoMatch::Correct { nudge: true };
         planning.stuck.max_without_signal = Some(5);
 
@@ -742,7 +749,11 @@ pub(super) mod samples {
             Exit {
                 guards: vec![Guard::Contract(ContractId(0))],
                 loc: loc(383, 15),
-                ..exit(signal("BRIEF APPROVED", &[1]), Target::State(StateId(2)), EdgeClass::Forward)
+                ..exit(
+                    signal("BRIEF APPROVED", &[1]),
+                    Target::State(StateId(2)),
+                    EdgeClass::Forward,
+                )
             },
             Exit {
                 effects: vec![
@@ -759,7 +770,11 @@ pub(super) mod samples {
                 ],
                 recovery: Some(AgentId(2)),
                 loc: loc(390, 15),
-                ..exit(signal("BRIEF REJECTED", &[]), Target::State(StateId(0)), EdgeClass::Back)
+                ..exit(
+                    signal("BRIEF REJECTED", &[]),
+                    Target::State(StateId(0)),
+                    EdgeClass::Back,
+                )
             },
         ];
         review.no_match = NoMatch::Correct { nudge: true };
@@ -855,7 +870,11 @@ pub(super) mod samples {
             })
         };
 
-        let mut alpha = agent("Dev Team/α", Some(full_model.clone()), "Line one\nline \"two\"\t\\ \u{1} \u{7f} \u{2028} 🚀");
+        let mut alpha = agent(
+            "Dev Team/α",
+            Some(full_model.clone()),
+            "Line one\nline \"two\"\t\\ \u{1} \u{7f} \u{2028} 🚀",
+        );
         alpha.description = Some(String::new());
         alpha.tools = vec!["File System".into(), "Search".into()];
         alpha.tool_choice = ToolChoice::None;
@@ -964,9 +983,21 @@ pub(super) mod samples {
                 Target::End,
                 EdgeClass::Forward,
             ),
-            exit(signal("RELAX", &[]), Target::State(StateId(0)), EdgeClass::Back),
-            exit(Trigger::FinishKey("publish".into()), Target::State(StateId(2)), EdgeClass::Forward),
-            exit(Trigger::AnyKey, Target::State(StateId(3)), EdgeClass::Forward),
+            exit(
+                signal("RELAX", &[]),
+                Target::State(StateId(0)),
+                EdgeClass::Back,
+            ),
+            exit(
+                Trigger::FinishKey("publish".into()),
+                Target::State(StateId(2)),
+                EdgeClass::Forward,
+            ),
+            exit(
+                Trigger::AnyKey,
+                Target::State(StateId(3)),
+                EdgeClass::Forward,
+            ),
             exit(
                 Trigger::Cond {
                     cond: cond_a.clone(),
@@ -983,9 +1014,21 @@ pub(super) mod samples {
                 Target::State(StateId(5)),
                 EdgeClass::Forward,
             ),
-            exit(Trigger::Chosen, Target::State(StateId(6)), EdgeClass::Forward),
-            exit(Trigger::Always, Target::State(StateId(7)), EdgeClass::Forward),
-            exit(Trigger::Otherwise, Target::State(StateId(8)), EdgeClass::Forward),
+            exit(
+                Trigger::Chosen,
+                Target::State(StateId(6)),
+                EdgeClass::Forward,
+            ),
+            exit(
+                Trigger::Always,
+                Target::State(StateId(7)),
+                EdgeClass::Forward,
+            ),
+            exit(
+                Trigger::Otherwise,
+                Target::State(StateId(8)),
+                EdgeClass::Forward,
+            ),
         ];
         start.no_match = NoMatch::Correct { nudge: true };
         start.stuck = StuckPolicy {
@@ -999,7 +1042,12 @@ pub(super) mod samples {
         quoted.no_match = NoMatch::Correct { nudge: false };
         let mut end_named = state("end", None, StateKind::Terminal(TerminalMode::EndNow), None);
         end_named.no_match = NoMatch::Fail;
-        let run_once = state("run-once", Some(3), StateKind::Terminal(TerminalMode::RunOnce), Some(1));
+        let run_once = state(
+            "run-once",
+            Some(3),
+            StateKind::Terminal(TerminalMode::RunOnce),
+            Some(1),
+        );
         let mut until = state(
             "until",
             Some(0),
@@ -1015,7 +1063,12 @@ pub(super) mod samples {
                 merge_agent: merge_agent.map(AgentId),
             })
         };
-        let fork_union = state("fork.union", None, fork(Target::State(StateId(2)), Merge::Union, None), Some(1));
+        let fork_union = state(
+            "fork.union",
+            None,
+            fork(Target::State(StateId(2)), Merge::Union, None),
+            Some(1),
+        );
         let fork_ranked = state(
             "1st fork",
             Some(1),
@@ -1047,7 +1100,11 @@ pub(super) mod samples {
             }),
             Some(1),
         );
-        magentic.exits = vec![exit(Trigger::Chosen, Target::State(StateId(0)), EdgeClass::Back)];
+        magentic.exits = vec![exit(
+            Trigger::Chosen,
+            Target::State(StateId(0)),
+            EdgeClass::Back,
+        )];
         let magentic_quiet = state(
             "magentic2",
             None,
@@ -1078,7 +1135,10 @@ pub(super) mod samples {
             magentic,
             magentic_quiet,
         ];
-        for (idx, merge) in [Merge::Consensus, Merge::Vote, Merge::SemanticDiff].into_iter().enumerate() {
+        for (idx, merge) in [Merge::Consensus, Merge::Vote, Merge::SemanticDiff]
+            .into_iter()
+            .enumerate()
+        {
             states.push(state(
                 &format!("fork{idx}"),
                 None,
@@ -1159,7 +1219,10 @@ pub(super) mod samples {
             },
             settings: vec![
                 ("a".into(), String::new()),
-                ("Security.FileSystemSandboxPath".into(), "/tmp/\"x\"\n".into()),
+                (
+                    "Security.FileSystemSandboxPath".into(),
+                    "/tmp/\"x\"\n".into(),
+                ),
             ],
         }
     }
@@ -1214,19 +1277,37 @@ mod tests {
     }
 
     #[test]
+    fn docs_example_is_current() {
+        let docs = include_str!("../../../docs/ir.md");
+        let example = docs
+            .split_once("### Example\n\n```text\n")
+            .and_then(|(_, rest)| rest.split_once("```"))
+            .map(|(example, _)| example)
+            .expect("docs/ir.md has an example");
+        assert_eq!(example, print(&samples::team(), &PrintOptions::default()));
+    }
+
+    #[test]
     fn names_are_bare_only_when_safe() {
         for bare in ["Planner", "_x", "a.b/c~d-e", "stage1.rounds", "End", "ends"] {
             assert_eq!(name(bare), bare, "{bare}");
         }
-        for quoted in ["", "end", "1st", "a b", "-x", "a\"b", "é", "a:b", "a,b", "a=b"] {
+        for quoted in [
+            "", "end", "1st", "a b", "-x", "a\"b", "é", "a:b", "a,b", "a=b",
+        ] {
             assert!(name(quoted).starts_with('"'), "{quoted}");
         }
     }
 
     #[test]
     fn quote_matches_json() {
-        let text = "a\"b\\c\nd\re\tf\u{8}g\u{c}h\u{1}i\u{1f}j\u{7f}k\u{2028}é🚀";
+        let text =
+            "a\"b\\c\nd\re\tf\u{8}g\u{c}h\u{1}i\u{1f}j\u{7f}k\u{85}\u{2028}\u{2029}\u{feff}é🚀";
         let quoted = quote(text);
+        assert_eq!(
+            quoted,
+            "\"a\\\"b\\\\c\\nd\\re\\tf\\bg\\fh\\u0001i\\u001fj\\u007fk\\u0085\\u2028\\u2029\\ufeffé🚀\""
+        );
         let back: String = serde_json::from_str(&quoted).expect("valid JSON string");
         assert_eq!(back, text);
         assert!(!quoted.contains('\n') && !quoted.contains('\r'));

@@ -107,8 +107,9 @@ fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, 
 pub(super) fn lower_failure(config: &Config, builder: &mut Builder<'_>) {
     let policy = &mut builder.program.failure;
     let mut diags = Vec::new();
-    for (kind, action, threshold) in &config.failure.rules {
-        let rule = match kind.value.as_str() {
+    for decl in &config.failure.rules {
+        let (action, threshold) = (&decl.action, &decl.threshold);
+        let rule = match decl.kind.value.as_str() {
             "MissingEvidence" => &mut policy.missing_evidence,
             "InvalidTransition" => &mut policy.invalid_transition,
             "ConflictingEvidence" => &mut policy.conflicting_evidence,

@@ -172,9 +172,17 @@ pub struct PredicateDecl {
     pub shorthand: bool,
 }
 
+/// One `FailureHandling.<Kind>: { Action, Threshold }` entry.
+#[derive(Clone, Debug)]
+pub struct FailureRuleDecl {
+    pub kind: Spanned<String>,
+    pub action: Option<Spanned<String>>,
+    pub threshold: Option<Spanned<u64>>,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct FailureDecl {
-    pub rules: Vec<(Spanned<String>, Option<Spanned<String>>, Option<Spanned<u64>>)>,
+    pub rules: Vec<FailureRuleDecl>,
     pub max_without_signal: Option<Spanned<u64>>,
     pub max_contract_failures: Option<Spanned<u64>>,
 }
@@ -182,9 +190,7 @@ pub struct FailureDecl {
 /// Reads a whole config from its root node. Errors that make the config unusable
 /// (no `Orchestration:` root) return `None`; everything else is reported and skipped.
 pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Option<Config> {
-    let Some(orchestration) = find_root(root, loader) else {
-        return None;
-    };
+    let orchestration = find_root(root, loader)?;
     let fields = Fields::new(orchestration, "`Orchestration`", ROOT_KEYS, &mut loader.diags);
     let diags = &mut loader.diags;
     let name = fields.non_empty_str("Name", diags);
@@ -520,11 +526,11 @@ fn read_failure(node: &Node, diags: &mut Vec<Diagnostic>) -> FailureDecl {
     for kind in &FAILURE_KEYS[..4] {
         if let Some((key, value)) = fields.entry(kind) {
             let rule = Fields::new(value, kind, FAILURE_RULE_KEYS, diags);
-            decl.rules.push((
-                Spanned::new(kind.to_string(), key.span),
-                rule.non_empty_str("Action", diags),
-                rule.uint("Threshold", diags),
-            ));
+            decl.rules.push(FailureRuleDecl {
+                kind: Spanned::new(kind.to_string(), key.span),
+                action: rule.non_empty_str("Action", diags),
+                threshold: rule.uint("Threshold", diags),
+            });
         }
     }
     decl.max_without_signal = fields.uint("MaxConsecutiveTurnsWithoutSignal", diags);

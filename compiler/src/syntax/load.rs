@@ -31,6 +31,9 @@ impl<'r> Loader<'r> {
 
     /// Reads a file as text and registers it; an unreadable file is a diagnostic.
     pub fn read(&mut self, path: &Path, from: Option<Span>, what: &str) -> Option<FileId> {
+        if let Some((id, _)) = self.sources.files().find(|(_, file)| file.path == path) {
+            return Some(id);
+        }
         match self.reader.read(path) {
             Ok(text) => Some(self.add(path, text)),
             Err(error) => {

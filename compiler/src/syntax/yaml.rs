@@ -1068,27 +1068,3 @@ mod tests {
         assert!(failures.is_empty(), "{failures:#?}");
     }
 }
-#[cfg(test)]
-mod scratch {
-    use super::*;
-    #[test]
-    fn scratch_perf() {
-        for t in ["a: 1\n--- \"x", "a: 1\n---\n'x", "a: 1\n... x: y: z\n"] {
-            println!("{t:?} => {:?}", parse(FileId(0), t, &Budget::default()).map(|n| n.entries().len()));
-        }
-        let mut text = String::new();
-        let mut i = 0;
-        while text.len() < 10_000_000 { text.push_str(&format!("key{i}: valué → {i}\n")); i += 1; }
-        let t = std::time::Instant::now();
-        let n = parse(FileId(0), &text, &Budget::default()).unwrap();
-        println!("10MB yaml {} entries in {:?}", n.entries().len(), t.elapsed());
-        let last = &n.entries().last().unwrap().1;
-        println!("last {:?} {:?}", last, &text[last.span.start as usize..last.span.end as usize]);
-        let mut js = String::from("[");
-        for i in 0..500_000 { if i > 0 { js.push(','); } js.push_str(&format!("{{\"k→\": \"v\\u00e9{i}\", \"n\": {i}.5}}")); }
-        js.push(']');
-        let t = std::time::Instant::now();
-        let n = super::super::json::parse(FileId(0), &js, &Budget::default()).unwrap();
-        println!("{}MB json {} items in {:?}", js.len() / 1_000_000, n.items().len(), t.elapsed());
-    }
-}

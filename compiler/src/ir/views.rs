@@ -1,0 +1,320 @@
+//! Read-only views of a [`Program`]: JSON for tools, Graphviz DOT and Mermaid for people.
+//! The text form (`print`) is the canonical one; these are derived from the same IR.
+
+use serde_json::{json, Map, Value as Json};
+
+use super::{
+    Agent, ContextMode, Cond, Effect, EdgeClass, Exit, Guard, Model, NoMatch, Origin, Program,
+    State, StateKind, Target, TermCond, TerminalMode, Trigger,
+};
+
+fn target_name(program: &Program, target: &Target) -> String {
+    match target {
+        Target::State(id) => program.state(*id).name.clone(),
+        Target::End => "end".to_string(),
+    }
+}
+
+/// A short human label for an exit's trigger (`"APPROVED"`, `key done`, `always`).
+pub fn trigger_label(program: &Program, trigger: &Trigger) -> String {
+    match trigger {
+        Trigger::Signal { text, sources, .. } => {
+            if sources.is_empty() {
+                format!("\"{text}\"")
+            } else {
+                let names: Vec<&str> = sources.iter().map(|id| program.agent(*id).name.as_str()).collect();
+                format!("\"{text}\" from {}", names.join(", "))
+            }
+        }
+        Trigger::FinishKey(key) => format!("key {key}"),
+        Trigger::AnyKey => "any key".to_string(),
+        Trigger::Cond { cond, .. } => format!("when {cond}"),
+        Trigger::Chosen => "chosen".to_string(),
+        Trigger::Always => "always".to_string(),
+        Trigger::Otherwise => "otherwise".to_string(),
+    }
+}
+
+fn model_json(model: &Model) -> Json {
+    json!({
+        "alias": model.alias,
+        "provider": model.provider,
+        "id": model.id,
+        "endpoint": model.endpoint,
+        "api_key_env": model.api_key_env,
+        "temperature": model.temperature,
+        "max_tokens": model.max_tokens,
+        "reasoning_effort": model.reasoning_effort,
+    })
+}
+
+fn cond_json(cond: &Cond) -> Json {
+    Json::String(cond.to_string())
+}
+
+fn agent_json(agent: &Agent) -> Json {
+    json!({
+        "name": agent.name,
+        "description": agent.description,
+        "model": agent.model.as_ref().map(model_json),
+        "tools": agent.tools,
+        "tool_choice": format!("{:?}", agent.tool_choice).to_lowercase(),
+        "context": context_name(agent.context.mode),
+        "pattern": agent.pattern,
+        "instructions_bytes": agent.instructions.len(),
+    })
+}
+
+fn context_name(mode: ContextMode) -> &'static str {
+    match mode {
+        ContextMode::Shared => "shared",
+        ContextMode::Firewall => "firewall",
+        ContextMode::Value => "value",
+        ContextMode::Artifacts => "artifacts",
+    }
+}
+
+fn guard_json(program: &Program, guard: &Guard) -> Json {
+    match guard {
+        Guard::Validator { name, params } => {
+            let params: Map<String, Json> = params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            json!({"validator": name, "params": params})
+        }
+        Guard::Contract(id) => json!({"contract": program.contract(*id).name}),
+        Guard::Cond(cond) => json!({"cond": cond_json(cond)}),
+        Guard::HumanApproval => json!("human_approval"),
+        Guard::CounterBelow(id, limit) => json!({"counter": program.counter(*id).name, "below": limit}),
+    }
+}
+
+fn effect_json(program: &Program, effect: &Effect) -> Json {
+    match effect {
+        Effect::InjectContext(sources) => {
+            json!({"inject_context": sources.iter().map(|s| s.source.clone()).collect::<Vec<_>>()})
+        }
+        Effect::Count(id) => json!({"count": program.counter(*id).name}),
+        Effect::Reset(id) => json!({"reset": program.counter(*id).name}),
+        Effect::PhaseBreak => json!("phase_break"),
+        Effect::PromoteArtifact => json!("promote_artifact"),
+        Effect::InjectCritique => json!("inject_critique"),
+        Effect::Warn(text) => json!({"warn": text}),
+        Effect::Revisit { counter, max, objections } => {
+            json!({"revisit": program.counter(*counter).name, "max": max, "objections": objections})
+        }
+    }
+}
+
+fn exit_json(program: &Program, exit: &Exit) -> Json {
+    let trigger = match &exit.trigger {
+        Trigger::Signal { text, matcher, sources } => json!({
+            "signal": text,
+            "matcher": matcher.as_str(),
+            "sources": sources.iter().map(|id| program.agent(*id).name.clone()).collect::<Vec<_>>(),
+        }),
+        Trigger::FinishKey(key) => json!({"finish_key": key}),
+        Trigger::AnyKey => json!("any_key"),
+        Trigger::Cond { cond, sources } => json!({
+            "cond": cond_json(cond),
+            "sources": sources.iter().map(|id| program.agent(*id).name.clone()).collect::<Vec<_>>(),
+        }),
+        Trigger::Chosen => json!("chosen"),
+        Trigger::Always => json!("always"),
+        Trigger::Otherwise => json!("otherwise"),
+    };
+    json!({
+        "trigger": trigger,
+        "guards": exit.guards.iter().map(|g| guard_json(program, g)).collect::<Vec<_>>(),
+        "effects": exit.effects.iter().map(|e| effect_json(program, e)).collect::<Vec<_>>(),
+        "target": target_name(program, &exit.target),
+        "class": match exit.class { EdgeClass::Forward => "forward", EdgeClass::Back => "back" },
+        "recovery": exit.recovery.map(|id| program.agent(id).name.clone()),
+        "loc": exit.loc.map(|loc| json!({"file": loc.file.0, "line": loc.line, "column": loc.column})),
+    })
+}
+
+fn state_json(program: &Program, state: &State) -> Json {
+    let kind = match &state.kind {
+        StateKind::Turn => json!("turn"),
+        StateKind::Terminal(mode) => json!({"terminal": match mode {
+            TerminalMode::RunOnce => "run_once",
+            TerminalMode::EndNow => "end_now",
+            TerminalMode::RunUntilTermination => "run_until_termination",
+        }}),
+        StateKind::Fork(fork) => json!({"fork": {
+            "branches": fork.branches.iter().map(|id| program.state(*id).name.clone()).collect::<Vec<_>>(),
+            "join": target_name(program, &fork.join),
+            "merge": fork.merge.as_str(),
+            "merge_agent": fork.merge_agent.map(|id| program.agent(id).name.clone()),
+        }}),
+        StateKind::Select(select) => json!({"select": {
+            "style": format!("{:?}", select.style),
+            "manager": select.manager.as_ref().map(model_json),
+        }}),
+    };
+    let no_match = match &state.no_match {
+        NoMatch::Correct { nudge } => json!({"correct": {"nudge": nudge}}),
+        NoMatch::Fallback(id) => json!({"fallback": program.state(*id).name}),
+        NoMatch::Fail => json!("fail"),
+        NoMatch::Never => json!("never"),
+    };
+    json!({
+        "name": state.name,
+        "agent": state.agent.map(|id| program.agent(id).name.clone()),
+        "kind": kind,
+        "context": state.context.map(context_name),
+        "layer": state.layer,
+        "exits": state.exits.iter().map(|e| exit_json(program, e)).collect::<Vec<_>>(),
+        "no_match": no_match,
+        "stuck": {
+            "max_retries": state.stuck.max_retries,
+            "max_visit_turns": state.stuck.max_visit_turns,
+            "max_without_signal": state.stuck.max_without_signal,
+        },
+        "loc": state.loc.map(|loc| json!({"file": loc.file.0, "line": loc.line, "column": loc.column})),
+    })
+}
+
+/// The whole program as JSON (instructions are summarised by their length).
+pub fn to_json(program: &Program) -> Json {
+    let origin = match program.origin {
+        Origin::Fuseraft(kind) => format!("fuseraft.{kind}"),
+        Origin::Tama => "tama".to_string(),
+    };
+    let termination: Vec<Json> = program
+        .termination
+        .any
+        .iter()
+        .map(|term| match term {
+            TermCond::Regex { pattern, agents } => json!({"regex": pattern, "agents": agents}),
+            TermCond::MaxTurns(max) => json!({"max_turns": max}),
+            TermCond::Tokens(max) => json!({"tokens": max}),
+            TermCond::Cond(cond) => json!({"cond": cond_json(cond)}),
+        })
+        .collect();
+    json!({
+        "format": "fuseraft-ir-json",
+        "version": 1,
+        "name": program.name,
+        "origin": origin,
+        "files": program.files,
+        "entry": program.state(program.entry).name,
+        "agents": program.agents.iter().map(agent_json).collect::<Vec<_>>(),
+        "states": program.states.iter().map(|s| state_json(program, s)).collect::<Vec<_>>(),
+        "contracts": program.contracts.iter().map(|c| json!({
+            "name": c.name,
+            "requires": c.predicates.iter().map(|p| {
+                let params: Map<String, Json> = p.params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                json!({"type": p.kind, "params": params})
+            }).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "counters": program.counters.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+        "termination": {
+            "any": termination,
+            "validators": program.termination.validators.iter().map(|g| guard_json(program, g)).collect::<Vec<_>>(),
+            "max_total_tokens": program.termination.max_total_tokens,
+            "unit": format!("{:?}", program.termination.unit).to_lowercase(),
+        },
+        "settings": program.settings.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+    })
+}
+
+fn dot_escape(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Graphviz DOT: states as nodes (terminals double-circled, forks as diamonds), exits as
+/// edges labelled with their trigger, back edges dashed.
+pub fn to_dot(program: &Program) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("digraph \"{}\" {{\n", dot_escape(&program.name)));
+    out.push_str("  rankdir=TB;\n  node [shape=box, style=rounded];\n");
+    out.push_str("  __start [shape=point];\n  __end [shape=doublecircle, label=\"end\"];\n");
+    for (idx, state) in program.states.iter().enumerate() {
+        let shape = match state.kind {
+            StateKind::Turn => "box",
+            StateKind::Terminal(_) => "doubleoctagon",
+            StateKind::Fork(_) => "diamond",
+            StateKind::Select(_) => "hexagon",
+        };
+        let label = match state.agent {
+            Some(agent) if program.agent(agent).name != state.name => {
+                format!("{}\\n({})", dot_escape(&state.name), dot_escape(&program.agent(agent).name))
+            }
+            _ => dot_escape(&state.name),
+        };
+        out.push_str(&format!("  s{idx} [label=\"{label}\", shape={shape}];\n"));
+    }
+    out.push_str(&format!("  __start -> s{};\n", program.entry.0));
+    for (idx, state) in program.states.iter().enumerate() {
+        if let StateKind::Fork(fork) = &state.kind {
+            for branch in &fork.branches {
+                out.push_str(&format!("  s{idx} -> s{} [style=bold, label=\"branch\"];\n", branch.0));
+            }
+            let join = match fork.join {
+                Target::State(id) => format!("s{}", id.0),
+                Target::End => "__end".to_string(),
+            };
+            out.push_str(&format!("  s{idx} -> {join} [style=bold, label=\"join ({})\"];\n", fork.merge.as_str()));
+        }
+        for exit in &state.exits {
+            let to = match exit.target {
+                Target::State(id) => format!("s{}", id.0),
+                Target::End => "__end".to_string(),
+            };
+            let style = if exit.class == EdgeClass::Back { ", style=dashed" } else { "" };
+            let label = dot_escape(&trigger_label(program, &exit.trigger));
+            out.push_str(&format!("  s{idx} -> {to} [label=\"{label}\"{style}];\n"));
+        }
+        if let NoMatch::Fallback(target) = state.no_match {
+            out.push_str(&format!("  s{idx} -> s{} [label=\"no match\", style=dotted];\n", target.0));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn mermaid_escape(text: &str) -> String {
+    text.replace('"', "#quot;").replace('\n', " ")
+}
+
+/// Mermaid `flowchart`: the same graph as [`to_dot`].
+pub fn to_mermaid(program: &Program) -> String {
+    let mut out = String::from("flowchart TD\n");
+    out.push_str("  start((start))\n  stop((end))\n");
+    for (idx, state) in program.states.iter().enumerate() {
+        let name = mermaid_escape(&state.name);
+        let node = match state.kind {
+            StateKind::Turn => format!("s{idx}[\"{name}\"]"),
+            StateKind::Terminal(_) => format!("s{idx}[[\"{name}\"]]"),
+            StateKind::Fork(_) => format!("s{idx}{{\"{name}\"}}"),
+            StateKind::Select(_) => format!("s{idx}{{{{\"{name}\"}}}}"),
+        };
+        out.push_str(&format!("  {node}\n"));
+    }
+    out.push_str(&format!("  start --> s{}\n", program.entry.0));
+    for (idx, state) in program.states.iter().enumerate() {
+        if let StateKind::Fork(fork) = &state.kind {
+            for branch in &fork.branches {
+                out.push_str(&format!("  s{idx} ==>|branch| s{}\n", branch.0));
+            }
+            let join = match fork.join {
+                Target::State(id) => format!("s{}", id.0),
+                Target::End => "stop".to_string(),
+            };
+            out.push_str(&format!("  s{idx} ==>|join| {join}\n"));
+        }
+        for exit in &state.exits {
+            let to = match exit.target {
+                Target::State(id) => format!("s{}", id.0),
+                Target::End => "stop".to_string(),
+            };
+            let label = mermaid_escape(&trigger_label(program, &exit.trigger));
+            let arrow = if exit.class == EdgeClass::Back { "-.->" } else { "-->" };
+            out.push_str(&format!("  s{idx} {arrow}|\"{label}\"| {to}\n"));
+        }
+        if let NoMatch::Fallback(target) = state.no_match {
+            out.push_str(&format!("  s{idx} -.->|no match| s{}\n", target.0));
+        }
+    }
+    out
+}

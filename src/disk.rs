@@ -1,0 +1,38 @@
+//! The real file system behind the compiler's `FileReader`, with a size cap so a huge or
+//! endless file (a FIFO, `/dev/zero`) cannot exhaust memory.
+
+use std::io::Read;
+use std::path::Path;
+
+use fuseraft_compiler::FileReader;
+
+/// Largest config, agent or IR file fuseraft reads.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+pub struct Disk;
+
+impl FileReader for Disk {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        let file = std::fs::File::open(path)?;
+        if file.metadata()?.is_dir() {
+            return Err(std::io::Error::other("is a directory"));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(std::io::Error::other(format!(
+                "larger than the {} MiB limit",
+                MAX_FILE_BYTES / 1024 / 1024
+            )));
+        }
+        String::from_utf8(bytes).map_err(|_| std::io::Error::other("not valid UTF-8 text"))
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}

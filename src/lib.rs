@@ -1,0 +1,25 @@
+//! The `fuseraft` command line: the only place that knows clap, the terminal, environment
+//! variables and exit codes. The work is done by `fuseraft-compiler` and `fuseraft-vm`.
+
+pub mod cli;
+pub mod commands;
+pub mod disk;
+pub mod render;
+
+use std::io::IsTerminal;
+
+use cli::{Cli, ColorChoice, Command};
+
+/// Runs a parsed command line and returns the process exit code.
+pub fn run(cli: &Cli) -> u8 {
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let width = if color { 100 } else { 80 };
+    let style = render::Style { color, width };
+    match &cli.command {
+        Command::Compile(args) => commands::compile::run(args, style),
+    }
+}
