@@ -15,7 +15,9 @@ pub fn run(cli: &Cli) -> u8 {
     let color = match cli.color {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+        }
     };
     let width = if color { 100 } else { 80 };
     let style = render::Style { color, width };

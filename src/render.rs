@@ -18,7 +18,10 @@ pub struct Style {
 impl Style {
     /// No colour, 80 columns: for snapshots and pipes.
     pub fn plain() -> Style {
-        Style { color: false, width: 80 }
+        Style {
+            color: false,
+            width: 80,
+        }
     }
 }
 
@@ -52,11 +55,15 @@ impl miette::Diagnostic for Report {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help.as_ref().map(|help| Box::new(help) as Box<dyn fmt::Display>)
+        self.help
+            .as_ref()
+            .map(|help| Box::new(help) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn miette::SourceCode> {
-        self.source.as_ref().map(|source| source as &dyn miette::SourceCode)
+        self.source
+            .as_ref()
+            .map(|source| source as &dyn miette::SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
@@ -71,7 +78,9 @@ impl miette::Diagnostic for Report {
         if self.related.is_empty() {
             None
         } else {
-            Some(Box::new(self.related.iter().map(|r| r as &dyn miette::Diagnostic)))
+            Some(Box::new(
+                self.related.iter().map(|r| r as &dyn miette::Diagnostic),
+            ))
         }
     }
 }
@@ -144,7 +153,10 @@ pub fn human(diag: &Diagnostic, sources: &SourceMap, style: Style) -> String {
         .with_width(style.width)
         .with_links(false);
     let mut out = String::new();
-    if handler.render_report(&mut out, &report(diag, sources)).is_err() {
+    if handler
+        .render_report(&mut out, &report(diag, sources))
+        .is_err()
+    {
         out = short(diag, sources);
     }
     out
@@ -159,7 +171,12 @@ pub fn short(diag: &Diagnostic, sources: &SourceMap) -> String {
         .filter(|label| (label.span.file.0 as usize) < sources.len())
         .map(|label| format!("{}: ", position(sources, label)))
         .unwrap_or_default();
-    format!("{at}{}[{}]: {}", diag.severity.as_str(), diag.code.as_str(), diag.message)
+    format!(
+        "{at}{}[{}]: {}",
+        diag.severity.as_str(),
+        diag.code.as_str(),
+        diag.message
+    )
 }
 
 /// Every diagnostic, rendered, followed by a one-line count.
@@ -168,8 +185,14 @@ pub fn all(diags: &[Diagnostic], sources: &SourceMap, style: Style) -> String {
     for diag in diags {
         out.push_str(&human(diag, sources, style));
     }
-    let errors = diags.iter().filter(|d| d.severity == Severity::Error).count();
-    let warnings = diags.iter().filter(|d| d.severity == Severity::Warning).count();
+    let errors = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     if errors + warnings > 0 {
         out.push_str(&format!("{errors} error(s), {warnings} warning(s)\n"));
     }

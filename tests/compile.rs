@@ -14,11 +14,25 @@ use fuseraft_compiler::{compile, Compiled, FileReader, Severity};
 /// `print(parse(print(p))) == print(p)`, and the parsed program equals the original.
 fn assert_round_trip(program: &ir::Program, what: &Path) {
     let text = ir::print(program, &PrintOptions::default());
-    let parsed = ir::parse(&text)
-        .unwrap_or_else(|error| panic!("{}: printed IR does not parse: {error:?}\n{text}", what.display()));
+    let parsed = ir::parse(&text).unwrap_or_else(|error| {
+        panic!(
+            "{}: printed IR does not parse: {error:?}\n{text}",
+            what.display()
+        )
+    });
     let again = ir::print(&parsed, &PrintOptions::default());
-    assert_eq!(text, again, "{}: IR text round trip changed the text", what.display());
-    assert_eq!(&parsed, program, "{}: IR text round trip changed the program", what.display());
+    assert_eq!(
+        text,
+        again,
+        "{}: IR text round trip changed the text",
+        what.display()
+    );
+    assert_eq!(
+        &parsed,
+        program,
+        "{}: IR text round trip changed the program",
+        what.display()
+    );
 }
 
 /// Relative paths keep snapshots identical on every machine.
@@ -51,69 +65,86 @@ fn input_of(path: &Path) -> PathBuf {
 
 #[test]
 fn compile_ok_fixtures() {
-    insta::glob!("../fixtures", "compile/ok/**/*.{yaml,yml,json,fir,toml}", |path| {
-        // Files inside a tama project or included by a config are not inputs of their own.
-        let relative = relative(path);
-        let text = relative.to_string_lossy().replace('\\', "/");
-        if text.contains("/agents/") || text.contains("/include/") {
-            return;
+    insta::glob!(
+        "../fixtures",
+        "compile/ok/**/*.{yaml,yml,json,fir,toml}",
+        |path| {
+            // Files inside a tama project or included by a config are not inputs of their own.
+            let relative = relative(path);
+            let text = relative.to_string_lossy().replace('\\', "/");
+            if text.contains("/agents/") || text.contains("/include/") {
+                return;
+            }
+            let input = input_of(path);
+            let compiled = compile(&input, &Disk);
+            let program = compiled.program.as_ref().unwrap_or_else(|| {
+                panic!(
+                    "{} does not compile:\n{}",
+                    input.display(),
+                    diagnostics(&compiled)
+                )
+            });
+            assert_round_trip(program, &input);
+            let mut out = ir::print(program, &PrintOptions::default());
+            let notes = diagnostics(&compiled);
+            if !notes.is_empty() {
+                out.push_str("\n----- DIAGNOSTICS\n");
+                out.push_str(&notes);
+            }
+            insta::assert_snapshot!(out);
         }
-        let input = input_of(path);
-        let compiled = compile(&input, &Disk);
-        let program = compiled.program.as_ref().unwrap_or_else(|| {
-            panic!("{} does not compile:\n{}", input.display(), diagnostics(&compiled))
-        });
-        assert_round_trip(program, &input);
-        let mut out = ir::print(program, &PrintOptions::default());
-        let notes = diagnostics(&compiled);
-        if !notes.is_empty() {
-            out.push_str("\n----- DIAGNOSTICS\n");
-            out.push_str(&notes);
-        }
-        insta::assert_snapshot!(out);
-    });
+    );
 }
 
 #[test]
 fn compile_err_fixtures() {
-    insta::glob!("../fixtures", "compile/err/**/*.{yaml,yml,json,fir,toml,md}", |path| {
-        let relative = relative(path);
-        let text = relative.to_string_lossy().replace('\\', "/");
-        if text.contains("/include/") || (text.contains("/agents/") && !text.ends_with("AGENT.md")) {
-            return;
+    insta::glob!(
+        "../fixtures",
+        "compile/err/**/*.{yaml,yml,json,fir,toml,md}",
+        |path| {
+            let relative = relative(path);
+            let text = relative.to_string_lossy().replace('\\', "/");
+            if text.contains("/include/")
+                || (text.contains("/agents/") && !text.ends_with("AGENT.md"))
+            {
+                return;
+            }
+            // In a tama project only the entry agent's AGENT.md (`main`) is an input.
+            if text.contains("/agents/") && !text.contains("/agents/main/") {
+                return;
+            }
+            let input = input_of(path);
+            let compiled = compile(&input, &Disk);
+            let errors = compiled
+                .diagnostics
+                .iter()
+                .filter(|diag| diag.severity == Severity::Error)
+                .count();
+            assert!(
+                errors > 0 || compiled.unreadable,
+                "{} should fail to compile but produced a program",
+                input.display()
+            );
+            // The file name starts with the code it must trigger (`FR010_...`).
+            let stem = relative
+                .components()
+                .find_map(|part| {
+                    let part = part.as_os_str().to_string_lossy();
+                    part.starts_with("FR").then(|| part[..5].to_string())
+                })
+                .unwrap_or_default();
+            assert!(
+                compiled
+                    .diagnostics
+                    .iter()
+                    .any(|diag| diag.code.as_str() == stem),
+                "{} should report {stem}, got:\n{}",
+                input.display(),
+                diagnostics(&compiled)
+            );
+            insta::assert_snapshot!(diagnostics(&compiled));
         }
-        // In a tama project only the entry agent's AGENT.md (`main`) is an input.
-        if text.contains("/agents/") && !text.contains("/agents/main/") {
-            return;
-        }
-        let input = input_of(path);
-        let compiled = compile(&input, &Disk);
-        let errors = compiled
-            .diagnostics
-            .iter()
-            .filter(|diag| diag.severity == Severity::Error)
-            .count();
-        assert!(
-            errors > 0 || compiled.unreadable,
-            "{} should fail to compile but produced a program",
-            input.display()
-        );
-        // The file name starts with the code it must trigger (`FR010_...`).
-        let stem = relative
-            .components()
-            .find_map(|part| {
-                let part = part.as_os_str().to_string_lossy();
-                part.starts_with("FR").then(|| part[..5].to_string())
-            })
-            .unwrap_or_default();
-        assert!(
-            compiled.diagnostics.iter().any(|diag| diag.code.as_str() == stem),
-            "{} should report {stem}, got:\n{}",
-            input.display(),
-            diagnostics(&compiled)
-        );
-        insta::assert_snapshot!(diagnostics(&compiled));
-    });
+    );
 }
 
 // ---- The shared corpus (present on developer machines and in CI, not in a user's clone).
@@ -123,13 +154,17 @@ fn corpus_root() -> Option<PathBuf> {
     if root.is_dir() {
         Some(root)
     } else {
-        eprintln!("skipping: ../shared/corpus is absent (it exists on developer machines and in CI)");
+        eprintln!(
+            "skipping: ../shared/corpus is absent (it exists on developer machines and in CI)"
+        );
         None
     }
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for path in entries {
@@ -180,7 +215,9 @@ fn corpus_inputs(root: &Path) -> Vec<PathBuf> {
     files
         .into_iter()
         .filter(|path| {
-            let Ok(text) = std::fs::read_to_string(path) else { return false };
+            let Ok(text) = std::fs::read_to_string(path) else {
+                return false;
+            };
             let name = path.file_name().unwrap_or_default().to_string_lossy();
             let is_config = (name.ends_with(".yaml") || name.ends_with(".json"))
                 && (text.starts_with("Orchestration:")
@@ -196,7 +233,11 @@ fn corpus_inputs(root: &Path) -> Vec<PathBuf> {
 fn corpus_compiles_with_snapshots_and_round_trips() {
     let Some(root) = corpus_root() else { return };
     let inputs = corpus_inputs(&root);
-    assert!(inputs.len() >= 30, "expected the whole corpus, found {} inputs", inputs.len());
+    assert!(
+        inputs.len() >= 30,
+        "expected the whole corpus, found {} inputs",
+        inputs.len()
+    );
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots/corpus");
     settings.set_prepend_module_to_snapshot(false);
@@ -209,7 +250,11 @@ fn corpus_compiles_with_snapshots_and_round_trips() {
             let shown = PathBuf::from(shown.to_string_lossy().replace("/./", "/"));
             let compiled = compile(&shown, &VariantOverlay);
             let program = compiled.program.as_ref().unwrap_or_else(|| {
-                panic!("corpus input {} does not compile:\n{}", shown.display(), diagnostics(&compiled))
+                panic!(
+                    "corpus input {} does not compile:\n{}",
+                    shown.display(),
+                    diagnostics(&compiled)
+                )
             });
             assert_round_trip(program, &shown);
             // Third-party prose (instructions, descriptions, prompts) stays out of snapshots.
@@ -218,7 +263,10 @@ fn corpus_compiles_with_snapshots_and_round_trips() {
                 out.push_str(&format!("# {}\n", render::short(diag, &compiled.sources)));
             }
             let rel = path.strip_prefix(&root).unwrap_or(path);
-            let name = rel.to_string_lossy().replace(['/', '\\'], "__").replace('.', "_");
+            let name = rel
+                .to_string_lossy()
+                .replace(['/', '\\'], "__")
+                .replace('.', "_");
             insta::assert_snapshot!(name, out);
         }
     });

@@ -98,9 +98,7 @@ fn compile_tama_agent(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
         .map(|name| name.to_string_lossy().to_string())
         .unwrap_or_default();
     let agents_dir = agent_dir.parent().unwrap_or(Path::new(""));
-    let is_project_layout = agents_dir
-        .file_name()
-        .is_some_and(|dir| dir == "agents");
+    let is_project_layout = agents_dir.file_name().is_some_and(|dir| dir == "agents");
     if !is_project_layout || name.is_empty() {
         // Not in a project: read it anyway so its own errors are reported.
         let file = loader.read(path, None, "agent")?;
@@ -110,7 +108,10 @@ fn compile_tama_agent(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
                 Code::MissingFile,
                 "this AGENT.md is not inside a tama project's `agents/<name>/` folder",
             )
-            .with_label(Span::new(crate::source::FileId(0), 0, 0), "its sibling agents cannot be resolved")
+            .with_label(
+                Span::new(crate::source::FileId(0), 0, 0),
+                "its sibling agents cannot be resolved",
+            )
             .with_help("compile `<project>/agents/<name>/AGENT.md` or the project directory"),
         );
         return None;
@@ -135,8 +136,14 @@ fn compile_tama_project(path: &Path, loader: &mut Loader<'_>) -> Option<Program>
     let parsed = crate::syntax::tama::read_manifest(file, loader);
     let Some(entry) = parsed.entrypoint else {
         loader.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "tama.toml has no `[project] entrypoint`")
-                .with_label(Span::new(file, 0, 0), "add `entrypoint = \"<agent>\"` under `[project]`"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "tama.toml has no `[project] entrypoint`",
+            )
+            .with_label(
+                Span::new(file, 0, 0),
+                "add `entrypoint = \"<agent>\"` under `[project]`",
+            ),
         );
         return None;
     };
@@ -151,7 +158,10 @@ fn compile_ir(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
         Ok(program) => Some(program),
         Err(error) => {
             let start = error.offset.min(text.len());
-            let end = text[start..].chars().next().map_or(start, |ch| start + ch.len_utf8());
+            let end = text[start..]
+                .chars()
+                .next()
+                .map_or(start, |ch| start + ch.len_utf8());
             loader.diags.push(
                 Diagnostic::error(Code::SyntaxError, format!("invalid IR: {}", error.message))
                     .with_label(Span::new(file, start, end), "here"),

@@ -151,7 +151,10 @@ impl Diagnostic {
 }
 
 /// `did you mean `x`?` for the closest candidate within a small edit distance, if any.
-pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     let lower = name.to_lowercase();
     let mut best: Option<(usize, &str)> = None;
     for candidate in candidates {
@@ -170,7 +173,11 @@ pub fn known_list<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     if names.is_empty() {
         return "none are defined".to_string();
     }
-    let shown: Vec<String> = names.iter().take(8).map(|name| format!("`{name}`")).collect();
+    let shown: Vec<String> = names
+        .iter()
+        .take(8)
+        .map(|name| format!("`{name}`"))
+        .collect();
     let mut text = format!("known: {}", shown.join(", "));
     if names.len() > 8 {
         text.push_str(&format!(" and {} more", names.len() - 8));

@@ -63,7 +63,11 @@ pub struct LineCol {
 }
 
 impl SourceFile {
-    pub fn new(name: impl Into<String>, path: impl Into<PathBuf>, text: impl Into<String>) -> SourceFile {
+    pub fn new(
+        name: impl Into<String>,
+        path: impl Into<PathBuf>,
+        text: impl Into<String>,
+    ) -> SourceFile {
         let text = text.into();
         let mut line_starts = vec![0u32];
         for (idx, byte) in text.bytes().enumerate() {

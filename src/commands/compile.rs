@@ -12,7 +12,11 @@ use crate::render::{self, Style};
 pub fn run(args: &CompileArgs, style: Style) -> u8 {
     let compiled = fuseraft_compiler::compile(&args.input, &Disk);
     let mut stderr = std::io::stderr().lock();
-    let _ = write!(stderr, "{}", render::all(&compiled.diagnostics, &compiled.sources, style));
+    let _ = write!(
+        stderr,
+        "{}",
+        render::all(&compiled.diagnostics, &compiled.sources, style)
+    );
     if compiled.unreadable {
         return exit::USAGE;
     }
@@ -20,7 +24,12 @@ pub fn run(args: &CompileArgs, style: Style) -> u8 {
         return exit::FINDINGS;
     };
     let text = match args.emit {
-        Emit::Ir => ir::print(&program, &PrintOptions { elide_text: args.elide_text }),
+        Emit::Ir => ir::print(
+            &program,
+            &PrintOptions {
+                elide_text: args.elide_text,
+            },
+        ),
         Emit::Json => {
             let mut json = serde_json::to_string_pretty(&ir::to_json(&program)).unwrap_or_default();
             json.push('\n');
@@ -32,7 +41,11 @@ pub fn run(args: &CompileArgs, style: Style) -> u8 {
     match &args.output {
         None => {
             let mut stdout = std::io::stdout().lock();
-            if stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()).is_err() {
+            if stdout
+                .write_all(text.as_bytes())
+                .and_then(|_| stdout.flush())
+                .is_err()
+            {
                 return exit::USAGE;
             }
         }

@@ -313,7 +313,10 @@ impl Merge {
         if text == "benchmark" {
             return Some(Merge::Union);
         }
-        Merge::ALL.iter().copied().find(|merge| merge.as_str() == text)
+        Merge::ALL
+            .iter()
+            .copied()
+            .find(|merge| merge.as_str() == text)
     }
 }
 
@@ -489,7 +492,10 @@ pub struct Termination {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TermCond {
     /// Case-insensitive regex over the newest reply (of one of `agents`, if given).
-    Regex { pattern: String, agents: Vec<String> },
+    Regex {
+        pattern: String,
+        agents: Vec<String>,
+    },
     MaxTurns(u32),
     /// Cumulative tokens reach this many.
     Tokens(u64),

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::{
-    Agent, ContextMode, Cond, Effect, EdgeClass, Exit, Guard, Model, NoMatch, Origin, Program,
+    Agent, Cond, ContextMode, EdgeClass, Effect, Exit, Guard, Model, NoMatch, Origin, Program,
     State, StateKind, Target, TermCond, TerminalMode, Trigger,
 };
 
@@ -22,7 +22,10 @@ pub fn trigger_label(program: &Program, trigger: &Trigger) -> String {
             if sources.is_empty() {
                 format!("\"{text}\"")
             } else {
-                let names: Vec<&str> = sources.iter().map(|id| program.agent(*id).name.as_str()).collect();
+                let names: Vec<&str> = sources
+                    .iter()
+                    .map(|id| program.agent(*id).name.as_str())
+                    .collect();
                 format!("\"{text}\" from {}", names.join(", "))
             }
         }
@@ -77,13 +80,16 @@ fn context_name(mode: ContextMode) -> &'static str {
 fn guard_json(program: &Program, guard: &Guard) -> Json {
     match guard {
         Guard::Validator { name, params } => {
-            let params: Map<String, Json> = params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+            let params: Map<String, Json> =
+                params.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
             json!({"validator": name, "params": params})
         }
         Guard::Contract(id) => json!({"contract": program.contract(*id).name}),
         Guard::Cond(cond) => json!({"cond": cond_json(cond)}),
         Guard::HumanApproval => json!("human_approval"),
-        Guard::CounterBelow(id, limit) => json!({"counter": program.counter(*id).name, "below": limit}),
+        Guard::CounterBelow(id, limit) => {
+            json!({"counter": program.counter(*id).name, "below": limit})
+        }
     }
 }
 
@@ -98,7 +104,11 @@ fn effect_json(program: &Program, effect: &Effect) -> Json {
         Effect::PromoteArtifact => json!("promote_artifact"),
         Effect::InjectCritique => json!("inject_critique"),
         Effect::Warn(text) => json!({"warn": text}),
-        Effect::Revisit { counter, max, objections } => {
+        Effect::Revisit {
+            counter,
+            max,
+            objections,
+        } => {
             json!({"revisit": program.counter(*counter).name, "max": max, "objections": objections})
         }
     }
@@ -106,7 +116,11 @@ fn effect_json(program: &Program, effect: &Effect) -> Json {
 
 fn exit_json(program: &Program, exit: &Exit) -> Json {
     let trigger = match &exit.trigger {
-        Trigger::Signal { text, matcher, sources } => json!({
+        Trigger::Signal {
+            text,
+            matcher,
+            sources,
+        } => json!({
             "signal": text,
             "matcher": matcher.as_str(),
             "sources": sources.iter().map(|id| program.agent(*id).name.clone()).collect::<Vec<_>>(),
@@ -219,7 +233,9 @@ pub fn to_json(program: &Program) -> Json {
 }
 
 fn dot_escape(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 /// Graphviz DOT: states as nodes (terminals double-circled, forks as diamonds), exits as
@@ -238,7 +254,11 @@ pub fn to_dot(program: &Program) -> String {
         };
         let label = match state.agent {
             Some(agent) if program.agent(agent).name != state.name => {
-                format!("{}\\n({})", dot_escape(&state.name), dot_escape(&program.agent(agent).name))
+                format!(
+                    "{}\\n({})",
+                    dot_escape(&state.name),
+                    dot_escape(&program.agent(agent).name)
+                )
             }
             _ => dot_escape(&state.name),
         };
@@ -248,25 +268,38 @@ pub fn to_dot(program: &Program) -> String {
     for (idx, state) in program.states.iter().enumerate() {
         if let StateKind::Fork(fork) = &state.kind {
             for branch in &fork.branches {
-                out.push_str(&format!("  s{idx} -> s{} [style=bold, label=\"branch\"];\n", branch.0));
+                out.push_str(&format!(
+                    "  s{idx} -> s{} [style=bold, label=\"branch\"];\n",
+                    branch.0
+                ));
             }
             let join = match fork.join {
                 Target::State(id) => format!("s{}", id.0),
                 Target::End => "__end".to_string(),
             };
-            out.push_str(&format!("  s{idx} -> {join} [style=bold, label=\"join ({})\"];\n", fork.merge.as_str()));
+            out.push_str(&format!(
+                "  s{idx} -> {join} [style=bold, label=\"join ({})\"];\n",
+                fork.merge.as_str()
+            ));
         }
         for exit in &state.exits {
             let to = match exit.target {
                 Target::State(id) => format!("s{}", id.0),
                 Target::End => "__end".to_string(),
             };
-            let style = if exit.class == EdgeClass::Back { ", style=dashed" } else { "" };
+            let style = if exit.class == EdgeClass::Back {
+                ", style=dashed"
+            } else {
+                ""
+            };
             let label = dot_escape(&trigger_label(program, &exit.trigger));
             out.push_str(&format!("  s{idx} -> {to} [label=\"{label}\"{style}];\n"));
         }
         if let NoMatch::Fallback(target) = state.no_match {
-            out.push_str(&format!("  s{idx} -> s{} [label=\"no match\", style=dotted];\n", target.0));
+            out.push_str(&format!(
+                "  s{idx} -> s{} [label=\"no match\", style=dotted];\n",
+                target.0
+            ));
         }
     }
     out.push_str("}\n");
@@ -309,7 +342,11 @@ pub fn to_mermaid(program: &Program) -> String {
                 Target::End => "stop".to_string(),
             };
             let label = mermaid_escape(&trigger_label(program, &exit.trigger));
-            let arrow = if exit.class == EdgeClass::Back { "-.->" } else { "-->" };
+            let arrow = if exit.class == EdgeClass::Back {
+                "-.->"
+            } else {
+                "-->"
+            };
             out.push_str(&format!("  s{idx} {arrow}|\"{label}\"| {to}\n"));
         }
         if let NoMatch::Fallback(target) = state.no_match {

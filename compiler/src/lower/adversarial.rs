@@ -27,36 +27,63 @@ fn exit(trigger: Trigger, guards: Vec<Guard>, effects: Vec<Effect>, target: Targ
 
 pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
     let Some(adversarial) = &config.selection.adversarial else {
-        missing_block(builder, "Adversarial", SelectionKind::Adversarial, config.selection.span);
+        missing_block(
+            builder,
+            "Adversarial",
+            SelectionKind::Adversarial,
+            config.selection.span,
+        );
         return None;
     };
     if adversarial.stages.is_empty() {
         builder.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "the adversarial block has no `Stages`")
-                .with_label(adversarial.span, "add `Stages:` with a generator and a critic each"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "the adversarial block has no `Stages`",
+            )
+            .with_label(
+                adversarial.span,
+                "add `Stages:` with a generator and a critic each",
+            ),
         );
         return None;
     }
-    let rounds = adversarial.rounds.as_ref().map_or(DEFAULT_ROUNDS, |rounds| rounds.value);
+    let rounds = adversarial
+        .rounds
+        .as_ref()
+        .map_or(DEFAULT_ROUNDS, |rounds| rounds.value);
     let rounds = rounds.min(u32::MAX as u64) as u32;
     let pass = adversarial
         .pass_keyword
         .as_ref()
-        .map_or(DEFAULT_PASS_KEYWORD.to_string(), |keyword| keyword.value.clone());
+        .map_or(DEFAULT_PASS_KEYWORD.to_string(), |keyword| {
+            keyword.value.clone()
+        });
 
     // Build every stage's pair first, then wire each critic to the next stage.
     let mut stages: Vec<(StateId, StateId, crate::ir::CounterId, String)> = Vec::new();
     for (idx, stage) in adversarial.stages.iter().enumerate() {
         let number = idx + 1;
-        let generator = stage.generator.as_ref().and_then(|name| builder.agent_ref(name, "generator"));
-        let critic = stage.critic.as_ref().and_then(|name| builder.agent_ref(name, "critic"));
+        let generator = stage
+            .generator
+            .as_ref()
+            .and_then(|name| builder.agent_ref(name, "generator"));
+        let critic = stage
+            .critic
+            .as_ref()
+            .and_then(|name| builder.agent_ref(name, "critic"));
         if stage.generator.is_none() || stage.critic.is_none() {
             builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, format!("stage {number} needs a `Generator` and a `Critic`"))
-                    .with_label(stage.span, "this stage"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    format!("stage {number} needs a `Generator` and a `Critic`"),
+                )
+                .with_label(stage.span, "this stage"),
             );
         }
-        let (Some(generator), Some(critic)) = (generator, critic) else { continue };
+        let (Some(generator), Some(critic)) = (generator, critic) else {
+            continue;
+        };
         let label = stage.label.as_ref().map_or_else(
             || {
                 format!(
@@ -67,8 +94,18 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
             },
             |label| label.value.clone(),
         );
-        let gen_state = builder.add_state(&format!("stage{number}/generate"), Some(generator), StateKind::Turn, Some(stage.span));
-        let critic_state = builder.add_state(&format!("stage{number}/critique"), Some(critic), StateKind::Turn, Some(stage.span));
+        let gen_state = builder.add_state(
+            &format!("stage{number}/generate"),
+            Some(generator),
+            StateKind::Turn,
+            Some(stage.span),
+        );
+        let critic_state = builder.add_state(
+            &format!("stage{number}/critique"),
+            Some(critic),
+            StateKind::Turn,
+            Some(stage.span),
+        );
         builder.state_mut(critic_state).context = Some(ContextMode::Firewall);
         let counter = builder.add_counter(format!("stage{number}.rounds"));
         stages.push((gen_state, critic_state, counter, label));
@@ -79,7 +116,9 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
     for (idx, (generator, critic, counter, label)) in stages.iter().enumerate() {
         let next = stages
             .get(idx + 1)
-            .map_or(Target::End, |(next_generator, ..)| Target::State(*next_generator));
+            .map_or(Target::End, |(next_generator, ..)| {
+                Target::State(*next_generator)
+            });
         builder.state_mut(*generator).exits.push(exit(
             Trigger::Always,
             Vec::new(),
@@ -107,7 +146,10 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
             Trigger::Otherwise,
             Vec::new(),
             vec![
-                Effect::Warn(format!("stage {} ({label}) ended without `{pass}` after {rounds} rounds", idx + 1)),
+                Effect::Warn(format!(
+                    "stage {} ({label}) ended without `{pass}` after {rounds} rounds",
+                    idx + 1
+                )),
                 Effect::PromoteArtifact,
             ],
             next,

@@ -2,7 +2,9 @@
 
 use super::Builder;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, ToolChoice};
+use crate::ir::{
+    Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, ToolChoice,
+};
 use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl};
 
 pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
@@ -17,9 +19,15 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
         if let Some(existing) = builder.program.agent_named(&name.value) {
             let first = builder.program.agent(existing).name.clone();
             builder.diags.push(
-                Diagnostic::error(Code::DuplicateName, format!("agent `{}` is defined twice", name.value))
-                    .with_label(name.span, format!("duplicates `{first}` (names compare case-insensitively)"))
-                    .with_help("rename one of the agents"),
+                Diagnostic::error(
+                    Code::DuplicateName,
+                    format!("agent `{}` is defined twice", name.value),
+                )
+                .with_label(
+                    name.span,
+                    format!("duplicates `{first}` (names compare case-insensitively)"),
+                )
+                .with_help("rename one of the agents"),
             );
             continue;
         }
@@ -31,15 +39,22 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 "none" => ToolChoice::None,
                 _ => {
                     builder.diags.push(
-                        Diagnostic::error(Code::InvalidValue, format!("unknown `FunctionChoice` `{}`", choice.value))
-                            .with_label(choice.span, "expected `auto`, `required` or `none`"),
+                        Diagnostic::error(
+                            Code::InvalidValue,
+                            format!("unknown `FunctionChoice` `{}`", choice.value),
+                        )
+                        .with_label(choice.span, "expected `auto`, `required` or `none`"),
                     );
                     ToolChoice::Auto
                 }
             },
         };
         let sources = lower_sources(&decl.context);
-        let mode = match decl.isolation.as_ref().map(|iso| iso.value.to_ascii_lowercase()) {
+        let mode = match decl
+            .isolation
+            .as_ref()
+            .map(|iso| iso.value.to_ascii_lowercase())
+        {
             // Upstream's newest default is `Fresh`; the configs in the wild were written for a
             // shared history, so an agent without `Isolation` shares it (see docs/semantics.md).
             None => {
@@ -52,7 +67,11 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
             Some(iso) if iso == "fresh" => ContextMode::Artifacts,
             Some(iso) if iso == "shared" || iso == "fork" => ContextMode::Shared,
             Some(_) => {
-                let span = decl.isolation.as_ref().map(|iso| iso.span).unwrap_or(decl.span);
+                let span = decl
+                    .isolation
+                    .as_ref()
+                    .map(|iso| iso.span)
+                    .unwrap_or(decl.span);
                 builder.diags.push(
                     Diagnostic::error(Code::InvalidValue, "unknown `Isolation` value")
                         .with_label(span, "expected `Fresh`, `Shared` or `Fork`"),
@@ -60,7 +79,10 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 ContextMode::Shared
             }
         };
-        let model = decl.model.as_ref().map(|model| resolve_model(config, model, builder));
+        let model = decl
+            .model
+            .as_ref()
+            .map(|model| resolve_model(config, model, builder));
         let loc = builder.loc(decl.span);
         builder.program.agents.push(Agent {
             name: name.value.clone(),
@@ -71,14 +93,25 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 .as_ref()
                 .map(|text| text.value.clone())
                 .unwrap_or_default(),
-            tools: decl.plugins.iter().map(|plugin| plugin.value.clone()).collect(),
+            tools: decl
+                .plugins
+                .iter()
+                .map(|plugin| plugin.value.clone())
+                .collect(),
             tool_choice,
             context: Context {
                 mode,
                 sources,
                 text_only: decl.text_only.as_ref().is_some_and(|flag| flag.value),
-                exclude_agents: decl.exclude_agents.iter().map(|name| name.value.clone()).collect(),
-                max_tail: decl.max_tail.as_ref().map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+                exclude_agents: decl
+                    .exclude_agents
+                    .iter()
+                    .map(|name| name.value.clone())
+                    .collect(),
+                max_tail: decl
+                    .max_tail
+                    .as_ref()
+                    .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
             },
             pattern: None,
             loc,
@@ -103,18 +136,23 @@ pub(super) fn lower_sources(decls: &[ContextSourceDecl]) -> Vec<ContextSource> {
 /// Applies a `Models:` alias named by `ModelId`: the alias supplies every field the agent's
 /// own block leaves out; the agent's `Temperature`, `MaxTokens`, `ReasoningEffort` win.
 pub(super) fn resolve_model(config: &Config, decl: &ModelDecl, builder: &mut Builder<'_>) -> Model {
-    let id = decl.model_id.as_ref().map(|id| id.value.clone()).unwrap_or_default();
+    let id = decl
+        .model_id
+        .as_ref()
+        .map(|id| id.value.clone())
+        .unwrap_or_default();
     let alias = config
         .models
         .iter()
         .find(|(alias, _)| alias.value.eq_ignore_ascii_case(&id) && !id.is_empty());
     let base = alias.map(|(_, model)| model);
-    let pick = |own: &Option<crate::syntax::fields::Spanned<String>>,
-                from_alias: Option<&Option<crate::syntax::fields::Spanned<String>>>| {
-        own.as_ref()
-            .or(from_alias.and_then(|value| value.as_ref()))
-            .map(|value| value.value.clone())
-    };
+    let pick =
+        |own: &Option<crate::syntax::fields::Spanned<String>>,
+         from_alias: Option<&Option<crate::syntax::fields::Spanned<String>>>| {
+            own.as_ref()
+                .or(from_alias.and_then(|value| value.as_ref()))
+                .map(|value| value.value.clone())
+        };
     let has_literal_key = decl.api_key.is_some() || base.is_some_and(|base| base.api_key.is_some());
     let _ = &builder;
     Model {
@@ -151,8 +189,11 @@ pub(super) fn lower_contracts(config: &Config, builder: &mut Builder<'_>) {
             .any(|contract| contract.name.eq_ignore_ascii_case(&name.value))
         {
             builder.diags.push(
-                Diagnostic::error(Code::DuplicateName, format!("contract `{}` is defined twice", name.value))
-                    .with_label(name.span, "a contract with this name already exists"),
+                Diagnostic::error(
+                    Code::DuplicateName,
+                    format!("contract `{}` is defined twice", name.value),
+                )
+                .with_label(name.span, "a contract with this name already exists"),
             );
             continue;
         }

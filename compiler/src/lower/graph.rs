@@ -10,7 +10,7 @@ use super::{missing_block, Builder};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{
     EdgeClass, Exit, Fork, Guard, Matcher, Merge, NoMatch, SelectionKind, StateId, StateKind,
-    TerminalMode, Target, Trigger,
+    Target, TerminalMode, Trigger,
 };
 use crate::syntax::fuseraft::Config;
 use crate::syntax::selection::EdgeDecl;
@@ -30,7 +30,10 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
         );
         return None;
     }
-    let max_retries = graph.max_retries.as_ref().map_or(DEFAULT_MAX_RETRIES, |max| max.value);
+    let max_retries = graph
+        .max_retries
+        .as_ref()
+        .map_or(DEFAULT_MAX_RETRIES, |max| max.value);
     let multiplier = graph
         .max_total_turns_multiplier
         .as_ref()
@@ -48,24 +51,36 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
         };
         if builder.find_state(&id.value).is_some() {
             builder.diags.push(
-                Diagnostic::error(Code::DuplicateName, format!("node `{}` is defined twice", id.value))
-                    .with_label(id.span, "node ids compare case-insensitively"),
+                Diagnostic::error(
+                    Code::DuplicateName,
+                    format!("node `{}` is defined twice", id.value),
+                )
+                .with_label(id.span, "node ids compare case-insensitively"),
             );
             continue;
         }
         if let Some(sub_graph) = &node.sub_graph {
             builder.diags.push(
-                Diagnostic::warning(Code::UnsupportedFeature, "sub-graph nodes are not supported yet")
-                    .with_label(sub_graph.span, "this node is lowered as a state without an agent")
-                    .with_help("inline the sub-graph's nodes into this graph"),
+                Diagnostic::warning(
+                    Code::UnsupportedFeature,
+                    "sub-graph nodes are not supported yet",
+                )
+                .with_label(
+                    sub_graph.span,
+                    "this node is lowered as a state without an agent",
+                )
+                .with_help("inline the sub-graph's nodes into this graph"),
             );
         }
         let agent = match &node.agent {
             Some(name) => builder.agent_ref(name, "node agent"),
             None if node.sub_graph.is_none() => {
                 builder.diags.push(
-                    Diagnostic::error(Code::MissingRequiredKey, format!("node `{}` has no `Agent`", id.value))
-                        .with_label(id.span, "add `Agent:` to this node"),
+                    Diagnostic::error(
+                        Code::MissingRequiredKey,
+                        format!("node `{}` has no `Agent`", id.value),
+                    )
+                    .with_label(id.span, "add `Agent:` to this node"),
                 );
                 None
             }
@@ -79,7 +94,8 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
         let state = builder.add_state(&id.value, agent, state_kind, Some(id.span));
         let state_mut = builder.state_mut(state);
         state_mut.stuck.max_retries = Some(max_retries.min(u32::MAX as u64) as u32);
-        state_mut.stuck.max_visit_turns = Some((max_retries * multiplier).min(u32::MAX as u64) as u32);
+        state_mut.stuck.max_visit_turns =
+            Some((max_retries * multiplier).min(u32::MAX as u64) as u32);
         if node.terminal {
             // A terminal node runs once; its validators gate the end of the run.
             state_mut.exits.push(Exit {
@@ -103,20 +119,30 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
             Some(id) => id,
             None => {
                 builder.diags.push(
-                    Diagnostic::error(Code::UnknownInitial, format!("entry node `{}` is not a node", entry.value))
-                        .with_label(entry.span, "no node has this id"),
+                    Diagnostic::error(
+                        Code::UnknownInitial,
+                        format!("entry node `{}` is not a node", entry.value),
+                    )
+                    .with_label(entry.span, "no node has this id"),
                 );
                 nodes[0].0
             }
         },
         None => nodes[0].0,
     };
-    let is_parallel = |id: StateId| nodes.iter().any(|(node, parallel)| *node == id && *parallel);
+    let is_parallel = |id: StateId| {
+        nodes
+            .iter()
+            .any(|(node, parallel)| *node == id && *parallel)
+    };
 
     // Edges, grouped by their source in declaration order.
-    let mut exits: Vec<Vec<(Option<String>, Exit)>> = vec![Vec::new(); builder.program.states.len()];
+    let mut exits: Vec<Vec<(Option<String>, Exit)>> =
+        vec![Vec::new(); builder.program.states.len()];
     for edge in &graph.edges {
-        let Some((from, exit)) = lower_edge(edge, kind, builder) else { continue };
+        let Some((from, exit)) = lower_edge(edge, kind, builder) else {
+            continue;
+        };
         let keyword = match &exit.trigger {
             Trigger::Signal { text, .. } => Some(text.clone()),
             _ => None,
@@ -154,7 +180,11 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
                 .collect();
             let join = branches
                 .iter()
-                .find_map(|branch| exits[branch.0 as usize].first().map(|(_, e)| e.target.clone()))
+                .find_map(|branch| {
+                    exits[branch.0 as usize]
+                        .first()
+                        .map(|(_, e)| e.target.clone())
+                })
                 .unwrap_or(Target::End);
             let source_name = builder.program.states[from].name.clone();
             let fork_name = match &keyword {
@@ -196,7 +226,11 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
     Some(())
 }
 
-fn lower_edge(edge: &EdgeDecl, kind: SelectionKind, builder: &mut Builder<'_>) -> Option<(StateId, Exit)> {
+fn lower_edge(
+    edge: &EdgeDecl,
+    kind: SelectionKind,
+    builder: &mut Builder<'_>,
+) -> Option<(StateId, Exit)> {
     let Some(from_name) = &edge.from else {
         builder.diags.push(
             Diagnostic::error(Code::MissingRequiredKey, "a graph edge has no `From`")

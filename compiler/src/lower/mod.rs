@@ -3,11 +3,11 @@
 //! One module per routing family; they share the [`Builder`], which owns name resolution
 //! (with did-you-mean diagnostics) and turns spans into IR locations.
 
-mod agents;
 mod adversarial;
+mod agents;
 mod graph;
-mod routes;
 mod rotation;
+mod routes;
 mod state_machine;
 pub mod tama;
 mod termination;
@@ -32,7 +32,12 @@ pub(crate) struct Builder<'a> {
 }
 
 impl<'a> Builder<'a> {
-    pub fn new(sources: &'a SourceMap, diags: &'a mut Vec<Diagnostic>, name: String, origin: Origin) -> Builder<'a> {
+    pub fn new(
+        sources: &'a SourceMap,
+        diags: &'a mut Vec<Diagnostic>,
+        name: String,
+        origin: Origin,
+    ) -> Builder<'a> {
         let files = sources.files().map(|(_, file)| file.name.clone()).collect();
         Builder {
             sources,
@@ -66,7 +71,13 @@ impl<'a> Builder<'a> {
         })
     }
 
-    pub fn add_state(&mut self, name: &str, agent: Option<AgentId>, kind: StateKind, span: Option<Span>) -> StateId {
+    pub fn add_state(
+        &mut self,
+        name: &str,
+        agent: Option<AgentId>,
+        kind: StateKind,
+        span: Option<Span>,
+    ) -> StateId {
         let id = StateId(self.program.states.len() as u32);
         let loc = span.and_then(|span| self.loc(span));
         self.program.states.push(State {
@@ -94,7 +105,12 @@ impl<'a> Builder<'a> {
     }
 
     pub fn add_counter(&mut self, name: String) -> CounterId {
-        if let Some(idx) = self.program.counters.iter().position(|counter| counter.name == name) {
+        if let Some(idx) = self
+            .program
+            .counters
+            .iter()
+            .position(|counter| counter.name == name)
+        {
             return CounterId(idx as u32);
         }
         self.program.counters.push(ir::Counter { name });
@@ -106,20 +122,33 @@ impl<'a> Builder<'a> {
         if let Some(id) = self.program.agent_named(&name.value) {
             return Some(id);
         }
-        let names: Vec<String> = self.program.agents.iter().map(|agent| agent.name.clone()).collect();
-        let mut diag = Diagnostic::error(Code::UnknownAgent, format!("{role} `{}` is not a defined agent", name.value))
-            .with_label(name.span, "no agent has this name");
-        diag = diag.with_help(match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-            Some(hint) => hint,
-            None => known_list(names.iter().map(String::as_str)),
-        });
+        let names: Vec<String> = self
+            .program
+            .agents
+            .iter()
+            .map(|agent| agent.name.clone())
+            .collect();
+        let mut diag = Diagnostic::error(
+            Code::UnknownAgent,
+            format!("{role} `{}` is not a defined agent", name.value),
+        )
+        .with_label(name.span, "no agent has this name");
+        diag = diag.with_help(
+            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
+                Some(hint) => hint,
+                None => known_list(names.iter().map(String::as_str)),
+            },
+        );
         self.diags.push(diag);
         None
     }
 
     /// Resolves a list of agent references, dropping unknown ones (reported).
     pub fn agent_refs(&mut self, names: &[Spanned<String>], role: &str) -> Vec<AgentId> {
-        names.iter().filter_map(|name| self.agent_ref(name, role)).collect()
+        names
+            .iter()
+            .filter_map(|name| self.agent_ref(name, role))
+            .collect()
     }
 
     /// Resolves a state reference, reporting an unknown name with did-you-mean.
@@ -127,13 +156,23 @@ impl<'a> Builder<'a> {
         if let Some(id) = self.find_state(&name.value) {
             return Some(id);
         }
-        let names: Vec<String> = self.program.states.iter().map(|state| state.name.clone()).collect();
-        let mut diag = Diagnostic::error(Code::UnknownState, format!("{role} `{}` is not a defined state", name.value))
-            .with_label(name.span, "no state has this name");
-        diag = diag.with_help(match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-            Some(hint) => hint,
-            None => known_list(names.iter().map(String::as_str)),
-        });
+        let names: Vec<String> = self
+            .program
+            .states
+            .iter()
+            .map(|state| state.name.clone())
+            .collect();
+        let mut diag = Diagnostic::error(
+            Code::UnknownState,
+            format!("{role} `{}` is not a defined state", name.value),
+        )
+        .with_label(name.span, "no state has this name");
+        diag = diag.with_help(
+            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
+                Some(hint) => hint,
+                None => known_list(names.iter().map(String::as_str)),
+            },
+        );
         self.diags.push(diag);
         None
     }
@@ -147,13 +186,23 @@ impl<'a> Builder<'a> {
         {
             return Some(ContractId(idx as u32));
         }
-        let names: Vec<String> = self.program.contracts.iter().map(|c| c.name.clone()).collect();
-        let mut diag = Diagnostic::error(Code::UnknownContract, format!("contract `{}` is not defined", name.value))
-            .with_label(name.span, "no contract under `Contracts:` has this name");
-        diag = diag.with_help(match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-            Some(hint) => hint,
-            None => known_list(names.iter().map(String::as_str)),
-        });
+        let names: Vec<String> = self
+            .program
+            .contracts
+            .iter()
+            .map(|c| c.name.clone())
+            .collect();
+        let mut diag = Diagnostic::error(
+            Code::UnknownContract,
+            format!("contract `{}` is not defined", name.value),
+        )
+        .with_label(name.span, "no contract under `Contracts:` has this name");
+        diag = diag.with_help(
+            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
+                Some(hint) => hint,
+                None => known_list(names.iter().map(String::as_str)),
+            },
+        );
         self.diags.push(diag);
         None
     }
@@ -183,15 +232,22 @@ impl<'a> Builder<'a> {
 }
 
 /// Lowers a fuseraft config. Returns `None` when the config names no usable selection.
-pub(crate) fn lower_config(config: &Config, sources: &SourceMap, diags: &mut Vec<Diagnostic>) -> Option<Program> {
+pub(crate) fn lower_config(
+    config: &Config,
+    sources: &SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Program> {
     let kind = match &config.selection.kind {
         None => SelectionKind::Sequential,
         Some(text) => match SelectionKind::parse(&text.value) {
             Some(kind) => kind,
             None => {
                 let names = SelectionKind::ALL.iter().map(|kind| kind.as_str());
-                let mut diag = Diagnostic::error(Code::InvalidValue, format!("unknown selection type `{}`", text.value))
-                    .with_label(text.span, "not a selection type");
+                let mut diag = Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("unknown selection type `{}`", text.value),
+                )
+                .with_label(text.span, "not a selection type");
                 diag = diag.with_help(match did_you_mean(&text.value, names.clone()) {
                     Some(hint) => hint,
                     None => format!("selection types: {}", names.collect::<Vec<_>>().join(", ")),
@@ -225,9 +281,15 @@ pub(crate) fn lower_config(config: &Config, sources: &SourceMap, diags: &mut Vec
         .collect();
 
     let lowered = match kind {
-        SelectionKind::Sequential | SelectionKind::RoundRobin => rotation::lower_rotation(config, &mut builder),
-        SelectionKind::Llm | SelectionKind::Magentic => rotation::lower_select(config, kind, &mut builder),
-        SelectionKind::MapReduce | SelectionKind::ScatterGather => rotation::lower_fan_out(config, kind, &mut builder),
+        SelectionKind::Sequential | SelectionKind::RoundRobin => {
+            rotation::lower_rotation(config, &mut builder)
+        }
+        SelectionKind::Llm | SelectionKind::Magentic => {
+            rotation::lower_select(config, kind, &mut builder)
+        }
+        SelectionKind::MapReduce | SelectionKind::ScatterGather => {
+            rotation::lower_fan_out(config, kind, &mut builder)
+        }
         SelectionKind::Keyword => routes::lower_keyword(config, &mut builder),
         SelectionKind::Structured => routes::lower_structured(config, &mut builder),
         SelectionKind::StateMachine => state_machine::lower(config, &mut builder),
@@ -238,13 +300,19 @@ pub(crate) fn lower_config(config: &Config, sources: &SourceMap, diags: &mut Vec
     if !matches!(kind, SelectionKind::Magentic | SelectionKind::Adversarial) {
         termination::lower_termination(config, kind, &mut builder);
     } else {
-        builder.program.termination.max_total_tokens = config.max_total_tokens.as_ref().map(|max| max.value);
+        builder.program.termination.max_total_tokens =
+            config.max_total_tokens.as_ref().map(|max| max.value);
     }
     Some(builder.finish())
 }
 
 /// A required selection block is missing.
-pub(crate) fn missing_block(builder: &mut Builder<'_>, block: &str, kind: SelectionKind, span: Span) {
+pub(crate) fn missing_block(
+    builder: &mut Builder<'_>,
+    block: &str,
+    kind: SelectionKind,
+    span: Span,
+) {
     builder.diags.push(
         Diagnostic::error(
             Code::MissingRequiredKey,

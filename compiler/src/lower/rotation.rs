@@ -49,7 +49,11 @@ pub(super) fn lower_rotation(_config: &Config, builder: &mut Builder<'_>) -> Opt
 }
 
 /// A `select` state whose manager picks the next agent; each agent returns to it.
-pub(super) fn lower_select(config: &Config, kind: SelectionKind, builder: &mut Builder<'_>) -> Option<()> {
+pub(super) fn lower_select(
+    config: &Config,
+    kind: SelectionKind,
+    builder: &mut Builder<'_>,
+) -> Option<()> {
     let selection = &config.selection;
     let (style, model, prompt, span) = if kind == SelectionKind::Magentic {
         let Some(magentic) = &selection.magentic else {
@@ -67,19 +71,35 @@ pub(super) fn lower_select(config: &Config, kind: SelectionKind, builder: &mut B
         };
         if magentic.model.is_none() {
             builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "magentic selection has no manager `Model`")
-                    .with_label(magentic.span, "add `Model:` to `Magentic`"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "magentic selection has no manager `Model`",
+                )
+                .with_label(magentic.span, "add `Model:` to `Magentic`"),
             );
         }
-        (style, magentic.model.as_ref(), magentic.instructions.as_ref(), magentic.span)
+        (
+            style,
+            magentic.model.as_ref(),
+            magentic.instructions.as_ref(),
+            magentic.span,
+        )
     } else {
         if selection.model.is_none() {
             builder.diags.push(
                 Diagnostic::error(Code::MissingRequiredKey, "llm selection has no `Model`")
-                    .with_label(selection.span, "add `Model:` under `Selection` for the model that picks agents"),
+                    .with_label(
+                        selection.span,
+                        "add `Model:` under `Selection` for the model that picks agents",
+                    ),
             );
         }
-        (SelectStyle::Llm, selection.model.as_ref(), selection.prompt.as_ref(), selection.span)
+        (
+            SelectStyle::Llm,
+            selection.model.as_ref(),
+            selection.prompt.as_ref(),
+            selection.span,
+        )
     };
     let manager = model.map(|model| super::agents::resolve_model(config, model, builder));
     let select = builder.add_state(
@@ -110,28 +130,47 @@ pub(super) fn lower_select(config: &Config, kind: SelectionKind, builder: &mut B
 
 /// `mapreduce`: splitter, then the mapper per item, then the reducer.
 /// `scattergather`: every participant at once, then the synthesizer.
-pub(super) fn lower_fan_out(config: &Config, kind: SelectionKind, builder: &mut Builder<'_>) -> Option<()> {
+pub(super) fn lower_fan_out(
+    config: &Config,
+    kind: SelectionKind,
+    builder: &mut Builder<'_>,
+) -> Option<()> {
     let selection = &config.selection;
     let (first, workers, last, span) = if kind == SelectionKind::MapReduce {
         let Some(block) = &selection.map_reduce else {
             missing_block(builder, "MapReduce", kind, selection.span);
             return None;
         };
-        (block.splitter.clone(), block.mapper.iter().cloned().collect::<Vec<_>>(), block.reducer.clone(), block.span)
+        (
+            block.splitter.clone(),
+            block.mapper.iter().cloned().collect::<Vec<_>>(),
+            block.reducer.clone(),
+            block.span,
+        )
     } else {
         let Some(block) = &selection.scatter_gather else {
             missing_block(builder, "ScatterGather", kind, selection.span);
             return None;
         };
-        (None, block.participants.clone(), block.synthesizer.clone(), block.span)
+        (
+            None,
+            block.participants.clone(),
+            block.synthesizer.clone(),
+            block.span,
+        )
     };
-    let resolve = |name: &Option<crate::syntax::fields::Spanned<String>>, role: &str, builder: &mut Builder<'_>| {
+    let resolve = |name: &Option<crate::syntax::fields::Spanned<String>>,
+                   role: &str,
+                   builder: &mut Builder<'_>| {
         match name {
             Some(name) => builder.agent_ref(name, role),
             None => {
                 builder.diags.push(
-                    Diagnostic::error(Code::MissingRequiredKey, format!("`{kind}` selection has no {role}"))
-                        .with_label(span, format!("name the {role} agent here")),
+                    Diagnostic::error(
+                        Code::MissingRequiredKey,
+                        format!("`{kind}` selection has no {role}"),
+                    )
+                    .with_label(span, format!("name the {role} agent here")),
                 );
                 None
             }
@@ -142,7 +181,15 @@ pub(super) fn lower_fan_out(config: &Config, kind: SelectionKind, builder: &mut 
     } else {
         None
     };
-    let synthesizer = resolve(&last, if kind == SelectionKind::MapReduce { "reducer" } else { "synthesizer" }, builder)?;
+    let synthesizer = resolve(
+        &last,
+        if kind == SelectionKind::MapReduce {
+            "reducer"
+        } else {
+            "synthesizer"
+        },
+        builder,
+    )?;
     let worker_ids = builder.agent_refs(&workers, "worker");
     let mut branches = Vec::new();
     for agent in &worker_ids {
@@ -162,7 +209,10 @@ pub(super) fn lower_fan_out(config: &Config, kind: SelectionKind, builder: &mut 
         Some(span),
     );
     let join = builder.add_state(&join_name, Some(synthesizer), StateKind::Turn, None);
-    builder.state_mut(join).exits.push(exit(Trigger::Always, Target::End));
+    builder
+        .state_mut(join)
+        .exits
+        .push(exit(Trigger::Always, Target::End));
     builder.state_mut(fork).kind = StateKind::Fork(Fork {
         branches,
         join: Target::State(join),
@@ -173,7 +223,10 @@ pub(super) fn lower_fan_out(config: &Config, kind: SelectionKind, builder: &mut 
     if let Some(splitter) = splitter {
         let name = builder.program.agent(splitter).name.clone();
         let first = builder.add_state(&name, Some(splitter), StateKind::Turn, None);
-        builder.state_mut(first).exits.push(exit(Trigger::Always, Target::State(fork)));
+        builder
+            .state_mut(first)
+            .exits
+            .push(exit(Trigger::Always, Target::State(fork)));
         builder.program.entry = first;
     }
     Some(())

@@ -3,7 +3,9 @@
 
 use super::Builder;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{Cond, EdgeClass, Exit, Field, Guard, Matcher, NoMatch, StateKind, Target, Trigger};
+use crate::ir::{
+    Cond, EdgeClass, Exit, Field, Guard, Matcher, NoMatch, StateKind, Target, Trigger,
+};
 use crate::source::Span;
 use crate::syntax::fuseraft::Config;
 use crate::syntax::selection::{ConditionDecl, RouteDecl};
@@ -14,7 +16,12 @@ fn agent_states(builder: &mut Builder<'_>) {
         let agent = &builder.program.agents[idx];
         let name = agent.name.clone();
         let loc = agent.loc;
-        let id = builder.add_state(&name, Some(crate::ir::AgentId(idx as u32)), StateKind::Turn, None);
+        let id = builder.add_state(
+            &name,
+            Some(crate::ir::AgentId(idx as u32)),
+            StateKind::Turn,
+            None,
+        );
         builder.state_mut(id).loc = loc;
     }
 }
@@ -36,8 +43,11 @@ pub(super) fn lower_keyword(config: &Config, builder: &mut Builder<'_>) -> Optio
     builder.program.entry = entry;
     if config.selection.routes.is_empty() {
         builder.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "keyword selection has no `Routes`")
-                .with_label(config.selection.span, "add `Routes:` under `Selection`"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "keyword selection has no `Routes`",
+            )
+            .with_label(config.selection.span, "add `Routes:` under `Selection`"),
         );
     }
     // Resolve every route once; an unresolvable route is reported and skipped.
@@ -64,7 +74,10 @@ pub(super) fn lower_keyword(config: &Config, builder: &mut Builder<'_>) -> Optio
 
 /// A keyword route as an exit: `signal(relaxed, SourceAgents)`; a route whose target agent
 /// is among its own `SourceAgents` is the terminal self-route convention and ends the run.
-fn lower_route(route: &RouteDecl, builder: &mut Builder<'_>) -> Option<(Vec<crate::ir::AgentId>, Vec<Exit>)> {
+fn lower_route(
+    route: &RouteDecl,
+    builder: &mut Builder<'_>,
+) -> Option<(Vec<crate::ir::AgentId>, Vec<Exit>)> {
     let Some(keyword) = &route.keyword else {
         builder.diags.push(
             Diagnostic::error(Code::MissingRequiredKey, "a keyword route has no `Keyword`")
@@ -170,30 +183,48 @@ pub(super) fn lower_structured(config: &Config, builder: &mut Builder<'_>) -> Op
     builder.program.entry = default_state(config, builder);
     if config.selection.structured_routes.is_empty() {
         builder.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "structured selection has no `StructuredRoutes`")
-                .with_label(config.selection.span, "add `StructuredRoutes:` under `Selection`"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "structured selection has no `StructuredRoutes`",
+            )
+            .with_label(
+                config.selection.span,
+                "add `StructuredRoutes:` under `Selection`",
+            ),
         );
     }
     let mut resolved = Vec::new();
     for route in &config.selection.structured_routes {
         let Some(agent_name) = &route.agent else {
             builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a structured route has no `Agent`")
-                    .with_label(route.span, "add `Agent:` to this route"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "a structured route has no `Agent`",
+                )
+                .with_label(route.span, "add `Agent:` to this route"),
             );
             continue;
         };
-        let Some(agent) = builder.agent_ref(agent_name, "route target") else { continue };
+        let Some(agent) = builder.agent_ref(agent_name, "route target") else {
+            continue;
+        };
         let Some(condition) = &route.condition else {
             builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a structured route has no `Condition`")
-                    .with_label(route.span, "add `Condition:` to this route"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "a structured route has no `Condition`",
+                )
+                .with_label(route.span, "add `Condition:` to this route"),
             );
             continue;
         };
-        let Some(cond) = lower_condition(condition, builder) else { continue };
+        let Some(cond) = lower_condition(condition, builder) else {
+            continue;
+        };
         let sources = builder.agent_refs(&route.source_agents, "source agent");
-        let Some(target) = builder.agent_state(agent) else { continue };
+        let Some(target) = builder.agent_state(agent) else {
+            continue;
+        };
         let loc = builder.loc(route.span);
         resolved.push((
             sources.clone(),
@@ -212,7 +243,9 @@ pub(super) fn lower_structured(config: &Config, builder: &mut Builder<'_>) -> Op
         let state_agent = builder.program.states[state_idx].agent;
         let exits: Vec<Exit> = resolved
             .iter()
-            .filter(|(sources, _)| sources.is_empty() || state_agent.is_some_and(|agent| sources.contains(&agent)))
+            .filter(|(sources, _)| {
+                sources.is_empty() || state_agent.is_some_and(|agent| sources.contains(&agent))
+            })
             .map(|(_, exit)| exit.clone())
             .collect();
         let state = &mut builder.program.states[state_idx];
@@ -261,7 +294,11 @@ pub(super) fn lower_condition(decl: &ConditionDecl, builder: &mut Builder<'_>) -
             }
             if let Some(flag) = exists {
                 let cond = Cond::Exists(path);
-                return Some(if flag.value { cond } else { Cond::Not(Box::new(cond)) });
+                return Some(if flag.value {
+                    cond
+                } else {
+                    Cond::Not(Box::new(cond))
+                });
             }
             builder.diags.push(
                 Diagnostic::error(Code::MissingRequiredKey, "a condition has no operator")
@@ -276,7 +313,9 @@ pub(super) fn lower_condition(decl: &ConditionDecl, builder: &mut Builder<'_>) -
 /// The span of a string's content: inside the quotes when the scalar is quoted.
 fn string_content_span(builder: &Builder<'_>, span: Span) -> Span {
     let text = &builder.sources.get(span.file).text;
-    let raw = text.get(span.start as usize..span.end as usize).unwrap_or("");
+    let raw = text
+        .get(span.start as usize..span.end as usize)
+        .unwrap_or("");
     if raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\'')) {
         span.sub(1, raw.len() - 1)
     } else {

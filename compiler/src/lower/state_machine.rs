@@ -4,21 +4,29 @@
 use super::{missing_block, Builder};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{
-    Effect, EdgeClass, Exit, Fork, Guard, Matcher, Merge, NoMatch, SelectionKind, StateId,
-    StateKind, TerminalMode, Target, Trigger,
+    EdgeClass, Effect, Exit, Fork, Guard, Matcher, Merge, NoMatch, SelectionKind, StateId,
+    StateKind, Target, TerminalMode, Trigger,
 };
 use crate::syntax::fuseraft::Config;
 use crate::syntax::selection::TransitionDecl;
 
 pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
     let Some(machine) = &config.selection.state_machine else {
-        missing_block(builder, "StateMachine", SelectionKind::StateMachine, config.selection.span);
+        missing_block(
+            builder,
+            "StateMachine",
+            SelectionKind::StateMachine,
+            config.selection.span,
+        );
         return None;
     };
     if machine.states.is_empty() {
         builder.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "the state machine has no `States`")
-                .with_label(machine.span, "add `States:` to `StateMachine`"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "the state machine has no `States`",
+            )
+            .with_label(machine.span, "add `States:` to `StateMachine`"),
         );
         return None;
     }
@@ -27,8 +35,11 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
     for decl in &machine.states {
         if builder.find_state(&decl.name.value).is_some() {
             builder.diags.push(
-                Diagnostic::error(Code::DuplicateName, format!("state `{}` is defined twice", decl.name.value))
-                    .with_label(decl.name.span, "state names compare case-insensitively"),
+                Diagnostic::error(
+                    Code::DuplicateName,
+                    format!("state `{}` is defined twice", decl.name.value),
+                )
+                .with_label(decl.name.span, "state names compare case-insensitively"),
             );
         }
         let agent = match &decl.agent {
@@ -36,8 +47,11 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
             None => {
                 if !decl.terminal {
                     builder.diags.push(
-                        Diagnostic::error(Code::MissingRequiredKey, format!("state `{}` has no `Agent`", decl.name.value))
-                            .with_label(decl.name.span, "add `Agent:` to this state"),
+                        Diagnostic::error(
+                            Code::MissingRequiredKey,
+                            format!("state `{}` has no `Agent`", decl.name.value),
+                        )
+                        .with_label(decl.name.span, "add `Agent:` to this state"),
                     );
                 }
                 None
@@ -54,21 +68,31 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
         Some(initial) => match builder.find_state(&initial.value) {
             Some(id) => id,
             None => {
-                let names: Vec<&str> = machine.states.iter().map(|s| s.name.value.as_str()).collect();
+                let names: Vec<&str> = machine
+                    .states
+                    .iter()
+                    .map(|s| s.name.value.as_str())
+                    .collect();
                 let help = crate::diagnostic::did_you_mean(&initial.value, names.iter().copied())
                     .unwrap_or_else(|| crate::diagnostic::known_list(names.iter().copied()));
                 builder.diags.push(
-                    Diagnostic::error(Code::UnknownInitial, format!("initial state `{}` is not defined", initial.value))
-                        .with_label(initial.span, "no state has this name")
-                        .with_help(help),
+                    Diagnostic::error(
+                        Code::UnknownInitial,
+                        format!("initial state `{}` is not defined", initial.value),
+                    )
+                    .with_label(initial.span, "no state has this name")
+                    .with_help(help),
                 );
                 ids[0]
             }
         },
         None => {
             builder.diags.push(
-                Diagnostic::error(Code::UnknownInitial, "the state machine has no `Initial` state")
-                    .with_label(machine.span, "add `Initial:` naming the first state"),
+                Diagnostic::error(
+                    Code::UnknownInitial,
+                    "the state machine has no `Initial` state",
+                )
+                .with_label(machine.span, "add `Initial:` naming the first state"),
             );
             ids[0]
         }
@@ -100,7 +124,12 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
     Some(())
 }
 
-fn lower_transition(from: &str, idx: usize, decl: &TransitionDecl, builder: &mut Builder<'_>) -> Option<Exit> {
+fn lower_transition(
+    from: &str,
+    idx: usize,
+    decl: &TransitionDecl,
+    builder: &mut Builder<'_>,
+) -> Option<Exit> {
     let to = builder.state_ref(decl.to.as_ref()?, "transition target")?;
     let sources = builder.agent_refs(&decl.source_agents, "source agent");
     let trigger = match &decl.signal {
@@ -136,9 +165,14 @@ fn lower_transition(from: &str, idx: usize, decl: &TransitionDecl, builder: &mut
             None => Merge::Union,
             Some(strategy) => Merge::parse(&strategy.value).unwrap_or_else(|| {
                 builder.diags.push(
-                    Diagnostic::error(Code::InvalidValue, format!("unknown merge strategy `{}`", strategy.value))
-                        .with_label(strategy.span, "not a merge strategy")
-                        .with_help("strategies: union, consensus, vote, ranked, semantic_diff, benchmark"),
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("unknown merge strategy `{}`", strategy.value),
+                    )
+                    .with_label(strategy.span, "not a merge strategy")
+                    .with_help(
+                        "strategies: union, consensus, vote, ranked, semantic_diff, benchmark",
+                    ),
                 );
                 Merge::Union
             }),
@@ -168,7 +202,9 @@ fn lower_transition(from: &str, idx: usize, decl: &TransitionDecl, builder: &mut
     }
     if !decl.handoff_context.is_empty() {
         exit.effects
-            .push(Effect::InjectContext(super::agents::lower_sources(&decl.handoff_context)));
+            .push(Effect::InjectContext(super::agents::lower_sources(
+                &decl.handoff_context,
+            )));
     }
     if let Some(max) = decl.max_revisits.as_ref().filter(|max| max.value > 0) {
         let target_name = builder.program.state(to).name.clone();
@@ -176,7 +212,10 @@ fn lower_transition(from: &str, idx: usize, decl: &TransitionDecl, builder: &mut
         exit.effects.push(Effect::Revisit {
             counter,
             max: max.value.min(u32::MAX as u64) as u32,
-            objections: decl.review_artifact_path.as_ref().map(|path| path.value.clone()),
+            objections: decl
+                .review_artifact_path
+                .as_ref()
+                .map(|path| path.value.clone()),
         });
     }
     Some(exit)

@@ -14,7 +14,7 @@ use super::Builder;
 use crate::diagnostic::{did_you_mean, known_list, Code, Diagnostic};
 use crate::ir::{
     Agent, AgentId, Context, ContextMode, EdgeClass, Exit, Model, NoMatch, Origin, Program,
-    StateId, StateKind, TerminalMode, Target, ToolChoice, Trigger,
+    StateId, StateKind, Target, TerminalMode, ToolChoice, Trigger,
 };
 use crate::source::Span;
 use crate::syntax::fields::Spanned;
@@ -33,7 +33,12 @@ enum Entry {
 }
 
 /// Loads the project's manifest and every agent reachable from `entry`, then lowers.
-pub(crate) fn lower_project(loader: &mut Loader<'_>, root: &Path, entry: &str, entry_span: Option<Span>) -> Option<Program> {
+pub(crate) fn lower_project(
+    loader: &mut Loader<'_>,
+    root: &Path,
+    entry: &str,
+    entry_span: Option<Span>,
+) -> Option<Program> {
     let manifest_path = root.join("tama.toml");
     let manifest = if loader.reader.exists(&manifest_path) {
         match loader.read(&manifest_path, None, "tama manifest") {
@@ -51,7 +56,10 @@ pub(crate) fn lower_project(loader: &mut Loader<'_>, root: &Path, entry: &str, e
         _ => {
             let mut diag = Diagnostic::error(
                 Code::MissingFile,
-                format!("agent `{entry}` not found (checked `{}`)", agent_path(root, entry).display()),
+                format!(
+                    "agent `{entry}` not found (checked `{}`)",
+                    agent_path(root, entry).display()
+                ),
             );
             if let Some(span) = entry_span {
                 diag = diag.with_label(span, "named as the entrypoint here");
@@ -68,7 +76,9 @@ pub(crate) fn lower_project(loader: &mut Loader<'_>, root: &Path, entry: &str, e
         agent_ids: HashMap::new(),
         stack: Vec::new(),
     };
-    let Some(Entry::Loaded(md)) = agents.get(entry) else { return None };
+    let Some(Entry::Loaded(md)) = agents.get(entry) else {
+        return None;
+    };
     if let Some(name) = &md.name {
         lowering.builder.program.name = name.value.clone();
     }
@@ -80,7 +90,11 @@ pub(crate) fn lower_project(loader: &mut Loader<'_>, root: &Path, entry: &str, e
         let state = lowering
             .builder
             .add_state(entry, Some(agent), StateKind::Turn, Some(md.span));
-        lowering.builder.state_mut(state).exits.push(exit(Trigger::AnyKey, Target::End));
+        lowering
+            .builder
+            .state_mut(state)
+            .exits
+            .push(exit(Trigger::AnyKey, Target::End));
         state
     };
     lowering.builder.program.entry = program_entry;
@@ -92,7 +106,9 @@ fn agent_path(root: &Path, name: &str) -> PathBuf {
 }
 
 fn is_fsm(md: &AgentMd) -> bool {
-    md.pattern.as_ref().is_some_and(|pattern| pattern.value == "fsm")
+    md.pattern
+        .as_ref()
+        .is_some_and(|pattern| pattern.value == "fsm")
 }
 
 /// Loads `name` and, for an fsm, every agent its states name (depth-first, once each).
@@ -115,18 +131,29 @@ fn collect(loader: &mut Loader<'_>, root: &Path, name: &str, agents: &mut HashMa
     };
     if let Some(pattern) = &md.pattern {
         if !crate::syntax::tama::PATTERNS.contains(&pattern.value.as_str()) {
-            let mut diag = Diagnostic::error(Code::InvalidValue, format!("unknown pattern `{}`", pattern.value))
-                .with_label(pattern.span, "not a tama pattern");
+            let mut diag = Diagnostic::error(
+                Code::InvalidValue,
+                format!("unknown pattern `{}`", pattern.value),
+            )
+            .with_label(pattern.span, "not a tama pattern");
             diag = diag.with_help(
-                did_you_mean(&pattern.value, crate::syntax::tama::PATTERNS.iter().copied())
-                    .unwrap_or_else(|| format!("patterns: {}", crate::syntax::tama::PATTERNS.join(", "))),
+                did_you_mean(
+                    &pattern.value,
+                    crate::syntax::tama::PATTERNS.iter().copied(),
+                )
+                .unwrap_or_else(|| {
+                    format!("patterns: {}", crate::syntax::tama::PATTERNS.join(", "))
+                }),
             );
             loader.diags.push(diag);
         }
     } else {
         loader.diags.push(
-            Diagnostic::error(Code::MissingRequiredKey, "agent front matter has no `pattern`")
-                .with_label(md.span, "add `pattern:` (e.g. `pattern: fsm`)"),
+            Diagnostic::error(
+                Code::MissingRequiredKey,
+                "agent front matter has no `pattern`",
+            )
+            .with_label(md.span, "add `pattern:` (e.g. `pattern: fsm`)"),
         );
     }
     let children: Vec<String> = if is_fsm(&md) {
@@ -187,7 +214,10 @@ impl TamaLowering<'_, '_> {
     }
 
     fn has_agent(&self, name: &str) -> bool {
-        matches!(self.agents.get(name), Some(Entry::Loaded(_) | Entry::Broken))
+        matches!(
+            self.agents.get(name),
+            Some(Entry::Loaded(_) | Entry::Broken)
+        )
     }
 
     /// The IR agent for an agent directory, created on first use.
@@ -224,20 +254,32 @@ impl TamaLowering<'_, '_> {
         let (alias, spec, temperature, max_tokens) = if let Some(name) = &md.model_name {
             (None, name.value.clone(), None, None)
         } else {
-            let role = md.model_role.as_ref().map(|r| r.value.clone()).unwrap_or_else(|| {
-                match md.pattern.as_ref().map(|p| p.value.as_str()) {
+            let role = md
+                .model_role
+                .as_ref()
+                .map(|r| r.value.clone())
+                .unwrap_or_else(|| match md.pattern.as_ref().map(|p| p.value.as_str()) {
                     Some("react") => "thinker".to_string(),
                     Some("oneshot") => "worker".to_string(),
                     _ => "default".to_string(),
-                }
-            });
+                });
             let found = self
                 .manifest
                 .roles
                 .iter()
                 .find(|(name, ..)| *name == role)
-                .or_else(|| self.manifest.roles.iter().find(|(name, ..)| name == "default"))?;
-            (Some(found.0.clone()), found.1.clone(), found.2.clone(), found.3.clone())
+                .or_else(|| {
+                    self.manifest
+                        .roles
+                        .iter()
+                        .find(|(name, ..)| name == "default")
+                })?;
+            (
+                Some(found.0.clone()),
+                found.1.clone(),
+                found.2.clone(),
+                found.3.clone(),
+            )
         };
         let (provider, id) = match spec.split_once(':') {
             Some((provider, id)) => (Some(provider.to_string()), id.to_string()),
@@ -247,7 +289,11 @@ impl TamaLowering<'_, '_> {
             alias,
             provider,
             id,
-            temperature: md.temperature.as_ref().map(|t| t.value.clone()).or(temperature),
+            temperature: md
+                .temperature
+                .as_ref()
+                .map(|t| t.value.clone())
+                .or(temperature),
             max_tokens: md
                 .max_tokens
                 .as_ref()
@@ -260,15 +306,24 @@ impl TamaLowering<'_, '_> {
     fn inline_fsm(&mut self, agent_name: &str, md: &AgentMd, prefix: &str) -> Option<Fragment> {
         if self.builder.program.states.len() > MAX_STATES {
             self.builder.diags.push(
-                Diagnostic::error(Code::ResourceLimit, format!("nested fsms expand to more than {MAX_STATES} states"))
-                    .with_label(md.span, "while inlining this fsm"),
+                Diagnostic::error(
+                    Code::ResourceLimit,
+                    format!("nested fsms expand to more than {MAX_STATES} states"),
+                )
+                .with_label(md.span, "while inlining this fsm"),
             );
             return None;
         }
         let Some(states) = &md.states else {
             self.builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, format!("fsm `{agent_name}` has no `states`"))
-                    .with_label(md.states_span.unwrap_or(md.span), "add `states:` mapping each state to its next"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    format!("fsm `{agent_name}` has no `states`"),
+                )
+                .with_label(
+                    md.states_span.unwrap_or(md.span),
+                    "add `states:` mapping each state to its next",
+                ),
             );
             return None;
         };
@@ -285,23 +340,45 @@ impl TamaLowering<'_, '_> {
             } else {
                 if !self.has_agent(name) {
                     self.builder.diags.push(
-                        Diagnostic::error(Code::UnknownAgent, format!("agent `{name}` not found (checked `agents/{name}/AGENT.md`)"))
-                            .with_label(state.name.span, "this state runs the agent of the same name"),
+                        Diagnostic::error(
+                            Code::UnknownAgent,
+                            format!("agent `{name}` not found (checked `agents/{name}/AGENT.md`)"),
+                        )
+                        .with_label(
+                            state.name.span,
+                            "this state runs the agent of the same name",
+                        ),
                     );
                 }
                 match self.loaded(name) {
                     Some(child) if is_fsm(child) && self.stack.iter().any(|open| open == name) => {
                         self.builder.diags.push(
-                            Diagnostic::error(Code::RecursiveAgent, format!("fsm `{name}` contains itself"))
-                                .with_label(state.name.span, "this state would inline its own fsm again"),
+                            Diagnostic::error(
+                                Code::RecursiveAgent,
+                                format!("fsm `{name}` contains itself"),
+                            )
+                            .with_label(
+                                state.name.span,
+                                "this state would inline its own fsm again",
+                            ),
                         );
-                        Node::Plain(self.builder.add_state(&full, None, StateKind::Turn, Some(state.name.span)))
+                        Node::Plain(self.builder.add_state(
+                            &full,
+                            None,
+                            StateKind::Turn,
+                            Some(state.name.span),
+                        ))
                     }
                     Some(child) if is_fsm(child) => {
                         let child = child.clone();
                         match self.inline_fsm(name, &child, &format!("{full}/")) {
                             Some(fragment) => Node::Nested(fragment),
-                            None => Node::Plain(self.builder.add_state(&full, None, StateKind::Turn, Some(state.name.span))),
+                            None => Node::Plain(self.builder.add_state(
+                                &full,
+                                None,
+                                StateKind::Turn,
+                                Some(state.name.span),
+                            )),
                         }
                     }
                     _ => {
@@ -311,9 +388,14 @@ impl TamaLowering<'_, '_> {
                         } else {
                             StateKind::Turn
                         };
-                        let id = self.builder.add_state(&full, agent, kind, Some(state.name.span));
+                        let id = self
+                            .builder
+                            .add_state(&full, agent, kind, Some(state.name.span));
                         if terminal {
-                            self.builder.state_mut(id).exits.push(exit(Trigger::Always, Target::End));
+                            self.builder
+                                .state_mut(id)
+                                .exits
+                                .push(exit(Trigger::Always, Target::End));
                         }
                         Node::Plain(id)
                     }
@@ -328,26 +410,41 @@ impl TamaLowering<'_, '_> {
                 Some((_, Node::Nested(fragment))) => Some(fragment.entry),
                 Some((_, Node::Marker)) => {
                     self.builder.diags.push(
-                        Diagnostic::error(Code::UnknownInitial, format!("initial state `{}` is a terminal marker", initial.value))
-                            .with_label(initial.span, "nothing runs in a null state without an agent")
-                            .with_help("start at a state that runs an agent"),
+                        Diagnostic::error(
+                            Code::UnknownInitial,
+                            format!("initial state `{}` is a terminal marker", initial.value),
+                        )
+                        .with_label(
+                            initial.span,
+                            "nothing runs in a null state without an agent",
+                        )
+                        .with_help("start at a state that runs an agent"),
                     );
                     None
                 }
                 None => {
                     let names: Vec<&str> = nodes.iter().map(|(name, _)| name.as_str()).collect();
                     self.builder.diags.push(
-                        Diagnostic::error(Code::UnknownInitial, format!("initial state `{}` is not in `states`", initial.value))
-                            .with_label(initial.span, "no state has this name")
-                            .with_help(did_you_mean(&initial.value, names.iter().copied()).unwrap_or_else(|| known_list(names.iter().copied()))),
+                        Diagnostic::error(
+                            Code::UnknownInitial,
+                            format!("initial state `{}` is not in `states`", initial.value),
+                        )
+                        .with_label(initial.span, "no state has this name")
+                        .with_help(
+                            did_you_mean(&initial.value, names.iter().copied())
+                                .unwrap_or_else(|| known_list(names.iter().copied())),
+                        ),
                     );
                     None
                 }
             },
             None => {
                 self.builder.diags.push(
-                    Diagnostic::error(Code::UnknownInitial, format!("fsm `{agent_name}` has no `initial` state"))
-                        .with_label(md.span, "add `initial:` naming the first state"),
+                    Diagnostic::error(
+                        Code::UnknownInitial,
+                        format!("fsm `{agent_name}` has no `initial` state"),
+                    )
+                    .with_label(md.span, "add `initial:` naming the first state"),
                 );
                 None
             }
@@ -368,7 +465,9 @@ impl TamaLowering<'_, '_> {
                     continue;
                 }
                 FsmNext::Goto(target) => (
-                    self.resolve(target, &nodes).map(|t| vec![exit(Trigger::Always, t)]).unwrap_or_default(),
+                    self.resolve(target, &nodes)
+                        .map(|t| vec![exit(Trigger::Always, t)])
+                        .unwrap_or_default(),
                     false,
                 ),
                 FsmNext::Keyed(items) => (self.keyed_exits(items, &nodes), true),
@@ -391,11 +490,18 @@ impl TamaLowering<'_, '_> {
             }
         }
         self.stack.pop();
-        Some(Fragment { entry: entry?, open })
+        Some(Fragment {
+            entry: entry?,
+            open,
+        })
     }
 
     /// Exact keys in list order (first wins), then the last `"*"` as `any_key`.
-    fn keyed_exits(&mut self, items: &[(Spanned<String>, Option<Spanned<String>>)], nodes: &[(String, Node)]) -> Vec<Exit> {
+    fn keyed_exits(
+        &mut self,
+        items: &[(Spanned<String>, Option<Spanned<String>>)],
+        nodes: &[(String, Node)],
+    ) -> Vec<Exit> {
         let mut exits = Vec::new();
         let mut seen: Vec<&str> = Vec::new();
         let mut catch_all = None;
@@ -431,9 +537,18 @@ impl TamaLowering<'_, '_> {
             None => {
                 let names: Vec<&str> = nodes.iter().map(|(name, _)| name.as_str()).collect();
                 self.builder.diags.push(
-                    Diagnostic::error(Code::UnknownState, format!("transition target `{}` is not a state of this fsm", target.value))
-                        .with_label(target.span, "no state has this name")
-                        .with_help(did_you_mean(&target.value, names.iter().copied()).unwrap_or_else(|| known_list(names.iter().copied()))),
+                    Diagnostic::error(
+                        Code::UnknownState,
+                        format!(
+                            "transition target `{}` is not a state of this fsm",
+                            target.value
+                        ),
+                    )
+                    .with_label(target.span, "no state has this name")
+                    .with_help(
+                        did_you_mean(&target.value, names.iter().copied())
+                            .unwrap_or_else(|| known_list(names.iter().copied())),
+                    ),
                 );
                 None
             }
@@ -442,7 +557,12 @@ impl TamaLowering<'_, '_> {
 
     /// Routes the exits that end a nested FSM by the outer state's transitions; returns the
     /// exits that still end (the outer FSM ends there too).
-    fn splice(&mut self, fragment: &Fragment, outer: &[Exit], keyed: bool) -> Vec<(StateId, usize)> {
+    fn splice(
+        &mut self,
+        fragment: &Fragment,
+        outer: &[Exit],
+        keyed: bool,
+    ) -> Vec<(StateId, usize)> {
         let mut by_state: Vec<StateId> = fragment.open.iter().map(|(state, _)| *state).collect();
         by_state.dedup();
         let mut still_open = Vec::new();
@@ -481,7 +601,8 @@ impl TamaLowering<'_, '_> {
                         // The key is only known at run time: route it by the whole outer table.
                         for route in outer {
                             let mut spliced = route.clone();
-                            if inner.trigger == Trigger::AnyKey && route.trigger == Trigger::Always {
+                            if inner.trigger == Trigger::AnyKey && route.trigger == Trigger::Always
+                            {
                                 spliced.trigger = Trigger::AnyKey;
                             }
                             exits.push(spliced);
@@ -493,7 +614,9 @@ impl TamaLowering<'_, '_> {
             if keyed || dropped {
                 state.no_match = NoMatch::Fail;
             }
-            if matches!(state.kind, StateKind::Terminal(_)) && exits.iter().any(|e| e.target != Target::End) {
+            if matches!(state.kind, StateKind::Terminal(_))
+                && exits.iter().any(|e| e.target != Target::End)
+            {
                 state.kind = StateKind::Turn;
             }
             for (idx, exit) in exits.iter().enumerate() {

@@ -6,7 +6,13 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::ir::{FailureAction, FailureRule, Guard, SelectionKind, TermCond, TurnUnit};
 use crate::syntax::fuseraft::{Config, TerminationDecl};
 
-const TYPES: &[&str] = &["regex", "maxiterations", "composite", "structured", "tokenbudget"];
+const TYPES: &[&str] = &[
+    "regex",
+    "maxiterations",
+    "composite",
+    "structured",
+    "tokenbudget",
+];
 
 pub(super) fn lower_termination(config: &Config, kind: SelectionKind, builder: &mut Builder<'_>) {
     let mut termination = std::mem::take(&mut builder.program.termination);
@@ -35,7 +41,12 @@ fn clamp(value: u64) -> u32 {
     value.min(u32::MAX as u64) as u32
 }
 
-fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, out: &mut Vec<TermCond>) {
+fn lower_strategy(
+    decl: &TerminationDecl,
+    top: bool,
+    builder: &mut Builder<'_>,
+    out: &mut Vec<TermCond>,
+) {
     let kind = match &decl.kind {
         Some(kind) => kind.value.trim().to_ascii_lowercase(),
         // No `Type`: infer it from what the section holds.
@@ -47,11 +58,18 @@ fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, 
         "regex" => match &decl.pattern {
             Some(pattern) => out.push(TermCond::Regex {
                 pattern: pattern.value.clone(),
-                agents: decl.agent_names.iter().map(|name| name.value.clone()).collect(),
+                agents: decl
+                    .agent_names
+                    .iter()
+                    .map(|name| name.value.clone())
+                    .collect(),
             }),
             None => builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a `regex` termination has no `Pattern`")
-                    .with_label(decl.span, "add `Pattern:` to this termination"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "a `regex` termination has no `Pattern`",
+                )
+                .with_label(decl.span, "add `Pattern:` to this termination"),
             ),
         },
         "maxiterations" => {
@@ -65,8 +83,11 @@ fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, 
         "composite" => {
             if decl.strategies.is_empty() {
                 builder.diags.push(
-                    Diagnostic::error(Code::MissingRequiredKey, "a `composite` termination has no `Strategies`")
-                        .with_label(decl.span, "add at least one child under `Strategies:`"),
+                    Diagnostic::error(
+                        Code::MissingRequiredKey,
+                        "a `composite` termination has no `Strategies`",
+                    )
+                    .with_label(decl.span, "add at least one child under `Strategies:`"),
                 );
             }
             for child in &decl.strategies {
@@ -76,8 +97,11 @@ fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, 
         "tokenbudget" => match decl.max_tokens.as_ref().filter(|max| max.value > 0) {
             Some(max) => out.push(TermCond::Tokens(max.value)),
             None => builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a `tokenbudget` termination needs a positive `MaxTokens`")
-                    .with_label(decl.span, "add `MaxTokens:` to this termination"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "a `tokenbudget` termination needs a positive `MaxTokens`",
+                )
+                .with_label(decl.span, "add `MaxTokens:` to this termination"),
             ),
         },
         "structured" => match &decl.condition {
@@ -87,14 +111,24 @@ fn lower_strategy(decl: &TerminationDecl, top: bool, builder: &mut Builder<'_>, 
                 }
             }
             None => builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a `structured` termination has no `Condition`")
-                    .with_label(decl.span, "add `Condition:` to this termination"),
+                Diagnostic::error(
+                    Code::MissingRequiredKey,
+                    "a `structured` termination has no `Condition`",
+                )
+                .with_label(decl.span, "add `Condition:` to this termination"),
             ),
         },
         _ => {
-            let span = decl.kind.as_ref().map(|kind| kind.span).unwrap_or(decl.span);
-            let mut diag = Diagnostic::error(Code::InvalidValue, format!("unknown termination type `{kind}`"))
-                .with_label(span, "not a termination type");
+            let span = decl
+                .kind
+                .as_ref()
+                .map(|kind| kind.span)
+                .unwrap_or(decl.span);
+            let mut diag = Diagnostic::error(
+                Code::InvalidValue,
+                format!("unknown termination type `{kind}`"),
+            )
+            .with_label(span, "not a termination type");
             diag = diag.with_help(match did_you_mean(&kind, TYPES.iter().copied()) {
                 Some(hint) => hint,
                 None => format!("termination types: {}", TYPES.join(", ")),
@@ -121,9 +155,12 @@ pub(super) fn lower_failure(config: &Config, builder: &mut Builder<'_>) {
             match FailureAction::parse(&action.value) {
                 Some(parsed) => lowered.action = parsed,
                 None => diags.push(
-                    Diagnostic::error(Code::InvalidValue, format!("unknown failure action `{}`", action.value))
-                        .with_label(action.span, "not a failure action")
-                        .with_help("actions: Reinstruct, ActivateRecovery, EscalateToHuman, Abort"),
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("unknown failure action `{}`", action.value),
+                    )
+                    .with_label(action.span, "not a failure action")
+                    .with_help("actions: Reinstruct, ActivateRecovery, EscalateToHuman, Abort"),
                 ),
             }
         }

@@ -36,7 +36,12 @@ impl<'n> Fields<'n> {
     /// Reads a mapping of section `section` (e.g. "agent"), reporting unknown and duplicate
     /// keys. `known` lists the keys the section accepts; a non-mapping node is reported as
     /// a wrong type and yields no fields.
-    pub fn new(node: &'n Node, section: &str, known: &[&str], diags: &mut Vec<Diagnostic>) -> Fields<'n> {
+    pub fn new(
+        node: &'n Node,
+        section: &str,
+        known: &[&str],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Fields<'n> {
         let mut entries: Vec<(&Node, &Node)> = Vec::new();
         match &node.kind {
             NodeKind::Map(pairs) => {
@@ -48,15 +53,17 @@ impl<'n> Fields<'n> {
                     {
                         diags.push(duplicate_key(name, key.span, first.span));
                         // The .NET configuration binder keeps the last value.
-                        if let Some(slot) = entries
-                            .iter_mut()
-                            .find(|(seen, _)| seen.as_str().unwrap_or("").eq_ignore_ascii_case(name))
-                        {
+                        if let Some(slot) = entries.iter_mut().find(|(seen, _)| {
+                            seen.as_str().unwrap_or("").eq_ignore_ascii_case(name)
+                        }) {
                             *slot = (key, value);
                         }
                         continue;
                     }
-                    if !known.iter().any(|candidate| candidate.eq_ignore_ascii_case(name)) {
+                    if !known
+                        .iter()
+                        .any(|candidate| candidate.eq_ignore_ascii_case(name))
+                    {
                         diags.push(unknown_key(name, section, key.span, known));
                     }
                     entries.push((key, value));
@@ -78,7 +85,9 @@ impl<'n> Fields<'n> {
 
     /// The value node of `key`, if present and not null.
     pub fn get(&self, key: &str) -> Option<&'n Node> {
-        self.entry(key).map(|(_, value)| value).filter(|value| !value.is_null())
+        self.entry(key)
+            .map(|(_, value)| value)
+            .filter(|value| !value.is_null())
     }
 
     /// The key node and value node of `key`, if present (even when null).
@@ -111,7 +120,8 @@ impl<'n> Fields<'n> {
     }
 
     pub fn non_empty_str(&self, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<String>> {
-        self.str(key, diags).filter(|value| !value.value.trim().is_empty())
+        self.str(key, diags)
+            .filter(|value| !value.value.trim().is_empty())
     }
 
     pub fn bool(&self, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<bool>> {
@@ -135,8 +145,11 @@ impl<'n> Fields<'n> {
                 // Negative numbers parse as i64: report them as out of range, not as text.
                 if text.value.trim().parse::<i64>().is_ok() {
                     diags.push(
-                        Diagnostic::error(Code::InvalidValue, format!("`{key}` must not be negative"))
-                            .with_label(text.span, "a negative number"),
+                        Diagnostic::error(
+                            Code::InvalidValue,
+                            format!("`{key}` must not be negative"),
+                        )
+                        .with_label(text.span, "a negative number"),
                     );
                 } else {
                     diags.push(invalid_scalar(&text, key, "a whole number"));
@@ -184,15 +197,26 @@ impl<'n> Fields<'n> {
     }
 
     /// A nested mapping's fields (absent or null: `None`).
-    pub fn section(&self, key: &str, known: &[&str], diags: &mut Vec<Diagnostic>) -> Option<Fields<'n>> {
+    pub fn section(
+        &self,
+        key: &str,
+        known: &[&str],
+        diags: &mut Vec<Diagnostic>,
+    ) -> Option<Fields<'n>> {
         let value = self.get(key)?;
         Some(Fields::new(value, key, known, diags))
     }
 }
 
 pub(crate) fn unknown_key(name: &str, section: &str, span: Span, known: &[&str]) -> Diagnostic {
-    let mut diag = Diagnostic::warning(Code::UnknownKey, format!("unknown key `{name}` in {section}"))
-        .with_label(span, "fuseraft does not read this key (upstream ignores it silently)");
+    let mut diag = Diagnostic::warning(
+        Code::UnknownKey,
+        format!("unknown key `{name}` in {section}"),
+    )
+    .with_label(
+        span,
+        "fuseraft does not read this key (upstream ignores it silently)",
+    );
     diag = match did_you_mean(name, known.iter().copied()) {
         Some(suggestion) => diag.with_help(suggestion),
         None => diag.with_help(format!("the keys of {section} are: {}", known.join(", "))),
@@ -201,10 +225,13 @@ pub(crate) fn unknown_key(name: &str, section: &str, span: Span, known: &[&str])
 }
 
 fn duplicate_key(name: &str, span: Span, first: Span) -> Diagnostic {
-    Diagnostic::warning(Code::DuplicateName, format!("key `{name}` appears twice; the last one wins"))
-        .with_label(span, "this value replaces the earlier one")
-        .with_label(first, "first written here")
-        .with_help("keys are matched case-insensitively; remove one of them")
+    Diagnostic::warning(
+        Code::DuplicateName,
+        format!("key `{name}` appears twice; the last one wins"),
+    )
+    .with_label(span, "this value replaces the earlier one")
+    .with_label(first, "first written here")
+    .with_help("keys are matched case-insensitively; remove one of them")
 }
 
 pub(crate) fn wrong_type(node: &Node, expected: &str, what: &str) -> Diagnostic {

@@ -13,65 +13,163 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::source::Span;
 
 pub const ROOT_KEYS: &[&str] = &[
-    "SchemaVersion", "Name", "Description", "SystemPromptPath", "SystemPrompt", "Models", "Agents",
-    "Selection", "Termination", "Security", "MaxTotalTokens", "WarnTurnTokens", "ContextBudget",
-    "McpServers", "Compaction", "Validation", "ChangeTracking", "Scratchpad", "Events", "Chatroom",
-    "Telemetry", "Checkpoint", "ApiProfiles", "Saga", "EvidenceStore", "Contracts", "Verifier",
-    "FailureHandling", "Brownfield", "TestSelector", "SkillCuration", "Memory", "Output",
+    "SchemaVersion",
+    "Name",
+    "Description",
+    "SystemPromptPath",
+    "SystemPrompt",
+    "Models",
+    "Agents",
+    "Selection",
+    "Termination",
+    "Security",
+    "MaxTotalTokens",
+    "WarnTurnTokens",
+    "ContextBudget",
+    "McpServers",
+    "Compaction",
+    "Validation",
+    "ChangeTracking",
+    "Scratchpad",
+    "Events",
+    "Chatroom",
+    "Telemetry",
+    "Checkpoint",
+    "ApiProfiles",
+    "Saga",
+    "EvidenceStore",
+    "Contracts",
+    "Verifier",
+    "FailureHandling",
+    "Brownfield",
+    "TestSelector",
+    "SkillCuration",
+    "Memory",
+    "Output",
 ];
 
 const AGENT_KEYS: &[&str] = &[
-    "Name", "Instructions", "Description", "Model", "Plugins", "FunctionChoice", "TrustScore",
-    "Capabilities", "ContextWindow", "Context", "Isolation", "SkipExecutionState",
-    "MaxToolCallsPerTurn", "MaxInTurnContextTokens", "MaxInTurnToolPairs", "KnowledgeWeight",
-    "SubAgentModel", "SubAgentPlugins", "SubAgentMaxToolCalls", "Produces", "Requires",
-    "RemoteAgent", "AgentFile", "EnableMemory",
+    "Name",
+    "Instructions",
+    "Description",
+    "Model",
+    "Plugins",
+    "FunctionChoice",
+    "TrustScore",
+    "Capabilities",
+    "ContextWindow",
+    "Context",
+    "Isolation",
+    "SkipExecutionState",
+    "MaxToolCallsPerTurn",
+    "MaxInTurnContextTokens",
+    "MaxInTurnToolPairs",
+    "KnowledgeWeight",
+    "SubAgentModel",
+    "SubAgentPlugins",
+    "SubAgentMaxToolCalls",
+    "Produces",
+    "Requires",
+    "RemoteAgent",
+    "AgentFile",
+    "EnableMemory",
 ];
 
 pub const MODEL_KEYS: &[&str] = &[
-    "ModelId", "Endpoint", "ApiKey", "ApiKeyEnvVar", "Provider", "MaxTokens", "Temperature",
-    "ReasoningEffort", "MaxContextTokens",
+    "ModelId",
+    "Endpoint",
+    "ApiKey",
+    "ApiKeyEnvVar",
+    "Provider",
+    "MaxTokens",
+    "Temperature",
+    "ReasoningEffort",
+    "MaxContextTokens",
 ];
 
 const CONTEXT_WINDOW_KEYS: &[&str] = &[
-    "TextOnly", "ExcludeAgents", "MaxTailMessages", "ContextCapFraction", "MaxTurnAge",
-    "MaxToolResultChars", "MaxReplayChars", "ToolResultCharOverrides",
+    "TextOnly",
+    "ExcludeAgents",
+    "MaxTailMessages",
+    "ContextCapFraction",
+    "MaxTurnAge",
+    "MaxToolResultChars",
+    "MaxReplayChars",
+    "ToolResultCharOverrides",
 ];
 
 pub const CONTEXT_SOURCE_KEYS: &[&str] = &["Source", "MaxChars", "Label"];
 
 const TERMINATION_KEYS: &[&str] = &[
-    "Type", "Pattern", "MaxIterations", "AgentNames", "Strategies", "Validators", "Condition",
+    "Type",
+    "Pattern",
+    "MaxIterations",
+    "AgentNames",
+    "Strategies",
+    "Validators",
+    "Condition",
     "MaxTokens",
 ];
 
 const CONTRACT_KEYS: &[&str] = &["Name", "Requires", "Description"];
 
 const PREDICATE_KEYS: &[&str] = &[
-    "Type", "Source", "Field", "Path", "Pattern", "PatternSource", "PatternField", "NoFailures",
+    "Type",
+    "Source",
+    "Field",
+    "Path",
+    "Pattern",
+    "PatternSource",
+    "PatternField",
+    "NoFailures",
     "HasAssertions",
 ];
 
 const PREDICATE_TYPES: &[&str] = &[
-    "FilesWritten", "CommandSucceeded", "FileExists", "TestReport", "RelatedTestsPass",
+    "FilesWritten",
+    "CommandSucceeded",
+    "FileExists",
+    "TestReport",
+    "RelatedTestsPass",
     "ChecklistComplete",
 ];
 
 const FAILURE_KEYS: &[&str] = &[
-    "MissingEvidence", "InvalidTransition", "ConflictingEvidence", "NoProgress",
-    "MaxConsecutiveTurnsWithoutSignal", "MaxConsecutiveContractFailures",
+    "MissingEvidence",
+    "InvalidTransition",
+    "ConflictingEvidence",
+    "NoProgress",
+    "MaxConsecutiveTurnsWithoutSignal",
+    "MaxConsecutiveContractFailures",
 ];
 
 const FAILURE_RULE_KEYS: &[&str] = &["Action", "Threshold"];
 
 /// Sections fuseraft reads only for settings, with the keys each one knows.
 const SETTING_SECTIONS: &[(&str, &[&str])] = &[
-    ("Validation", &["BriefPath", "TestReportPath", "ChangeLogPath", "TestAssertionPatterns"]),
-    ("Security", &[
-        "FileSystemSandboxPath", "HttpAllowedHosts", "AllowPrivateHosts", "ReadFileSizeLimit",
-        "ChangeEnvelope", "FileSystemPermissions", "ShellPolicy", "DenyCredentialFiles",
-        "Permissions",
-    ]),
+    (
+        "Validation",
+        &[
+            "BriefPath",
+            "TestReportPath",
+            "ChangeLogPath",
+            "TestAssertionPatterns",
+        ],
+    ),
+    (
+        "Security",
+        &[
+            "FileSystemSandboxPath",
+            "HttpAllowedHosts",
+            "AllowPrivateHosts",
+            "ReadFileSizeLimit",
+            "ChangeEnvelope",
+            "FileSystemPermissions",
+            "ShellPolicy",
+            "DenyCredentialFiles",
+            "Permissions",
+        ],
+    ),
     ("TestSelector", &["FindRelatedCommand", "FullSuiteCommand"]),
     ("ChangeTracking", &["Path", "IntentLogPath"]),
     ("EvidenceStore", &["Path"]),
@@ -80,14 +178,51 @@ const SETTING_SECTIONS: &[(&str, &[&str])] = &[
     ("Checkpoint", &["Mode", "Path"]),
     ("Telemetry", &["OtlpEndpoint"]),
     ("Output", &["Json"]),
-    ("Verifier", &["AgentName", "EveryNTurns", "TriggerOnSuspiciousTransition", "FindingsKeyword"]),
-    ("Compaction", &[
-        "TriggerTurnCount", "KeepRecentTurns", "Model", "Mode", "TokenBudget", "IncludeReasoning",
-        "IncludeSymbolGraph", "IncludeExploration", "PinLastRoutingSignal", "SummaryTemplate",
-        "MaxCharsPerHistoryMessage", "AntiThrashMinSavingsRatio", "AntiThrashWindow",
-    ]),
-    ("ContextBudget", &["WarnAt", "CutoverAt", "MaxSingleTurnInputTokens", "MaxToolResultTokens"]),
-    ("Brownfield", &["EntryPoints", "DiscoveryBriefPath", "ConventionProfilePath", "SeedEnvelopeFromBrief"]),
+    (
+        "Verifier",
+        &[
+            "AgentName",
+            "EveryNTurns",
+            "TriggerOnSuspiciousTransition",
+            "FindingsKeyword",
+        ],
+    ),
+    (
+        "Compaction",
+        &[
+            "TriggerTurnCount",
+            "KeepRecentTurns",
+            "Model",
+            "Mode",
+            "TokenBudget",
+            "IncludeReasoning",
+            "IncludeSymbolGraph",
+            "IncludeExploration",
+            "PinLastRoutingSignal",
+            "SummaryTemplate",
+            "MaxCharsPerHistoryMessage",
+            "AntiThrashMinSavingsRatio",
+            "AntiThrashWindow",
+        ],
+    ),
+    (
+        "ContextBudget",
+        &[
+            "WarnAt",
+            "CutoverAt",
+            "MaxSingleTurnInputTokens",
+            "MaxToolResultTokens",
+        ],
+    ),
+    (
+        "Brownfield",
+        &[
+            "EntryPoints",
+            "DiscoveryBriefPath",
+            "ConventionProfilePath",
+            "SeedEnvelopeFromBrief",
+        ],
+    ),
 ];
 
 /// A whole config.
@@ -191,7 +326,12 @@ pub struct FailureDecl {
 /// (no `Orchestration:` root) return `None`; everything else is reported and skipped.
 pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Option<Config> {
     let orchestration = find_root(root, loader)?;
-    let fields = Fields::new(orchestration, "`Orchestration`", ROOT_KEYS, &mut loader.diags);
+    let fields = Fields::new(
+        orchestration,
+        "`Orchestration`",
+        ROOT_KEYS,
+        &mut loader.diags,
+    );
     let diags = &mut loader.diags;
     let name = fields.non_empty_str("Name", diags);
 
@@ -204,7 +344,9 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
                     models.push((alias, read_model(value, &mut loader.diags)));
                 }
             }
-            _ => loader.diags.push(super::fields::wrong_type(node, "a mapping", "Models")),
+            _ => loader
+                .diags
+                .push(super::fields::wrong_type(node, "a mapping", "Models")),
         }
     }
 
@@ -233,10 +375,16 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
             for key in keys.iter() {
                 if let Some(value) = sub.get(key) {
                     if let NodeKind::Scalar { text, .. } = &value.kind {
-                        settings.push((format!("{section}.{key}"), Spanned::new(text.clone(), value.span)));
+                        settings.push((
+                            format!("{section}.{key}"),
+                            Spanned::new(text.clone(), value.span),
+                        ));
                     } else if let NodeKind::Seq(items) = &value.kind {
                         let joined: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
-                        settings.push((format!("{section}.{key}"), Spanned::new(joined.join("\n"), value.span)));
+                        settings.push((
+                            format!("{section}.{key}"),
+                            Spanned::new(joined.join("\n"), value.span),
+                        ));
                     }
                 }
             }
@@ -259,20 +407,23 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
 
 fn find_root<'n>(root: &'n Node, loader: &mut Loader<'_>) -> Option<&'n Node> {
     if let NodeKind::Map(pairs) = &root.kind {
-        if let Some((_, value)) = pairs
-            .iter()
-            .find(|(key, _)| key.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Orchestration")))
-        {
+        if let Some((_, value)) = pairs.iter().find(|(key, _)| {
+            key.as_str()
+                .is_some_and(|k| k.eq_ignore_ascii_case("Orchestration"))
+        }) {
             if matches!(value.kind, NodeKind::Map(_)) {
                 return Some(value);
             }
-            loader
-                .diags
-                .push(super::fields::wrong_type(value, "a mapping", "Orchestration"));
+            loader.diags.push(super::fields::wrong_type(
+                value,
+                "a mapping",
+                "Orchestration",
+            ));
             return None;
         }
         let looks_like_agent = pairs.iter().any(|(key, _)| {
-            key.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Instructions"))
+            key.as_str()
+                .is_some_and(|k| k.eq_ignore_ascii_case("Instructions"))
         });
         let root_keys_seen = pairs.iter().any(|(key, _)| {
             key.as_str()
@@ -296,8 +447,11 @@ fn find_root<'n>(root: &'n Node, loader: &mut Loader<'_>) -> Option<&'n Node> {
 }
 
 fn missing_root(span: Span) -> Diagnostic {
-    Diagnostic::error(Code::MissingRoot, "config has no top-level `Orchestration` key")
-        .with_label(span, "expected `Orchestration:` here")
+    Diagnostic::error(
+        Code::MissingRoot,
+        "config has no top-level `Orchestration` key",
+    )
+    .with_label(span, "expected `Orchestration:` here")
 }
 
 pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
@@ -379,14 +533,22 @@ fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>)
         return inline;
     };
     let path = PathBuf::from(&file.value);
-    let path = if path.is_absolute() { path } else { config_dir.join(path) };
+    let path = if path.is_absolute() {
+        path
+    } else {
+        config_dir.join(path)
+    };
     let Some((file_id, root)) = loader.load_include(&path, file.span, "agent file") else {
         return inline;
     };
     // The file may be a bare agent or wrapped in `Agent:`.
     let body = match &root.kind {
-        NodeKind::Map(pairs) if pairs.len() == 1
-            && pairs[0].0.as_str().is_some_and(|k| k.eq_ignore_ascii_case("Agent")) =>
+        NodeKind::Map(pairs)
+            if pairs.len() == 1
+                && pairs[0]
+                    .0
+                    .as_str()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("Agent")) =>
         {
             pairs[0].1.clone()
         }
@@ -398,7 +560,11 @@ fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>)
     if inline.name.is_some() {
         merged.name = inline.name;
     }
-    if inline.instructions.as_ref().is_some_and(|text| !text.value.is_empty()) {
+    if inline
+        .instructions
+        .as_ref()
+        .is_some_and(|text| !text.value.is_empty())
+    {
         merged.instructions = inline.instructions;
     }
     if inline.description.is_some() {
@@ -484,7 +650,10 @@ fn read_predicate(node: &Node, diags: &mut Vec<Diagnostic>) -> PredicateDecl {
         if pairs.len() == 1 {
             let (key, value) = &pairs[0];
             if let Some(kind) = key.as_str() {
-                if PREDICATE_TYPES.iter().any(|known| known.eq_ignore_ascii_case(kind)) {
+                if PREDICATE_TYPES
+                    .iter()
+                    .any(|known| known.eq_ignore_ascii_case(kind))
+                {
                     let params = read_predicate_params(value, diags);
                     return PredicateDecl {
                         span: node.span,
@@ -509,7 +678,10 @@ fn read_predicate(node: &Node, diags: &mut Vec<Diagnostic>) -> PredicateDecl {
     }
 }
 
-fn read_predicate_params(node: &Node, diags: &mut Vec<Diagnostic>) -> Vec<(String, Spanned<String>)> {
+fn read_predicate_params(
+    node: &Node,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, Spanned<String>)> {
     let fields = Fields::new(node, "a contract predicate", PREDICATE_KEYS, diags);
     let mut params = Vec::new();
     for key in PREDICATE_KEYS.iter().filter(|key| **key != "Type") {

@@ -38,7 +38,9 @@ impl<'r> Loader<'r> {
             Ok(text) => Some(self.add(path, text)),
             Err(error) => {
                 let message = match error.kind() {
-                    std::io::ErrorKind::NotFound => format!("{what} `{}` does not exist", path.display()),
+                    std::io::ErrorKind::NotFound => {
+                        format!("{what} `{}` does not exist", path.display())
+                    }
                     _ => format!("cannot read {what} `{}`: {error}", path.display()),
                 };
                 let mut diag = Diagnostic::error(Code::MissingFile, message);
@@ -46,7 +48,9 @@ impl<'r> Loader<'r> {
                     diag = diag.with_label(span, "referenced here");
                 }
                 if from.is_some() {
-                    diag = diag.with_help("paths are relative to the directory of the file that names them");
+                    diag = diag.with_help(
+                        "paths are relative to the directory of the file that names them",
+                    );
                 }
                 self.diags.push(diag);
                 None
@@ -85,8 +89,11 @@ impl<'r> Loader<'r> {
         self.includes += 1;
         if self.includes > MAX_INCLUDES {
             self.diags.push(
-                Diagnostic::error(Code::ResourceLimit, format!("more than {MAX_INCLUDES} included files"))
-                    .with_label(from, "while loading this include"),
+                Diagnostic::error(
+                    Code::ResourceLimit,
+                    format!("more than {MAX_INCLUDES} included files"),
+                )
+                .with_label(from, "while loading this include"),
             );
             return None;
         }

@@ -2,44 +2,105 @@
 //! adversarial stages, llm/magentic managers, map-reduce and scatter-gather.
 
 use super::fields::{Fields, Spanned};
-use super::fuseraft::{missing_key, read_context_sources, read_model, ContextSourceDecl, ModelDecl};
+use super::fuseraft::{
+    missing_key, read_context_sources, read_model, ContextSourceDecl, ModelDecl,
+};
 use super::node::{Node, NodeKind};
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
 
 const SELECTION_KEYS: &[&str] = &[
-    "Type", "Prompt", "Model", "Routes", "StructuredRoutes", "DefaultAgent", "Magentic",
-    "StateMachine", "Graph", "Adversarial", "MapReduce", "ScatterGather",
+    "Type",
+    "Prompt",
+    "Model",
+    "Routes",
+    "StructuredRoutes",
+    "DefaultAgent",
+    "Magentic",
+    "StateMachine",
+    "Graph",
+    "Adversarial",
+    "MapReduce",
+    "ScatterGather",
 ];
 const ROUTE_KEYS: &[&str] = &[
-    "Keyword", "Agent", "Validator", "Validators", "SourceAgents", "RequiredCommandPattern",
-    "ShellFallbackPattern", "RequireHumanApproval", "Condition", "PreferStructuredOutput",
-    "RecoveryAgent", "Contracts",
+    "Keyword",
+    "Agent",
+    "Validator",
+    "Validators",
+    "SourceAgents",
+    "RequiredCommandPattern",
+    "ShellFallbackPattern",
+    "RequireHumanApproval",
+    "Condition",
+    "PreferStructuredOutput",
+    "RecoveryAgent",
+    "Contracts",
 ];
 const STRUCTURED_ROUTE_KEYS: &[&str] = &["Agent", "Condition", "SourceAgents"];
 const CONDITION_KEYS: &[&str] = &["Field", "Is", "IsNot", "Contains", "Exists"];
 const STATE_MACHINE_KEYS: &[&str] = &["Initial", "States"];
 const STATE_KEYS: &[&str] = &["Agent", "Transitions", "Terminal"];
 const TRANSITION_KEYS: &[&str] = &[
-    "To", "Signal", "Contract", "Contracts", "SourceAgents", "RecoveryAgent", "Parallel",
-    "Targets", "Merge", "HandoffContext", "MaxRevisits", "ReviewArtifactPath",
+    "To",
+    "Signal",
+    "Contract",
+    "Contracts",
+    "SourceAgents",
+    "RecoveryAgent",
+    "Parallel",
+    "Targets",
+    "Merge",
+    "HandoffContext",
+    "MaxRevisits",
+    "ReviewArtifactPath",
 ];
 const MERGE_KEYS: &[&str] = &["Strategy", "Agent"];
 const GRAPH_KEYS: &[&str] = &[
-    "Nodes", "Edges", "EntryNode", "MaxRetries", "MaxTotalTurnsMultiplier", "SubGraphs",
+    "Nodes",
+    "Edges",
+    "EntryNode",
+    "MaxRetries",
+    "MaxTotalTurnsMultiplier",
+    "SubGraphs",
 ];
-const NODE_KEYS: &[&str] = &["Id", "Agent", "Terminal", "Parallel", "SubGraphId", "Validators"];
+const NODE_KEYS: &[&str] = &[
+    "Id",
+    "Agent",
+    "Terminal",
+    "Parallel",
+    "SubGraphId",
+    "Validators",
+];
 const EDGE_KEYS: &[&str] = &[
-    "From", "To", "Keyword", "Validator", "Validators", "RequiredCommandPattern",
-    "ShellFallbackPattern", "SourceAgents", "RequireHumanApproval", "RecoveryAgent",
+    "From",
+    "To",
+    "Keyword",
+    "Validator",
+    "Validators",
+    "RequiredCommandPattern",
+    "ShellFallbackPattern",
+    "SourceAgents",
+    "RequireHumanApproval",
+    "RecoveryAgent",
 ];
 const ADVERSARIAL_KEYS: &[&str] = &["Stages", "Rounds", "PassKeyword"];
 const STAGE_KEYS: &[&str] = &["Generator", "Critic", "Label"];
 const MAGENTIC_KEYS: &[&str] = &[
-    "Model", "Instructions", "MaxRoundCount", "MaxStallCount", "MaxResetCount", "EnablePlanReview",
+    "Model",
+    "Instructions",
+    "MaxRoundCount",
+    "MaxStallCount",
+    "MaxResetCount",
+    "EnablePlanReview",
 ];
 const MAP_REDUCE_KEYS: &[&str] = &[
-    "Splitter", "Mapper", "Reducer", "ItemsJsonPath", "MaxConcurrency", "MaxSplitterRetries",
+    "Splitter",
+    "Mapper",
+    "Reducer",
+    "ItemsJsonPath",
+    "MaxConcurrency",
+    "MaxSplitterRetries",
 ];
 const SCATTER_GATHER_KEYS: &[&str] = &["Participants", "Synthesizer", "MaxConcurrency"];
 
@@ -209,7 +270,11 @@ pub struct ScatterGatherDecl {
     pub synthesizer: Option<Spanned<String>>,
 }
 
-pub fn read_selection(node: Option<&Node>, parent: Span, diags: &mut Vec<Diagnostic>) -> SelectionDecl {
+pub fn read_selection(
+    node: Option<&Node>,
+    parent: Span,
+    diags: &mut Vec<Diagnostic>,
+) -> SelectionDecl {
     let Some(node) = node else {
         return SelectionDecl {
             span: parent,
@@ -240,7 +305,9 @@ pub fn read_selection(node: Option<&Node>, parent: Span, diags: &mut Vec<Diagnos
         adversarial: fields
             .get("Adversarial")
             .map(|value| read_adversarial(value, diags)),
-        magentic: fields.get("Magentic").map(|value| read_magentic(value, diags)),
+        magentic: fields
+            .get("Magentic")
+            .map(|value| read_magentic(value, diags)),
         map_reduce: fields
             .get("MapReduce")
             .map(|value| read_map_reduce(value, diags)),
@@ -256,7 +323,10 @@ fn validators(fields: &Fields<'_>, diags: &mut Vec<Diagnostic>) -> Vec<Spanned<S
     if !list.is_empty() {
         return list;
     }
-    fields.non_empty_str("Validator", diags).into_iter().collect()
+    fields
+        .non_empty_str("Validator", diags)
+        .into_iter()
+        .collect()
 }
 
 fn flag(fields: &Fields<'_>, key: &str, diags: &mut Vec<Diagnostic>) -> bool {
@@ -274,7 +344,9 @@ fn read_route(node: &Node, diags: &mut Vec<Diagnostic>) -> RouteDecl {
         required_command_pattern: fields.non_empty_str("RequiredCommandPattern", diags),
         shell_fallback_pattern: fields.non_empty_str("ShellFallbackPattern", diags),
         require_human_approval: flag(&fields, "RequireHumanApproval", diags),
-        condition: fields.get("Condition").map(|cond| read_condition(cond, diags)),
+        condition: fields
+            .get("Condition")
+            .map(|cond| read_condition(cond, diags)),
         prefer_structured_output: flag(&fields, "PreferStructuredOutput", diags),
         recovery_agent: fields.non_empty_str("RecoveryAgent", diags),
         contracts: fields.strings("Contracts", diags),
@@ -301,7 +373,9 @@ fn read_structured_route(node: &Node, diags: &mut Vec<Diagnostic>) -> Structured
     StructuredRouteDecl {
         span: node.span,
         agent: fields.non_empty_str("Agent", diags),
-        condition: fields.get("Condition").map(|cond| read_condition(cond, diags)),
+        condition: fields
+            .get("Condition")
+            .map(|cond| read_condition(cond, diags)),
         source_agents: fields.strings("SourceAgents", diags),
     }
 }
@@ -345,7 +419,10 @@ fn read_state(name: Spanned<String>, node: &Node, diags: &mut Vec<Diagnostic>) -
 
 fn read_transition(node: &Node, diags: &mut Vec<Diagnostic>) -> TransitionDecl {
     let fields = Fields::new(node, "a transition", TRANSITION_KEYS, diags);
-    let mut contracts: Vec<Spanned<String>> = fields.non_empty_str("Contract", diags).into_iter().collect();
+    let mut contracts: Vec<Spanned<String>> = fields
+        .non_empty_str("Contract", diags)
+        .into_iter()
+        .collect();
     contracts.extend(fields.strings("Contracts", diags));
     let merge = fields.section("Merge", MERGE_KEYS, diags);
     let to = fields.non_empty_str("To", diags);
@@ -361,7 +438,9 @@ fn read_transition(node: &Node, diags: &mut Vec<Diagnostic>) -> TransitionDecl {
         recovery_agent: fields.non_empty_str("RecoveryAgent", diags),
         parallel: flag(&fields, "Parallel", diags),
         targets: fields.strings("Targets", diags),
-        merge_strategy: merge.as_ref().and_then(|m| m.non_empty_str("Strategy", diags)),
+        merge_strategy: merge
+            .as_ref()
+            .and_then(|m| m.non_empty_str("Strategy", diags)),
         merge_agent: merge.as_ref().and_then(|m| m.non_empty_str("Agent", diags)),
         handoff_context: read_context_sources(fields.list("HandoffContext", diags), diags),
         max_revisits: fields.uint("MaxRevisits", diags),

@@ -12,13 +12,37 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::source::{FileId, Span};
 
 pub const PATTERNS: &[&str] = &[
-    "oneshot", "react", "scatter", "parallel", "fsm", "critic", "reflexion", "constitutional",
-    "chain-of-verification", "plan-execute", "debate", "best-of-n", "human",
+    "oneshot",
+    "react",
+    "scatter",
+    "parallel",
+    "fsm",
+    "critic",
+    "reflexion",
+    "constitutional",
+    "chain-of-verification",
+    "plan-execute",
+    "debate",
+    "best-of-n",
+    "human",
 ];
 
 const AGENT_KEYS: &[&str] = &[
-    "name", "description", "version", "pattern", "initial", "states", "worker", "workers",
-    "agents", "rounds", "judge", "n", "max_iter", "env", "call",
+    "name",
+    "description",
+    "version",
+    "pattern",
+    "initial",
+    "states",
+    "worker",
+    "workers",
+    "agents",
+    "rounds",
+    "judge",
+    "n",
+    "max_iter",
+    "env",
+    "call",
 ];
 const CALL_KEYS: &[&str] = &["model", "uses", "max_iter"];
 const MODEL_KEYS: &[&str] = &["role", "name", "temperature", "max_tokens"];
@@ -69,9 +93,12 @@ pub fn read_agent_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
     let file_start = Span::new(file, start, start);
     if !text[start..].starts_with("---") {
         loader.diags.push(
-            Diagnostic::error(Code::SyntaxError, "file does not start with `---` front matter")
-                .with_label(file_start, "expected `---` here")
-                .with_help("an AGENT.md starts with YAML front matter between two `---` lines"),
+            Diagnostic::error(
+                Code::SyntaxError,
+                "file does not start with `---` front matter",
+            )
+            .with_label(file_start, "expected `---` here")
+            .with_help("an AGENT.md starts with YAML front matter between two `---` lines"),
         );
         return None;
     }
@@ -108,7 +135,13 @@ pub fn read_agent_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
         }
     };
     let span = Span::new(file, yaml_start, yaml_end);
-    Some(read_front_matter(file, &node, span, body, &mut loader.diags))
+    Some(read_front_matter(
+        file,
+        &node,
+        span,
+        body,
+        &mut loader.diags,
+    ))
 }
 
 fn scalar(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<String>> {
@@ -132,8 +165,11 @@ fn check_keys(node: &Node, known: &[&str], section: &str, diags: &mut Vec<Diagno
     for (key, _) in node.entries() {
         let name = key.as_str().unwrap_or("");
         if !known.contains(&name) {
-            let mut diag = Diagnostic::warning(Code::UnknownKey, format!("unknown key `{name}` in {section}"))
-                .with_label(key.span, "tama ignores this key");
+            let mut diag = Diagnostic::warning(
+                Code::UnknownKey,
+                format!("unknown key `{name}` in {section}"),
+            )
+            .with_label(key.span, "tama ignores this key");
             if let Some(help) = did_you_mean(name, known.iter().copied()) {
                 diag = diag.with_help(help);
             }
@@ -142,7 +178,13 @@ fn check_keys(node: &Node, known: &[&str], section: &str, diags: &mut Vec<Diagno
     }
 }
 
-fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags: &mut Vec<Diagnostic>) -> AgentMd {
+fn read_front_matter(
+    file: FileId,
+    node: &Node,
+    span: Span,
+    body: String,
+    diags: &mut Vec<Diagnostic>,
+) -> AgentMd {
     let mut agent = AgentMd {
         file,
         span,
@@ -162,18 +204,27 @@ fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags:
     };
     if !matches!(node.kind, NodeKind::Map(_)) {
         diags.push(
-            Diagnostic::error(Code::InvalidValue, format!("front matter must be a mapping, found {}", node.kind_name()))
-                .with_label(node.span, "expected `key: value` lines"),
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("front matter must be a mapping, found {}", node.kind_name()),
+            )
+            .with_label(node.span, "expected `key: value` lines"),
         );
         return agent;
     }
     check_keys(node, AGENT_KEYS, "agent front matter", diags);
-    agent.name = node.get("name").and_then(|value| scalar(value, "name", diags));
+    agent.name = node
+        .get("name")
+        .and_then(|value| scalar(value, "name", diags));
     agent.description = node
         .get("description")
         .and_then(|value| scalar(value, "description", diags));
-    agent.pattern = node.get("pattern").and_then(|value| scalar(value, "pattern", diags));
-    agent.initial = node.get("initial").and_then(|value| scalar(value, "initial", diags));
+    agent.pattern = node
+        .get("pattern")
+        .and_then(|value| scalar(value, "pattern", diags));
+    agent.initial = node
+        .get("initial")
+        .and_then(|value| scalar(value, "initial", diags));
     for key in ["worker", "judge"] {
         if let Some(value) = node.get(key).and_then(|value| scalar(value, key, diags)) {
             agent.workers.push(value);
@@ -186,8 +237,11 @@ fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags:
                     .workers
                     .extend(items.iter().filter_map(|item| scalar(item, key, diags))),
                 _ => diags.push(
-                    Diagnostic::error(Code::InvalidValue, format!("`{key}` must be a list, found {}", list.kind_name()))
-                        .with_label(list.span, "expected a list of agent names"),
+                    Diagnostic::error(
+                        Code::InvalidValue,
+                        format!("`{key}` must be a list, found {}", list.kind_name()),
+                    )
+                    .with_label(list.span, "expected a list of agent names"),
                 ),
             }
         }
@@ -196,8 +250,12 @@ fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags:
         check_keys(call, CALL_KEYS, "`call`", diags);
         if let Some(model) = call.get("model") {
             check_keys(model, MODEL_KEYS, "`call.model`", diags);
-            agent.model_role = model.get("role").and_then(|value| scalar(value, "role", diags));
-            agent.model_name = model.get("name").and_then(|value| scalar(value, "name", diags));
+            agent.model_role = model
+                .get("role")
+                .and_then(|value| scalar(value, "role", diags));
+            agent.model_name = model
+                .get("name")
+                .and_then(|value| scalar(value, "name", diags));
             agent.temperature = model
                 .get("temperature")
                 .and_then(|value| scalar(value, "temperature", diags));
@@ -213,7 +271,11 @@ fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags:
                 .collect();
         }
     }
-    if let Some((_, states)) = node.entries().iter().find(|(key, _)| key.as_str() == Some("states")) {
+    if let Some((_, states)) = node
+        .entries()
+        .iter()
+        .find(|(key, _)| key.as_str() == Some("states"))
+    {
         agent.states_span = Some(states.span);
         agent.states = read_states(states, diags);
     }
@@ -223,8 +285,11 @@ fn read_front_matter(file: FileId, node: &Node, span: Span, body: String, diags:
 fn read_states(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<Vec<FsmState>> {
     let NodeKind::Map(pairs) = &node.kind else {
         diags.push(
-            Diagnostic::error(Code::InvalidValue, format!("`states` must be a mapping, found {}", node.kind_name()))
-                .with_label(node.span, "expected `state: next` lines"),
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("`states` must be a mapping, found {}", node.kind_name()),
+            )
+            .with_label(node.span, "expected `state: next` lines"),
         );
         return None;
     };
@@ -238,12 +303,20 @@ fn read_states(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<Vec<FsmState>
             continue;
         };
         let name = Spanned::new(name.to_string(), key.span);
-        let Some(next) = read_next(value, diags) else { continue };
-        if let Some(first) = states.iter().position(|state| state.name.value == name.value) {
+        let Some(next) = read_next(value, diags) else {
+            continue;
+        };
+        if let Some(first) = states
+            .iter()
+            .position(|state| state.name.value == name.value)
+        {
             diags.push(
-                Diagnostic::warning(Code::DuplicateName, format!("state `{}` is listed twice; the last one wins", name.value))
-                    .with_label(name.span, "this entry replaces the earlier one")
-                    .with_label(states[first].name.span, "first listed here"),
+                Diagnostic::warning(
+                    Code::DuplicateName,
+                    format!("state `{}` is listed twice; the last one wins", name.value),
+                )
+                .with_label(name.span, "this entry replaces the earlier one")
+                .with_label(states[first].name.span, "first listed here"),
             );
             states.remove(first);
         }
@@ -260,7 +333,10 @@ fn read_next(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<FsmNext> {
             let mut keyed = Vec::new();
             for item in items {
                 let NodeKind::Map(pairs) = &item.kind else {
-                    diags.push(bad_transition(item, "each item must be a `key: target` mapping"));
+                    diags.push(bad_transition(
+                        item,
+                        "each item must be a `key: target` mapping",
+                    ));
                     continue;
                 };
                 for (key, target) in pairs {
@@ -274,7 +350,10 @@ fn read_next(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<FsmNext> {
                         NodeKind::Scalar { text, .. } => {
                             keyed.push((key_text, Some(Spanned::new(text.clone(), target.span))))
                         }
-                        _ => diags.push(bad_transition(target, "a target must be a state name or `~`")),
+                        _ => diags.push(bad_transition(
+                            target,
+                            "a target must be a state name or `~`",
+                        )),
                     }
                 }
             }
@@ -293,7 +372,9 @@ fn read_next(node: &Node, diags: &mut Vec<Diagnostic>) -> Option<FsmNext> {
 fn bad_transition(node: &Node, why: &str) -> Diagnostic {
     Diagnostic::error(Code::InvalidValue, format!("invalid fsm transition: {why}"))
         .with_label(node.span, "here")
-        .with_help("a state's value is `~` (terminal), a state name, or a list of `- key: target` items")
+        .with_help(
+            "a state's value is `~` (terminal), a state name, or a list of `- key: target` items",
+        )
 }
 
 /// `tama.toml`: the entrypoint and the model roles.
@@ -311,8 +392,11 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Manifest {
         Err(error) => {
             let range = error.span().unwrap_or(0..0);
             loader.diags.push(
-                Diagnostic::error(Code::SyntaxError, format!("invalid toml: {}", error.message()))
-                    .with_label(Span::new(file, range.start, range.end), "here"),
+                Diagnostic::error(
+                    Code::SyntaxError,
+                    format!("invalid toml: {}", error.message()),
+                )
+                .with_label(Span::new(file, range.start, range.end), "here"),
             );
             return Manifest::default();
         }
@@ -331,10 +415,17 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Manifest {
     if let Some(models) = table.get("models").and_then(|value| value.as_table()) {
         for (role, value) in models {
             match value {
-                toml::Value::String(name) => manifest.roles.push((role.clone(), name.clone(), None, None)),
+                toml::Value::String(name) => {
+                    manifest
+                        .roles
+                        .push((role.clone(), name.clone(), None, None))
+                }
                 toml::Value::Table(spec) => manifest.roles.push((
                     role.clone(),
-                    spec.get("name").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+                    spec.get("name")
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("")
+                        .to_string(),
                     spec.get("temperature").map(|v| v.to_string()),
                     spec.get("max_tokens").map(|v| v.to_string()),
                 )),
