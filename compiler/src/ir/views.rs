@@ -15,7 +15,7 @@ fn target_name(program: &Program, target: &Target) -> String {
     }
 }
 
-/// A short human label for an exit's trigger (`"APPROVED"`, `key done`, `always`).
+/// A short human label for an exit's trigger (`APPROVED`, `key done`, `always`).
 pub fn trigger_label(program: &Program, trigger: &Trigger) -> String {
     match trigger {
         Trigger::Signal { text, sources, .. } => {

@@ -1,0 +1,104 @@
+//! End-to-end tests of the `fuseraft` binary: exit codes, output views, `-o`, `.fir` input.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fuseraft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuseraft-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+#[test]
+fn compile_prints_ir_and_exits_zero() {
+    let output = fuseraft(&["compile", "fixtures/compile/ok/keyword.yaml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("fuseraft-ir 1\n"));
+    assert!(stderr(&output).is_empty(), "no diagnostics expected: {}", stderr(&output));
+}
+
+#[test]
+fn every_view_of_one_program() {
+    for emit in ["json", "dot", "mermaid"] {
+        let output = fuseraft(&["compile", "fixtures/compile/ok/graph.yaml", "--emit", emit]);
+        assert_eq!(output.status.code(), Some(0), "{emit}: {}", stderr(&output));
+        insta::assert_snapshot!(format!("emit_{emit}"), stdout(&output));
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout(&fuseraft(&["compile", "fixtures/compile/ok/graph.yaml", "--emit", "json"])))
+            .expect("--emit json is JSON");
+    assert_eq!(json["entry"], "A");
+}
+
+#[test]
+fn output_file_and_ir_input_round_trip() {
+    let dir = scratch("fir");
+    let fir = dir.join("team.fir");
+    let first = fuseraft(&["compile", "fixtures/compile/ok/statemachine.yaml", "-o", fir.to_str().unwrap()]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).is_empty(), "-o writes the file, not stdout");
+    let written = std::fs::read_to_string(&fir).expect("-o wrote the file");
+    let again = fuseraft(&["compile", fir.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(stdout(&again), written, "compiling the printed IR prints the same IR");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn errors_in_the_input_exit_one_with_a_located_diagnostic() {
+    let dir = scratch("err");
+    let config = dir.join("bad.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Agents:\n    - Name: A\n  Selection:\n    Type: statemachin\n",
+    )
+    .unwrap();
+    let output = fuseraft(&["compile", config.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let err = stderr(&output);
+    assert!(err.contains("unknown selection type `statemachin`"), "{err}");
+    assert!(err.contains("bad.yaml:5:11"), "points at line 5, column 11: {err}");
+    assert!(err.contains("did you mean `statemachine`?"), "{err}");
+    assert!(stdout(&output).is_empty());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn unreadable_input_and_bad_usage_exit_two() {
+    let missing = fuseraft(&["compile", "no/such/config.yaml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("does not exist"), "{}", stderr(&missing));
+
+    let bad_flag = fuseraft(&["compile", "fixtures/compile/ok/keyword.yaml", "--emit", "xml"]);
+    assert_eq!(bad_flag.status.code(), Some(2));
+
+    let no_command = fuseraft(&[]);
+    assert_eq!(no_command.status.code(), Some(2));
+}
+
+#[test]
+fn help_names_every_input_kind() {
+    let output = fuseraft(&["compile", "--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    let help = stdout(&output);
+    for needle in ["AGENT.md", "tama project directory", ".fir", "--emit"] {
+        assert!(help.contains(needle), "help mentions {needle}: {help}");
+    }
+}
