@@ -20,13 +20,13 @@ pub fn trigger_label(program: &Program, trigger: &Trigger) -> String {
     match trigger {
         Trigger::Signal { text, sources, .. } => {
             if sources.is_empty() {
-                format!("\"{text}\"")
+                text.clone()
             } else {
                 let names: Vec<&str> = sources
                     .iter()
                     .map(|id| program.agent(*id).name.as_str())
                     .collect();
-                format!("\"{text}\" from {}", names.join(", "))
+                format!("{text} (from {})", names.join(", "))
             }
         }
         Trigger::FinishKey(key) => format!("key {key}"),
