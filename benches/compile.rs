@@ -38,7 +38,10 @@ impl FileReader for MemReader {
         if path == self.path {
             Ok(self.text.clone())
         } else {
-            Err(io::Error::new(io::ErrorKind::NotFound, "not in the in-memory reader"))
+            Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                "not in the in-memory reader",
+            ))
         }
     }
 
@@ -57,7 +60,10 @@ fn generate(k: usize) -> String {
     out.push_str("Orchestration:\n  Name: CompileBench\n  Agents:\n");
     for agent in 0..AGENTS {
         let _ = writeln!(out, "    - Name: Agent{agent}");
-        let _ = writeln!(out, "      Instructions: You are agent {agent}. Do your step and hand off.");
+        let _ = writeln!(
+            out,
+            "      Instructions: You are agent {agent}. Do your step and hand off."
+        );
     }
     out.push_str("  Selection:\n    Type: statemachine\n    StateMachine:\n      Initial: S0\n      States:\n");
     for i in 0..k {
@@ -201,7 +207,9 @@ fn main() {
         .map(|&(states, runs)| bench(states, runs))
         .collect();
 
-    println!("## compile: YAML text -> IR (whole `fuseraft_compiler::compile`, in-memory reader)\n");
+    println!(
+        "## compile: YAML text -> IR (whole `fuseraft_compiler::compile`, in-memory reader)\n"
+    );
     println!("| states | YAML bytes | runs | median ms | min ms | max ms | µs/state | print median ms | IR bytes |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for row in &rows {
@@ -220,7 +228,9 @@ fn main() {
     }
 
     println!("\n## sub-stages (medians)\n");
-    println!("| states | read + YAML parse ms | + typed config ms | lower + check ms (remainder) |");
+    println!(
+        "| states | read + YAML parse ms | + typed config ms | lower + check ms (remainder) |"
+    );
     println!("| ---: | ---: | ---: | ---: |");
     for row in &rows {
         let config_only = row.config.saturating_sub(row.parse);
