@@ -1,1 +1,17 @@
-//! The fuseraft VM: executes an `ir::Program` through a closed set of effects (skeleton; see issue 4).
+//! fuseraft's VM: executes an `ir::Program` through a closed set of effects.
+//!
+//! ```text
+//!  Machine::step() ─▶ Request (model call, tools, checks, approval) ─▶ driver performs it
+//!        ▲                                                                  │
+//!        └──────────────── Machine::resume(Response) ◀────────────────────┘
+//! ```
+//!
+//! The [`machine`] is pure: it never awaits, reads files or calls the network, so routing
+//! is deterministic and every run can be replayed from its effect results. The [`driver`]
+//! performs effects with tokio: models through a [`driver::Models`] provider (the
+//! [`replay`] provider answers from a script), tools in a sandbox, validators on disk.
+//! This crate knows `fuseraft_compiler::ir` only: no YAML, no pest.
+
+pub mod changes;
+pub mod effect;
+pub mod history;

@@ -1,0 +1,223 @@
+//! What the IR's triggers mean on real text: the three signal matchers, JSON extraction
+//! from a reply, and condition evaluation. Shared by the VM (routing) and `check`
+//! (shadowing, counterexamples), so both agree by construction.
+//!
+//! Reference: `research/fuseraft-semantics.md` §2 (matchers) and §11 (JSON, conditions).
+
+use serde_json::Value as Json;
+
+use super::{Cond, Field, Matcher};
+
+impl Matcher {
+    /// Does `text` (a whole reply) carry `keyword` on one of its lines?
+    pub fn finds(self, text: &str, keyword: &str) -> bool {
+        text.split('\n').any(|line| self.matches_line(line, keyword))
+    }
+
+    /// Does one line carry `keyword` under this matcher? All three ignore case.
+    pub fn matches_line(self, line: &str, keyword: &str) -> bool {
+        match self {
+            Matcher::Relaxed => relaxed_line(line, keyword),
+            Matcher::Strict => strict_line(line, keyword),
+            Matcher::Exact => line.trim().eq_ignore_ascii_case(keyword) || eq_ignore_case(line.trim(), keyword),
+        }
+    }
+}
+
+fn eq_ignore_case(a: &str, b: &str) -> bool {
+    a.chars().flat_map(char::to_lowercase).eq(b.chars().flat_map(char::to_lowercase))
+}
+
+fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let mut rest = text;
+    for expected in prefix.chars() {
+        let mut chars = rest.chars();
+        let actual = chars.next()?;
+        if !actual.to_lowercase().eq(expected.to_lowercase()) {
+            return None;
+        }
+        rest = chars.as_str();
+    }
+    Some(rest)
+}
+
+/// Keyword and state-machine routing: trim, delete every `*` and `_`, trim again; the line
+/// equals the keyword, or starts with it followed by whitespace or punctuation.
+fn relaxed_line(line: &str, keyword: &str) -> bool {
+    let cleaned: String = line.trim().chars().filter(|ch| *ch != '*' && *ch != '_').collect();
+    let cleaned = cleaned.trim();
+    let Some(rest) = starts_with_ignore_case(cleaned, keyword) else {
+        return false;
+    };
+    match rest.chars().next() {
+        None => true,
+        Some(next) => next.is_whitespace() || is_punctuation(next),
+    }
+}
+
+/// .NET `char.IsPunctuation`: the Unicode categories Pc, Pd, Ps, Pe, Pi, Pf, Po. Math,
+/// currency and modifier symbols (`+ = < > | ~ ^ $` and backtick) are not punctuation.
+pub fn is_punctuation(ch: char) -> bool {
+    if ch.is_ascii() {
+        return matches!(
+            ch,
+            '!' | '"' | '#' | '%' | '&' | '\'' | '(' | ')' | '*' | ',' | '-' | '.' | '/' | ':' | ';'
+                | '?' | '@' | '[' | '\\' | ']' | '_' | '{' | '}'
+        );
+    }
+    matches!(
+        ch,
+        '¡' | '§' | '«' | '¶' | '·' | '»' | '¿' | '‐'..='‧' | '‰'..='‸' | '‹' | '›' | '※'..='⁞'
+            | '、' | '。' | '〃' | '〈'..='】' | '〔'..='〟' | '＂' | '（' | '）' | '，' | '－' | '．'
+            | '：' | '；' | '？' | '！'
+    )
+}
+
+/// Graph and workflow routing: trim whitespace, then trim `*`, `_` and spaces from both ends;
+/// what remains must equal the keyword.
+fn strict_line(line: &str, keyword: &str) -> bool {
+    let trimmed = line.trim().trim_matches(|ch| ch == '*' || ch == '_' || ch == ' ');
+    eq_ignore_case(trimmed, keyword)
+}
+
+/// The JSON object in a reply: the whole text, else the first ```json fenced block, else
+/// the span from the first `{` to the last `}`. Only objects count.
+pub fn extract_json(text: &str) -> Option<Json> {
+    let object = |candidate: &str| match serde_json::from_str::<Json>(candidate.trim()) {
+        Ok(value @ Json::Object(_)) => Some(value),
+        _ => None,
+    };
+    if let Some(value) = object(text) {
+        return Some(value);
+    }
+    let lower = text.to_ascii_lowercase();
+    if let Some(start) = lower.find("```json") {
+        let body = &text[start + 7..];
+        let end = body.find("```").unwrap_or(body.len());
+        if let Some(value) = object(&body[..end]) {
+            return Some(value);
+        }
+    }
+    let first = text.find('{')?;
+    let last = text.rfind('}')?;
+    if last > first {
+        object(&text[first..=last])
+    } else {
+        None
+    }
+}
+
+/// What a condition reads.
+pub struct CondInput<'a> {
+    pub last_agent: &'a str,
+    pub last_message: &'a str,
+    /// The JSON object extracted from the newest reply, if any.
+    pub json: Option<&'a Json>,
+}
+
+/// A field's value as text: strings as themselves, null or missing as absent, anything else
+/// as its JSON text with booleans capitalised as upstream renders them.
+fn field_text(field: &Field, input: &CondInput<'_>) -> Option<String> {
+    match field {
+        Field::LastAgent => Some(input.last_agent.to_string()),
+        Field::LastMessage => Some(input.last_message.to_string()),
+        Field::Json(path) => {
+            let mut value = input.json?;
+            for segment in path {
+                value = value.as_object()?.get(segment)?;
+            }
+            match value {
+                Json::Null => None,
+                Json::String(text) => Some(text.clone()),
+                Json::Bool(true) => Some("True".to_string()),
+                Json::Bool(false) => Some("False".to_string()),
+                other => Some(other.to_string()),
+            }
+        }
+    }
+}
+
+impl Cond {
+    /// Evaluates the condition; comparisons ignore case.
+    pub fn eval(&self, input: &CondInput<'_>) -> bool {
+        match self {
+            Cond::Eq(field, value) => field_text(field, input).is_some_and(|text| eq_ignore_case(&text, value)),
+            Cond::Ne(field, value) => field_text(field, input).is_none_or(|text| !eq_ignore_case(&text, value)),
+            Cond::Contains(field, value) => field_text(field, input)
+                .is_some_and(|text| text.to_lowercase().contains(&value.to_lowercase())),
+            Cond::Exists(field) => field_text(field, input).is_some(),
+            Cond::Not(inner) => !inner.eval(input),
+            Cond::And(items) => items.iter().all(|item| item.eval(input)),
+            Cond::Or(items) => items.iter().any(|item| item.eval(input)),
+        }
+    }
+
+    /// Does the condition read the reply's JSON (so a reply without JSON cannot satisfy it)?
+    pub fn reads_json(&self) -> bool {
+        match self {
+            Cond::Eq(field, _) | Cond::Ne(field, _) | Cond::Contains(field, _) | Cond::Exists(field) => {
+                matches!(field, Field::Json(_))
+            }
+            Cond::Not(inner) => inner.reads_json(),
+            Cond::And(items) | Cond::Or(items) => items.iter().any(Cond::reads_json),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relaxed_matches_the_documented_cases() {
+        let yes = ["APPROVED", "APPROVED.", "APPROVED: text", "APPROVED All good", "**APPROVED**", "APPROVED-ish", "  approved  ", "A_P_P_R_O_V_E_D"];
+        let no = ["APPROVEDX", "APPROVED+", "Status: APPROVED", "- APPROVED", "> APPROVED", "`APPROVED`", "APPROVED=1"];
+        for line in yes {
+            assert!(Matcher::Relaxed.matches_line(line, "APPROVED"), "{line:?} should match");
+        }
+        for line in no {
+            assert!(!Matcher::Relaxed.matches_line(line, "APPROVED"), "{line:?} should not match");
+        }
+        // Underscores are removed from the line but not from the keyword.
+        assert!(!Matcher::Relaxed.matches_line("DEPLOYMENT_COMPLETE", "DEPLOYMENT_COMPLETE"));
+        assert!(Matcher::Relaxed.finds("Done.\nHANDOFF TO TESTER\n", "handoff to tester"));
+    }
+
+    #[test]
+    fn strict_and_exact_match_the_documented_cases() {
+        for line in ["APPROVED", "** APPROVED **", "__APPROVED__", " approved "] {
+            assert!(Matcher::Strict.matches_line(line, "APPROVED"), "{line:?}");
+        }
+        assert!(Matcher::Strict.matches_line("__PLANNING_COMPLETE__", "PLANNING_COMPLETE"));
+        for line in ["APPROVED.", "BUGS FOUND: 3 failures", "*\tAPPROVED"] {
+            assert!(!Matcher::Strict.matches_line(line, if line.starts_with("BUGS") { "BUGS FOUND" } else { "APPROVED" }), "{line:?}");
+        }
+        assert!(Matcher::Exact.matches_line("  APPROVED ", "approved"));
+        assert!(!Matcher::Exact.matches_line("**APPROVED**", "APPROVED"));
+    }
+
+    #[test]
+    fn json_extraction_tries_whole_fenced_then_braces() {
+        assert_eq!(extract_json(r#"{"a": 1}"#).unwrap()["a"], 1);
+        assert_eq!(extract_json("Here:\n```JSON\n{\"a\": 2}\n```\n").unwrap()["a"], 2);
+        assert_eq!(extract_json("verdict below {\"a\": 3} thanks").unwrap()["a"], 3);
+        assert!(extract_json("[1, 2]").is_none());
+        assert!(extract_json("no json").is_none());
+        assert!(extract_json("} before {").is_none());
+    }
+
+    #[test]
+    fn conditions_follow_upstream_absent_rules() {
+        let json: Json = serde_json::from_str(r#"{"verdict": "Approved", "score": 5.0, "ok": true, "n": null}"#).unwrap();
+        let input = CondInput { last_agent: "Editor", last_message: "ok PASS", json: Some(&json) };
+        let path = |p: &str| Field::Json(p.split('.').map(str::to_string).collect());
+        assert!(Cond::Eq(path("verdict"), "approved".into()).eval(&input));
+        assert!(Cond::Eq(path("score"), "5.0".into()).eval(&input));
+        assert!(Cond::Eq(path("ok"), "true".into()).eval(&input));
+        assert!(!Cond::Eq(path("missing"), "x".into()).eval(&input));
+        assert!(Cond::Ne(path("missing"), "x".into()).eval(&input), "absent is not equal");
+        assert!(!Cond::Exists(path("n")).eval(&input), "null counts as absent");
+        assert!(Cond::Contains(Field::LastMessage, "pass".into()).eval(&input));
+        assert!(Cond::Eq(Field::LastAgent, "editor".into()).eval(&input));
+    }
+}

@@ -1,0 +1,140 @@
+//! The closed set of effects: everything the machine asks of the world, and the answers.
+//!
+//! The machine never performs these itself. [`crate::machine::Machine::step`] returns a
+//! [`Request`]; the driver performs it and feeds a [`Response`] to `resume`.
+
+use serde_json::Value as Json;
+
+use crate::history::{Message, ToolCall, Usage};
+
+/// A chat message as sent to a model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatMessage {
+    pub role: ChatRole,
+    pub content: String,
+    /// For assistant messages: the tool calls it made. For tool messages: empty.
+    pub tool_calls: Vec<ToolCall>,
+    /// For tool messages: the id of the call this answers.
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChatRole {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+/// A tool the model is offered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSchema {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: Json,
+}
+
+/// One model call: who is asked, with what.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelCall {
+    /// The agent whose model answers (the replay provider's queue name); `manager` for a
+    /// `select` state.
+    pub agent: String,
+    /// The agent's resolved model, if the program names one.
+    pub model: Option<fuseraft_compiler::ir::Model>,
+    pub messages: Vec<ChatMessage>,
+    pub tools: Vec<ToolSchema>,
+    /// The turn this call belongs to (for error messages).
+    pub turn: u32,
+}
+
+/// A model's answer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelReply {
+    pub text: String,
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+}
+
+/// One validator or contract predicate to evaluate against the artifacts on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// Validator name (`RequireShellPass`) or contract predicate type (`FileExists`).
+    pub name: String,
+    pub kind: CheckKind,
+    /// Parameters as written (`RequiredCommandPattern`, `Path`, ...).
+    pub params: Vec<(String, String)>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CheckKind {
+    Validator,
+    Predicate,
+}
+
+/// Everything a validator may read besides the files on disk.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CheckContext {
+    /// The messages of the current turn (after the newest user message), with tool calls
+    /// and their results.
+    pub turn_messages: Vec<Message>,
+    /// Run settings by dotted key (`Validation.BriefPath`, `TestSelector.FullSuiteCommand`, ...).
+    pub settings: Vec<(String, String)>,
+    pub session_id: String,
+    /// The turn index (change-log entries are keyed by it).
+    pub turn: u32,
+}
+
+/// The verdict on one check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckResult {
+    pub ok: bool,
+    /// Why it failed (empty when `ok`).
+    pub error: String,
+}
+
+impl CheckResult {
+    pub fn pass() -> CheckResult {
+        CheckResult {
+            ok: true,
+            error: String::new(),
+        }
+    }
+
+    pub fn fail(error: impl Into<String>) -> CheckResult {
+        CheckResult {
+            ok: false,
+            error: error.into(),
+        }
+    }
+}
+
+/// What the machine needs next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// Ask a model.
+    Model(ModelCall),
+    /// Ask several models at once (a fork's branches), each on its own history snapshot.
+    Fork(Vec<ModelCall>),
+    /// Run these tool calls, in order, for `agent`.
+    Tools { agent: String, turn: u32, calls: Vec<ToolCall> },
+    /// Evaluate these checks, in order, stopping at the first failure.
+    Validate { checks: Vec<Check>, context: Box<CheckContext> },
+    /// Ask the operator to approve a route.
+    Approve { from: String, to: String, signal: String },
+    /// The run is over.
+    Done,
+}
+
+/// The answer to a [`Request`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Response {
+    Model(Result<ModelReply, String>),
+    Fork(Vec<Result<ModelReply, String>>),
+    /// The same calls, with `result` and `ok` filled in.
+    Tools(Vec<ToolCall>),
+    /// One result per check evaluated (evaluation stops at the first failure).
+    Validate(Vec<CheckResult>),
+    Approve(bool),
+}

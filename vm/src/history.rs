@@ -1,0 +1,101 @@
+//! The conversation a run accumulates: messages, the tool calls made in each turn and
+//! their results. Owned by the machine; validators read the current turn from it.
+
+use serde_json::Value as Json;
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The task, corrections and orchestrator markers (`[fuseraft: A → B]`).
+    User,
+    Assistant,
+}
+
+/// One tool call an agent made, with its result once executed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// Provider-assigned id (or `call_N` for replies without ids).
+    pub id: String,
+    /// The function name as the model wrote it (`write_file`, `FileSystem-write_file`, ...).
+    pub name: String,
+    pub args: Json,
+    /// The text fed back to the model; `None` until executed.
+    pub result: Option<String>,
+    /// False when the tool failed, was denied, or timed out.
+    pub ok: bool,
+}
+
+impl ToolCall {
+    /// Tool names match by case-insensitive containment, as upstream's validators do
+    /// (`FileSystem-write_file` counts as `write_file`).
+    pub fn is(&self, name: &str) -> bool {
+        self.name.to_ascii_lowercase().contains(&name.to_ascii_lowercase())
+    }
+
+    /// A string argument.
+    pub fn arg(&self, key: &str) -> Option<&str> {
+        self.args.get(key).and_then(Json::as_str)
+    }
+}
+
+/// Token counts of one model call or a whole run.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    /// The agent that wrote an assistant message; `orchestrator` for corrections and markers.
+    pub agent: String,
+    pub content: String,
+    /// Tool calls made while producing this message (assistant messages only).
+    pub tool_calls: Vec<ToolCall>,
+    /// The turn index the message belongs to.
+    pub turn: u32,
+    pub usage: Usage,
+}
+
+impl Message {
+    pub fn user(agent: &str, content: impl Into<String>, turn: u32) -> Message {
+        Message {
+            role: Role::User,
+            agent: agent.to_string(),
+            content: content.into(),
+            tool_calls: Vec::new(),
+            turn,
+            usage: Usage::default(),
+        }
+    }
+
+    /// The `route_keyword` of a `handoff` call in this message, if any.
+    pub fn handoff(&self) -> Option<&str> {
+        self.tool_calls
+            .iter()
+            .rev()
+            .filter(|call| call.is("handoff"))
+            .find_map(|call| call.arg("route_keyword"))
+            .filter(|keyword| !keyword.trim().is_empty())
+    }
+}
+
+/// The messages of the current turn: everything after the most recent user message.
+pub fn current_turn(history: &[Message]) -> &[Message] {
+    let start = history
+        .iter()
+        .rposition(|message| message.role == Role::User)
+        .map_or(0, |idx| idx + 1);
+    &history[start..]
+}
