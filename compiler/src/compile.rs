@@ -133,7 +133,7 @@ fn compile_tama_project(path: &Path, loader: &mut Loader<'_>) -> Option<Program>
         return None;
     }
     let file = loader.read(&manifest, None, "tama manifest")?;
-    let parsed = crate::syntax::tama::read_manifest(file, loader);
+    let parsed = crate::syntax::tama::read_manifest(file, loader)?;
     let Some(entry) = parsed.entrypoint else {
         loader.diags.push(
             Diagnostic::error(

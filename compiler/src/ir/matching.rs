@@ -11,7 +11,8 @@ use super::{Cond, Field, Matcher};
 impl Matcher {
     /// Does `text` (a whole reply) carry `keyword` on one of its lines?
     pub fn finds(self, text: &str, keyword: &str) -> bool {
-        text.split('\n').any(|line| self.matches_line(line, keyword))
+        text.split('\n')
+            .any(|line| self.matches_line(line, keyword))
     }
 
     /// Does one line carry `keyword` under this matcher? All three ignore case.
@@ -19,13 +20,17 @@ impl Matcher {
         match self {
             Matcher::Relaxed => relaxed_line(line, keyword),
             Matcher::Strict => strict_line(line, keyword),
-            Matcher::Exact => line.trim().eq_ignore_ascii_case(keyword) || eq_ignore_case(line.trim(), keyword),
+            Matcher::Exact => {
+                line.trim().eq_ignore_ascii_case(keyword) || eq_ignore_case(line.trim(), keyword)
+            }
         }
     }
 }
 
 fn eq_ignore_case(a: &str, b: &str) -> bool {
-    a.chars().flat_map(char::to_lowercase).eq(b.chars().flat_map(char::to_lowercase))
+    a.chars()
+        .flat_map(char::to_lowercase)
+        .eq(b.chars().flat_map(char::to_lowercase))
 }
 
 fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -44,7 +49,11 @@ fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
 /// Keyword and state-machine routing: trim, delete every `*` and `_`, trim again; the line
 /// equals the keyword, or starts with it followed by whitespace or punctuation.
 fn relaxed_line(line: &str, keyword: &str) -> bool {
-    let cleaned: String = line.trim().chars().filter(|ch| *ch != '*' && *ch != '_').collect();
+    let cleaned: String = line
+        .trim()
+        .chars()
+        .filter(|ch| *ch != '*' && *ch != '_')
+        .collect();
     let cleaned = cleaned.trim();
     let Some(rest) = starts_with_ignore_case(cleaned, keyword) else {
         return false;
@@ -61,8 +70,28 @@ pub fn is_punctuation(ch: char) -> bool {
     if ch.is_ascii() {
         return matches!(
             ch,
-            '!' | '"' | '#' | '%' | '&' | '\'' | '(' | ')' | '*' | ',' | '-' | '.' | '/' | ':' | ';'
-                | '?' | '@' | '[' | '\\' | ']' | '_' | '{' | '}'
+            '!' | '"'
+                | '#'
+                | '%'
+                | '&'
+                | '\''
+                | '('
+                | ')'
+                | '*'
+                | ','
+                | '-'
+                | '.'
+                | '/'
+                | ':'
+                | ';'
+                | '?'
+                | '@'
+                | '['
+                | '\\'
+                | ']'
+                | '_'
+                | '{'
+                | '}'
         );
     }
     matches!(
@@ -76,7 +105,9 @@ pub fn is_punctuation(ch: char) -> bool {
 /// Graph and workflow routing: trim whitespace, then trim `*`, `_` and spaces from both ends;
 /// what remains must equal the keyword.
 fn strict_line(line: &str, keyword: &str) -> bool {
-    let trimmed = line.trim().trim_matches(|ch| ch == '*' || ch == '_' || ch == ' ');
+    let trimmed = line
+        .trim()
+        .trim_matches(|ch| ch == '*' || ch == '_' || ch == ' ');
     eq_ignore_case(trimmed, keyword)
 }
 
@@ -141,8 +172,12 @@ impl Cond {
     /// Evaluates the condition; comparisons ignore case.
     pub fn eval(&self, input: &CondInput<'_>) -> bool {
         match self {
-            Cond::Eq(field, value) => field_text(field, input).is_some_and(|text| eq_ignore_case(&text, value)),
-            Cond::Ne(field, value) => field_text(field, input).is_none_or(|text| !eq_ignore_case(&text, value)),
+            Cond::Eq(field, value) => {
+                field_text(field, input).is_some_and(|text| eq_ignore_case(&text, value))
+            }
+            Cond::Ne(field, value) => {
+                field_text(field, input).is_none_or(|text| !eq_ignore_case(&text, value))
+            }
             Cond::Contains(field, value) => field_text(field, input)
                 .is_some_and(|text| text.to_lowercase().contains(&value.to_lowercase())),
             Cond::Exists(field) => field_text(field, input).is_some(),
@@ -155,7 +190,10 @@ impl Cond {
     /// Does the condition read the reply's JSON (so a reply without JSON cannot satisfy it)?
     pub fn reads_json(&self) -> bool {
         match self {
-            Cond::Eq(field, _) | Cond::Ne(field, _) | Cond::Contains(field, _) | Cond::Exists(field) => {
+            Cond::Eq(field, _)
+            | Cond::Ne(field, _)
+            | Cond::Contains(field, _)
+            | Cond::Exists(field) => {
                 matches!(field, Field::Json(_))
             }
             Cond::Not(inner) => inner.reads_json(),
@@ -170,13 +208,36 @@ mod tests {
 
     #[test]
     fn relaxed_matches_the_documented_cases() {
-        let yes = ["APPROVED", "APPROVED.", "APPROVED: text", "APPROVED All good", "**APPROVED**", "APPROVED-ish", "  approved  ", "A_P_P_R_O_V_E_D"];
-        let no = ["APPROVEDX", "APPROVED+", "Status: APPROVED", "- APPROVED", "> APPROVED", "`APPROVED`", "APPROVED=1"];
+        let yes = [
+            "APPROVED",
+            "APPROVED.",
+            "APPROVED: text",
+            "APPROVED All good",
+            "**APPROVED**",
+            "APPROVED-ish",
+            "  approved  ",
+            "A_P_P_R_O_V_E_D",
+        ];
+        let no = [
+            "APPROVEDX",
+            "APPROVED+",
+            "Status: APPROVED",
+            "- APPROVED",
+            "> APPROVED",
+            "`APPROVED`",
+            "APPROVED=1",
+        ];
         for line in yes {
-            assert!(Matcher::Relaxed.matches_line(line, "APPROVED"), "{line:?} should match");
+            assert!(
+                Matcher::Relaxed.matches_line(line, "APPROVED"),
+                "{line:?} should match"
+            );
         }
         for line in no {
-            assert!(!Matcher::Relaxed.matches_line(line, "APPROVED"), "{line:?} should not match");
+            assert!(
+                !Matcher::Relaxed.matches_line(line, "APPROVED"),
+                "{line:?} should not match"
+            );
         }
         // Underscores are removed from the line but not from the keyword.
         assert!(!Matcher::Relaxed.matches_line("DEPLOYMENT_COMPLETE", "DEPLOYMENT_COMPLETE"));
@@ -190,7 +251,17 @@ mod tests {
         }
         assert!(Matcher::Strict.matches_line("__PLANNING_COMPLETE__", "PLANNING_COMPLETE"));
         for line in ["APPROVED.", "BUGS FOUND: 3 failures", "*\tAPPROVED"] {
-            assert!(!Matcher::Strict.matches_line(line, if line.starts_with("BUGS") { "BUGS FOUND" } else { "APPROVED" }), "{line:?}");
+            assert!(
+                !Matcher::Strict.matches_line(
+                    line,
+                    if line.starts_with("BUGS") {
+                        "BUGS FOUND"
+                    } else {
+                        "APPROVED"
+                    }
+                ),
+                "{line:?}"
+            );
         }
         assert!(Matcher::Exact.matches_line("  APPROVED ", "approved"));
         assert!(!Matcher::Exact.matches_line("**APPROVED**", "APPROVED"));
@@ -199,8 +270,14 @@ mod tests {
     #[test]
     fn json_extraction_tries_whole_fenced_then_braces() {
         assert_eq!(extract_json(r#"{"a": 1}"#).unwrap()["a"], 1);
-        assert_eq!(extract_json("Here:\n```JSON\n{\"a\": 2}\n```\n").unwrap()["a"], 2);
-        assert_eq!(extract_json("verdict below {\"a\": 3} thanks").unwrap()["a"], 3);
+        assert_eq!(
+            extract_json("Here:\n```JSON\n{\"a\": 2}\n```\n").unwrap()["a"],
+            2
+        );
+        assert_eq!(
+            extract_json("verdict below {\"a\": 3} thanks").unwrap()["a"],
+            3
+        );
         assert!(extract_json("[1, 2]").is_none());
         assert!(extract_json("no json").is_none());
         assert!(extract_json("} before {").is_none());
@@ -208,15 +285,27 @@ mod tests {
 
     #[test]
     fn conditions_follow_upstream_absent_rules() {
-        let json: Json = serde_json::from_str(r#"{"verdict": "Approved", "score": 5.0, "ok": true, "n": null}"#).unwrap();
-        let input = CondInput { last_agent: "Editor", last_message: "ok PASS", json: Some(&json) };
+        let json: Json =
+            serde_json::from_str(r#"{"verdict": "Approved", "score": 5.0, "ok": true, "n": null}"#)
+                .unwrap();
+        let input = CondInput {
+            last_agent: "Editor",
+            last_message: "ok PASS",
+            json: Some(&json),
+        };
         let path = |p: &str| Field::Json(p.split('.').map(str::to_string).collect());
         assert!(Cond::Eq(path("verdict"), "approved".into()).eval(&input));
         assert!(Cond::Eq(path("score"), "5.0".into()).eval(&input));
         assert!(Cond::Eq(path("ok"), "true".into()).eval(&input));
         assert!(!Cond::Eq(path("missing"), "x".into()).eval(&input));
-        assert!(Cond::Ne(path("missing"), "x".into()).eval(&input), "absent is not equal");
-        assert!(!Cond::Exists(path("n")).eval(&input), "null counts as absent");
+        assert!(
+            Cond::Ne(path("missing"), "x".into()).eval(&input),
+            "absent is not equal"
+        );
+        assert!(
+            !Cond::Exists(path("n")).eval(&input),
+            "null counts as absent"
+        );
         assert!(Cond::Contains(Field::LastMessage, "pass".into()).eval(&input));
         assert!(Cond::Eq(Field::LastAgent, "editor".into()).eval(&input));
     }

@@ -6,16 +6,16 @@
 
 mod analysis;
 mod cond;
+mod matching;
 mod parse;
 mod print;
-mod matching;
 mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use cond::{Cond, Field, Value};
+pub use matching::{extract_json, is_punctuation, CondInput};
 pub use parse::{parse, ParseError};
 pub use print::{print, PrintOptions};
-pub use matching::{extract_json, is_punctuation, CondInput};
 pub use views::{to_dot, to_json, to_mermaid, trigger_label};
 
 use std::fmt;

@@ -265,6 +265,10 @@ pub(crate) fn lower_config(
     let mut builder = Builder::new(sources, diags, name, Origin::Fuseraft(kind));
     agents::lower_agents(config, &mut builder);
     if builder.program.agents.is_empty() {
+        if config.agents_written {
+            // The agents were written but none was usable: each problem is already reported.
+            return None;
+        }
         builder.diags.push(
             Diagnostic::error(Code::MissingRequiredKey, "config defines no agents")
                 .with_label(config.span, "`Agents:` is missing or empty here")

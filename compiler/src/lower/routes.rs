@@ -262,8 +262,24 @@ pub(super) fn lower_condition(decl: &ConditionDecl, builder: &mut Builder<'_>) -
         ConditionDecl::Text(text) => match crate::condition::parse(&text.value) {
             Ok(cond) => Some(cond),
             Err(error) => {
-                let span = string_content_span(builder, text.span);
-                builder.diags.push(error.to_diagnostic(span));
+                let diag = match string_content_span(builder, text.span, &text.value) {
+                    Some(span) => error.to_diagnostic(span),
+                    None => {
+                        // Escapes or folding make source offsets differ from the condition's:
+                        // label the whole string and say where in the condition it went wrong.
+                        let column = text.value[..error.offset.min(text.value.len())]
+                            .chars()
+                            .count()
+                            + 1;
+                        let mut diag = error.to_diagnostic(text.span);
+                        diag.labels.clear();
+                        diag.with_label(
+                            text.span,
+                            format!("{} (at character {column} of the condition)", error.message),
+                        )
+                    }
+                };
+                builder.diags.push(diag);
                 None
             }
         },
@@ -310,15 +326,18 @@ pub(super) fn lower_condition(decl: &ConditionDecl, builder: &mut Builder<'_>) -
     }
 }
 
-/// The span of a string's content: inside the quotes when the scalar is quoted.
-fn string_content_span(builder: &Builder<'_>, span: Span) -> Span {
+/// The span of a string's content when the source spells it byte for byte (plain scalars,
+/// quoted strings without escapes); `None` when offsets in the value are not source offsets.
+fn string_content_span(builder: &Builder<'_>, span: Span, value: &str) -> Option<Span> {
     let text = &builder.sources.get(span.file).text;
     let raw = text
         .get(span.start as usize..span.end as usize)
         .unwrap_or("");
-    if raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\'')) {
-        span.sub(1, raw.len() - 1)
+    let quoted = raw.len() >= 2 && (raw.starts_with('"') || raw.starts_with('\''));
+    let (inner, inner_span) = if quoted {
+        (&raw[1..raw.len() - 1], span.sub(1, raw.len() - 1))
     } else {
-        span
-    }
+        (raw, span)
+    };
+    (inner == value).then_some(inner_span)
 }

@@ -21,6 +21,9 @@ pub(super) fn lower(config: &Config, builder: &mut Builder<'_>) -> Option<()> {
         return None;
     };
     if machine.states.is_empty() {
+        if machine.states_written {
+            return None;
+        }
         builder.diags.push(
             Diagnostic::error(
                 Code::MissingRequiredKey,

@@ -42,7 +42,7 @@ pub(crate) fn lower_project(
     let manifest_path = root.join("tama.toml");
     let manifest = if loader.reader.exists(&manifest_path) {
         match loader.read(&manifest_path, None, "tama manifest") {
-            Some(file) => read_manifest(file, loader),
+            Some(file) => read_manifest(file, loader).unwrap_or_default(),
             None => Manifest::default(),
         }
     } else {

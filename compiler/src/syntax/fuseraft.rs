@@ -232,6 +232,8 @@ pub struct Config {
     pub name: Option<Spanned<String>>,
     pub models: Vec<(Spanned<String>, ModelDecl)>,
     pub agents: Vec<AgentDecl>,
+    /// `Agents:` is written (even when it held nothing usable): no "no agents" follow-on.
+    pub agents_written: bool,
     pub selection: SelectionDecl,
     pub termination: Option<TerminationDecl>,
     pub contracts: Vec<ContractDecl>,
@@ -351,8 +353,13 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
     }
 
     let mut agents = Vec::new();
+    let agents_written = fields
+        .get("Agents")
+        .is_some_and(|node| !node.items().is_empty() || !matches!(node.kind, NodeKind::Seq(_)));
     for item in fields.list("Agents", &mut loader.diags) {
-        agents.push(read_agent_with_file(item, file_dir, loader));
+        if let Some(agent) = read_agent_with_file(item, file_dir, loader) {
+            agents.push(agent);
+        }
     }
 
     let selection = read_selection(fields.get("Selection"), fields.span(), &mut loader.diags);
@@ -396,6 +403,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         name,
         models,
         agents,
+        agents_written,
         selection,
         termination,
         contracts,
@@ -429,6 +437,17 @@ fn find_root<'n>(root: &'n Node, loader: &mut Loader<'_>) -> Option<&'n Node> {
             key.as_str()
                 .is_some_and(|k| ROOT_KEYS.iter().any(|known| known.eq_ignore_ascii_case(k)))
         });
+        let typo = pairs.iter().find_map(|(key, _)| {
+            let name = key.as_str()?;
+            crate::diagnostic::did_you_mean(name, ["Orchestration"])
+                .map(|hint| (key.span, name.to_string(), hint))
+        });
+        if let Some((span, name, hint)) = typo {
+            loader.diags.push(missing_root(span).with_help(format!(
+                "{hint} (the root key is `Orchestration`, not `{name}`)"
+            )));
+            return None;
+        }
         let help = if looks_like_agent {
             "this looks like an agent file; reference it from a config with `AgentFile:`"
         } else if root_keys_seen {
@@ -526,11 +545,16 @@ pub fn read_context_sources(items: &[Node], diags: &mut Vec<Diagnostic>) -> Vec<
 }
 
 /// Reads an agent, merging an `AgentFile` include: inline fields win when they are set.
-fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>) -> AgentDecl {
+/// `None` when the include cannot be loaded (already reported).
+fn read_agent_with_file(
+    node: &Node,
+    config_dir: &Path,
+    loader: &mut Loader<'_>,
+) -> Option<AgentDecl> {
     let inline = read_agent(node, &mut loader.diags);
     let fields = Fields::new(node, "an agent", AGENT_KEYS, &mut Vec::new());
     let Some(file) = fields.non_empty_str("AgentFile", &mut loader.diags) else {
-        return inline;
+        return Some(inline);
     };
     let path = PathBuf::from(&file.value);
     let path = if path.is_absolute() {
@@ -538,9 +562,7 @@ fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>)
     } else {
         config_dir.join(path)
     };
-    let Some((file_id, root)) = loader.load_include(&path, file.span, "agent file") else {
-        return inline;
-    };
+    let (file_id, root) = loader.load_include(&path, file.span, "agent file")?;
     // The file may be a bare agent or wrapped in `Agent:`.
     let body = match &root.kind {
         NodeKind::Map(pairs)
@@ -600,7 +622,7 @@ fn read_agent_with_file(node: &Node, config_dir: &Path, loader: &mut Loader<'_>)
     if !inline.context.is_empty() {
         merged.context = inline.context;
     }
-    merged
+    Some(merged)
 }
 
 fn read_termination(node: &Node, diags: &mut Vec<Diagnostic>) -> TerminationDecl {

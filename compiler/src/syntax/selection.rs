@@ -165,6 +165,8 @@ pub struct StateMachineDecl {
     pub span: Span,
     pub initial: Option<Spanned<String>>,
     pub states: Vec<StateDecl>,
+    /// `States:` is written (even when it is not a mapping).
+    pub states_written: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -397,6 +399,9 @@ fn read_state_machine(node: &Node, diags: &mut Vec<Diagnostic>) -> StateMachineD
     StateMachineDecl {
         span: node.span,
         initial: fields.non_empty_str("Initial", diags),
+        states_written: fields
+            .get("States")
+            .is_some_and(|node| !matches!(node.kind, NodeKind::Map(_))),
         states,
     }
 }

@@ -385,7 +385,8 @@ pub struct Manifest {
     pub roles: Vec<(String, String, Option<String>, Option<String>)>,
 }
 
-pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Manifest {
+/// `None` when the file is not valid TOML (reported).
+pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Option<Manifest> {
     let text = loader.sources.get(file).text.clone();
     let table: toml::Table = match text.parse() {
         Ok(table) => table,
@@ -398,11 +399,27 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Manifest {
                 )
                 .with_label(Span::new(file, range.start, range.end), "here"),
             );
-            return Manifest::default();
+            return None;
         }
     };
     let mut manifest = Manifest::default();
     if let Some(project) = table.get("project").and_then(|value| value.as_table()) {
+        if let Some(value) = project.get("entrypoint").filter(|value| !value.is_str()) {
+            let shown = value.to_string();
+            let at = text.find("entrypoint").unwrap_or(0);
+            loader.diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`entrypoint` must be a string, found `{shown}`"),
+                )
+                .with_label(
+                    Span::new(file, at, at + "entrypoint".len()),
+                    "expected the name of an agent directory",
+                )
+                .with_help("write `entrypoint = \"<agent>\"`"),
+            );
+            return None;
+        }
         if let Some(entry) = project.get("entrypoint").and_then(|value| value.as_str()) {
             // toml keeps no spans in a plain Table: point at the text of the value.
             let span = text
@@ -433,5 +450,5 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Manifest {
             }
         }
     }
-    manifest
+    Some(manifest)
 }
