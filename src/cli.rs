@@ -22,6 +22,70 @@ pub enum Command {
     /// INPUT is a fuseraft config (YAML or JSON, `Orchestration:` root), a tama `AGENT.md`
     /// of an fsm agent, a tama project directory (its `entrypoint`), or a `.fir` IR file.
     Compile(CompileArgs),
+    /// Lint workflows: find broken routing before paying for a model call.
+    Check(CheckArgs),
+    /// Run a workflow.
+    Exec(ExecArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Workflows to check (configs, tama AGENT.md files or project directories, .fir files).
+    #[arg(required_unless_present = "explain")]
+    pub inputs: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    pub format: CheckFormat,
+    /// Exit 1 when there are warnings, not only errors.
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Print the documentation of a diagnostic code (e.g. FR201) and exit.
+    #[arg(long, value_name = "CODE")]
+    pub explain: Option<String>,
+    /// List the routing paths from the entry to each terminal, one per line.
+    #[arg(long)]
+    pub paths: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Human,
+    Json,
+    Sarif,
+    Github,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExecArgs {
+    /// The workflow to run (a config, a tama fsm AGENT.md or project directory, or a .fir file).
+    pub input: PathBuf,
+    /// The task given to the first agent.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// Answer every model call from this replay file instead of a model (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Append every event to this JSON Lines file.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
+    /// The sandbox root for tools and artifacts (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Stop after this many turns (outcome `max_turns`).
+    #[arg(long, value_name = "N")]
+    pub max_turns: Option<u32>,
+    /// Answer human approvals without asking: `all` approves, `none` refuses.
+    #[arg(long, value_enum)]
+    pub approve: Option<Approve>,
+    /// Print one machine-readable summary object on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Approve {
+    All,
+    None,
 }
 
 #[derive(Debug, clap::Args)]

@@ -11,6 +11,11 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 pub struct Disk;
 
+/// Reads a text file of at most [`MAX_FILE_BYTES`].
+pub fn read(path: &Path) -> std::io::Result<String> {
+    Disk.read(path)
+}
+
 impl FileReader for Disk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         let file = std::fs::File::open(path)?;

@@ -4,7 +4,9 @@
 pub mod cli;
 pub mod commands;
 pub mod disk;
+pub mod events;
 pub mod render;
+pub mod replay_file;
 
 use std::io::IsTerminal;
 
@@ -23,5 +25,7 @@ pub fn run(cli: &Cli) -> u8 {
     let style = render::Style { color, width };
     match &cli.command {
         Command::Compile(args) => commands::compile::run(args, style),
+        Command::Check(args) => commands::check::run(args, style),
+        Command::Exec(args) => commands::exec::run(args, style),
     }
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand. Each returns the process exit code.
 
+pub mod check;
 pub mod compile;
+pub mod exec;
 
 /// Exit codes shared by every command (DESIGN.md §5).
 pub mod exit {

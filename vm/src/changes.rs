@@ -42,7 +42,12 @@ fn strings(value: &Json, key: &str) -> Vec<String> {
     value
         .get(key)
         .and_then(Json::as_array)
-        .map(|items| items.iter().filter_map(|item| item.as_str().map(str::to_string)).collect())
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_string))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -51,10 +56,18 @@ impl ChangeLog {
     pub fn load(path: &Path) -> Result<ChangeLog, String> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(ChangeLog::default()),
-            Err(error) => return Err(format!("could not read change log `{}`: {error}", path.display())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ChangeLog::default())
+            }
+            Err(error) => {
+                return Err(format!(
+                    "could not read change log `{}`: {error}",
+                    path.display()
+                ))
+            }
         };
-        ChangeLog::parse(&text).map_err(|error| format!("change log `{}` is not valid: {error}", path.display()))
+        ChangeLog::parse(&text)
+            .map_err(|error| format!("change log `{}` is not valid: {error}", path.display()))
     }
 
     pub fn parse(text: &str) -> Result<ChangeLog, String> {
@@ -67,12 +80,29 @@ impl ChangeLog {
                 .to_string(),
             entries: Vec::new(),
         };
-        for entry in root.get("entries").and_then(Json::as_array).into_iter().flatten() {
+        for entry in root
+            .get("entries")
+            .and_then(Json::as_array)
+            .into_iter()
+            .flatten()
+        {
             log.entries.push(Entry {
-                agent: entry.get("agent").and_then(Json::as_str).unwrap_or_default().to_string(),
+                agent: entry
+                    .get("agent")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 turn_index: entry.get("turnIndex").and_then(Json::as_u64).unwrap_or(0) as u32,
-                timestamp: entry.get("timestamp").and_then(Json::as_str).unwrap_or_default().to_string(),
-                session_id: entry.get("sessionId").and_then(Json::as_str).unwrap_or_default().to_string(),
+                timestamp: entry
+                    .get("timestamp")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                session_id: entry
+                    .get("sessionId")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 files_written: strings(entry, "filesWritten"),
                 files_deleted: strings(entry, "filesDeleted"),
                 commands_run: entry
@@ -81,9 +111,20 @@ impl ChangeLog {
                     .into_iter()
                     .flatten()
                     .map(|command| Command {
-                        command: command.get("command").and_then(Json::as_str).unwrap_or_default().to_string(),
-                        succeeded: command.get("succeeded").and_then(Json::as_bool).unwrap_or(false),
-                        output: command.get("output").and_then(Json::as_str).unwrap_or_default().to_string(),
+                        command: command
+                            .get("command")
+                            .and_then(Json::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
+                        succeeded: command
+                            .get("succeeded")
+                            .and_then(Json::as_bool)
+                            .unwrap_or(false),
+                        output: command
+                            .get("output")
+                            .and_then(Json::as_str)
+                            .unwrap_or_default()
+                            .to_string(),
                     })
                     .collect(),
                 git_commits: strings(entry, "gitCommits"),
@@ -113,28 +154,37 @@ impl ChangeLog {
     /// Writes the log atomically (temp file, then rename), creating parent directories.
     pub fn save(&self, path: &Path) -> Result<(), String> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|error| format!("could not create `{}`: {error}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|error| format!("could not create `{}`: {error}", parent.display()))?;
         }
         let text = serde_json::to_string_pretty(&self.to_json()).unwrap_or_default();
         let temp = path.with_extension("json.tmp");
-        std::fs::write(&temp, text).map_err(|error| format!("could not write `{}`: {error}", temp.display()))?;
-        std::fs::rename(&temp, path).map_err(|error| format!("could not write `{}`: {error}", path.display()))
+        std::fs::write(&temp, text)
+            .map_err(|error| format!("could not write `{}`: {error}", temp.display()))?;
+        std::fs::rename(&temp, path)
+            .map_err(|error| format!("could not write `{}`: {error}", path.display()))
     }
 
     /// Entries of the active session.
     pub fn session_entries(&self) -> impl Iterator<Item = &Entry> {
         let session = self.active_session_id.clone();
-        self.entries.iter().filter(move |entry| session.is_empty() || entry.session_id == session)
+        self.entries
+            .iter()
+            .filter(move |entry| session.is_empty() || entry.session_id == session)
     }
 
     /// The entry for `(session, agent, turn)`, created when missing.
-    pub fn entry_mut(&mut self, session: &str, agent: &str, turn: u32, timestamp: &str) -> &mut Entry {
+    pub fn entry_mut(
+        &mut self,
+        session: &str,
+        agent: &str,
+        turn: u32,
+        timestamp: &str,
+    ) -> &mut Entry {
         self.active_session_id = session.to_string();
-        let idx = match self
-            .entries
-            .iter()
-            .position(|entry| entry.session_id == session && entry.agent == agent && entry.turn_index == turn)
-        {
+        let idx = match self.entries.iter().position(|entry| {
+            entry.session_id == session && entry.agent == agent && entry.turn_index == turn
+        }) {
             Some(idx) => idx,
             None => {
                 self.entries.push(Entry {

@@ -118,11 +118,28 @@ pub enum Request {
     /// Ask several models at once (a fork's branches), each on its own history snapshot.
     Fork(Vec<ModelCall>),
     /// Run these tool calls, in order, for `agent`.
-    Tools { agent: String, turn: u32, calls: Vec<ToolCall> },
+    Tools {
+        agent: String,
+        turn: u32,
+        calls: Vec<ToolCall>,
+    },
     /// Evaluate these checks, in order, stopping at the first failure.
-    Validate { checks: Vec<Check>, context: Box<CheckContext> },
+    Validate {
+        checks: Vec<Check>,
+        context: Box<CheckContext>,
+    },
     /// Ask the operator to approve a route.
-    Approve { from: String, to: String, signal: String },
+    Approve {
+        from: String,
+        to: String,
+        signal: String,
+    },
+    /// Read these context sources (`file:PATH`, `brief_field:F`, `changes_recent:N`, ...) for
+    /// a handoff; one text block per source, in order.
+    Context {
+        sources: Vec<fuseraft_compiler::ir::ContextSource>,
+        session_id: String,
+    },
     /// The run is over.
     Done,
 }
@@ -137,4 +154,5 @@ pub enum Response {
     /// One result per check evaluated (evaluation stops at the first failure).
     Validate(Vec<CheckResult>),
     Approve(bool),
+    Context(Vec<String>),
 }

@@ -28,7 +28,14 @@ impl ToolCall {
     /// Tool names match by case-insensitive containment, as upstream's validators do
     /// (`FileSystem-write_file` counts as `write_file`).
     pub fn is(&self, name: &str) -> bool {
-        self.name.to_ascii_lowercase().contains(&name.to_ascii_lowercase())
+        self.name
+            .to_ascii_lowercase()
+            .contains(&name.to_ascii_lowercase())
+    }
+
+    /// `handoff` and `finish` end a turn and are answered by the machine, not executed.
+    pub fn is_routing(&self) -> bool {
+        self.is("handoff") || self.is("finish")
     }
 
     /// A string argument.

@@ -13,5 +13,11 @@
 //! This crate knows `fuseraft_compiler::ir` only: no YAML, no pest.
 
 pub mod changes;
+pub mod driver;
 pub mod effect;
+pub mod event;
 pub mod history;
+pub mod machine;
+pub mod replay;
+pub mod tools;
+pub mod validate;

@@ -1,0 +1,304 @@
+//! The driver: performs the machine's requests with tokio and feeds the answers back.
+//!
+//! Models come from a [`Models`] provider (the replay provider, or a network provider);
+//! tools run sandboxed in the work dir; validators read the artifacts there; approvals are
+//! answered by the caller's policy. Fork branches run concurrently.
+
+use std::path::{Component, Path, PathBuf};
+
+use fuseraft_compiler::ir::{ContextSource, Program};
+
+use crate::changes::ChangeLog;
+use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
+use crate::event::{Event, Outcome};
+use crate::history::{Message, Usage};
+use crate::machine::{Machine, Options, Run};
+use crate::replay::Replay;
+
+/// Answers model calls.
+pub trait Models: Sync {
+    fn call(
+        &self,
+        call: &ModelCall,
+    ) -> impl std::future::Future<Output = Result<ModelReply, String>> + Send;
+
+    /// Whether the provider reads prompts (messages, tool schemas). The machine skips
+    /// assembling them for providers that do not.
+    fn reads_prompts(&self) -> bool {
+        true
+    }
+}
+
+impl Models for Replay {
+    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        self.next(call)
+    }
+
+    fn reads_prompts(&self) -> bool {
+        false
+    }
+}
+
+/// Asks the operator: `(from, to, signal) -> approved`.
+pub type AskFn = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
+
+/// How human approvals are answered.
+pub enum Approvals {
+    /// Approve every route (`--approve all`).
+    All,
+    /// Refuse every route (`--approve none`).
+    None,
+    /// Ask: `(from, to, signal) -> approved`.
+    Ask(Box<AskFn>),
+}
+
+/// Where a run acts.
+pub struct Env {
+    /// The sandbox root for tools, validators and artifacts.
+    pub work_dir: PathBuf,
+    pub approvals: Approvals,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    pub outcome: Outcome,
+    pub reason: Option<String>,
+    pub turns: u32,
+    pub usage: Usage,
+    pub history: Vec<Message>,
+}
+
+/// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
+pub fn change_log_path(program: &Program, work_dir: &Path, session_id: &str) -> PathBuf {
+    let configured = program
+        .settings
+        .iter()
+        .find(|(key, _)| key == "ChangeTracking.Path" || key == "Validation.ChangeLogPath")
+        .map(|(_, value)| value.replace("{session_id}", session_id));
+    work_dir.join(configured.unwrap_or_else(|| crate::changes::DEFAULT_PATH.to_string()))
+}
+
+/// Runs a program to its end.
+pub async fn run<M: Models>(
+    program: &Program,
+    options: Options,
+    models: &M,
+    env: &Env,
+    on_event: &mut dyn FnMut(&Event, &Run),
+) -> Summary {
+    let session_id = options.session_id.clone();
+    let options = Options {
+        skip_prompts: options.skip_prompts || !models.reads_prompts(),
+        ..options
+    };
+    let mut machine = Machine::new(program, options);
+    let change_log = change_log_path(program, &env.work_dir, &session_id);
+    loop {
+        let request = machine.step();
+        for event in machine.drain_events() {
+            on_event(&event, machine.run());
+        }
+        let response = match request {
+            Request::Done => break,
+            Request::Model(call) => Response::Model(models.call(&call).await),
+            Request::Fork(calls) => {
+                let replies =
+                    futures::future::join_all(calls.iter().map(|call| models.call(call))).await;
+                Response::Fork(replies)
+            }
+            Request::Tools {
+                agent,
+                turn,
+                mut calls,
+            } => {
+                let context = crate::tools::ToolContext {
+                    work_dir: sandbox_root(program, &env.work_dir),
+                    session_id: session_id.clone(),
+                    agent,
+                    turn,
+                    change_log: change_log.clone(),
+                    limits: limits(program),
+                };
+                for call in &mut calls {
+                    crate::tools::execute(call, &context).await;
+                }
+                Response::Tools(calls)
+            }
+            Request::Validate { checks, context } => {
+                let mut results = Vec::new();
+                for check in &checks {
+                    let result = crate::validate::run(check, &context, &env.work_dir);
+                    let failed = !result.ok;
+                    results.push(result);
+                    if failed {
+                        break;
+                    }
+                }
+                Response::Validate(results)
+            }
+            Request::Approve { from, to, signal } => Response::Approve(match &env.approvals {
+                Approvals::All => true,
+                Approvals::None => false,
+                Approvals::Ask(ask) => ask(&from, &to, &signal),
+            }),
+            Request::Context {
+                sources,
+                session_id,
+            } => Response::Context(read_context(
+                program,
+                &env.work_dir,
+                &change_log,
+                &sources,
+                &session_id,
+            )),
+        };
+        machine.resume(response);
+    }
+    let run = machine.run();
+    Summary {
+        outcome: run.outcome.unwrap_or(Outcome::Error),
+        reason: run.reason.clone(),
+        turns: run.turn,
+        usage: run.usage,
+        history: run.history.clone(),
+    }
+}
+
+/// `Security.FileSystemSandboxPath` (relative to the work dir), or the work dir itself.
+pub fn sandbox_root(program: &Program, work_dir: &Path) -> PathBuf {
+    let configured = program
+        .settings
+        .iter()
+        .find(|(key, _)| key == "Security.FileSystemSandboxPath")
+        .map(|(_, value)| work_dir.join(value));
+    configured
+        .and_then(|path| std::fs::canonicalize(path).ok())
+        .unwrap_or_else(|| work_dir.to_path_buf())
+}
+
+/// Tool limits, with `Security.ReadFileSizeLimit` applied.
+fn limits(program: &Program) -> crate::tools::Limits {
+    let mut limits = crate::tools::Limits::default();
+    if let Some(read_cap) = program
+        .settings
+        .iter()
+        .find(|(key, _)| key == "Security.ReadFileSizeLimit")
+        .and_then(|(_, value)| value.trim().parse().ok())
+    {
+        limits.read_cap = read_cap;
+    }
+    limits
+}
+
+/// A relative path that stays inside the work dir.
+fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(path);
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|part| matches!(part, Component::ParentDir))
+    {
+        return Err(format!(
+            "[DENIED: sandbox] `{path}` is outside the work dir"
+        ));
+    }
+    Ok(work_dir.join(relative))
+}
+
+fn capped(text: String, max_chars: u32) -> String {
+    let max = if max_chars == 0 {
+        4000
+    } else {
+        max_chars as usize
+    };
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut cut: String = text.chars().take(max).collect();
+    cut.push_str("\n[truncated]");
+    cut
+}
+
+/// The text blocks of `HandoffContext` sources, read from the work dir.
+fn read_context(
+    program: &Program,
+    work_dir: &Path,
+    change_log: &Path,
+    sources: &[ContextSource],
+    session_id: &str,
+) -> Vec<String> {
+    sources
+        .iter()
+        .map(|source| {
+            let spec = source.source.replace("{session_id}", session_id);
+            let (kind, argument) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
+            let body = match kind {
+                "file" => confined(work_dir, argument).and_then(|path| {
+                    std::fs::read_to_string(&path)
+                        .map_err(|error| format!("(could not read `{argument}`: {error})"))
+                }),
+                "changes_recent" => {
+                    let count: usize = argument.parse().unwrap_or(3);
+                    ChangeLog::load(change_log).map(|log| {
+                        let entries: Vec<_> = log.session_entries().collect();
+                        let recent = &entries[entries.len().saturating_sub(count)..];
+                        recent
+                            .iter()
+                            .map(|entry| {
+                                format!(
+                                    "{} (turn {}): wrote {:?}, ran {:?}",
+                                    entry.agent,
+                                    entry.turn_index,
+                                    entry.files_written,
+                                    entry
+                                        .commands_run
+                                        .iter()
+                                        .map(|c| &c.command)
+                                        .collect::<Vec<_>>()
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                }
+                "brief_field" => {
+                    let brief = program
+                        .settings
+                        .iter()
+                        .find(|(key, _)| key == "Validation.BriefPath")
+                        .map_or(
+                            ".fuseraft/artifacts/brief.json".to_string(),
+                            |(_, value)| value.replace("{session_id}", session_id),
+                        );
+                    confined(work_dir, &brief)
+                        .and_then(|path| {
+                            std::fs::read_to_string(path)
+                                .map_err(|error| format!("(could not read the brief: {error})"))
+                        })
+                        .and_then(|text| {
+                            serde_json::from_str::<serde_json::Value>(&text)
+                                .map_err(|error| format!("(the brief is not JSON: {error})"))
+                        })
+                        .map(|json| match json.get(argument) {
+                            Some(serde_json::Value::String(text)) => text.clone(),
+                            Some(other) => other.to_string(),
+                            None => format!("(the brief has no `{argument}`)"),
+                        })
+                }
+                other => Err(format!("(context source `{other}` is not available)")),
+            };
+            let body = body.unwrap_or_else(|error| error);
+            let label = source
+                .label
+                .clone()
+                .unwrap_or_else(|| source.source.clone());
+            format!("[Context: {label}]\n{}", capped(body, source.max_chars))
+        })
+        .collect()
+}
+
+/// A check result for a validator the driver could not run (kept for symmetry in tests).
+pub fn failed_check(error: &str) -> CheckResult {
+    CheckResult::fail(error)
+}

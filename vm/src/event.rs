@@ -1,0 +1,90 @@
+//! Run events: everything observable in a run, in the JSONL format of DESIGN.md §4
+//! (`{"ts", "session", "turn", "agent", "event_type", "payload"}`), names following upstream.
+//!
+//! The machine emits events without a timestamp (it has no clock); the driver stamps them.
+
+use serde_json::{json, Value as Json};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub turn: u32,
+    pub agent: Option<String>,
+    pub event_type: &'static str,
+    pub payload: Json,
+}
+
+impl Event {
+    pub fn new(turn: u32, agent: Option<&str>, event_type: &'static str, payload: Json) -> Event {
+        Event {
+            turn,
+            agent: agent.map(str::to_string),
+            event_type,
+            payload,
+        }
+    }
+
+    /// One JSON line (nulls omitted), as written to `--events`.
+    pub fn to_json_line(&self, ts: &str, session: &str) -> String {
+        let mut object = serde_json::Map::new();
+        object.insert("ts".into(), json!(ts));
+        object.insert("session".into(), json!(session));
+        object.insert("turn".into(), json!(self.turn));
+        if let Some(agent) = &self.agent {
+            object.insert("agent".into(), json!(agent));
+        }
+        object.insert("event_type".into(), json!(self.event_type));
+        if !self.payload.is_null() {
+            object.insert("payload".into(), self.payload.clone());
+        }
+        Json::Object(object).to_string()
+    }
+
+    /// A stable one-line rendering for trace snapshots: no timestamps, no session id.
+    pub fn trace_line(&self) -> String {
+        let agent = self.agent.as_deref().unwrap_or("-");
+        let payload = if self.payload.is_null() {
+            String::new()
+        } else {
+            format!(" {}", self.payload)
+        };
+        format!("{:>3} {agent:<12} {}{payload}", self.turn, self.event_type)
+    }
+}
+
+/// How a run ended (`session_end.payload.outcome`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// A terminal state or a termination strategy ended the run.
+    Completed,
+    /// The turn cap was reached.
+    MaxTurns,
+    /// A failure repeated past its threshold.
+    Stuck,
+    /// `MaxTotalTokens` was exceeded.
+    Budget,
+    /// The run could not continue (a provider error, no transition, a dead end).
+    Error,
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::MaxTurns => "max_turns",
+            Outcome::Stuck => "stuck",
+            Outcome::Budget => "budget",
+            Outcome::Error => "error",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+
+    /// DESIGN.md §5: 0 when ended by a terminal state or a termination strategy (including
+    /// the iteration cap), 1 when stuck, over budget or on error.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Completed | Outcome::MaxTurns => 0,
+            Outcome::Stuck | Outcome::Budget | Outcome::Error | Outcome::Cancelled => 1,
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Guard failures: classification (upstream's `FailureClassifier`), the `FailureHandling`
+//! action and threshold for the class, corrections, the recovery agent, and stuck runs.
+
+use std::collections::HashMap;
+
+use fuseraft_compiler::ir::{FailureAction, Guard, Program, Target};
+use serde_json::json;
+
+use super::{Machine, Phase};
+use crate::effect::{Check, CheckKind};
+use crate::event::Outcome;
+use crate::history::Role;
+
+/// Increments a consecutive-failure counter and returns the new count.
+pub(super) fn bump(failures: &mut HashMap<String, u32>, key: &str) -> u32 {
+    let count = failures.entry(key.to_string()).or_insert(0);
+    *count += 1;
+    *count
+}
+
+/// The checks the driver must evaluate for these guards, in order: validators as named,
+/// contracts expanded into their predicates.
+pub(crate) fn guard_checks(program: &Program, guards: &[Guard]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for guard in guards {
+        match guard {
+            Guard::Validator { name, params } => checks.push(Check {
+                name: name.clone(),
+                kind: CheckKind::Validator,
+                params: params.clone(),
+            }),
+            Guard::Contract(id) => {
+                for predicate in &program.contract(*id).predicates {
+                    checks.push(Check {
+                        name: predicate.kind.clone(),
+                        kind: CheckKind::Predicate,
+                        params: predicate.params.clone(),
+                    });
+                }
+            }
+            Guard::Cond(_) | Guard::HumanApproval | Guard::CounterBelow(..) => {}
+        }
+    }
+    checks
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum FailureClass {
+    NoProgress,
+    ConflictingEvidence,
+    MissingEvidence,
+    InvalidTransition,
+}
+
+const CONFLICTING: &[&str] = &[
+    "fake",
+    "hallucin",
+    "inconsistent",
+    "no evidence",
+    "never ran",
+    "never actually ran",
+    "not in change log",
+    "not recorded",
+    "command was not run",
+    "no record",
+    "fabricated",
+    "cannot be verified",
+    "unverifiable",
+];
+const MISSING: &[&str] = &[
+    "not found",
+    "does not exist",
+    "no file",
+    "missing",
+    "could not read",
+    "failed to read",
+    "brief not",
+    "test report not",
+];
+
+/// Upstream's classifier, in its order.
+fn classify(error: &str, made_tool_calls: bool, first: bool) -> FailureClass {
+    let lower = error.to_lowercase();
+    if !first && !made_tool_calls {
+        FailureClass::NoProgress
+    } else if CONFLICTING.iter().any(|phrase| lower.contains(phrase)) {
+        FailureClass::ConflictingEvidence
+    } else if MISSING.iter().any(|phrase| lower.contains(phrase)) {
+        FailureClass::MissingEvidence
+    } else {
+        FailureClass::InvalidTransition
+    }
+}
+
+impl Machine<'_> {
+    /// A validator or contract of exit `idx` failed with `error`.
+    pub(super) fn guard_failed(&mut self, idx: usize, validator: &str, error: &str) {
+        let state = self.program.state(self.run.state);
+        let name = state.name.clone();
+        let exit = state.exits[idx].clone();
+        let key = format!("{name}::{idx}");
+        let count = bump(&mut self.run.failures, &key);
+        let newest = self
+            .run
+            .history
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant);
+        let agent = newest
+            .map(|message| message.agent.clone())
+            .unwrap_or_default();
+        let made_tool_calls =
+            newest.is_some_and(|message| message.tool_calls.iter().any(|call| !call.is_routing()));
+        let class = classify(error, made_tool_calls, count == 1);
+        let policy = &self.program.failure;
+        let rule = match class {
+            FailureClass::NoProgress => policy.no_progress,
+            FailureClass::ConflictingEvidence => policy.conflicting_evidence,
+            FailureClass::MissingEvidence => policy.missing_evidence,
+            FailureClass::InvalidTransition => policy.invalid_transition,
+        };
+        let to = match exit.target {
+            Target::State(id) => self.program.state(id).name.clone(),
+            Target::End => "end".to_string(),
+        };
+        self.emit(
+            Some(&agent),
+            "validation_fail",
+            json!({
+                "validator": validator,
+                "state": name,
+                "to": to,
+                "consecutive": count,
+                "class": format!("{class:?}"),
+                "error": error,
+            }),
+        );
+        let stuck = |machine: &mut Machine<'_>| {
+            machine.finish(
+                Outcome::Stuck,
+                Some(format!(
+                    "stuck in state `{name}`: validator `{validator}` failed {count} times; last error: {error}"
+                )),
+            );
+        };
+        if rule.action == FailureAction::EscalateToHuman {
+            stuck(self);
+            return;
+        }
+        let total_contract_failures: u32 = self.run.failures.values().sum();
+        if self.program.failure.max_contract_failures > 0
+            && total_contract_failures >= self.program.failure.max_contract_failures
+        {
+            stuck(self);
+            return;
+        }
+        if let Some(recovery) = exit.recovery {
+            let wants = rule.action == FailureAction::ActivateRecovery || count >= 2;
+            if wants && !self.run.recovered.contains(&key) {
+                self.run.recovered.insert(key.clone());
+                let recovery = self.program.agent(recovery).name.clone();
+                self.inject(format!(
+                    "RECOVERY ACTIVATED: {recovery}, `{agent}` cannot pass `{validator}` on the way to `{to}`: {error}. Fix what blocks it."
+                ));
+                self.emit(
+                    Some(&recovery),
+                    "recovery_activated",
+                    json!({"reason": error, "validator": validator}),
+                );
+                self.run.failures.insert(key, 0);
+                self.stand_in = Some(recovery);
+                self.phase = Phase::Ready;
+                return;
+            }
+        }
+        if count >= rule.threshold.max(1) {
+            stuck(self);
+            return;
+        }
+        let text = match class {
+            FailureClass::NoProgress => {
+                format!("NO TOOL CALLS: you made no tool calls since the last correction. {error}")
+            }
+            FailureClass::MissingEvidence => format!("MISSING ARTIFACT: {error}"),
+            FailureClass::ConflictingEvidence => format!("EVIDENCE INCONSISTENCY: {error}"),
+            FailureClass::InvalidTransition if count == 1 => error.to_string(),
+            FailureClass::InvalidTransition => format!(
+                "RETRY {count}/{} — Previous attempt did not resolve this: {error}",
+                rule.threshold
+            ),
+        };
+        self.inject(text);
+        self.emit(
+            Some(&agent),
+            "correction_injected",
+            json!({"reason": format!("{validator} failed")}),
+        );
+        self.inject(format!("[fuseraft:blocked {name}→{to}]"));
+        self.phase = Phase::Ready;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification_follows_upstream_order() {
+        assert_eq!(classify("anything", false, false), FailureClass::NoProgress);
+        assert_eq!(
+            classify("report looks fabricated", true, false),
+            FailureClass::ConflictingEvidence
+        );
+        assert_eq!(
+            classify("brief.json not found", true, true),
+            FailureClass::MissingEvidence
+        );
+        assert_eq!(
+            classify("verdict FAIL", true, true),
+            FailureClass::InvalidTransition
+        );
+        // A first failure is never NoProgress.
+        assert_eq!(
+            classify("anything", false, true),
+            FailureClass::InvalidTransition
+        );
+    }
+}

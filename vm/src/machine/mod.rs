@@ -1,0 +1,627 @@
+//! The machine: a pure step/resume interpreter of an `ir::Program`.
+//!
+//! `step()` says what the run needs next (a [`Request`]); `resume()` takes the answer. The
+//! machine owns the history, counters, turn index, token usage and failure counters; it
+//! never awaits, reads a file or calls the network. Routing lives in `route.rs`, prompt
+//! assembly in `context.rs`, failure handling in `failure.rs`, fork merging in `merge.rs`.
+
+mod context;
+mod failure;
+mod merge;
+mod route;
+
+use std::collections::{HashMap, HashSet};
+
+use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
+use serde_json::json;
+
+use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
+use crate::event::{Event, Outcome};
+use crate::history::{Message, Role, ToolCall, Usage};
+
+/// Most tool calls one turn may make before it is cut off.
+pub const MAX_TOOL_CALLS_PER_TURN: usize = 40;
+
+/// Run-level options the caller chooses.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub session_id: String,
+    pub task: String,
+    /// A turn cap on top of the program's own (`--max-turns`).
+    pub max_turns: Option<u32>,
+    /// Skip assembling prompts (messages and tool schemas) for providers that do not read
+    /// them, such as the replay provider: building a prompt costs time linear in the history.
+    pub skip_prompts: bool,
+}
+
+/// Everything a run has accumulated: the part of the machine a checkpoint would save.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub session_id: String,
+    pub task: String,
+    pub history: Vec<Message>,
+    pub state: StateId,
+    /// Turns completed.
+    pub turn: u32,
+    /// Phases started (graph back edges restart a phase).
+    pub phase: u32,
+    pub usage: Usage,
+    pub counters: Vec<u32>,
+    /// Consecutive failures per key (`state::exit`, `state::no-signal`, ...).
+    pub failures: HashMap<String, u32>,
+    /// Keys whose recovery agent already ran.
+    pub recovered: HashSet<String>,
+    /// Turns in the current visit of the current state.
+    pub visit_turns: u32,
+    /// The finish value of the previous tama state (what the next state receives).
+    pub value: Option<String>,
+    pub outcome: Option<Outcome>,
+    /// Why the run stopped, for `stuck` and `error`.
+    pub reason: Option<String>,
+}
+
+/// What the machine is waiting for.
+#[derive(Clone, Debug)]
+enum Phase {
+    /// Ready to start the next turn.
+    Ready,
+    /// A turn is in progress: a model call is out.
+    Model(Turn),
+    /// A turn is in progress: its tool calls are out.
+    Tools(Turn),
+    /// A `select` state asked its manager.
+    Select,
+    /// A fork's branches are out.
+    Fork,
+    /// A fork's merge agent was asked.
+    Merge(Vec<(String, String)>),
+    /// An exit's checks are out.
+    Checks {
+        exit: usize,
+    },
+    /// The termination validators are out.
+    TerminationChecks,
+    /// The operator was asked to approve an exit.
+    Approval {
+        exit: usize,
+    },
+    /// `file:` context sources of an exit are being read.
+    Context {
+        exit: usize,
+    },
+    Finished,
+}
+
+/// A turn being assembled from model replies and tool results.
+#[derive(Clone, Debug)]
+struct Turn {
+    agent: String,
+    /// The agent actually answering (a recovery agent may stand in for the state's agent).
+    call: ModelCall,
+    text: String,
+    tool_calls: Vec<ToolCall>,
+    usage: Usage,
+}
+
+pub struct Machine<'p> {
+    program: &'p Program,
+    run: Run,
+    phase: Phase,
+    options: Options,
+    events: Vec<Event>,
+    /// A request produced while handling a response, returned by the next `step`.
+    pending: Option<Request>,
+    /// The agent standing in for the current state's agent for one turn (recovery).
+    stand_in: Option<String>,
+    /// Contents read for the `file:` context sources of the exit being taken.
+    context_blocks: Vec<String>,
+    /// Termination regexes, compiled once (case-insensitive); `None` for an invalid pattern.
+    regexes: Vec<Option<regex::Regex>>,
+    /// The index events carry: the turn in progress, or the one whose routing is being decided.
+    event_turn: u32,
+    ended: bool,
+}
+
+impl<'p> Machine<'p> {
+    pub fn new(program: &'p Program, options: Options) -> Machine<'p> {
+        let run = Run {
+            session_id: options.session_id.clone(),
+            task: options.task.clone(),
+            history: vec![Message::user("user", options.task.clone(), 0)],
+            state: program.entry,
+            turn: 0,
+            phase: 1,
+            usage: Usage::default(),
+            counters: vec![0; program.counters.len()],
+            failures: HashMap::new(),
+            recovered: HashSet::new(),
+            visit_turns: 0,
+            value: None,
+            outcome: None,
+            reason: None,
+        };
+        let mut machine = Machine {
+            program,
+            run,
+            phase: Phase::Ready,
+            options,
+            events: Vec::new(),
+            pending: None,
+            stand_in: None,
+            context_blocks: Vec::new(),
+            regexes: program
+                .termination
+                .any
+                .iter()
+                .map(|cond| match cond {
+                    TermCond::Regex { pattern, .. } => regex::RegexBuilder::new(pattern)
+                        .case_insensitive(true)
+                        .build()
+                        .ok(),
+                    _ => None,
+                })
+                .collect(),
+            ended: false,
+            event_turn: 0,
+        };
+        machine.emit(
+            None,
+            "session_start",
+            json!({
+                "task": machine.run.task,
+                "program": program.name,
+                "start_state": program.state(program.entry).name,
+            }),
+        );
+        machine
+    }
+
+    pub fn run(&self) -> &Run {
+        &self.run
+    }
+
+    pub fn program(&self) -> &'p Program {
+        self.program
+    }
+
+    /// Events emitted since the last call.
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    pub fn outcome(&self) -> Option<Outcome> {
+        self.run.outcome
+    }
+
+    fn emit(&mut self, agent: Option<&str>, event_type: &'static str, payload: serde_json::Value) {
+        self.events
+            .push(Event::new(self.event_turn, agent, event_type, payload));
+    }
+
+    fn state_name(&self) -> String {
+        self.program.state(self.run.state).name.clone()
+    }
+
+    /// Ends the run (once).
+    fn finish(&mut self, outcome: Outcome, reason: Option<String>) {
+        if self.run.outcome.is_some() {
+            return;
+        }
+        self.run.outcome = Some(outcome);
+        self.run.reason = reason;
+        self.phase = Phase::Finished;
+    }
+
+    /// Appends an orchestrator message (a correction or a marker) to the history.
+    fn inject(&mut self, content: String) {
+        self.run
+            .history
+            .push(Message::user("orchestrator", content, self.run.turn));
+    }
+
+    /// What the run needs next.
+    pub fn step(&mut self) -> Request {
+        if let Some(request) = self.pending.take() {
+            return request;
+        }
+        if let Some(outcome) = self.run.outcome {
+            if !self.ended {
+                self.ended = true;
+                let payload = json!({
+                    "outcome": outcome.as_str(),
+                    "turns": self.run.turn,
+                    "reason": self.run.reason,
+                    "input_tokens": self.run.usage.input_tokens,
+                    "output_tokens": self.run.usage.output_tokens,
+                });
+                self.emit(None, "session_end", payload);
+            }
+            return Request::Done;
+        }
+        match self.phase {
+            Phase::Ready => self.start_turn(),
+            // Waiting for a response: asking again is a driver bug; end the run cleanly.
+            _ => {
+                self.finish(
+                    Outcome::Error,
+                    Some("the driver stepped without answering the last request".into()),
+                );
+                self.step()
+            }
+        }
+    }
+
+    /// Feeds the answer to the last request.
+    pub fn resume(&mut self, response: Response) {
+        let phase = std::mem::replace(&mut self.phase, Phase::Ready);
+        match (phase, response) {
+            (Phase::Model(turn), Response::Model(reply)) => self.on_model(turn, reply),
+            (Phase::Tools(turn), Response::Tools(calls)) => self.on_tools(turn, calls),
+            (Phase::Select, Response::Model(reply)) => self.on_select(reply),
+            (Phase::Fork, Response::Fork(replies)) => self.on_fork(replies),
+            (Phase::Merge(branches), Response::Model(reply)) => self.on_merge(branches, reply),
+            (Phase::Checks { exit }, Response::Validate(results)) => self.on_checks(exit, results),
+            (Phase::TerminationChecks, Response::Validate(results)) => {
+                self.on_termination_checks(results)
+            }
+            (Phase::Approval { exit }, Response::Approve(approved)) => {
+                self.on_approval(exit, approved)
+            }
+            (Phase::Context { exit }, Response::Context(blocks)) => {
+                self.context_blocks = blocks;
+                self.take_exit(exit);
+            }
+            (Phase::Finished, _) => self.phase = Phase::Finished,
+            (_, _) => self.finish(
+                Outcome::Error,
+                Some("the driver answered a different request".into()),
+            ),
+        }
+    }
+
+    /// The turn cap that applies now, if it is reached.
+    fn turn_cap_reached(&self) -> bool {
+        let program_cap = self
+            .program
+            .termination
+            .any
+            .iter()
+            .find_map(|cond| match cond {
+                TermCond::MaxTurns(max) => Some(*max),
+                _ => None,
+            });
+        let counted = match self.program.termination.unit {
+            TurnUnit::Turns => self.run.turn,
+            TurnUnit::Phases => self.run.phase.saturating_sub(1),
+        };
+        program_cap.is_some_and(|max| counted >= max)
+            || self
+                .options
+                .max_turns
+                .is_some_and(|max| self.run.turn >= max)
+    }
+
+    fn start_turn(&mut self) -> Request {
+        self.event_turn = self.run.turn;
+        if self.turn_cap_reached() {
+            self.emit(None, "max_turns_exceeded", json!({"turns": self.run.turn}));
+            self.finish(Outcome::MaxTurns, None);
+            return self.step();
+        }
+        let state = self.program.state(self.run.state);
+        match &state.kind {
+            StateKind::Terminal(TerminalMode::EndNow) => {
+                self.finish(Outcome::Completed, None);
+                self.step()
+            }
+            StateKind::Fork(fork) => {
+                let calls: Vec<ModelCall> = fork
+                    .branches
+                    .iter()
+                    .filter_map(|branch| self.branch_call(*branch))
+                    .collect();
+                let branches: Vec<String> = calls.iter().map(|call| call.agent.clone()).collect();
+                self.emit(
+                    None,
+                    "fork_start",
+                    json!({"state": state.name, "branches": branches}),
+                );
+                self.phase = Phase::Fork;
+                Request::Fork(calls)
+            }
+            StateKind::Select(_) => {
+                let call = self.select_call();
+                self.phase = Phase::Select;
+                Request::Model(call)
+            }
+            StateKind::Turn | StateKind::Terminal(_) => {
+                let agent = match self
+                    .stand_in
+                    .clone()
+                    .or_else(|| state.agent.map(|id| self.program.agent(id).name.clone()))
+                {
+                    Some(agent) => agent,
+                    None => {
+                        let reason = format!("state `{}` has no agent to run", state.name);
+                        self.finish(Outcome::Error, Some(reason));
+                        return self.step();
+                    }
+                };
+                self.emit(Some(&agent), "turn_start", json!({"state": state.name}));
+                let call = self.model_call(&agent);
+                let turn = Turn {
+                    agent,
+                    call: call.clone(),
+                    text: String::new(),
+                    tool_calls: Vec::new(),
+                    usage: Usage::default(),
+                };
+                self.phase = Phase::Model(turn);
+                Request::Model(call)
+            }
+        }
+    }
+
+    fn add_usage(&mut self, usage: Usage) -> bool {
+        self.run.usage.add(usage);
+        if let Some(max) = self.program.termination.max_total_tokens {
+            if self.run.usage.total() > max {
+                self.emit(
+                    None,
+                    "budget_exceeded",
+                    json!({"tokens": self.run.usage.total(), "max_total_tokens": max}),
+                );
+                self.finish(
+                    Outcome::Budget,
+                    Some(format!(
+                        "{} tokens used, over the budget of {max}",
+                        self.run.usage.total()
+                    )),
+                );
+                return false;
+            }
+        }
+        true
+    }
+
+    fn on_model(&mut self, mut turn: Turn, reply: Result<ModelReply, String>) {
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.emit(Some(&turn.agent), "model_error", json!({"error": error}));
+                // Keep what the turn produced so far: nothing recorded is lost.
+                if !turn.tool_calls.is_empty() || !turn.text.is_empty() {
+                    self.record_turn(&turn);
+                }
+                self.finish(Outcome::Error, Some(error));
+                return;
+            }
+        };
+        turn.usage.add(reply.usage);
+        if !self.add_usage(reply.usage) {
+            self.record_turn(&Turn {
+                text: reply.text.clone(),
+                ..turn
+            });
+            return;
+        }
+        if !reply.text.is_empty() {
+            turn.text = reply.text.clone();
+        }
+        let first_new = turn.tool_calls.len();
+        turn.tool_calls.extend(reply.tool_calls.iter().cloned());
+        if turn.tool_calls.len() > MAX_TOOL_CALLS_PER_TURN {
+            turn.tool_calls.truncate(MAX_TOOL_CALLS_PER_TURN);
+            self.emit(
+                Some(&turn.agent),
+                "tool_limit",
+                json!({"max": MAX_TOOL_CALLS_PER_TURN}),
+            );
+        }
+        // handoff and finish are answered here; everything else is a tool effect.
+        let mut external = Vec::new();
+        for call in turn.tool_calls.iter_mut().skip(first_new) {
+            if call.is_routing() {
+                call.result = Some(
+                    call.arg("route_keyword")
+                        .or(call.arg("key"))
+                        .unwrap_or("ok")
+                        .to_string(),
+                );
+                call.ok = true;
+            } else {
+                external.push(call.clone());
+            }
+        }
+        // Continue the turn on a continuation call within the turn's context.
+        turn.call.messages.push(context::assistant_message(&reply));
+        if !external.is_empty() {
+            let agent = turn.agent.clone();
+            let turn_index = self.run.turn;
+            self.phase = Phase::Tools(turn);
+            self.pending = Some(Request::Tools {
+                agent,
+                turn: turn_index,
+                calls: external,
+            });
+            return;
+        }
+        self.complete_turn(turn);
+    }
+
+    fn on_tools(&mut self, mut turn: Turn, results: Vec<ToolCall>) {
+        for result in results {
+            if result
+                .result
+                .as_deref()
+                .is_some_and(|r| r.starts_with("[DENIED"))
+            {
+                self.emit(
+                    Some(&turn.agent),
+                    "tool_blocked",
+                    json!({"tool": result.name, "result": result.result}),
+                );
+            }
+            turn.call.messages.push(context::tool_message(&result));
+            if let Some(slot) = turn.tool_calls.iter_mut().find(|call| call.id == result.id) {
+                *slot = result;
+            }
+        }
+        let ended_by_tool = turn.tool_calls.iter().any(|call| call.is_routing());
+        let limit = turn.tool_calls.len() >= MAX_TOOL_CALLS_PER_TURN;
+        if turn.text.is_empty() && !ended_by_tool && !limit {
+            // The model asked for tools and has not answered yet: ask it again.
+            let call = turn.call.clone();
+            self.phase = Phase::Model(turn);
+            self.pending = Some(Request::Model(call));
+            return;
+        }
+        self.complete_turn(turn);
+    }
+
+    fn record_turn(&mut self, turn: &Turn) {
+        self.run.history.push(Message {
+            role: Role::Assistant,
+            agent: turn.agent.clone(),
+            content: turn.text.clone(),
+            tool_calls: turn.tool_calls.clone(),
+            turn: self.run.turn,
+            usage: turn.usage,
+        });
+    }
+
+    /// The turn's final reply is in: record it, check termination, route.
+    fn complete_turn(&mut self, turn: Turn) {
+        self.record_turn(&turn);
+        self.emit(
+            Some(&turn.agent),
+            "turn_end",
+            json!({
+                "state": self.state_name(),
+                "input_tokens": turn.usage.input_tokens,
+                "output_tokens": turn.usage.output_tokens,
+                "tool_calls": turn.tool_calls.len(),
+            }),
+        );
+        self.run.turn += 1;
+        self.run.visit_turns += 1;
+        if self.stand_in.take().is_some() {
+            // A recovery agent's turn: the state's own agent runs next, no routing.
+            self.phase = Phase::Ready;
+            return;
+        }
+        if let Some(stuck) = self.visit_limit() {
+            self.finish(Outcome::Stuck, Some(stuck));
+            return;
+        }
+        if self.termination_fires() {
+            if self.program.termination.validators.is_empty() {
+                self.emit(None, "termination_triggered", json!({}));
+                self.finish(Outcome::Completed, None);
+            } else {
+                let checks =
+                    failure::guard_checks(self.program, &self.program.termination.validators);
+                let context = self.check_context();
+                self.phase = Phase::TerminationChecks;
+                self.pending = Some(Request::Validate {
+                    checks,
+                    context: Box::new(context),
+                });
+            }
+            return;
+        }
+        self.route();
+    }
+
+    fn on_termination_checks(&mut self, results: Vec<CheckResult>) {
+        match results.iter().find(|result| !result.ok) {
+            None => {
+                self.emit(None, "termination_triggered", json!({}));
+                self.finish(Outcome::Completed, None);
+            }
+            Some(failed) => {
+                let error = failed.error.clone();
+                self.emit(
+                    None,
+                    "validation_fail",
+                    json!({"validator": "termination", "error": error}),
+                );
+                self.inject(format!("The session cannot end yet: {error}"));
+                self.emit(
+                    None,
+                    "correction_injected",
+                    json!({"reason": "termination validators failed"}),
+                );
+                self.phase = Phase::Ready;
+            }
+        }
+    }
+
+    /// A graph node visited for too many turns is stuck (`MaxRetries × MaxTotalTurnsMultiplier`).
+    fn visit_limit(&self) -> Option<String> {
+        let state = self.program.state(self.run.state);
+        let max = state.stuck.max_visit_turns?;
+        (self.run.visit_turns >= max).then(|| {
+            format!(
+                "stuck in state `{}`: {} turns in one visit (limit {max}, validator `total-turns`)",
+                state.name, self.run.visit_turns
+            )
+        })
+    }
+
+    /// Does a termination strategy (other than the turn cap) say stop after this turn?
+    fn termination_fires(&self) -> bool {
+        self.program
+            .termination
+            .any
+            .iter()
+            .zip(&self.regexes)
+            .any(|(cond, regex)| match cond {
+                TermCond::Regex { agents, .. } => {
+                    let Some(regex) = regex else {
+                        return false;
+                    };
+                    let newest = self
+                        .run
+                        .history
+                        .iter()
+                        .rev()
+                        .filter(|message| message.role == Role::Assistant)
+                        .find(|message| {
+                            (agents.is_empty()
+                                || agents
+                                    .iter()
+                                    .any(|agent| agent.eq_ignore_ascii_case(&message.agent)))
+                                && (!message.content.is_empty() || message.handoff().is_some())
+                        });
+                    newest.is_some_and(|message| {
+                        if message.content.is_empty() {
+                            message
+                                .handoff()
+                                .is_some_and(|keyword| regex.is_match(keyword))
+                        } else {
+                            regex.is_match(&message.content)
+                        }
+                    })
+                }
+                TermCond::Tokens(max) => self.run.usage.total() >= *max,
+                TermCond::Cond(cond) => {
+                    let newest = self
+                        .run
+                        .history
+                        .iter()
+                        .rev()
+                        .find(|message| message.role == Role::Assistant);
+                    newest.is_some_and(|message| {
+                        let json = fuseraft_compiler::ir::extract_json(&message.content);
+                        cond.eval(&fuseraft_compiler::ir::CondInput {
+                            last_agent: &message.agent,
+                            last_message: &message.content,
+                            json: json.as_ref(),
+                        })
+                    })
+                }
+                TermCond::MaxTurns(_) => false,
+            })
+    }
+}

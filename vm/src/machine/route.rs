@@ -1,0 +1,674 @@
+//! Routing after a turn: which exit fires, its guards, its effects, and what happens when
+//! nothing matches. Semantics: `research/fuseraft-semantics.md` §2–§9, `docs/semantics.md`.
+
+use fuseraft_compiler::ir::{
+    CondInput, Effect, Guard, Matcher, NoMatch, StateKind, Target, TerminalMode, Trigger,
+};
+use serde_json::json;
+
+use super::{failure, Machine, Phase};
+use crate::effect::{CheckResult, ModelReply, Request};
+use crate::event::Outcome;
+use crate::history::{Message, Role};
+
+/// What the newest reply says, as routing reads it.
+struct Reply {
+    agent: String,
+    text: String,
+    /// The `route_keyword` of a `handoff` call.
+    handoff: Option<String>,
+    /// The tama finish key (lowercased) and value; a reply without `finish` is
+    /// `finish("done", text)`.
+    key: String,
+    value: String,
+    json: Option<serde_json::Value>,
+    made_tool_calls: bool,
+}
+
+fn read_reply(message: &Message) -> Reply {
+    let finish = message
+        .tool_calls
+        .iter()
+        .rev()
+        .find(|call| call.is("finish"));
+    let (key, value) = match finish {
+        Some(call) => (
+            call.arg("key").unwrap_or("done").to_lowercase(),
+            call.arg("value").unwrap_or_default().to_string(),
+        ),
+        None => ("done".to_string(), message.content.clone()),
+    };
+    Reply {
+        agent: message.agent.clone(),
+        text: message.content.clone(),
+        handoff: message.handoff().map(str::to_string),
+        key,
+        value,
+        json: fuseraft_compiler::ir::extract_json(&message.content),
+        made_tool_calls: message.tool_calls.iter().any(|call| !call.is_routing()),
+    }
+}
+
+impl Machine<'_> {
+    fn newest_reply(&self) -> Option<Reply> {
+        self.run
+            .history
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant)
+            .map(read_reply)
+    }
+
+    /// The signals of the current state that the reply carries (distinct, in exit order).
+    fn detected_signals(&self, reply: &Reply) -> Vec<String> {
+        let state = self.program.state(self.run.state);
+        let mut detected: Vec<String> = Vec::new();
+        let signals = state.exits.iter().filter_map(|exit| match &exit.trigger {
+            Trigger::Signal {
+                text,
+                matcher,
+                sources,
+            } => Some((text, *matcher, sources)),
+            _ => None,
+        });
+        let signals: Vec<_> = signals.collect();
+        let source_ok = |sources: &Vec<fuseraft_compiler::ir::AgentId>| {
+            sources.is_empty()
+                || sources.iter().any(|id| {
+                    self.program
+                        .agent(*id)
+                        .name
+                        .eq_ignore_ascii_case(&reply.agent)
+                })
+        };
+        if let Some(handoff) = &reply.handoff {
+            // A handoff naming a known signal wins over the text and cannot be ambiguous.
+            if let Some((text, _, _)) = signals.iter().find(|(text, _, sources)| {
+                text.eq_ignore_ascii_case(handoff.trim()) && source_ok(sources)
+            }) {
+                return vec![(*text).clone()];
+            }
+            // Keyword and state-machine routing compare only the handoff argument; graphs
+            // ignore an unknown argument and scan the text.
+            if signals
+                .iter()
+                .any(|(_, matcher, _)| *matcher == Matcher::Relaxed)
+            {
+                return Vec::new();
+            }
+        }
+        for (text, matcher, sources) in signals {
+            if source_ok(sources)
+                && matcher.finds(&reply.text, text)
+                && !detected.iter().any(|seen| seen.eq_ignore_ascii_case(text))
+            {
+                detected.push(text.clone());
+            }
+        }
+        detected
+    }
+
+    /// Routes after a completed turn.
+    pub(super) fn route(&mut self) {
+        let Some(reply) = self.newest_reply() else {
+            self.phase = Phase::Ready;
+            return;
+        };
+        self.run.value = Some(reply.value.clone());
+        let detected = self.detected_signals(&reply);
+        for signal in &detected {
+            self.emit(Some(&reply.agent), "signal_detected", json!({"signal": signal, "via": if reply.handoff.is_some() { "handoff" } else { "text" }}));
+        }
+        if detected.len() > 1 {
+            self.ambiguous(&reply, &detected);
+            return;
+        }
+        let state = self.program.state(self.run.state);
+        for (idx, exit) in state.exits.iter().enumerate() {
+            let fires = match &exit.trigger {
+                Trigger::Signal { text, .. } => detected
+                    .first()
+                    .is_some_and(|found| found.eq_ignore_ascii_case(text)),
+                Trigger::FinishKey(key) => *key == reply.key,
+                Trigger::AnyKey => !state.exits.iter().any(
+                    |other| matches!(&other.trigger, Trigger::FinishKey(k) if *k == reply.key),
+                ),
+                Trigger::Cond { cond, sources } => {
+                    (sources.is_empty()
+                        || sources.iter().any(|id| {
+                            self.program
+                                .agent(*id)
+                                .name
+                                .eq_ignore_ascii_case(&reply.agent)
+                        }))
+                        && cond.eval(&CondInput {
+                            last_agent: &reply.agent,
+                            last_message: &reply.text,
+                            json: reply.json.as_ref(),
+                        })
+                }
+                Trigger::Chosen => false,
+                Trigger::Always | Trigger::Otherwise => true,
+            };
+            if !fires {
+                continue;
+            }
+            // Guards the machine can decide itself: a false one passes over this exit.
+            let internal_ok = exit.guards.iter().all(|guard| match guard {
+                Guard::Cond(cond) => cond.eval(&CondInput {
+                    last_agent: &reply.agent,
+                    last_message: &reply.text,
+                    json: reply.json.as_ref(),
+                }),
+                Guard::CounterBelow(counter, limit) => {
+                    self.run.counters[counter.0 as usize] < *limit
+                }
+                _ => true,
+            });
+            if !internal_ok {
+                continue;
+            }
+            self.try_exit(idx);
+            return;
+        }
+        self.no_match(&reply);
+    }
+
+    /// Two routing signals in one reply: a correction that names them, in every mode.
+    fn ambiguous(&mut self, reply: &Reply, detected: &[String]) {
+        let state = self.state_name();
+        let key = format!("{state}::ambiguous");
+        let count = failure::bump(&mut self.run.failures, &key);
+        let listed = detected.join("`, `");
+        self.emit(
+            Some(&reply.agent),
+            "multi_keyword",
+            json!({"keywords": detected, "consecutive": count}),
+        );
+        if let Some(limit) = self.no_match_threshold() {
+            if count >= limit {
+                self.finish(
+                    Outcome::Stuck,
+                    Some(format!(
+                        "stuck in state `{state}`: validator `multi-keyword` failed {count} times: the reply carried `{listed}`"
+                    )),
+                );
+                return;
+            }
+        }
+        let valid = self.valid_signals().join(", ");
+        self.inject(format!(
+            "AMBIGUOUS ROUTING: your reply contains more than one routing signal (`{listed}`). Emit exactly one of: {valid}."
+        ));
+        self.emit(
+            Some(&reply.agent),
+            "correction_injected",
+            json!({"reason": format!("ambiguous: `{listed}`")}),
+        );
+        self.phase = Phase::Ready;
+    }
+
+    pub(super) fn valid_signals(&self) -> Vec<String> {
+        let state = self.program.state(self.run.state);
+        let mut signals: Vec<String> = Vec::new();
+        for exit in &state.exits {
+            let text = match &exit.trigger {
+                Trigger::Signal { text, .. } => text.clone(),
+                Trigger::FinishKey(key) => format!("finish key `{key}`"),
+                _ => continue,
+            };
+            if !signals.contains(&text) {
+                signals.push(text);
+            }
+        }
+        signals
+    }
+
+    /// How many consecutive routing failures a state tolerates before the run is stuck.
+    fn no_match_threshold(&self) -> Option<u32> {
+        let state = self.program.state(self.run.state);
+        state
+            .stuck
+            .max_retries
+            .or(state.stuck.max_without_signal)
+            .or_else(|| {
+                let structured = state
+                    .exits
+                    .iter()
+                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
+                structured.then_some(self.program.failure.invalid_transition.threshold)
+            })
+    }
+
+    fn no_match(&mut self, reply: &Reply) {
+        let state = self.program.state(self.run.state);
+        let name = state.name.clone();
+        match state.no_match.clone() {
+            NoMatch::Fallback(target) => {
+                self.emit(
+                    Some(&reply.agent),
+                    "keyword_not_found",
+                    json!({"state": name, "expected_signals": self.valid_signals()}),
+                );
+                self.move_to(Target::State(target), None, &reply.agent);
+            }
+            NoMatch::Fail => {
+                self.emit(
+                    Some(&reply.agent),
+                    "keyword_not_found",
+                    json!({"state": name, "key": reply.key}),
+                );
+                self.finish(
+                    Outcome::Error,
+                    Some(format!(
+                        "no transition for key `{}` in state `{name}`",
+                        reply.key
+                    )),
+                );
+            }
+            NoMatch::Correct { nudge } => {
+                let key = format!("{name}::no-signal");
+                let count = failure::bump(&mut self.run.failures, &key);
+                let expected = self.valid_signals();
+                self.emit(
+                    Some(&reply.agent),
+                    "keyword_not_found",
+                    json!({"state": name, "expected_signals": expected, "consecutive": count}),
+                );
+                if let Some(limit) = self.no_match_threshold() {
+                    if count >= limit {
+                        let validator = if state.stuck.max_without_signal.is_some()
+                            && state.stuck.max_retries.is_none()
+                        {
+                            format!("signal-required:{name}")
+                        } else {
+                            "no-keyword".to_string()
+                        };
+                        self.finish(
+                            Outcome::Stuck,
+                            Some(format!(
+                                "stuck in state `{name}`: validator `{validator}` failed {count} times: no routing signal in the reply"
+                            )),
+                        );
+                        return;
+                    }
+                }
+                let structured = state
+                    .exits
+                    .iter()
+                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
+                let text = if structured {
+                    let limit = self.no_match_threshold().unwrap_or(3);
+                    format!(
+                        "STRUCTURED ROUTING ERROR ({count}/{limit}): your reply matched no route. Reply with a JSON object whose fields satisfy one of the routes."
+                    )
+                } else if nudge && !expected.is_empty() {
+                    let tool_hint = if reply.made_tool_calls {
+                        ""
+                    } else {
+                        " NO TOOL CALLS AND NO KEYWORD."
+                    };
+                    format!("No routing signal found in your reply.{tool_hint} End your reply with exactly one of these on its own line, or call handoff(route_keyword): {}.", expected.join(", "))
+                } else {
+                    "Your reply did not complete this step. Try again.".to_string()
+                };
+                self.inject(text);
+                self.emit(
+                    Some(&reply.agent),
+                    "correction_injected",
+                    json!({"reason": "no routing signal"}),
+                );
+                self.phase = Phase::Ready;
+            }
+            NoMatch::Never => {
+                if matches!(
+                    state.kind,
+                    StateKind::Terminal(TerminalMode::RunUntilTermination)
+                ) {
+                    // A terminal state keeps answering until a termination fires.
+                    self.phase = Phase::Ready;
+                } else if state.exits.is_empty() && matches!(state.kind, StateKind::Terminal(_)) {
+                    self.finish(Outcome::Completed, None);
+                } else {
+                    self.finish(
+                        Outcome::Error,
+                        Some(format!("state `{name}` has no way out")),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Starts taking exit `idx`: its checks, then approval, then context, then the move.
+    pub(super) fn try_exit(&mut self, idx: usize) {
+        let exit = &self.program.state(self.run.state).exits[idx];
+        let checks = failure::guard_checks(self.program, &exit.guards);
+        if !checks.is_empty() {
+            let context = self.check_context();
+            self.phase = Phase::Checks { exit: idx };
+            self.pending = Some(Request::Validate {
+                checks,
+                context: Box::new(context),
+            });
+            return;
+        }
+        self.after_checks(idx);
+    }
+
+    fn after_checks(&mut self, idx: usize) {
+        let exit = &self.program.state(self.run.state).exits[idx];
+        if exit
+            .guards
+            .iter()
+            .any(|guard| matches!(guard, Guard::HumanApproval))
+        {
+            let to = match exit.target {
+                Target::State(id) => self.program.state(id).name.clone(),
+                Target::End => "end".to_string(),
+            };
+            let signal = match &exit.trigger {
+                Trigger::Signal { text, .. } => text.clone(),
+                _ => String::new(),
+            };
+            self.emit(
+                None,
+                "hitl_requested",
+                json!({"from": self.state_name(), "to": to, "signal": signal}),
+            );
+            self.phase = Phase::Approval { exit: idx };
+            self.pending = Some(Request::Approve {
+                from: self.state_name(),
+                to,
+                signal,
+            });
+            return;
+        }
+        self.read_context(idx);
+    }
+
+    fn read_context(&mut self, idx: usize) {
+        let exit = &self.program.state(self.run.state).exits[idx];
+        let sources: Vec<_> = exit
+            .effects
+            .iter()
+            .filter_map(|effect| match effect {
+                Effect::InjectContext(sources) => Some(sources.clone()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        if sources.is_empty() {
+            self.context_blocks.clear();
+            self.take_exit(idx);
+            return;
+        }
+        self.phase = Phase::Context { exit: idx };
+        self.pending = Some(Request::Context {
+            sources,
+            session_id: self.run.session_id.clone(),
+        });
+    }
+
+    pub(super) fn on_checks(&mut self, idx: usize, results: Vec<CheckResult>) {
+        let exit = &self.program.state(self.run.state).exits[idx];
+        let names: Vec<String> = failure::guard_checks(self.program, &exit.guards)
+            .into_iter()
+            .map(|check| check.name)
+            .collect();
+        match results.iter().position(|result| !result.ok) {
+            None if results.len() >= names.len() => {
+                let key = format!("{}::{idx}", self.state_name());
+                self.run.failures.remove(&key);
+                self.after_checks(idx);
+            }
+            failed => {
+                let at = failed.unwrap_or(results.len());
+                let validator = names
+                    .get(at)
+                    .cloned()
+                    .unwrap_or_else(|| "validator".to_string());
+                let error = results
+                    .get(at)
+                    .map(|result| result.error.clone())
+                    .unwrap_or_else(|| "the check was not evaluated".to_string());
+                self.guard_failed(idx, &validator, &error);
+            }
+        }
+    }
+
+    pub(super) fn on_approval(&mut self, idx: usize, approved: bool) {
+        self.emit(None, "hitl_answered", json!({"approved": approved}));
+        if approved {
+            self.read_context(idx);
+            return;
+        }
+        let exit = &self.program.state(self.run.state).exits[idx];
+        let to = match exit.target {
+            Target::State(id) => self.program.state(id).name.clone(),
+            Target::End => "end".to_string(),
+        };
+        self.inject(format!(
+            "Route to {to} was blocked by the operator. Continue the work and route again when it is ready."
+        ));
+        self.emit(
+            None,
+            "correction_injected",
+            json!({"reason": format!("route to `{to}` refused by the operator")}),
+        );
+        self.phase = Phase::Ready;
+    }
+
+    /// Applies the exit's effects and moves to its target.
+    pub(super) fn take_exit(&mut self, idx: usize) {
+        let state = self.program.state(self.run.state);
+        let exit = state.exits[idx].clone();
+        let agent = state
+            .agent
+            .map(|id| self.program.agent(id).name.clone())
+            .unwrap_or_default();
+        let signal = match &exit.trigger {
+            Trigger::Signal { text, .. } => Some(text.clone()),
+            Trigger::FinishKey(key) => Some(key.clone()),
+            _ => None,
+        };
+        let to_name = match exit.target {
+            Target::State(id) => self.program.state(id).name.clone(),
+            Target::End => "end".to_string(),
+        };
+        let mut phase_break = false;
+        for effect in &exit.effects {
+            match effect {
+                Effect::Count(counter) => {
+                    let slot = &mut self.run.counters[counter.0 as usize];
+                    if *slot == 0 && self.program.counter(*counter).name.ends_with(".rounds") {
+                        self.emit(
+                            Some(&agent),
+                            "adversarial_stage_start",
+                            json!({"stage": state.name.split('/').next().unwrap_or_default()}),
+                        );
+                    }
+                    self.run.counters[counter.0 as usize] += 1;
+                }
+                Effect::Reset(counter) => self.run.counters[counter.0 as usize] = 0,
+                Effect::PhaseBreak => phase_break = true,
+                Effect::PromoteArtifact => {
+                    // The newest generator reply is the artifact the next stage works on.
+                    let artifact = self
+                        .run
+                        .history
+                        .iter()
+                        .rev()
+                        .filter(|message| message.role == Role::Assistant)
+                        .nth(1)
+                        .map(|message| message.content.clone())
+                        .unwrap_or_default();
+                    self.run.value = Some(artifact);
+                    let passed = signal.is_some();
+                    self.emit(
+                        Some(&agent),
+                        if passed {
+                            "adversarial_stage_pass"
+                        } else {
+                            "adversarial_stage_timeout"
+                        },
+                        json!({"state": state.name, "next": to_name}),
+                    );
+                }
+                Effect::InjectCritique => {
+                    let critique = self
+                        .run
+                        .history
+                        .iter()
+                        .rev()
+                        .find(|message| message.role == Role::Assistant)
+                        .map(|message| message.content.clone())
+                        .unwrap_or_default();
+                    self.inject(format!("[fuseraft: critique from {agent}]\n{critique}"));
+                }
+                Effect::Warn(text) => self.emit(Some(&agent), "warning", json!({"message": text})),
+                Effect::Revisit {
+                    counter,
+                    max,
+                    objections,
+                } => {
+                    let count = &mut self.run.counters[counter.0 as usize];
+                    *count += 1;
+                    let visits = *count;
+                    if visits > *max {
+                        self.emit(
+                            Some(&agent),
+                            "back_edge_escalation",
+                            json!({"from": state.name, "to": to_name, "visit_count": visits, "max_revisits": max}),
+                        );
+                        let source = objections
+                            .as_deref()
+                            .map(|path| format!(" (objections: {path})"))
+                            .unwrap_or_default();
+                        self.inject(format!(
+                            "ESCALATION: `{}` → `{to_name}` has fired {visits} times, more than the {max} allowed{source}. Resolve the remaining objections instead of looping.",
+                            state.name
+                        ));
+                    }
+                }
+                Effect::InjectContext(_) => {}
+            }
+        }
+        for block in std::mem::take(&mut self.context_blocks) {
+            self.inject(block);
+        }
+        self.run
+            .failures
+            .retain(|key, _| !key.starts_with(&format!("{}::", state.name)));
+        if phase_break {
+            self.run.phase += 1;
+            self.inject(format!(
+                "[fuseraft: {} → {to_name} — new phase {}]",
+                signal.clone().unwrap_or_default(),
+                self.run.phase
+            ));
+            self.emit(
+                Some(&agent),
+                "phase_start",
+                json!({"phase": self.run.phase, "from": state.name, "to": to_name}),
+            );
+        }
+        self.move_to(exit.target.clone(), signal, &agent);
+    }
+
+    /// Moves to a target: the boundary marker, the routed event, and the new state.
+    pub(super) fn move_to(&mut self, target: Target, signal: Option<String>, agent: &str) {
+        let from = self.state_name();
+        match target {
+            Target::End => {
+                self.emit(
+                    Some(agent),
+                    "agent_routed",
+                    json!({"from": from, "to": "end", "signal": signal}),
+                );
+                self.finish(Outcome::Completed, None);
+            }
+            Target::State(id) => {
+                let to_state = self.program.state(id);
+                let to_agent = to_state.agent.map(|a| self.program.agent(a).name.clone());
+                self.emit(
+                    Some(agent),
+                    "agent_routed",
+                    json!({"from": from, "to": to_state.name, "signal": signal}),
+                );
+                if let Some(to_agent) = &to_agent {
+                    if to_agent != agent {
+                        self.inject(format!("[fuseraft: {agent} → {to_agent}]"));
+                    }
+                }
+                if id != self.run.state {
+                    self.run.visit_turns = 0;
+                }
+                self.run.state = id;
+                self.phase = Phase::Ready;
+            }
+        }
+    }
+
+    /// The manager named the next agent.
+    pub(super) fn on_select(&mut self, reply: Result<ModelReply, String>) {
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(error) => {
+                self.emit(None, "model_error", json!({"error": error}));
+                self.finish(Outcome::Error, Some(error));
+                return;
+            }
+        };
+        if !self.add_usage(reply.usage) {
+            return;
+        }
+        let state = self.program.state(self.run.state);
+        let choice = reply.text.trim();
+        let candidates: Vec<(usize, String)> = state
+            .exits
+            .iter()
+            .enumerate()
+            .filter_map(|(idx, exit)| match exit.target {
+                Target::State(id) => self
+                    .program
+                    .state(id)
+                    .agent
+                    .map(|a| (idx, self.program.agent(a).name.clone())),
+                Target::End => None,
+            })
+            .collect();
+        let picked = candidates
+            .iter()
+            .find(|(_, name)| name.eq_ignore_ascii_case(choice))
+            .or_else(|| {
+                candidates
+                    .iter()
+                    .find(|(_, name)| choice.to_lowercase().contains(&name.to_lowercase()))
+            });
+        let name = state.name.clone();
+        match picked {
+            Some((idx, agent)) => {
+                self.emit(None, "selection_made", json!({"agent": agent}));
+                self.run.failures.remove(&format!("{name}::select"));
+                let exit = state.exits[*idx].clone();
+                self.move_to(exit.target, None, "manager");
+            }
+            None => {
+                let count = failure::bump(&mut self.run.failures, &format!("{name}::select"));
+                self.emit(
+                    None,
+                    "selection_failed",
+                    json!({"reply": choice, "consecutive": count}),
+                );
+                if count >= 3 {
+                    self.finish(
+                        Outcome::Stuck,
+                        Some(format!("stuck in state `{name}`: the manager named no agent 3 times (last reply: `{choice}`)")),
+                    );
+                } else {
+                    self.phase = Phase::Ready;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! The `replay` model provider: answers model calls from a script instead of a network.
+//!
+//! The script is the replay file of DESIGN.md §4 (per-agent queues consumed in order,
+//! `times`, a `"*"` fallback queue, `on_exhausted: error | repeat-last`), given here as JSON;
+//! the CLI reads YAML or JSON files into that JSON. Tools named in a reply run for real.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value as Json;
+
+use crate::effect::{ModelCall, ModelReply};
+use crate::history::{ToolCall, Usage};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OnExhausted {
+    Error,
+    RepeatLast,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScriptReply {
+    pub text: String,
+    pub tool_calls: Vec<(String, Json)>,
+    /// How many consecutive calls this reply answers.
+    pub times: u32,
+    pub usage: Usage,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Script {
+    /// Queues by agent name, in file order (`*` is the fallback queue).
+    pub queues: Vec<(String, Vec<ScriptReply>)>,
+    pub on_exhausted: OnExhausted,
+}
+
+fn number(value: &Json) -> Option<u64> {
+    value
+        .as_u64()
+        .or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()))
+}
+
+fn parse_reply(agent: &str, idx: usize, value: &Json) -> Result<ScriptReply, String> {
+    let at = format!("replies.{agent}[{idx}]");
+    let object = match value {
+        Json::String(text) => {
+            return Ok(ScriptReply {
+                text: text.clone(),
+                tool_calls: Vec::new(),
+                times: 1,
+                usage: Usage::default(),
+            })
+        }
+        Json::Object(object) => object,
+        _ => {
+            return Err(format!(
+                "{at} must be a mapping with `text` and/or `tool_calls`"
+            ))
+        }
+    };
+    for key in object.keys() {
+        if !["text", "tool_calls", "times", "usage"].contains(&key.as_str()) {
+            return Err(format!(
+                "{at} has an unknown key `{key}` (expected text, tool_calls, times, usage)"
+            ));
+        }
+    }
+    let text = match object.get("text") {
+        None | Some(Json::Null) => String::new(),
+        Some(Json::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    let mut tool_calls = Vec::new();
+    match object.get("tool_calls") {
+        None | Some(Json::Null) => {}
+        Some(Json::Array(calls)) => {
+            for (call_idx, call) in calls.iter().enumerate() {
+                let name = call
+                    .get("name")
+                    .and_then(Json::as_str)
+                    .ok_or_else(|| format!("{at}.tool_calls[{call_idx}] needs a `name`"))?;
+                let args = call
+                    .get("args")
+                    .cloned()
+                    .unwrap_or(Json::Object(Default::default()));
+                if !args.is_object() {
+                    return Err(format!(
+                        "{at}.tool_calls[{call_idx}].args must be a mapping"
+                    ));
+                }
+                tool_calls.push((name.to_string(), args));
+            }
+        }
+        Some(_) => return Err(format!("{at}.tool_calls must be a list")),
+    }
+    let times = match object.get("times") {
+        None | Some(Json::Null) => 1,
+        Some(value) => match number(value) {
+            Some(times) if times >= 1 && times <= u32::MAX as u64 => times as u32,
+            _ => return Err(format!("{at}.times must be a whole number of at least 1")),
+        },
+    };
+    let usage = match object.get("usage") {
+        None | Some(Json::Null) => Usage::default(),
+        Some(usage) => Usage {
+            input_tokens: usage.get("input_tokens").and_then(number).unwrap_or(0),
+            output_tokens: usage.get("output_tokens").and_then(number).unwrap_or(0),
+        },
+    };
+    Ok(ScriptReply {
+        text,
+        tool_calls,
+        times,
+        usage,
+    })
+}
+
+impl Script {
+    /// Reads a replay file's content. Errors name the place in the file.
+    pub fn from_json(root: &Json) -> Result<Script, String> {
+        let object = root
+            .as_object()
+            .ok_or("a replay file is a mapping with `replies` (and optionally `on_exhausted`)")?;
+        for key in object.keys() {
+            if key != "replies" && key != "on_exhausted" {
+                return Err(format!(
+                    "unknown key `{key}` in the replay file (expected `replies`, `on_exhausted`)"
+                ));
+            }
+        }
+        let on_exhausted = match object.get("on_exhausted").and_then(Json::as_str) {
+            None | Some("error") => OnExhausted::Error,
+            Some("repeat-last") | Some("repeat_last") => OnExhausted::RepeatLast,
+            Some(other) => {
+                return Err(format!(
+                    "`on_exhausted` must be `error` or `repeat-last`, found `{other}`"
+                ))
+            }
+        };
+        let replies = object
+            .get("replies")
+            .and_then(Json::as_object)
+            .ok_or("the replay file needs `replies:` mapping agent names to lists of replies")?;
+        let mut queues = Vec::new();
+        for (agent, list) in replies {
+            let items = list
+                .as_array()
+                .ok_or_else(|| format!("replies.{agent} must be a list of replies"))?;
+            let parsed = items
+                .iter()
+                .enumerate()
+                .map(|(idx, item)| parse_reply(agent, idx, item))
+                .collect::<Result<Vec<_>, _>>()?;
+            queues.push((agent.clone(), parsed));
+        }
+        Ok(Script {
+            queues,
+            on_exhausted,
+        })
+    }
+}
+
+/// Serves a script's replies, each queue consumed in order.
+pub struct Replay {
+    script: Script,
+    /// Per queue: (index of the current reply, times it was served).
+    cursors: Mutex<HashMap<String, (usize, u32)>>,
+    next_id: Mutex<u64>,
+}
+
+impl Replay {
+    pub fn new(script: Script) -> Replay {
+        Replay {
+            script,
+            cursors: Mutex::new(HashMap::new()),
+            next_id: Mutex::new(0),
+        }
+    }
+
+    fn queue(&self, agent: &str) -> Option<(&String, &Vec<ScriptReply>)> {
+        let queues = &self.script.queues;
+        queues
+            .iter()
+            .find(|(name, _)| name == agent)
+            .or_else(|| {
+                queues
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(agent))
+            })
+            .or_else(|| queues.iter().find(|(name, _)| name == "*"))
+            .map(|(name, replies)| (name, replies))
+    }
+
+    /// The next reply for this call's agent.
+    pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        let Some((name, replies)) = self.queue(&call.agent) else {
+            return Err(format!(
+                "replay: no replies for agent `{}` (turn {}) and no `\"*\"` queue",
+                call.agent, call.turn
+            ));
+        };
+        let mut cursors = self
+            .cursors
+            .lock()
+            .map_err(|_| "replay: cursor lock poisoned".to_string())?;
+        let cursor = cursors.entry(name.clone()).or_insert((0, 0));
+        let reply = match replies.get(cursor.0) {
+            Some(reply) => {
+                cursor.1 += 1;
+                let reply = reply.clone();
+                if cursor.1 >= reply.times {
+                    *cursor = (cursor.0 + 1, 0);
+                }
+                reply
+            }
+            None => match (self.script.on_exhausted, replies.last()) {
+                (OnExhausted::RepeatLast, Some(last)) => last.clone(),
+                _ => {
+                    return Err(format!(
+                        "replay: the replies for agent `{}` ran out at turn {} (queue `{name}` has {} replies; set `on_exhausted: repeat-last` to reuse the last)",
+                        call.agent,
+                        call.turn,
+                        replies.len()
+                    ))
+                }
+            },
+        };
+        drop(cursors);
+        let mut next_id = self
+            .next_id
+            .lock()
+            .map_err(|_| "replay: id lock poisoned".to_string())?;
+        let tool_calls = reply
+            .tool_calls
+            .iter()
+            .map(|(name, args)| {
+                *next_id += 1;
+                ToolCall {
+                    id: format!("call_{}", *next_id),
+                    name: name.clone(),
+                    args: args.clone(),
+                    result: None,
+                    ok: false,
+                }
+            })
+            .collect();
+        Ok(ModelReply {
+            text: reply.text,
+            tool_calls,
+            usage: reply.usage,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(agent: &str, turn: u32) -> ModelCall {
+        ModelCall {
+            agent: agent.to_string(),
+            model: None,
+            messages: Vec::new(),
+            tools: Vec::new(),
+            turn,
+        }
+    }
+
+    #[test]
+    fn queues_times_fallback_and_exhaustion() {
+        let script = Script::from_json(&json!({
+            "replies": {
+                "Planner": [{"text": "a", "times": 2}, "b"],
+                "*": [{"text": "any"}],
+            }
+        }))
+        .unwrap();
+        let replay = Replay::new(script);
+        let texts: Vec<String> = (0..3)
+            .map(|turn| replay.next(&call("Planner", turn)).unwrap().text)
+            .collect();
+        assert_eq!(texts, ["a", "a", "b"]);
+        let error = replay.next(&call("Planner", 3)).unwrap_err();
+        assert!(error.contains("`Planner` ran out at turn 3"), "{error}");
+        assert_eq!(replay.next(&call("Other", 0)).unwrap().text, "any");
+    }
+
+    #[test]
+    fn repeat_last_and_bad_files() {
+        let script =
+            Script::from_json(&json!({"on_exhausted": "repeat-last", "replies": {"A": ["x"]}}))
+                .unwrap();
+        let replay = Replay::new(script);
+        assert_eq!(replay.next(&call("A", 0)).unwrap().text, "x");
+        assert_eq!(replay.next(&call("a", 1)).unwrap().text, "x");
+        for bad in [
+            json!([]),
+            json!({"replies": {"A": "x"}}),
+            json!({"replies": {"A": [{"txt": "x"}]}}),
+            json!({"replies": {"A": [{"times": 0}]}}),
+            json!({"replies": {"A": [{"tool_calls": [{"args": {}}]}]}}),
+            json!({"on_exhausted": "loop", "replies": {}}),
+        ] {
+            assert!(Script::from_json(&bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,424 @@
+//! The tools agents can call: FileSystem, Shell, Changes (executed here), Handoff and Finish
+//! (schemas only; the machine answers them).
+//!
+//! ```text
+//!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
+//!                                                   └──▶ record ─▶ changes.json
+//! ```
+//!
+//! Every failure is a result, never an `Err` or a panic: `[ERROR] ...` for bad arguments
+//! and IO errors, `[DENIED: sandbox] ...` for a path outside the work dir,
+//! `[DENIED: credentials] ...` for a credential file, and for `shell_run` the prefixes the
+//! validators read: `[EXIT n]`, `[TIMEOUT]`, `[ERROR]`. The security decisions are listed
+//! in `sandbox.rs` (paths and credentials), `fs.rs` (writes by fresh-file replace) and
+//! `shell.rs` (process groups, environment).
+
+mod fs;
+mod record;
+mod sandbox;
+mod shell;
+
+#[cfg(all(test, unix))]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::FutureExt;
+use serde_json::{json, Map, Value as Json};
+
+use crate::changes::DEFAULT_PATH;
+use crate::effect::ToolSchema;
+use crate::history::ToolCall;
+
+pub use sandbox::is_credential_path;
+pub use shell::{creates_commit, is_git_write, is_secret_env};
+
+/// Where and for whom a tool call runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolContext {
+    /// The sandbox root (`Security.FileSystemSandboxPath`, else the work dir), canonicalized.
+    /// Every path argument resolves under it; `shell_run` starts in it.
+    pub work_dir: PathBuf,
+    pub session_id: String,
+    pub agent: String,
+    pub turn: u32,
+    /// The change log (absolute); an empty path turns recording off.
+    pub change_log: PathBuf,
+    pub limits: Limits,
+}
+
+impl ToolContext {
+    /// A context with the default limits and the change log at its default place
+    /// ([`DEFAULT_PATH`] under the work dir). Fails when the work dir does not exist.
+    pub fn new(
+        work_dir: &Path,
+        session_id: &str,
+        agent: &str,
+        turn: u32,
+    ) -> Result<ToolContext, String> {
+        let work_dir = std::fs::canonicalize(work_dir).map_err(|error| {
+            format!(
+                "work dir `{}` is not accessible: {error}",
+                work_dir.display()
+            )
+        })?;
+        Ok(ToolContext {
+            change_log: work_dir.join(DEFAULT_PATH),
+            work_dir,
+            session_id: session_id.to_string(),
+            agent: agent.to_string(),
+            turn,
+            limits: Limits::default(),
+        })
+    }
+}
+
+/// Resource limits of the tools.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The longest a `shell_run` may take; a model's `timeout_seconds` can only shorten it.
+    pub shell_timeout: Duration,
+    /// The most tool output fed back to the model (`shell_run`, `list_files`), in bytes.
+    pub output_cap: usize,
+    /// The most of a file `read_file` returns (`Security.ReadFileSizeLimit`), in bytes.
+    pub read_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            shell_timeout: Duration::from_secs(120),
+            output_cap: 64 * 1024,
+            read_cap: 20_000,
+        }
+    }
+}
+
+/// The tools, by the function names models call.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Tool {
+    ChangesReadLatest,
+    ReadFile,
+    WriteFile,
+    PatchFile,
+    ListFiles,
+    DeleteFile,
+    ShellRun,
+    Handoff,
+    Finish,
+}
+
+/// Checked in this order: exact names first, then containment (`FileSystem-write_file`).
+const TOOLS: [(&str, Tool); 9] = [
+    ("changes_read_latest", Tool::ChangesReadLatest),
+    ("read_file", Tool::ReadFile),
+    ("write_file", Tool::WriteFile),
+    ("patch_file", Tool::PatchFile),
+    ("list_files", Tool::ListFiles),
+    ("delete_file", Tool::DeleteFile),
+    ("shell_run", Tool::ShellRun),
+    ("handoff", Tool::Handoff),
+    ("finish", Tool::Finish),
+];
+
+impl Tool {
+    fn find(name: &str) -> Option<Tool> {
+        let lower = name.trim().to_ascii_lowercase();
+        TOOLS
+            .iter()
+            .find(|(known, _)| lower == *known)
+            .or_else(|| TOOLS.iter().find(|(known, _)| lower.contains(known)))
+            .map(|(_, tool)| *tool)
+    }
+
+    fn name(self) -> &'static str {
+        TOOLS
+            .iter()
+            .find(|(_, tool)| *tool == self)
+            .map_or("?", |(name, _)| name)
+    }
+}
+
+/// `handoff` and `finish` end a turn: the machine answers them, [`execute`] does not run them.
+pub fn is_internal(name: &str) -> bool {
+    matches!(Tool::find(name), Some(Tool::Handoff | Tool::Finish))
+}
+
+/// What a tool produced: the text fed back and whether it counts as success.
+pub(crate) struct Outcome {
+    pub text: String,
+    pub ok: bool,
+}
+
+impl Outcome {
+    pub fn ok(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            ok: true,
+        }
+    }
+
+    pub fn fail(text: impl Into<String>) -> Outcome {
+        Outcome {
+            text: text.into(),
+            ok: false,
+        }
+    }
+
+    pub fn error(text: impl std::fmt::Display) -> Outcome {
+        Outcome::fail(format!("[ERROR] {text}"))
+    }
+}
+
+/// Runs one tool call in the sandbox, filling `call.result` and `call.ok`. Never panics and
+/// never fails: errors, denials and timeouts are results.
+pub async fn execute(call: &mut ToolCall, ctx: &ToolContext) {
+    let outcome = std::panic::AssertUnwindSafe(run(call, ctx))
+        .catch_unwind()
+        .await;
+    let outcome = outcome.unwrap_or_else(|_| {
+        Outcome::error(format!(
+            "tool `{}` failed unexpectedly (internal error)",
+            call.name
+        ))
+    });
+    call.result = Some(outcome.text);
+    call.ok = outcome.ok;
+}
+
+async fn run(call: &ToolCall, ctx: &ToolContext) -> Outcome {
+    let Some(tool) = Tool::find(&call.name) else {
+        let names: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
+        return Outcome::error(format!(
+            "unknown tool `{}`; the tools are {}",
+            call.name,
+            names.join(", ")
+        ));
+    };
+    let args = match Args::new(tool.name(), &call.args) {
+        Ok(args) => args,
+        Err(outcome) => return outcome,
+    };
+    match tool {
+        Tool::Handoff => match args.string("route_keyword") {
+            Ok(keyword) => Outcome::ok(keyword),
+            Err(outcome) => outcome,
+        },
+        Tool::Finish => match (args.string("key"), args.value("value")) {
+            (Ok(_), Some(value)) => Outcome::ok(
+                value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string),
+            ),
+            (Err(outcome), _) => outcome,
+            (Ok(_), None) => Outcome::error("tool `finish` needs an argument `value`"),
+        },
+        Tool::ChangesReadLatest => record::read_latest(ctx),
+        Tool::ShellRun => shell::run(&args, ctx).await,
+        Tool::ReadFile | Tool::WriteFile | Tool::PatchFile | Tool::ListFiles | Tool::DeleteFile => {
+            let root = match std::fs::canonicalize(&ctx.work_dir) {
+                Ok(root) => root,
+                Err(error) => {
+                    return Outcome::error(format!(
+                        "the work dir `{}` is not accessible: {error}",
+                        ctx.work_dir.display()
+                    ))
+                }
+            };
+            match tool {
+                Tool::ReadFile => fs::read_file(&args, &root, ctx),
+                Tool::WriteFile => fs::write_file(&args, &root, ctx),
+                Tool::PatchFile => fs::patch_file(&args, &root, ctx),
+                Tool::ListFiles => fs::list_files(&args, &root, ctx),
+                _ => fs::delete_file(&args, &root, ctx),
+            }
+        }
+    }
+}
+
+/// A tool's arguments: a JSON object (a JSON string holding an object and `null` are
+/// accepted too, as some providers send them).
+pub(crate) struct Args {
+    tool: &'static str,
+    map: Map<String, Json>,
+}
+
+impl Args {
+    fn new(tool: &'static str, args: &Json) -> Result<Args, Outcome> {
+        let parsed;
+        let value = match args {
+            Json::String(text) if text.trim().is_empty() => &Json::Null,
+            Json::String(text) => {
+                parsed = serde_json::from_str::<Json>(text).map_err(|_| {
+                    Outcome::error(format!(
+                        "tool `{tool}` needs its arguments as a JSON object"
+                    ))
+                })?;
+                &parsed
+            }
+            other => other,
+        };
+        match value {
+            Json::Null => Ok(Args {
+                tool,
+                map: Map::new(),
+            }),
+            Json::Object(map) => Ok(Args {
+                tool,
+                map: map.clone(),
+            }),
+            _ => Err(Outcome::error(format!(
+                "tool `{tool}` needs its arguments as a JSON object"
+            ))),
+        }
+    }
+
+    pub fn value(&self, key: &str) -> Option<&Json> {
+        self.map.get(key).filter(|value| !value.is_null())
+    }
+
+    /// A required string argument.
+    pub fn string(&self, key: &str) -> Result<&str, Outcome> {
+        match self.value(key) {
+            Some(Json::String(text)) => Ok(text),
+            _ => Err(Outcome::error(format!(
+                "tool `{}` needs a string argument `{key}`",
+                self.tool
+            ))),
+        }
+    }
+
+    /// An optional string argument (absent or `null` is `None`, another type an error).
+    pub fn opt_string(&self, key: &str) -> Result<Option<&str>, Outcome> {
+        match self.value(key) {
+            None => Ok(None),
+            Some(Json::String(text)) => Ok(Some(text)),
+            Some(_) => Err(Outcome::error(format!(
+                "tool `{}`: argument `{key}` must be a string",
+                self.tool
+            ))),
+        }
+    }
+
+    /// An optional number of seconds (a JSON number or a numeric string).
+    pub fn opt_seconds(&self, key: &str) -> Result<Option<f64>, Outcome> {
+        let seconds = match self.value(key) {
+            None => return Ok(None),
+            Some(Json::Number(number)) => number.as_f64(),
+            Some(Json::String(text)) => text.trim().parse::<f64>().ok(),
+            Some(_) => None,
+        };
+        match seconds {
+            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(Some(seconds)),
+            _ => Err(Outcome::error(format!(
+                "tool `{}`: argument `{key}` must be a positive number of seconds",
+                self.tool
+            ))),
+        }
+    }
+}
+
+fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+    ToolSchema {
+        name: name.to_string(),
+        description: description.to_string(),
+        parameters: json!({"type": "object", "properties": properties, "required": required}),
+    }
+}
+
+fn string_prop(description: &str) -> Json {
+    json!({"type": "string", "description": description})
+}
+
+/// The function schemas offered to a model for an agent's `Plugins` (`FileSystem`, `Shell`,
+/// `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
+/// a plugin named twice is offered once.
+pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for plugin in plugins {
+        let plugin = plugin.trim().to_ascii_lowercase();
+        if seen.contains(&plugin) {
+            continue;
+        }
+        seen.push(plugin.clone());
+        match plugin.as_str() {
+            "filesystem" => out.extend(filesystem_schemas()),
+            "shell" => out.push(schema(
+                "shell_run",
+                "Run a bash command in the work directory and return its combined stdout and stderr. \
+                 A non-zero exit status is reported as `[EXIT n]` before the output, a timeout as `[TIMEOUT]`.",
+                json!({
+                    "command": string_prop("The bash command line to run."),
+                    "timeout_seconds": {"type": "number", "description": "Optional: stop the command after this many seconds (capped by the run's limit)."},
+                }),
+                &["command"],
+            )),
+            "changes" => out.push(schema(
+                "changes_read_latest",
+                "Read the newest change-log entry of this session: files written and deleted, commands run.",
+                json!({}),
+                &[],
+            )),
+            "handoff" => out.push(schema(
+                "handoff",
+                "Hand the conversation to the next agent by naming the route keyword. Ends your turn.",
+                json!({
+                    "route_keyword": string_prop("The route keyword, exactly as given in your instructions."),
+                    "goal": string_prop("Optional: what the next agent should achieve."),
+                    "background": string_prop("Optional: what the next agent needs to know."),
+                    "constraints": string_prop("Optional: limits the next agent must respect."),
+                }),
+                &["route_keyword"],
+            )),
+            "finish" => out.push(schema(
+                "finish",
+                "Finish this step with an outcome key and the value passed to the next step. Ends your turn.",
+                json!({
+                    "key": string_prop("The outcome key that selects the next step."),
+                    "value": string_prop("The result handed to the next step."),
+                }),
+                &["key", "value"],
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn filesystem_schemas() -> Vec<ToolSchema> {
+    let path = || string_prop("A path relative to the work directory.");
+    vec![
+        schema(
+            "read_file",
+            "Read a text file. Long files are truncated (the result says so).",
+            json!({"path": path()}),
+            &["path"],
+        ),
+        schema(
+            "write_file",
+            "Create or replace a file with the given content, creating parent directories.",
+            json!({"path": path(), "content": string_prop("The complete new content of the file.")}),
+            &["path", "content"],
+        ),
+        schema(
+            "patch_file",
+            "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file's text \
+             exactly (whitespace included) and occur once.",
+            json!({
+                "path": path(),
+                "old": string_prop("The exact text to replace; include enough context to make it unique."),
+                "new": string_prop("The replacement text."),
+            }),
+            &["path", "old", "new"],
+        ),
+        schema(
+            "list_files",
+            "List a directory (default: the work directory), one entry per line, directories ending in `/`.",
+            json!({"path": string_prop("Optional: a directory relative to the work directory.")}),
+            &[],
+        ),
+        schema("delete_file", "Delete a file.", json!({"path": path()}), &["path"]),
+    ]
+}

@@ -1,0 +1,134 @@
+//! Recording tool effects in the change log, and the `changes_read_latest` tool.
+//!
+//! Every write, patch, delete and command is added to the entry of `(session, agent, turn)`
+//! by load, change, save (the save is atomic). A process-wide lock serialises these, so
+//! the concurrent branches of a fork never lose each other's records; two fuseraft
+//! processes sharing one change log are not coordinated.
+
+use std::sync::{Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::changes::{ChangeLog, Entry};
+
+use super::{Outcome, ToolContext};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// The most command output kept per change-log record, in bytes.
+pub(crate) const LOG_OUTPUT_CAP: usize = 2048;
+
+/// Applies `change` to this turn's entry. `Err` says why the log could not be written
+/// (the tool's effect stands; the caller appends a warning to its result).
+pub(crate) fn record(ctx: &ToolContext, change: impl FnOnce(&mut Entry)) -> Result<(), String> {
+    if ctx.change_log.as_os_str().is_empty() {
+        return Ok(());
+    }
+    let _guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut log = ChangeLog::load(&ctx.change_log)?;
+    let entry = log.entry_mut(&ctx.session_id, &ctx.agent, ctx.turn, &now_rfc3339());
+    change(entry);
+    log.save(&ctx.change_log)
+}
+
+/// Adds a record and turns a failure into a note on the tool's result.
+pub(crate) fn record_into(
+    outcome: &mut Outcome,
+    ctx: &ToolContext,
+    change: impl FnOnce(&mut Entry),
+) {
+    if let Err(error) = record(ctx, change) {
+        outcome.text.push_str(&format!(
+            "\n[warning: not recorded in the change log: {error}]"
+        ));
+    }
+}
+
+pub(crate) fn push_unique(list: &mut Vec<String>, item: &str) {
+    if !list.iter().any(|known| known == item) {
+        list.push(item.to_string());
+    }
+}
+
+/// `changes_read_latest`: the newest entry (highest turn) of this session, as JSON.
+pub(crate) fn read_latest(ctx: &ToolContext) -> Outcome {
+    if ctx.change_log.as_os_str().is_empty() {
+        return Outcome::ok("Change tracking is off for this run.");
+    }
+    let log = {
+        let _guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        ChangeLog::load(&ctx.change_log)
+    };
+    let log = match log {
+        Ok(log) => log,
+        Err(error) => return Outcome::error(error),
+    };
+    let latest = log
+        .entries
+        .iter()
+        .filter(|entry| entry.session_id == ctx.session_id)
+        .fold(None::<&Entry>, |best, entry| match best {
+            Some(best) if best.turn_index > entry.turn_index => Some(best),
+            _ => Some(entry),
+        });
+    match latest {
+        None => Outcome::ok(format!(
+            "No changes recorded for session `{}` yet.",
+            ctx.session_id
+        )),
+        Some(entry) => {
+            let single = ChangeLog {
+                active_session_id: ctx.session_id.clone(),
+                entries: vec![entry.clone()],
+            };
+            let json = single.to_json()["entries"][0].clone();
+            Outcome::ok(serde_json::to_string_pretty(&json).unwrap_or_default())
+        }
+    }
+}
+
+/// Keeps the first and last halves of `text` within `cap` bytes (on char boundaries), with
+/// a `[output truncated: N bytes omitted]` line between them.
+pub(crate) fn cap_text(text: &str, cap: usize) -> String {
+    if text.len() <= cap {
+        return text.to_string();
+    }
+    let mut head = cap / 2;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - (cap - cap / 2);
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n[output truncated: {} bytes omitted]\n{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+/// The current time as RFC 3339 UTC (`2026-05-01T12:00:00Z`).
+pub(crate) fn now_rfc3339() -> String {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}

@@ -1,0 +1,372 @@
+//! Shared plumbing of the validators: parameters and settings, artifact paths under the
+//! work dir, reading files and the change log, and the small matching rules they share.
+
+use std::path::{Component, Path, PathBuf};
+
+use regex::{Regex, RegexBuilder};
+use serde_json::Value as Json;
+
+use crate::changes::{self, ChangeLog, Entry};
+use crate::effect::{Check, CheckContext};
+
+/// Where the brief lives unless `Validation.BriefPath` says otherwise.
+pub const DEFAULT_BRIEF_PATH: &str = ".fuseraft/artifacts/brief.json";
+/// Where the test report lives unless `Validation.TestReportPath` says otherwise.
+pub const DEFAULT_TEST_REPORT_PATH: &str = ".fuseraft/artifacts/test-report.json";
+/// `Validation.TestAssertionPatterns` when the setting is absent (semantics notes §16).
+pub const DEFAULT_ASSERTION_PATTERNS: &[&str] = &[
+    r"tester::assert",
+    r"if .+ throw",
+    r"\bassert",
+    r"\bexpect\(",
+    r"\bself\.assert",
+    r"\bt\.(Error|Fatal|Fail|Log)\b",
+];
+
+/// Artifacts larger than this are refused rather than read into memory.
+const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Everything one check may read: its parameters, the run's context and the work dir.
+pub struct Env<'a> {
+    pub check: &'a Check,
+    pub context: &'a CheckContext,
+    pub work_dir: &'a Path,
+}
+
+/// A file the check reads: the path as shown to the agent (relative, after `{session_id}`
+/// expansion, so messages stay stable across work dirs) and the path on disk.
+#[derive(Clone, Debug)]
+pub struct Artifact {
+    pub shown: String,
+    pub path: PathBuf,
+}
+
+/// Why a file could not be read.
+pub enum ReadError {
+    /// The file does not exist (or is not a regular file).
+    Missing,
+    /// It exists but could not be read; the message names the file.
+    Unreadable(String),
+}
+
+impl<'a> Env<'a> {
+    /// A parameter of the check, by case-insensitive key; blank values count as absent.
+    pub fn param(&self, key: &str) -> Option<&'a str> {
+        lookup(&self.check.params, key)
+    }
+
+    /// A boolean parameter (`true`, `yes`, `on`, `1`, any case); absent means false.
+    pub fn flag(&self, key: &str) -> bool {
+        self.param(key).is_some_and(|value| {
+            matches!(
+                value.to_ascii_lowercase().as_str(),
+                "true" | "yes" | "on" | "1"
+            )
+        })
+    }
+
+    /// A run setting by dotted key (`Validation.BriefPath`), case-insensitive; blank = absent.
+    pub fn setting(&self, key: &str) -> Option<&'a str> {
+        lookup(&self.context.settings, key)
+    }
+
+    /// Resolves an artifact path: `{session_id}` expanded, relative to the work dir, and
+    /// refused when it still holds `{session_id}` or leaves the work dir (absolute path,
+    /// `..` above the root, or a symlink pointing outside).
+    pub fn resolve(&self, raw: &str, what: &str) -> Result<Artifact, String> {
+        let raw = raw.trim();
+        let session = self.context.session_id.trim();
+        let expanded = raw.replace("{session_id}", session);
+        if expanded.contains("{session_id}") || (session.is_empty() && raw.contains("{session_id}"))
+        {
+            return Err(format!(
+                "the {what} path `{raw}` contains `{{session_id}}` but no session id is set; \
+                 this is a fuseraft internal error. Do NOT create a directory literally named \
+                 `{{session_id}}`."
+            ));
+        }
+        let relative = Path::new(&expanded);
+        if expanded.starts_with('/') || expanded.starts_with('\\') || relative.is_absolute() {
+            return Err(format!(
+                "the {what} path `{expanded}` is absolute; artifact paths must be relative to \
+                 the work dir"
+            ));
+        }
+        let mut depth = 0usize;
+        for component in relative.components() {
+            match component {
+                Component::Normal(_) => depth += 1,
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    if depth == 0 {
+                        return Err(format!(
+                            "the {what} path `{expanded}` escapes the work dir through `..`"
+                        ));
+                    }
+                    depth -= 1;
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return Err(format!(
+                        "the {what} path `{expanded}` is absolute; artifact paths must be \
+                         relative to the work dir"
+                    ));
+                }
+            }
+        }
+        let path = self.work_dir.join(relative);
+        if let (Ok(real), Ok(root)) = (path.canonicalize(), self.work_dir.canonicalize()) {
+            if !real.starts_with(&root) {
+                return Err(format!(
+                    "the {what} path `{expanded}` resolves outside the work dir (symlink)"
+                ));
+            }
+        }
+        Ok(Artifact {
+            shown: expanded,
+            path,
+        })
+    }
+
+    /// A path written inside an artifact (a brief's `files_to_change` entry) on disk, or
+    /// `None` when it would leave the work dir: such files are treated as absent, never read.
+    pub fn listed_file(&self, raw: &str) -> Option<PathBuf> {
+        self.resolve(raw, "listed file")
+            .ok()
+            .map(|artifact| artifact.path)
+    }
+
+    /// The brief: `Validation.BriefPath`, else [`DEFAULT_BRIEF_PATH`].
+    pub fn brief(&self) -> Result<Artifact, String> {
+        let raw = self
+            .setting("Validation.BriefPath")
+            .unwrap_or(DEFAULT_BRIEF_PATH);
+        self.resolve(raw, "brief")
+    }
+
+    /// The test report: `Validation.TestReportPath`, else [`DEFAULT_TEST_REPORT_PATH`].
+    pub fn test_report(&self) -> Result<Artifact, String> {
+        let raw = self
+            .setting("Validation.TestReportPath")
+            .unwrap_or(DEFAULT_TEST_REPORT_PATH);
+        self.resolve(raw, "test report")
+    }
+
+    /// The change log: `Validation.ChangeLogPath` (what upstream's validators read), else
+    /// `ChangeTracking.Path` (where the tools write), else [`changes::DEFAULT_PATH`].
+    pub fn change_log_path(&self) -> Result<Artifact, String> {
+        let raw = self
+            .setting("Validation.ChangeLogPath")
+            .or_else(|| self.setting("ChangeTracking.Path"))
+            .unwrap_or(changes::DEFAULT_PATH);
+        self.resolve(raw, "change log")
+    }
+
+    /// The change log when its file exists (`None` otherwise: every rule that reads it is
+    /// skipped or falls back, as upstream's are when the file is absent). An unreadable or
+    /// malformed log is an error, never an empty log.
+    pub fn change_log(&self) -> Result<Option<ChangeLog>, String> {
+        let artifact = self.change_log_path()?;
+        let text = match read_text(&artifact) {
+            Ok(text) => text,
+            Err(ReadError::Missing) => return Ok(None),
+            Err(ReadError::Unreadable(error)) => {
+                return Err(format!(
+                    "could not read change log `{}`: {error}",
+                    artifact.shown
+                ))
+            }
+        };
+        let invalid =
+            |error: String| format!("change log `{}` is not valid: {error}", artifact.shown);
+        let root: Json = serde_json::from_str(&text).map_err(|error| invalid(error.to_string()))?;
+        if !root.is_object() {
+            return Err(invalid(format!(
+                "expected a JSON object, found {}",
+                kind(&root)
+            )));
+        }
+        if let Some(entries) = root.get("entries") {
+            if !entries.is_array() && !entries.is_null() {
+                return Err(invalid(format!(
+                    "`entries` must be an array, found {}",
+                    kind(entries)
+                )));
+            }
+        }
+        ChangeLog::parse(&text).map(Some).map_err(invalid)
+    }
+
+    /// `Validation.TestAssertionPatterns` (one regex a line), else the defaults of §16.
+    /// Patterns match ignoring case. An invalid pattern is a configuration error and fails
+    /// the check loudly (upstream skips it silently).
+    pub fn assertion_patterns(&self) -> Result<Vec<Regex>, String> {
+        let lines: Vec<&str> = match self.setting("Validation.TestAssertionPatterns") {
+            Some(text) => text
+                .lines()
+                .map(str::trim)
+                .filter(|line| !line.is_empty())
+                .collect(),
+            None => DEFAULT_ASSERTION_PATTERNS.to_vec(),
+        };
+        lines
+            .into_iter()
+            .map(|pattern| {
+                RegexBuilder::new(pattern)
+                    .case_insensitive(true)
+                    .build()
+                    .map_err(|error| {
+                        format!(
+                            "Validation.TestAssertionPatterns: invalid regex `{pattern}`: {error}"
+                        )
+                    })
+            })
+            .collect()
+    }
+}
+
+fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(key))
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty())
+}
+
+/// Reads a text artifact: refuses directories, files over 16 MiB and non-UTF-8 content
+/// with a message instead of failing later.
+pub fn read_text(artifact: &Artifact) -> Result<String, ReadError> {
+    read_path(&artifact.path)
+}
+
+/// [`read_text`] for a path on disk.
+pub fn read_path(path: &Path) -> Result<String, ReadError> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ReadError::Missing)
+        }
+        Err(error) => return Err(ReadError::Unreadable(error.to_string())),
+    };
+    if metadata.is_dir() {
+        return Err(ReadError::Unreadable(
+            "it is a directory, not a file".to_string(),
+        ));
+    }
+    if metadata.len() > MAX_ARTIFACT_BYTES {
+        return Err(ReadError::Unreadable(format!(
+            "it is {} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit",
+            metadata.len()
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|error| ReadError::Unreadable(error.to_string()))?;
+    String::from_utf8(bytes)
+        .map_err(|_| ReadError::Unreadable("it is not valid UTF-8 text".to_string()))
+}
+
+/// The JSON type of a value, for error messages.
+pub fn kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "an array",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// A member of a JSON object: the exact key first, then a case-insensitive match (upstream
+/// deserialises with case-insensitive property names).
+pub fn member<'v>(object: &'v Json, key: &str) -> Option<&'v Json> {
+    let map = object.as_object()?;
+    map.get(key).or_else(|| {
+        map.iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(key))
+            .map(|(_, value)| value)
+    })
+}
+
+/// An optional string member: absent and `null` are `None`; any other type is an error.
+pub fn opt_string(object: &Json, key: &str, at: &str) -> Result<Option<String>, String> {
+    match member(object, key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(text)) => Ok(Some(text.clone())),
+        Some(other) => Err(format!(
+            "`{at}{key}` must be a string, found {}",
+            kind(other)
+        )),
+    }
+}
+
+/// Paths listed in an array of path strings or `{path, ...}` objects (a brief's
+/// `files_to_change`). Blank paths are dropped; any other element type is an error naming
+/// the element.
+pub fn path_list(value: &Json, field: &str) -> Result<Vec<String>, String> {
+    let Some(items) = value.as_array() else {
+        return Err(format!("`{field}` must be an array, found {}", kind(value)));
+    };
+    let mut paths = Vec::new();
+    for (idx, item) in items.iter().enumerate() {
+        let path = match item {
+            Json::String(path) => path.clone(),
+            Json::Object(_) => match opt_string(item, "path", &format!("{field}[{idx}].")) {
+                Ok(Some(path)) => path,
+                Ok(None) => return Err(format!("`{field}[{idx}]` has no `path` string")),
+                Err(error) => return Err(error),
+            },
+            other => {
+                return Err(format!(
+                    "`{field}[{idx}]` must be a path string or an object with a `path` string, \
+                     found {}",
+                    kind(other)
+                ))
+            }
+        };
+        if !path.trim().is_empty() {
+            paths.push(path);
+        }
+    }
+    Ok(paths)
+}
+
+/// Upstream's path normalisation: `\` → `/`, trimmed, a leading `./` removed.
+pub fn normalize_path(path: &str) -> String {
+    let path = path.replace('\\', "/");
+    let path = path.trim();
+    path.strip_prefix("./").unwrap_or(path).to_string()
+}
+
+/// Two normalised paths name the same file: equal ignoring case, or one ends with `/` +
+/// the other (an absolute path in the log matches a relative one in the brief).
+pub fn paths_match(written: &str, required: &str) -> bool {
+    let written = written.to_lowercase();
+    let required = required.to_lowercase();
+    written == required
+        || written.ends_with(&format!("/{required}"))
+        || required.ends_with(&format!("/{written}"))
+}
+
+/// Case-insensitive substring test.
+pub fn contains_ci(haystack: &str, needle: &str) -> bool {
+    haystack.to_lowercase().contains(&needle.to_lowercase())
+}
+
+/// The newest change-log entry of the active session: the highest `turnIndex`, the first
+/// in file order among equals (upstream's stable `OrderByDescending(...).First()`).
+pub fn newest_entry(log: &ChangeLog) -> Option<&Entry> {
+    let mut newest: Option<&Entry> = None;
+    for entry in log.session_entries() {
+        if newest.is_none_or(|best| entry.turn_index > best.turn_index) {
+            newest = Some(entry);
+        }
+    }
+    newest
+}
+
+/// At most `limit` characters of `text`, marked when cut.
+pub fn truncate(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((cut, _)) => format!("{}\n...(truncated)", &text[..cut]),
+        None => text.to_string(),
+    }
+}
