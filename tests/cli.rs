@@ -31,7 +31,11 @@ fn compile_prints_ir_and_exits_zero() {
     let output = fuseraft(&["compile", "fixtures/compile/ok/keyword.yaml"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).starts_with("fuseraft-ir 1\n"));
-    assert!(stderr(&output).is_empty(), "no diagnostics expected: {}", stderr(&output));
+    assert!(
+        stderr(&output).is_empty(),
+        "no diagnostics expected: {}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -41,9 +45,13 @@ fn every_view_of_one_program() {
         assert_eq!(output.status.code(), Some(0), "{emit}: {}", stderr(&output));
         insta::assert_snapshot!(format!("emit_{emit}"), stdout(&output));
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&stdout(&fuseraft(&["compile", "fixtures/compile/ok/graph.yaml", "--emit", "json"])))
-            .expect("--emit json is JSON");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&fuseraft(&[
+        "compile",
+        "fixtures/compile/ok/graph.yaml",
+        "--emit",
+        "json",
+    ])))
+    .expect("--emit json is JSON");
     assert_eq!(json["entry"], "A");
 }
 
@@ -51,13 +59,22 @@ fn every_view_of_one_program() {
 fn output_file_and_ir_input_round_trip() {
     let dir = scratch("fir");
     let fir = dir.join("team.fir");
-    let first = fuseraft(&["compile", "fixtures/compile/ok/statemachine.yaml", "-o", fir.to_str().unwrap()]);
+    let first = fuseraft(&[
+        "compile",
+        "fixtures/compile/ok/statemachine.yaml",
+        "-o",
+        fir.to_str().unwrap(),
+    ]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
     assert!(stdout(&first).is_empty(), "-o writes the file, not stdout");
     let written = std::fs::read_to_string(&fir).expect("-o wrote the file");
     let again = fuseraft(&["compile", fir.to_str().unwrap()]);
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    assert_eq!(stdout(&again), written, "compiling the printed IR prints the same IR");
+    assert_eq!(
+        stdout(&again),
+        written,
+        "compiling the printed IR prints the same IR"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -73,8 +90,14 @@ fn errors_in_the_input_exit_one_with_a_located_diagnostic() {
     let output = fuseraft(&["compile", config.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
-    assert!(err.contains("unknown selection type `statemachin`"), "{err}");
-    assert!(err.contains("bad.yaml:5:11"), "points at line 5, column 11: {err}");
+    assert!(
+        err.contains("unknown selection type `statemachin`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("bad.yaml:5:11"),
+        "points at line 5, column 11: {err}"
+    );
     assert!(err.contains("did you mean `statemachine`?"), "{err}");
     assert!(stdout(&output).is_empty());
     let _ = std::fs::remove_dir_all(dir);
@@ -84,9 +107,18 @@ fn errors_in_the_input_exit_one_with_a_located_diagnostic() {
 fn unreadable_input_and_bad_usage_exit_two() {
     let missing = fuseraft(&["compile", "no/such/config.yaml"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("does not exist"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("does not exist"),
+        "{}",
+        stderr(&missing)
+    );
 
-    let bad_flag = fuseraft(&["compile", "fixtures/compile/ok/keyword.yaml", "--emit", "xml"]);
+    let bad_flag = fuseraft(&[
+        "compile",
+        "fixtures/compile/ok/keyword.yaml",
+        "--emit",
+        "xml",
+    ]);
     assert_eq!(bad_flag.status.code(), Some(2));
 
     let no_command = fuseraft(&[]);
