@@ -71,11 +71,17 @@ pub struct Summary {
 
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
 pub fn change_log_path(program: &Program, work_dir: &Path, session_id: &str) -> PathBuf {
-    let configured = program
-        .settings
-        .iter()
-        .find(|(key, _)| key == "ChangeTracking.Path" || key == "Validation.ChangeLogPath")
-        .map(|(_, value)| value.replace("{session_id}", session_id));
+    // `Validation.ChangeLogPath` wins over `ChangeTracking.Path`, as the validators read it.
+    let setting = |name: &str| {
+        program
+            .settings
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value)
+    };
+    let configured = setting("Validation.ChangeLogPath")
+        .or_else(|| setting("ChangeTracking.Path"))
+        .map(|value| value.replace("{session_id}", session_id));
     work_dir.join(configured.unwrap_or_else(|| crate::changes::DEFAULT_PATH.to_string()))
 }
 
@@ -126,16 +132,24 @@ pub async fn run<M: Models>(
                 Response::Tools(calls)
             }
             Request::Validate { checks, context } => {
-                let mut results = Vec::new();
-                for check in &checks {
-                    let result = crate::validate::run(check, &context, &env.work_dir);
-                    let failed = !result.ok;
-                    results.push(result);
-                    if failed {
-                        break;
+                // Validators read files and may run test commands: keep them off the runtime.
+                let work_dir = env.work_dir.clone();
+                let evaluated = tokio::task::spawn_blocking(move || {
+                    let mut results = Vec::new();
+                    for check in &checks {
+                        let result = crate::validate::run(check, &context, &work_dir);
+                        let failed = !result.ok;
+                        results.push(result);
+                        if failed {
+                            break;
+                        }
                     }
-                }
-                Response::Validate(results)
+                    results
+                })
+                .await;
+                Response::Validate(evaluated.unwrap_or_else(|error| {
+                    vec![CheckResult::fail(format!("a validator crashed: {error}"))]
+                }))
             }
             Request::Approve { from, to, signal } => Response::Approve(match &env.approvals {
                 Approvals::All => true,
@@ -296,9 +310,4 @@ fn read_context(
             format!("[Context: {label}]\n{}", capped(body, source.max_chars))
         })
         .collect()
-}
-
-/// A check result for a validator the driver could not run (kept for symmetry in tests).
-pub fn failed_check(error: &str) -> CheckResult {
-    CheckResult::fail(error)
 }

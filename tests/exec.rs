@@ -1,0 +1,218 @@
+//! End-to-end tests of `fuseraft exec`: exit codes, the `--json` summary, the events file,
+//! and clear errors for bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn exec(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuseraft-exec-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn case(name: &str) -> (String, String) {
+    (
+        format!("fixtures/run/{name}/config.yaml"),
+        format!("fixtures/run/{name}/replay.yaml"),
+    )
+}
+
+#[test]
+fn completed_run_exits_zero_with_a_json_summary_and_events() {
+    let dir = scratch("ok");
+    let events = dir.join("events.jsonl");
+    let (config, replay) = case("keyword");
+    let output = exec(&[
+        &config,
+        "--task",
+        "Add a flag.",
+        "--replay",
+        &replay,
+        "--work-dir",
+        dir.join("work").to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(text(&output.stdout).trim()).expect("stdout is one JSON object");
+    assert_eq!(summary["outcome"], "completed");
+    assert_eq!(summary["turns"], 5);
+    assert_eq!(summary["succeeded"], true);
+    assert!(summary["session_id"]
+        .as_str()
+        .is_some_and(|id| id.len() == 8));
+    assert!(
+        text(&output.stderr).contains("── turn 1 · Planner · Planner ──"),
+        "turn headers stream to stderr with --json"
+    );
+
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+        .expect("events were written")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("each events line is JSON"))
+        .collect();
+    for line in &lines {
+        for field in ["ts", "session", "turn", "event_type"] {
+            assert!(line.get(field).is_some(), "event without `{field}`: {line}");
+        }
+        assert_eq!(line["session"], summary["session_id"]);
+    }
+    let types: Vec<&str> = lines
+        .iter()
+        .filter_map(|line| line["event_type"].as_str())
+        .collect();
+    assert_eq!(types.first(), Some(&"session_start"));
+    assert_eq!(types.last(), Some(&"session_end"));
+    assert_eq!(lines.last().unwrap()["payload"]["outcome"], "completed");
+    assert!(
+        types.contains(&"agent_routed")
+            && types.contains(&"turn_start")
+            && types.contains(&"turn_end")
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn stuck_and_error_runs_exit_one() {
+    for (name, outcome) in [("stuck", "stuck"), ("replay-exhausted", "error")] {
+        let dir = scratch(name);
+        let (config, replay) = case(name);
+        let output = exec(&[
+            &config,
+            "--task",
+            "t",
+            "--replay",
+            &replay,
+            "--work-dir",
+            dir.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{name}: {}",
+            text(&output.stderr)
+        );
+        let summary: serde_json::Value = serde_json::from_str(text(&output.stdout).trim()).unwrap();
+        assert_eq!(summary["outcome"], outcome);
+        assert!(summary["error_message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+#[test]
+fn max_turns_is_a_normal_end() {
+    let dir = scratch("max");
+    let (config, replay) = case("keyword");
+    let output = exec(&[
+        &config,
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--work-dir",
+        dir.to_str().unwrap(),
+        "--max-turns",
+        "2",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("max_turns after 2 turn(s)"),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_input_exits_two_with_a_located_message() {
+    let dir = scratch("bad");
+    let replay = dir.join("replay.yaml");
+    std::fs::write(
+        &replay,
+        "replies:\n  Planner:\n    - text: \"unterminated\n",
+    )
+    .unwrap();
+    let (config, _) = case("keyword");
+    let output = exec(&[&config, "--task", "t", "--replay", replay.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = text(&output.stderr);
+    assert!(
+        err.contains("replay.yaml:"),
+        "names the replay file with a position: {err}"
+    );
+
+    std::fs::write(&replay, "replies:\n  Planner: not-a-list\n").unwrap();
+    let output = exec(&[&config, "--task", "t", "--replay", replay.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("replies.Planner must be a list"),
+        "{}",
+        text(&output.stderr)
+    );
+
+    let no_task = exec(&[&config, "--replay", replay.to_str().unwrap()]);
+    assert_eq!(no_task.status.code(), Some(2));
+    assert!(text(&no_task.stderr).contains("--task"));
+
+    let missing = exec(&[&config, "--task", "t", "--replay", "no/such/replay.yaml"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("cannot read replay file"),
+        "{}",
+        text(&missing.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_printed_ir_file_runs_like_its_config() {
+    let dir = scratch("fir");
+    let fir = dir.join("keyword.fir");
+    let compiled = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "compile",
+            "fixtures/run/keyword/config.yaml",
+            "-o",
+            fir.to_str().unwrap(),
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert_eq!(compiled.status.code(), Some(0));
+    let (_, replay) = case("keyword");
+    let output = exec(&[
+        fir.to_str().unwrap(),
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--work-dir",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_str(text(&output.stdout).trim()).unwrap();
+    assert_eq!(summary["turns"], 5);
+    assert!(Path::new(&fir).exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
