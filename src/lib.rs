@@ -7,6 +7,7 @@ pub mod disk;
 pub mod events;
 pub mod render;
 pub mod replay_file;
+pub mod report;
 
 use std::io::IsTerminal;
 

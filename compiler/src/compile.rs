@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::Program;
 use crate::source::{FileReader, SourceMap, Span};
+use crate::syntax::fuseraft::Config;
+use crate::syntax::tama::AgentMd;
 use crate::syntax::Loader;
 
 /// The result of compiling one input.
@@ -20,11 +22,32 @@ pub struct Compiled {
     pub sources: SourceMap,
     /// True when the input itself could not be read (a usage error, not a finding).
     pub unreadable: bool,
+    /// When some diagnostic is an error: the program as far as it was lowered (references
+    /// that did not resolve are left out), so `check` can relate consequences to their cause.
+    pub partial: Option<Program>,
+    /// The typed syntax the program was lowered from, so `check` can point at exact spans.
+    pub syntax: Syntax,
+}
+
+/// The typed syntax of one input, kept for the checks.
+#[derive(Debug, Default)]
+pub enum Syntax {
+    /// A `.fir` file, or an input that did not get as far as typed syntax.
+    #[default]
+    None,
+    Config(Box<Config>),
+    /// Every `AGENT.md` of a tama project that was read, in load order.
+    Tama(Vec<AgentMd>),
 }
 
 impl Compiled {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The program, or the partial one lowered despite errors.
+    pub fn any_program(&self) -> Option<&Program> {
+        self.program.as_ref().or(self.partial.as_ref())
     }
 }
 
@@ -55,22 +78,54 @@ pub fn input_kind(path: &Path, reader: &dyn FileReader) -> InputKind {
 /// Compiles any supported input.
 pub fn compile(path: &Path, reader: &dyn FileReader) -> Compiled {
     let mut loader = Loader::new(reader);
+    let mut syntax = Syntax::None;
     let program = match input_kind(path, reader) {
-        InputKind::Config => compile_config(path, &mut loader),
+        InputKind::Config => compile_config(path, &mut loader, &mut syntax),
         InputKind::TamaAgent => compile_tama_agent(path, &mut loader),
         InputKind::TamaProject => compile_tama_project(path, &mut loader),
         InputKind::Ir => compile_ir(path, &mut loader),
     };
+    if matches!(
+        input_kind(path, reader),
+        InputKind::TamaAgent | InputKind::TamaProject
+    ) {
+        syntax = Syntax::Tama(reread_agents(&loader.sources, reader));
+    }
     let unreadable = loader.sources.is_empty();
     let mut diagnostics = loader.diags;
     sort_diagnostics(&mut diagnostics);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let (program, partial) = if has_errors {
+        (None, program)
+    } else {
+        (program, None)
+    };
     Compiled {
-        program: if has_errors { None } else { program },
+        program,
         diagnostics,
         sources: loader.sources,
         unreadable,
+        partial,
+        syntax,
     }
+}
+
+/// The typed front matter of every `AGENT.md` that was loaded, read again from the kept
+/// sources (same file ids, so spans match); its diagnostics were already reported.
+fn reread_agents(sources: &SourceMap, reader: &dyn FileReader) -> Vec<AgentMd> {
+    let mut loader = Loader::new(reader);
+    for (_, file) in sources.files() {
+        loader.sources.add(file.clone());
+    }
+    let mut agents = Vec::new();
+    for (id, file) in sources.files() {
+        if file.path.file_name().is_some_and(|name| name == "AGENT.md") {
+            if let Some(md) = crate::syntax::tama::read_agent_md(id, &mut loader) {
+                agents.push(md);
+            }
+        }
+    }
+    agents
 }
 
 /// Orders diagnostics by file and position so output is stable whatever the stage order.
@@ -81,13 +136,15 @@ fn sort_diagnostics(diagnostics: &mut [Diagnostic]) {
     });
 }
 
-fn compile_config(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+fn compile_config(path: &Path, loader: &mut Loader<'_>, syntax: &mut Syntax) -> Option<Program> {
     let file = loader.read(path, None, "config")?;
     let root = loader.parse(file)?;
     let dir = loader.sources.get(file).dir().to_path_buf();
     let config = crate::syntax::fuseraft::read_config(&root, &dir, loader)?;
     let Loader { sources, diags, .. } = loader;
-    crate::lower::lower_config(&config, sources, diags)
+    let program = crate::lower::lower_config(&config, sources, diags);
+    *syntax = Syntax::Config(Box::new(config));
+    program
 }
 
 fn compile_tama_agent(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {

@@ -66,8 +66,36 @@ codes! {
     UnknownInitial = "FR103", "unknown-initial";
     UnknownContract = "FR104", "unknown-contract";
     UnknownModelAlias = "FR105", "unknown-model-alias";
+    UnusedDefinition = "FR106", "unused-definition";
     RecursiveAgent = "FR107", "recursive-agent";
+    UnreachableState = "FR201", "unreachable-state";
+    NoPathToTerminal = "FR202", "no-path-to-terminal";
+    NoTerminal = "FR203", "no-terminal";
+    DeadEndState = "FR204", "dead-end-state";
+    TerminalHasTransitions = "FR205", "terminal-has-transitions";
+    CycleWithoutExit = "FR206", "cycle-without-exit";
+    DuplicateRoute = "FR301", "duplicate-route";
+    ShadowedKeyword = "FR302", "shadowed-keyword";
+    CatchAllNotLast = "FR303", "catch-all-not-last";
+    UnconditionalExitShadows = "FR304", "unconditional-exit-shadows";
+    InvalidRegex = "FR305", "invalid-regex";
+    PatternAlwaysMatches = "FR306", "pattern-always-matches";
+    SignalNotInstructed = "FR307", "signal-not-instructed";
+    KeywordNeverMatches = "FR308", "keyword-never-matches";
     ConditionSyntax = "FR310", "condition-syntax";
+    TerminationIgnored = "FR401", "termination-ignored";
+    TerminationCannotFire = "FR402", "termination-cannot-fire";
+    BudgetTooSmall = "FR403", "budget-too-small";
+    NonPositiveBound = "FR404", "non-positive-bound";
+    AdversarialSelfCritique = "FR501", "adversarial-self-critique";
+    InvalidFanOut = "FR502", "invalid-fan-out";
+    DegenerateFanOut = "FR503", "degenerate-fan-out";
+    ValidatorMissingConfig = "FR601", "validator-missing-config";
+    UnknownValidator = "FR603", "unknown-validator";
+    UnknownPredicate = "FR604", "unknown-predicate";
+    UnusedSuppression = "FR901", "unused-suppression";
+    SuppressionMissingReason = "FR902", "suppression-missing-reason";
+    UnknownSuppressionCode = "FR903", "unknown-code";
 }
 
 /// A labelled span inside a diagnostic.

@@ -9,6 +9,7 @@
 //! The caller provides every byte through a [`source::FileReader`]; this crate never touches
 //! the file system, the network, the clock or the environment.
 
+pub mod check;
 mod compile;
 pub mod condition;
 pub mod diagnostic;
@@ -17,6 +18,6 @@ mod lower;
 pub mod source;
 pub mod syntax;
 
-pub use compile::{compile, input_kind, Compiled, InputKind};
+pub use compile::{compile, input_kind, Compiled, InputKind, Syntax};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use source::{FileId, FileReader, SourceFile, SourceMap, Span};

@@ -1,10 +1,161 @@
-//! `fuseraft check`: static lints over compiled workflows (being built, issue 3).
+//! `fuseraft check INPUT... [--format human|json|sarif|github] [--deny-warnings] [--paths]`
+//! and `fuseraft check --explain CODE`.
+//!
+//! Exit codes: 0 nothing at or above the deny level, 1 findings (errors, or warnings with
+//! `--deny-warnings`), 2 an input could not be read or the command line is wrong.
+
+use std::io::Write;
+
+use fuseraft_compiler::check::{self, Findings};
+use fuseraft_compiler::{Code, Compiled, Severity};
 
 use super::exit;
-use crate::cli::CheckArgs;
-use crate::render::Style;
+use crate::cli::{CheckArgs, CheckFormat};
+use crate::disk::Disk;
+use crate::render::{self, Style};
+use crate::report::{self, Checked};
 
-pub fn run(_args: &CheckArgs, _style: Style) -> u8 {
-    eprintln!("error: `fuseraft check` is not available yet");
-    exit::USAGE
+pub fn run(args: &CheckArgs, style: Style) -> u8 {
+    if let Some(code) = &args.explain {
+        return explain(code);
+    }
+    let mut compiled: Vec<Compiled> = Vec::new();
+    let mut findings: Vec<Findings> = Vec::new();
+    for input in &args.inputs {
+        let one = fuseraft_compiler::compile(input, &Disk);
+        findings.push(check::check(&one));
+        compiled.push(one);
+    }
+    let unreadable = compiled.iter().any(|c| c.unreadable);
+    let checked: Vec<Checked<'_>> = compiled
+        .iter()
+        .zip(&findings)
+        .map(|(c, f)| Checked {
+            findings: f,
+            sources: &c.sources,
+        })
+        .collect();
+
+    let mut stdout = std::io::stdout().lock();
+    let text = if args.paths {
+        paths(args, &compiled)
+    } else {
+        match args.format {
+            CheckFormat::Human => human(&checked, style),
+            CheckFormat::Json => report::json::render(&checked),
+            CheckFormat::Sarif => report::sarif::render(&checked),
+            CheckFormat::Github => report::github::render(&checked),
+        }
+    };
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|_| stdout.flush())
+        .is_err()
+    {
+        return exit::USAGE;
+    }
+    if args.paths {
+        // The findings still decide the exit code; show them on stderr.
+        let _ = write!(std::io::stderr().lock(), "{}", human(&checked, style));
+    }
+
+    let errors = findings.iter().any(Findings::has_errors);
+    let warnings = findings.iter().any(Findings::has_warnings);
+    if unreadable {
+        exit::USAGE
+    } else if errors || (args.deny_warnings && warnings) {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    }
+}
+
+/// Every finding drawn by miette, then a one-line summary.
+pub fn human(checked: &[Checked<'_>], style: Style) -> String {
+    let mut out = String::new();
+    let (mut errors, mut warnings, mut advice, mut suppressed) = (0, 0, 0, 0);
+    for input in checked {
+        for diag in &input.findings.diagnostics {
+            out.push_str(&render::human(diag, input.sources, style));
+            out.push('\n');
+            match diag.severity {
+                Severity::Error => errors += 1,
+                Severity::Warning => warnings += 1,
+                Severity::Advice => advice += 1,
+            }
+        }
+        suppressed += input.findings.suppressed.len();
+    }
+    let files = checked.len();
+    let mut parts = Vec::new();
+    for (count, what) in [(errors, "error"), (warnings, "warning"), (advice, "advice")] {
+        if count > 0 {
+            let plural = if count == 1 || what == "advice" {
+                ""
+            } else {
+                "s"
+            };
+            parts.push(format!("{count} {what}{plural}"));
+        }
+    }
+    let checked_files = format!("{files} file{}", if files == 1 { "" } else { "s" });
+    let mut summary = if parts.is_empty() {
+        format!("no problems found in {checked_files}")
+    } else {
+        format!("{} in {checked_files}", parts.join(", "))
+    };
+    if suppressed > 0 {
+        summary.push_str(&format!(" ({suppressed} suppressed)"));
+    }
+    out.push_str(&summary);
+    out.push('\n');
+    out
+}
+
+fn paths(args: &CheckArgs, compiled: &[Compiled]) -> String {
+    let mut out = String::new();
+    for (input, one) in args.inputs.iter().zip(compiled) {
+        if compiled.len() > 1 {
+            out.push_str(&format!("# {}\n", input.display()));
+        }
+        match one.any_program() {
+            Some(program) => {
+                for line in check::paths(program) {
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+            None => out.push_str("# no program: fix the errors below first\n"),
+        }
+    }
+    out
+}
+
+fn explain(text: &str) -> u8 {
+    let Some(code) = Code::parse(text.trim()) else {
+        let known = fuseraft_compiler::diagnostic::did_you_mean(
+            text,
+            Code::ALL.iter().map(|code| code.as_str()),
+        )
+        .unwrap_or_else(|| "codes look like `FR201`; docs/diagnostics.md lists them all".into());
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error: `{text}` is not a diagnostic code\nhelp: {known}"
+        );
+        return exit::USAGE;
+    };
+    match check::explain(code) {
+        Some(docs) => {
+            let _ = write!(std::io::stdout().lock(), "{docs}");
+            exit::OK
+        }
+        None => {
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: `{}` has no documentation yet",
+                code.as_str()
+            );
+            exit::USAGE
+        }
+    }
 }

@@ -1,0 +1,234 @@
+//! # FR307 `signal-not-instructed`
+//!
+//! ## What it does
+//! Cross-checks routes against the prompts of the agents that must emit them:
+//! - a keyword route, state-machine signal or graph keyword that the instructions of the
+//!   agent who must emit it never mention (ignoring case);
+//! - an instructed `handoff(route_keyword: "X")` (or `route_keyword="X"`) for which no
+//!   route out of that agent's states accepts `X`.
+//!
+//! Agents without instructions are skipped.
+//!
+//! ## Why is this bad?
+//! Prompts and routers drift apart: the prompt says `READY FOR QA`, the route waits for
+//! `READY FOR REVIEW`, and every turn ends in a "no routing signal" nudge. No workflow
+//! linter reads prompts; for LLM workflows this is the main source of routing bugs.
+//!
+//! ## Example
+//! ```yaml
+//! Orchestration:
+//!   Agents:
+//!     - Name: Dev
+//!       Instructions: When the code builds, call handoff(route_keyword: "READY FOR QA").
+//!       Plugins: [Handoff]
+//!     - Name: Tester
+//!       Instructions: Test it. Say ALL TESTS PASS when green.
+//!   Selection:
+//!     Type: statemachine
+//!     StateMachine:
+//!       Initial: Build
+//!       States:
+//!         Build:
+//!           Agent: Dev
+//!           Transitions:
+//!             - To: Test
+//!               Signal: READY FOR REVIEW
+//!         Test:
+//!           Agent: Tester
+//!           Transitions:
+//!             - To: Done
+//!               Signal: ALL TESTS PASS
+//!         Done:
+//!           Agent: Tester
+//!           Terminal: true
+//! ```
+//! Use instead:
+//! ```yaml
+//! Orchestration:
+//!   Agents:
+//!     - Name: Dev
+//!       Instructions: When the code builds, call handoff(route_keyword: "READY FOR REVIEW").
+//!       Plugins: [Handoff]
+//!     - Name: Tester
+//!       Instructions: Test it. Say ALL TESTS PASS when green.
+//!   Selection:
+//!     Type: statemachine
+//!     StateMachine:
+//!       Initial: Build
+//!       States:
+//!         Build:
+//!           Agent: Dev
+//!           Transitions:
+//!             - To: Test
+//!               Signal: READY FOR REVIEW
+//!         Test:
+//!           Agent: Tester
+//!           Transitions:
+//!             - To: Done
+//!               Signal: ALL TESTS PASS
+//!         Done:
+//!           Agent: Tester
+//!           Terminal: true
+//! ```
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::super::context::Ctx;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{AgentId, Program, Trigger};
+use crate::source::Span;
+
+pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
+    // (agent, keyword, exit span) for every signal an agent must emit.
+    let mut expected: Vec<(AgentId, String, Option<Span>)> = Vec::new();
+    for id in program.state_ids() {
+        let state = program.state(id);
+        for exit in &state.exits {
+            let Trigger::Signal { text, sources, .. } = &exit.trigger else {
+                continue;
+            };
+            let emitters: Vec<AgentId> = if sources.is_empty() {
+                state.agent.into_iter().collect()
+            } else {
+                sources.clone()
+            };
+            for agent in emitters {
+                if !expected
+                    .iter()
+                    .any(|(a, k, _)| *a == agent && k.eq_ignore_ascii_case(text))
+                {
+                    expected.push((agent, text.clone(), ctx.exit_span(exit)));
+                }
+            }
+        }
+    }
+    if matches!(
+        program.origin,
+        crate::ir::Origin::Fuseraft(crate::ir::SelectionKind::Adversarial)
+    ) {
+        // The critic is told its pass keyword by the orchestrator, not by its prompt.
+        return;
+    }
+    // Keyword routes without `SourceAgents` may be emitted by anyone: one mention is enough.
+    let global: Vec<String> = ctx
+        .config
+        .map(|config| {
+            config
+                .selection
+                .routes
+                .iter()
+                .filter(|route| route.source_agents.is_empty())
+                .filter_map(|route| route.keyword.as_ref().map(|k| k.value.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut found = Vec::new();
+    for (agent, keyword, span) in &expected {
+        let instructions = &program.agent(*agent).instructions;
+        if instructions.trim().is_empty() {
+            continue;
+        }
+        let mentioned = |text: &str| fold(text).contains(&fold(keyword));
+        if mentioned(instructions) {
+            continue;
+        }
+        if global.iter().any(|k| k.eq_ignore_ascii_case(keyword))
+            && program.agents.iter().any(|a| mentioned(&a.instructions))
+        {
+            continue;
+        }
+        let name = &program.agent(*agent).name;
+        let mut diag = Diagnostic::warning(
+            Code::SignalNotInstructed,
+            format!("`{name}` must emit `{keyword}` to take this route, but its instructions never mention it"),
+        );
+        if let Some(span) = span {
+            diag = diag.with_label(*span, "waits for this keyword");
+        }
+        if let Some(span) = ctx.agent_span(program, *agent) {
+            diag = diag.with_label(span, "these instructions never say it");
+        }
+        found.push(diag.with_help(format!("tell `{name}` when to write `{keyword}` on its own line (or to call `handoff(route_keyword: \"{keyword}\")`)")));
+    }
+
+    // Instructed handoff keywords that no route of the agent accepts.
+    for agent_id in program.agent_ids() {
+        let agent = program.agent(agent_id);
+        let accepted: Vec<&str> = expected
+            .iter()
+            .filter(|(a, ..)| *a == agent_id)
+            .map(|(_, k, _)| k.as_str())
+            .chain(global.iter().map(String::as_str))
+            .collect();
+        let runs_somewhere = program
+            .states
+            .iter()
+            .any(|state| state.agent == Some(agent_id));
+        if !runs_somewhere {
+            continue;
+        }
+        let mut seen: Vec<String> = Vec::new();
+        for capture in handoff_pattern().captures_iter(&agent.instructions) {
+            let Some(keyword) = capture.get(1).map(|m| m.as_str().trim().to_string()) else {
+                continue;
+            };
+            if keyword.is_empty()
+                || accepted.iter().any(|k| k.eq_ignore_ascii_case(&keyword))
+                || seen.iter().any(|k| k.eq_ignore_ascii_case(&keyword))
+            {
+                continue;
+            }
+            seen.push(keyword.clone());
+            let mut diag = Diagnostic::warning(
+                Code::SignalNotInstructed,
+                format!("`{}` is told to call `handoff(route_keyword: \"{keyword}\")`, but no route out of its states accepts `{keyword}`", agent.name),
+            );
+            match instruction_span(ctx, &agent.name, &keyword) {
+                Some(span) => diag = diag.with_label(span, "no route accepts this keyword"),
+                None => {
+                    if let Some(span) = ctx.agent_span(program, agent_id) {
+                        diag = diag.with_label(span, "its instructions name this keyword");
+                    }
+                }
+            }
+            let known: Vec<String> = accepted.iter().map(|k| format!("`{k}`")).collect();
+            let help = match crate::diagnostic::did_you_mean(&keyword, accepted.iter().copied()) {
+                Some(hint) => hint,
+                None if known.is_empty() => {
+                    "no route accepts any keyword from this agent".to_string()
+                }
+                None => format!("its routes accept {}", known.join(", ")),
+            };
+            found.push(diag.with_help(help));
+        }
+    }
+    for diag in found {
+        ctx.push(diag);
+    }
+}
+
+fn handoff_pattern() -> &'static Regex {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN.get_or_init(|| {
+        Regex::new(r#"route_keyword\s*[:=]\s*\\?["'“‘`]([^"'”’`\n\\]{1,80})\\?["'”’`]"#)
+            .expect("the handoff pattern is a valid regex")
+    })
+}
+
+/// The span of `keyword` inside the written instructions of agent `name`, when the raw
+/// source text contains it verbatim.
+fn instruction_span(ctx: &Ctx<'_>, name: &str, keyword: &str) -> Option<Span> {
+    let decl = ctx.agent_decl(name)?;
+    let instructions = decl.instructions.as_ref()?;
+    let span = instructions.span;
+    let text = &ctx.sources.get(span.file).text;
+    let raw = text.get(span.start as usize..span.end as usize)?;
+    let at = raw.find(keyword)?;
+    Some(span.sub(at, at + keyword.len()))
+}
+
+fn fold(text: &str) -> String {
+    text.to_uppercase()
+}
