@@ -26,6 +26,30 @@ pub enum Command {
     Check(CheckArgs),
     /// Run a workflow.
     Exec(ExecArgs),
+    /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
+    Test(TestArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TestArgs {
+    /// Scenario files (`*.scenario.yaml`) or directories to search recursively
+    /// (default: the current directory).
+    pub paths: Vec<PathBuf>,
+    /// Accept pending snapshots (`NAME.scenario.snap.new`) and write missing ones.
+    #[arg(long)]
+    pub accept: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TestFormat::Human)]
+    pub format: TestFormat,
+    /// Report, per config, the exits of its IR that no scenario took.
+    #[arg(long)]
+    pub coverage: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    Human,
+    Junit,
 }
 
 #[derive(Debug, clap::Args)]
@@ -80,6 +104,16 @@ pub struct ExecArgs {
     /// Print one machine-readable summary object on standard output.
     #[arg(long)]
     pub json: bool,
+    /// Use this model for every agent instead of the config's: `PROVIDER:MODEL`
+    /// (`openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`, `ollama:qwen2.5`).
+    #[arg(long, value_name = "PROVIDER:MODEL")]
+    pub model: Option<String>,
+    /// Send model calls to this endpoint (an OpenAI-compatible, Anthropic or Ollama base URL).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// Continue the session with this id from its checkpoint.
+    #[arg(long, value_name = "ID")]
+    pub resume: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

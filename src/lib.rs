@@ -28,5 +28,6 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Compile(args) => commands::compile::run(args, style),
         Command::Check(args) => commands::check::run(args, style),
         Command::Exec(args) => commands::exec::run(args, style),
+        Command::Test(args) => commands::test::run(args, style),
     }
 }

@@ -36,6 +36,15 @@ fn usage_error(message: &str) -> u8 {
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let started = Instant::now();
+    for (flag, given) in [
+        ("--model", args.model.is_some()),
+        ("--endpoint", args.endpoint.is_some()),
+        ("--resume", args.resume.is_some()),
+    ] {
+        if given {
+            return usage_error(&format!("`{flag}` is not available yet (network providers and sessions are being built)"));
+        }
+    }
     let Some(task) = args.task.clone() else {
         return usage_error("`--task TEXT` is required: it is what the first agent is asked to do");
     };
