@@ -42,20 +42,23 @@ pub fn to_json(node: &Node) -> Json {
     }
 }
 
-/// The replay script in `path`, or a rendered error (with file, line and column when the
-/// file does not parse).
-pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, (SourceMap, Diagnostic)> {
+/// Why a replay file could not be used, with the source to render it against.
+pub type LoadError = Box<(SourceMap, Diagnostic)>;
+
+/// The replay script in `path`, or a diagnostic (with file, line and column when the file
+/// does not parse).
+pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
     let mut sources = SourceMap::new();
     let text = match crate::disk::read(path) {
         Ok(text) => text,
         Err(error) => {
-            return Err((
+            return Err(Box::new((
                 sources,
                 Diagnostic::error(
                     fuseraft_compiler::Code::MissingFile,
                     format!("cannot read replay file `{}`: {error}", path.display()),
                 ),
-            ))
+            )))
         }
     };
     let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
@@ -70,7 +73,7 @@ pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, (SourceMap, Diag
     };
     let node = match parsed {
         Ok(node) => node,
-        Err(diag) => return Err((sources, diag)),
+        Err(diag) => return Err(Box::new((sources, diag))),
     };
     fuseraft_vm::replay::Script::from_json(&to_json(&node)).map_err(|message| {
         let diag = Diagnostic::error(
@@ -78,6 +81,6 @@ pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, (SourceMap, Diag
             format!("invalid replay file: {message}"),
         )
         .with_label(node.span, "in this replay file");
-        (sources, diag)
+        Box::new((sources, diag))
     })
 }

@@ -59,7 +59,7 @@ fn run_case(dir: &Path) -> String {
         )
     });
     let script = fuseraft::replay_file::load(&replay_path)
-        .unwrap_or_else(|(_, diag)| panic!("bad replay: {}", diag.message));
+        .unwrap_or_else(|error| panic!("bad replay: {}", error.1.message));
 
     let name = dir.file_name().unwrap().to_string_lossy().to_string();
     let sandbox = std::env::temp_dir().join(format!("fuseraft-run-{}-{name}", std::process::id()));

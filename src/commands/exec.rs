@@ -42,7 +42,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         ("--resume", args.resume.is_some()),
     ] {
         if given {
-            return usage_error(&format!("`{flag}` is not available yet (network providers and sessions are being built)"));
+            return usage_error(&format!(
+                "`{flag}` is not available yet (network providers and sessions are being built)"
+            ));
         }
     }
     let Some(task) = args.task.clone() else {
@@ -63,7 +65,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     };
     let script = match crate::replay_file::load(replay_path) {
         Ok(script) => script,
-        Err((sources, diag)) => {
+        Err(error) => {
+            let (sources, diag) = *error;
             eprint!("{}", render::human(&diag, &sources, style));
             return exit::USAGE;
         }
