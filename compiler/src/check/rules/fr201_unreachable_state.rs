@@ -88,7 +88,12 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
                 continue;
             }
             explained[id.0 as usize] = true;
-            let related = consequence(ctx, program, id, "because this exit can never fire");
+            let related = consequence(
+                ctx,
+                program,
+                id,
+                ": the exit that leads there can never fire",
+            );
             ctx.diags[exit.cause].related.push(related);
         }
     }
@@ -111,12 +116,12 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
                     continue;
                 }
                 explained[id.0 as usize] = true;
-                let related = consequence(
-                    ctx,
-                    program,
-                    id,
-                    "possibly because this target did not resolve",
-                );
+                let why = if suggestion.is_some() {
+                    "; this target probably meant to name it"
+                } else {
+                    ", possibly because this target was meant to lead there"
+                };
+                let related = consequence(ctx, program, id, why);
                 ctx.diags[diag_idx].related.push(related);
             }
         }
@@ -182,7 +187,7 @@ fn consequence(ctx: &Ctx<'_>, program: &Program, id: StateId, why: &str) -> Diag
     let name = &program.state(id).name;
     let mut diag = Diagnostic::warning(
         Code::UnreachableState,
-        format!("state `{name}` is unreachable {why}"),
+        format!("state `{name}` is unreachable{why}"),
     );
     if let Some(span) = ctx.state_span(program, id) {
         diag = diag.with_label(span, "no other way leads here");

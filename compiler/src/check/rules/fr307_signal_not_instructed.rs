@@ -19,7 +19,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
-//!       Instructions: When the code builds, call handoff(route_keyword: "READY FOR QA").
+//!       Instructions: 'When the code builds, call handoff(route_keyword: "READY FOR QA").'
 //!       Plugins: [Handoff]
 //!     - Name: Tester
 //!       Instructions: Test it. Say ALL TESTS PASS when green.
@@ -47,7 +47,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
-//!       Instructions: When the code builds, call handoff(route_keyword: "READY FOR REVIEW").
+//!       Instructions: 'When the code builds, call handoff(route_keyword: "READY FOR REVIEW").'
 //!       Plugins: [Handoff]
 //!     - Name: Tester
 //!       Instructions: Test it. Say ALL TESTS PASS when green.
@@ -124,7 +124,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
                 .collect()
         })
         .unwrap_or_default();
-    let mut found = Vec::new();
+    let mut forward: Vec<(AgentId, Diagnostic)> = Vec::new();
     for (agent, keyword, span) in &expected {
         let instructions = &program.agent(*agent).instructions;
         if instructions.trim().is_empty() {
@@ -150,10 +150,14 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
         if let Some(span) = ctx.agent_span(program, *agent) {
             diag = diag.with_label(span, "these instructions never say it");
         }
-        found.push(diag.with_help(format!("tell `{name}` when to write `{keyword}` on its own line (or to call `handoff(route_keyword: \"{keyword}\")`)")));
+        forward.push((
+            *agent,
+            diag.with_help(format!("tell `{name}` when to write `{keyword}` on its own line (or to call `handoff(route_keyword: \"{keyword}\")`)")),
+        ));
     }
 
     // Instructed handoff keywords that no route of the agent accepts.
+    let mut reverse: Vec<(AgentId, Diagnostic)> = Vec::new();
     for agent_id in program.agent_ids() {
         let agent = program.agent(agent_id);
         let accepted: Vec<&str> = expected
@@ -162,11 +166,8 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             .map(|(_, k, _)| k.as_str())
             .chain(global.iter().map(String::as_str))
             .collect();
-        let runs_somewhere = program
-            .states
-            .iter()
-            .any(|state| state.agent == Some(agent_id));
-        if !runs_somewhere {
+        // An agent outside signal routing (a rotation, a manager's pick) routes by nothing.
+        if accepted.is_empty() {
             continue;
         }
         let mut seen: Vec<String> = Vec::new();
@@ -201,10 +202,20 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
                 }
                 None => format!("its routes accept {}", known.join(", ")),
             };
-            found.push(diag.with_help(help));
+            reverse.push((agent_id, diag.with_help(help)));
         }
     }
-    for diag in found {
+    // The prompt says one keyword and the route waits for another: one drift, one finding,
+    // with the route's side attached to the prompt's side.
+    for (agent, diag) in forward {
+        match reverse.iter_mut().find(|(a, _)| *a == agent) {
+            Some((_, cause)) => cause.related.push(diag),
+            None => {
+                ctx.push(diag);
+            }
+        }
+    }
+    for (_, diag) in reverse {
         ctx.push(diag);
     }
 }

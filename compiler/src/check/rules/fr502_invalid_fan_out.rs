@@ -42,6 +42,7 @@
 //!   Agents:
 //!     - Name: Dev
 //!     - Name: Sec
+//!     - Name: Style
 //!     - Name: Lead
 //!   Selection:
 //!     Type: statemachine
@@ -54,9 +55,11 @@
 //!             - To: Decide
 //!               Signal: READY
 //!               Parallel: true
-//!               Targets: [Security]
+//!               Targets: [Security, Style]
 //!         Security:
 //!           Agent: Sec
+//!         Style:
+//!           Agent: Style
 //!         Decide:
 //!           Agent: Lead
 //!           Terminal: true

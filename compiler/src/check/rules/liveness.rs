@@ -35,10 +35,17 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
             fr206_cycle_without_exit::diagnostic(ctx, program, &cycle, component, entry_finishes)
         };
         // A state left without exits by an unresolved target is that target's consequence.
+        // So is one whose only ways out can never fire (a dead exit's finding).
         let cause = unresolved
             .iter()
             .find(|(_, from, _)| component.contains(from))
-            .map(|(idx, ..)| *idx);
+            .map(|(idx, ..)| *idx)
+            .or_else(|| {
+                ctx.dead
+                    .iter()
+                    .find(|dead| component.contains(&dead.state))
+                    .map(|dead| dead.cause)
+            });
         let idx = match cause {
             Some(cause) => {
                 ctx.diags[cause].related.push(diag);

@@ -66,7 +66,15 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     fr304_unconditional_exit_shadows::check(ctx, program);
     fr307_signal_not_instructed::check(ctx, program);
 
-    // Graph rules: live exits only.
+    // Graph rules: live exits only. A compile error that left the graph incomplete (other
+    // than an unresolved target, whose consequences are attributed to it) would make every
+    // graph finding a guess: those wait until the error is fixed.
+    let incomplete = ctx.diags.iter().any(|diag| {
+        diag.is_error() && !matches!(diag.code, Code::UnknownState | Code::UnknownContract)
+    });
+    if incomplete {
+        return;
+    }
     let flow = Flow::new(ctx, program);
     fr201_unreachable_state::check(ctx, program, &flow);
     if ends_at_terminals(program) {
