@@ -28,6 +28,27 @@ pub enum Command {
     Exec(ExecArgs),
     /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
     Test(TestArgs),
+    /// List, show or remove saved sessions.
+    Sessions(SessionsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub action: SessionsAction,
+    /// The work dir the sessions ran in (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// One line per session: id, last update, status, turns, task.
+    List,
+    /// Print a session's checkpoint (JSON).
+    Show { id: String },
+    /// Delete a session's checkpoint.
+    Rm { id: String },
 }
 
 #[derive(Debug, clap::Args)]

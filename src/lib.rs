@@ -8,6 +8,8 @@ pub mod events;
 pub mod render;
 pub mod replay_file;
 pub mod report;
+pub mod scenario;
+pub mod session;
 
 use std::io::IsTerminal;
 
@@ -29,5 +31,6 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Check(args) => commands::check::run(args, style),
         Command::Exec(args) => commands::exec::run(args, style),
         Command::Test(args) => commands::test::run(args, style),
+        Command::Sessions(args) => commands::sessions::run(args),
     }
 }

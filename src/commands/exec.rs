@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use fuseraft_vm::driver::{self, Approvals, Env};
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, Outcome};
 use fuseraft_vm::history::Role;
-use fuseraft_vm::machine::{Options, Run};
+use fuseraft_vm::machine::{Machine, Options, Run};
 use fuseraft_vm::replay::Replay;
 use serde_json::json;
 
@@ -39,7 +39,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     for (flag, given) in [
         ("--model", args.model.is_some()),
         ("--endpoint", args.endpoint.is_some()),
-        ("--resume", args.resume.is_some()),
     ] {
         if given {
             return usage_error(&format!(
@@ -47,8 +46,33 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             ));
         }
     }
-    let Some(task) = args.task.clone() else {
-        return usage_error("`--task TEXT` is required: it is what the first agent is asked to do");
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    // A resumed session brings its own task.
+    let saved = match &args.resume {
+        Some(id) => match crate::session::load(&work_dir, id) {
+            Ok(saved) => Some(saved),
+            Err(message) => return usage_error(&message),
+        },
+        None => None,
+    };
+    let task = match (&saved, &args.task) {
+        (Some(saved), given) => {
+            let task = saved
+                .get("Task")
+                .and_then(|task| task.as_str())
+                .unwrap_or_default()
+                .to_string();
+            if given.as_ref().is_some_and(|given| *given != task) {
+                eprintln!("warning: `--task` is ignored when resuming; the session's task is kept");
+            }
+            task
+        }
+        (None, Some(task)) => task.clone(),
+        (None, None) => {
+            return usage_error(
+                "`--task TEXT` is required: it is what the first agent is asked to do",
+            );
+        }
     };
     let compiled = fuseraft_compiler::compile(&args.input, &Disk);
     eprint!(
@@ -71,7 +95,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             return exit::USAGE;
         }
     };
-    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
         return usage_error(&format!(
             "cannot create the work dir `{}`: {error}",
@@ -110,22 +133,50 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
-    let session = session_id();
+    let session = match &args.resume {
+        Some(id) => id.clone(),
+        None => session_id(),
+    };
     let options = Options {
         session_id: session.clone(),
         task: task.clone(),
         max_turns: args.max_turns,
         skip_prompts: false,
     };
+    let replay = Replay::new(script);
+    let machine = match &saved {
+        Some(saved) => match driver::restore(&program, options, &replay, saved) {
+            Ok(machine) => machine,
+            Err(message) => return usage_error(&message),
+        },
+        None => Machine::new(&program, driver::options_for(options, &replay)),
+    };
+    let session_dir = work_dir.clone();
     let env = Env {
         work_dir,
         approvals,
     };
-    let replay = Replay::new(script);
     let json_mode = args.json;
     let mut on_event = |event: &Event, run: &Run| {
         events.write(event, &session);
         print_event(event, run, json_mode);
+    };
+    let started_at = saved
+        .as_ref()
+        .and_then(|saved| saved.get("StartedAt").cloned())
+        .unwrap_or_else(|| json!(crate::events::timestamp()));
+    let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
+    let last_checkpoint = std::cell::RefCell::new(None::<serde_json::Value>);
+    let mut on_checkpoint = |checkpoint: &serde_json::Value| {
+        let mut checkpoint = checkpoint.clone();
+        checkpoint["ConfigPath"] = json!(config_path.display().to_string());
+        checkpoint["WorkingDirectory"] = json!(session_dir.display().to_string());
+        checkpoint["StartedAt"] = started_at.clone();
+        checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
+        if let Err(error) = crate::session::save(&session_dir, &session, &checkpoint) {
+            eprintln!("warning: cannot write the session checkpoint: {error}");
+        }
+        *last_checkpoint.borrow_mut() = Some(checkpoint);
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -134,13 +185,39 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Ok(runtime) => runtime,
         Err(error) => return usage_error(&format!("cannot start the runtime: {error}")),
     };
-    let summary = runtime.block_on(driver::run(&program, options, &replay, &env, &mut on_event));
+    let result = runtime.block_on(async {
+        tokio::select! {
+            summary = driver::drive(machine, &replay, &env, &mut on_event, &mut on_checkpoint) => Some(summary),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    let Some(summary) = result else {
+        // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
+        if let Some(mut checkpoint) = last_checkpoint.borrow_mut().take() {
+            checkpoint["Cancelled"] = json!(true);
+            checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
+            let _ = crate::session::save(&session_dir, &session, &checkpoint);
+        }
+        eprintln!(
+            "── cancelled · resume with: fuseraft exec {} --resume {session} --replay {} --work-dir {}",
+            args.input.display(),
+            replay_path.display(),
+            session_dir.display()
+        );
+        if json_mode {
+            println!(
+                "{}",
+                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+            );
+        }
+        return Outcome::Cancelled.exit_code();
+    };
     let elapsed = started.elapsed().as_secs_f64();
     let code = summary.outcome.exit_code();
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "── {} after {} turn(s) · tokens in {} / out {} · {:.2}s{}",
+        "── {} after {} turn(s) · session {session} · tokens in {} / out {} · {:.2}s{}",
         summary.outcome.as_str(),
         summary.turns,
         summary.usage.input_tokens,

@@ -3,6 +3,7 @@
 pub mod check;
 pub mod compile;
 pub mod exec;
+pub mod sessions;
 pub mod test;
 
 /// Exit codes shared by every command (DESIGN.md §5).

@@ -27,6 +27,14 @@ pub trait Models: Sync {
     fn reads_prompts(&self) -> bool {
         true
     }
+
+    /// The provider's position, saved in checkpoints (the replay provider's cursors).
+    fn state(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Returns to a position saved by [`Models::state`].
+    fn restore(&self, _state: &serde_json::Value) {}
 }
 
 impl Models for Replay {
@@ -36,6 +44,14 @@ impl Models for Replay {
 
     fn reads_prompts(&self) -> bool {
         false
+    }
+
+    fn state(&self) -> serde_json::Value {
+        Replay::state(self)
+    }
+
+    fn restore(&self, state: &serde_json::Value) {
+        Replay::restore(self, state)
     }
 }
 
@@ -93,14 +109,71 @@ pub async fn run<M: Models>(
     env: &Env,
     on_event: &mut dyn FnMut(&Event, &Run),
 ) -> Summary {
-    let session_id = options.session_id.clone();
     let options = Options {
         skip_prompts: options.skip_prompts || !models.reads_prompts(),
         ..options
     };
-    let mut machine = Machine::new(program, options);
+    drive(
+        Machine::new(program, options),
+        models,
+        env,
+        on_event,
+        &mut |_| {},
+    )
+    .await
+}
+
+/// Options for a machine driven by `models`.
+pub fn options_for<M: Models>(options: Options, models: &M) -> Options {
+    Options {
+        skip_prompts: options.skip_prompts || !models.reads_prompts(),
+        ..options
+    }
+}
+
+/// A checkpoint of the machine with the provider's position under `Provider`.
+fn checkpoint<M: Models>(machine: &Machine<'_>, models: &M) -> Option<serde_json::Value> {
+    let mut checkpoint = machine.checkpoint()?;
+    checkpoint["Provider"] = models.state();
+    Some(checkpoint)
+}
+
+/// Continues a checkpointed run: the provider returns to its saved position.
+pub fn restore<'p, M: Models>(
+    program: &'p Program,
+    options: Options,
+    models: &M,
+    saved: &serde_json::Value,
+) -> Result<Machine<'p>, String> {
+    let machine = Machine::restore(program, options_for(options, models), saved)?;
+    if let Some(provider) = saved.get("Provider") {
+        models.restore(provider);
+    }
+    Ok(machine)
+}
+
+/// Drives a machine to its end, handing a checkpoint to `on_checkpoint` at the start and
+/// after every completed turn (and at the end).
+pub async fn drive<M: Models>(
+    mut machine: Machine<'_>,
+    models: &M,
+    env: &Env,
+    on_event: &mut dyn FnMut(&Event, &Run),
+    on_checkpoint: &mut dyn FnMut(&serde_json::Value),
+) -> Summary {
+    let program = machine.program();
+    let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
+    let mut saved_turn = None;
     loop {
+        if machine.at_boundary()
+            && saved_turn != Some((machine.run().turn, machine.run().outcome.is_some()))
+        {
+            if let Some(checkpoint) = checkpoint(&machine, models) {
+                on_checkpoint(&checkpoint);
+                saved_turn = Some((machine.run().turn, machine.run().outcome.is_some()));
+            }
+        }
         let request = machine.step();
         for event in machine.drain_events() {
             on_event(&event, machine.run());
@@ -168,6 +241,9 @@ pub async fn run<M: Models>(
             )),
         };
         machine.resume(response);
+    }
+    if let Some(checkpoint) = checkpoint(&machine, models) {
+        on_checkpoint(&checkpoint);
     }
     let run = machine.run();
     Summary {

@@ -13,6 +13,7 @@
 //! This crate knows `fuseraft_compiler::ir` only: no YAML, no pest.
 
 pub mod changes;
+pub mod checkpoint;
 pub mod driver;
 pub mod effect;
 pub mod event;

@@ -191,6 +191,41 @@ impl Replay {
             .map(|(name, replies)| (name, replies))
     }
 
+    /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
+    pub fn state(&self) -> Json {
+        let cursors = self.cursors.lock().map(|cursors| {
+            let mut entries: Vec<(&String, &(usize, u32))> = cursors.iter().collect();
+            entries.sort();
+            entries
+                .into_iter()
+                .map(|(name, (idx, served))| (name.clone(), serde_json::json!([idx, served])))
+                .collect::<serde_json::Map<_, _>>()
+        });
+        let next_id = self.next_id.lock().map(|id| *id).unwrap_or(0);
+        serde_json::json!({"cursors": cursors.unwrap_or_default(), "next_id": next_id})
+    }
+
+    /// Moves the provider to a position saved by [`Replay::state`].
+    pub fn restore(&self, state: &Json) {
+        if let (Ok(mut cursors), Some(saved)) = (
+            self.cursors.lock(),
+            state.get("cursors").and_then(Json::as_object),
+        ) {
+            cursors.clear();
+            for (name, pair) in saved {
+                let idx = pair.get(0).and_then(Json::as_u64).unwrap_or(0) as usize;
+                let served = pair.get(1).and_then(Json::as_u64).unwrap_or(0) as u32;
+                cursors.insert(name.clone(), (idx, served));
+            }
+        }
+        if let (Ok(mut next_id), Some(saved)) = (
+            self.next_id.lock(),
+            state.get("next_id").and_then(Json::as_u64),
+        ) {
+            *next_id = saved;
+        }
+    }
+
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let Some((name, replies)) = self.queue(&call.agent) else {

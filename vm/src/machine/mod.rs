@@ -180,6 +180,60 @@ impl<'p> Machine<'p> {
         &self.run
     }
 
+    /// Between turns (nothing requested and unanswered): the only time a checkpoint is taken.
+    pub fn at_boundary(&self) -> bool {
+        matches!(self.phase, Phase::Ready | Phase::Finished) && self.pending.is_none()
+    }
+
+    /// The run as a checkpoint (upstream's session layout plus `Machine`), or `None` while a
+    /// request is out.
+    pub fn checkpoint(&self) -> Option<serde_json::Value> {
+        if !self.at_boundary() {
+            return None;
+        }
+        Some(json!({
+            "Version": crate::checkpoint::VERSION,
+            "SessionId": self.run.session_id,
+            "Task": self.run.task,
+            "IsComplete": self.run.outcome == Some(Outcome::Completed),
+            "ResumeExecutorId": self.program.state(self.run.state).name,
+            "Messages": crate::checkpoint::messages_json(&self.run.history),
+            "Machine": crate::checkpoint::run_to_json(self.program, &self.run, self.stand_in.as_deref()),
+        }))
+    }
+
+    /// A machine that continues a checkpointed run where it stopped.
+    pub fn restore(
+        program: &'p Program,
+        options: Options,
+        checkpoint: &serde_json::Value,
+    ) -> Result<Machine<'p>, String> {
+        let (mut run, stand_in) = crate::checkpoint::run_from_json(program, checkpoint)?;
+        // Only a completed session is finished; one that stopped at a cap, stuck, over budget,
+        // on an error or cancelled continues with fresh failure counts.
+        if run.outcome == Some(Outcome::Completed) {
+            return Err(format!(
+                "session `{}` is complete; start a new run instead",
+                run.session_id
+            ));
+        }
+        if run.outcome.take().is_some() {
+            run.reason = None;
+            run.failures.clear();
+        }
+        let mut machine = Machine::new(program, options);
+        machine.events.clear();
+        machine.event_turn = run.turn;
+        machine.run = run;
+        machine.stand_in = stand_in;
+        machine.emit(
+            None,
+            "session_resumed",
+            json!({"state": program.state(machine.run.state).name, "turns": machine.run.turn}),
+        );
+        Ok(machine)
+    }
+
     pub fn program(&self) -> &'p Program {
         self.program
     }

@@ -1,0 +1,177 @@
+//! Kill test: a `fuseraft exec` replay run killed with SIGKILL at pseudo-random points and
+//! resumed from its checkpoint ends with the same history as an uninterrupted run: no
+//! completed turn is lost or repeated, and the session file is loadable after every kill.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+const TURNS: usize = 40;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuseraft-kill-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A ping-pong between two agents for `TURNS` turns; each turn runs a short shell command
+/// (so kills land mid-turn) and writes a file (a side effect a repeated turn would redo).
+fn write_workflow(dir: &Path) -> (PathBuf, PathBuf) {
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: PingPong\n  Agents:\n    - { Name: Ping, Instructions: ping, Plugins: [Shell, FileSystem] }\n    - { Name: Pong, Instructions: pong, Plugins: [Shell, FileSystem] }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }\n      - { Keyword: TO PING, Agent: Ping, SourceAgents: [Pong] }\n      - { Keyword: FINISHED, Agent: Pong, SourceAgents: [Pong] }\n",
+    )
+    .unwrap();
+    let mut replay = String::from("replies:\n");
+    for (agent, next) in [("Ping", "TO PONG"), ("Pong", "TO PING")] {
+        replay.push_str(&format!("  {agent}:\n"));
+        for turn in 0..TURNS / 2 {
+            let last = agent == "Pong" && turn == TURNS / 2 - 1;
+            let keyword = if last { "FINISHED" } else { next };
+            replay.push_str(&format!(
+                "    - text: \"{agent} turn {turn}\\n{keyword}\"\n      tool_calls:\n        - {{ name: shell_run, args: {{ command: \"sleep 0.02\" }} }}\n        - {{ name: write_file, args: {{ path: \"log/{agent}-{turn}.txt\", content: \"{turn}\" }} }}\n"
+            ));
+        }
+    }
+    let replay_path = dir.join("replay.yaml");
+    std::fs::write(&replay_path, replay).unwrap();
+    (config, replay_path)
+}
+
+fn exec(config: &Path, replay: &Path, work: &Path, extra: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .arg(config)
+        .args([
+            "--replay",
+            replay.to_str().unwrap(),
+            "--work-dir",
+            work.to_str().unwrap(),
+        ])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("fuseraft runs")
+}
+
+fn only_session(work: &Path) -> Option<(String, serde_json::Value)> {
+    let dir = work.join(".fuseraft/sessions");
+    let entry = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .find(|e| {
+            let name = e.file_name().to_string_lossy().to_string();
+            name.ends_with(".json") && !name.starts_with('.')
+        })?;
+    let id = entry
+        .file_name()
+        .to_string_lossy()
+        .trim_end_matches(".json")
+        .to_string();
+    let text = std::fs::read_to_string(entry.path()).expect("the session file is readable");
+    let json = serde_json::from_str(&text)
+        .unwrap_or_else(|error| panic!("the session file is damaged after a kill: {error}"));
+    Some((id, json))
+}
+
+/// The history as (agent, content, tool names) triples: what "the same run" means.
+fn history(checkpoint: &serde_json::Value) -> Vec<(String, String, Vec<String>)> {
+    checkpoint["Messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let tools = m["ToolCalls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| format!("{}:{}", c["Name"].as_str().unwrap(), c["Succeeded"]))
+                .collect();
+            (
+                m["AgentName"].as_str().unwrap().to_string(),
+                m["Content"].as_str().unwrap().to_string(),
+                tools,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
+    let dir = scratch("kill");
+    let (config, replay) = write_workflow(&dir);
+
+    let straight = dir.join("straight");
+    let status = exec(&config, &replay, &straight, &["--task", "play"])
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    let (_, reference) = only_session(&straight).expect("a session file");
+    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    assert_eq!(reference["Machine"]["Turn"], TURNS as u64);
+    let expected = history(&reference);
+
+    let work = dir.join("killed");
+    // Deterministic pseudo-random kill points (ms after start), 8 kills.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut kills = 0;
+    let mut first = true;
+    while kills < 8 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let after = 20 + seed % 250;
+        let mut args = vec!["--task", "play"];
+        let id;
+        if !first {
+            let (session, checkpoint) =
+                only_session(&work).expect("a session file survives the kill");
+            if checkpoint["Machine"]["Outcome"] == "completed" {
+                break;
+            }
+            id = session;
+            args = vec!["--resume", &id];
+        }
+        let mut child = exec(&config, &replay, &work, &args);
+        std::thread::sleep(Duration::from_millis(after));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        first = false;
+        kills += 1;
+    }
+    // Finish the run.
+    loop {
+        let (id, checkpoint) = only_session(&work).expect("a session file");
+        if checkpoint["Machine"]["Outcome"] == "completed" {
+            break;
+        }
+        let status = exec(&config, &replay, &work, &["--resume", &id])
+            .wait()
+            .unwrap();
+        assert!(status.success(), "the resumed run completes");
+    }
+    let (_, resumed) = only_session(&work).unwrap();
+    assert_eq!(
+        resumed["Machine"]["Turn"], TURNS as u64,
+        "no turn lost or repeated"
+    );
+    assert_eq!(
+        history(&resumed),
+        expected,
+        "the resumed history equals the uninterrupted one"
+    );
+    for turn in 0..TURNS / 2 {
+        for agent in ["Ping", "Pong"] {
+            assert!(
+                work.join(format!("log/{agent}-{turn}.txt")).exists(),
+                "turn {turn} of {agent} did its work"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
