@@ -383,7 +383,26 @@ impl<'p> Machine<'p> {
                 self.phase = Phase::Fork;
                 Request::Fork(calls)
             }
-            StateKind::Select(_) => {
+            StateKind::Select(select) => {
+                // Magentic's `MaxRoundCount` caps the manager's rounds.
+                if let fuseraft_compiler::ir::SelectStyle::Magentic { max_rounds, .. } =
+                    select.style
+                {
+                    let rounds = self
+                        .run
+                        .failures
+                        .get(&format!("{}::rounds", state.name))
+                        .copied()
+                        .unwrap_or(0);
+                    if rounds >= max_rounds {
+                        self.emit(None, "magentic_round_limit", json!({"rounds": max_rounds}));
+                        self.finish(
+                            Outcome::Completed,
+                            Some(format!("the manager used its {max_rounds} rounds")),
+                        );
+                        return self.step();
+                    }
+                }
                 let call = self.select_call();
                 self.phase = Phase::Select;
                 Request::Model(call)

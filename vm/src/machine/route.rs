@@ -646,6 +646,7 @@ impl Machine<'_> {
                     .find(|(_, name)| choice.to_lowercase().contains(&name.to_lowercase()))
             });
         let name = state.name.clone();
+        failure::bump(&mut self.run.failures, &format!("{name}::rounds"));
         match picked {
             Some((idx, agent)) => {
                 self.emit(None, "selection_made", json!({"agent": agent}));
