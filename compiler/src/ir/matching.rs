@@ -239,8 +239,11 @@ mod tests {
                 "{line:?} should not match"
             );
         }
-        // Underscores are removed from the line but not from the keyword.
-        assert!(!Matcher::Relaxed.matches_line("DEPLOYMENT_COMPLETE", "DEPLOYMENT_COMPLETE"));
+        // Underscores are removed from the line and from the keyword (DESIGN.md; upstream
+        // removes them from the line only).
+        assert!(Matcher::Relaxed.matches_line("DEPLOYMENT_COMPLETE", "DEPLOYMENT_COMPLETE"));
+        assert!(Matcher::Relaxed.matches_line("**DEPLOYMENT_COMPLETE**", "DEPLOYMENT_COMPLETE"));
+        assert!(!Matcher::Relaxed.matches_line("DEPLOYMENT", "DEPLOYMENT_COMPLETE"));
         assert!(Matcher::Relaxed.finds("Done.\nHANDOFF TO TESTER\n", "handoff to tester"));
     }
 
