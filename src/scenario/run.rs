@@ -1,0 +1,170 @@
+//! Running one scenario: compile its config, seed a fresh temporary work dir, drive the VM
+//! with the replay provider, and record every event (with the exit each route took).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use fuseraft_compiler::ir::Program;
+use fuseraft_vm::driver::{self, Approvals, Env, Summary};
+use fuseraft_vm::event::Event;
+use fuseraft_vm::machine::{Options, Run};
+use fuseraft_vm::replay::Replay;
+
+use super::route::{self, Route};
+use super::spec::Scenario;
+use crate::disk::Disk;
+use crate::render::{self, Style};
+
+/// The session id every scenario runs with, so nothing in a trace depends on the clock.
+pub const SESSION_ID: &str = "5ce4a210";
+
+/// One event of a run, and for `agent_routed` the exit it took.
+#[derive(Clone, Debug)]
+pub struct Record {
+    pub event: Event,
+    pub route: Option<Route>,
+}
+
+/// A finished run.
+pub struct Ran {
+    pub program: Program,
+    pub records: Vec<Record>,
+    pub summary: Summary,
+    /// Absolute paths that appear in event text and must not reach a snapshot, with what
+    /// to print instead (longest first).
+    pub scrub: Vec<(String, &'static str)>,
+}
+
+/// Why a scenario could not run.
+#[derive(Debug)]
+pub struct RunError {
+    /// Rendered for people (with source snippets).
+    pub message: String,
+    /// One line (`file:line:col: error[CODE]: message`).
+    pub short: String,
+}
+
+impl RunError {
+    fn plain(message: String) -> RunError {
+        RunError {
+            short: message.clone(),
+            message,
+        }
+    }
+}
+
+/// A temporary directory, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> std::io::Result<TempDir> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        let path = std::env::temp_dir().join(format!(
+            "fuseraft-scenario-{}-{}-{nanos:x}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&path)?;
+        Ok(TempDir(std::fs::canonicalize(&path)?))
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
+    for (relative, content) in files {
+        let path = work_dir.join(relative);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::write(path, content)?;
+    }
+    Ok(())
+}
+
+/// Runs a loaded scenario to its end.
+pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
+    let compiled = fuseraft_compiler::compile(&scenario.config, &Disk);
+    let Some(program) = compiled.program else {
+        let rendered = render::all(&compiled.diagnostics, &compiled.sources, Style::plain());
+        let first = compiled
+            .diagnostics
+            .iter()
+            .find(|diag| diag.is_error())
+            .map(|diag| render::short(diag, &compiled.sources))
+            .unwrap_or_default();
+        return Err(RunError {
+            message: format!(
+                "{}: the config `{}` does not compile\n{rendered}",
+                scenario.path.display(),
+                scenario.config.display()
+            ),
+            short: format!(
+                "{}: the config `{}` does not compile: {first}",
+                scenario.path.display(),
+                scenario.config.display()
+            ),
+        });
+    };
+    let temp = TempDir::new()
+        .map_err(|error| RunError::plain(format!("cannot create a temporary work dir: {error}")))?;
+    let work_dir = temp.0.join("work");
+    std::fs::create_dir_all(&work_dir)
+        .and_then(|()| seed(&work_dir, &scenario.work_dir))
+        .map_err(|error| {
+            RunError::plain(format!(
+                "{}: cannot seed the work dir: {error}",
+                scenario.path.display()
+            ))
+        })?;
+    let options = Options {
+        session_id: SESSION_ID.to_string(),
+        task: scenario.task.clone(),
+        max_turns: scenario.max_turns,
+        skip_prompts: true,
+    };
+    let env = Env {
+        work_dir: work_dir.clone(),
+        approvals: if scenario.approve {
+            Approvals::All
+        } else {
+            Approvals::None
+        },
+    };
+    let replay = Replay::new(scenario.script.clone());
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| RunError::plain(format!("cannot start the runtime: {error}")))?;
+    let mut records: Vec<Record> = Vec::new();
+    let mut previous: Option<&'static str> = None;
+    let mut on_event = |event: &Event, run: &Run| {
+        let route = (event.event_type == "agent_routed")
+            .then(|| route::infer(&program, event, previous, run))
+            .flatten();
+        previous = Some(event.event_type);
+        records.push(Record {
+            event: event.clone(),
+            route,
+        });
+    };
+    let summary = runtime.block_on(driver::run(&program, options, &replay, &env, &mut on_event));
+    let scrub = vec![
+        (work_dir.display().to_string(), "<work>"),
+        (temp.0.display().to_string(), "<sandbox>"),
+    ];
+    Ok(Ran {
+        program,
+        records,
+        summary,
+        scrub,
+    })
+}
