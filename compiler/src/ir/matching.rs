@@ -48,13 +48,25 @@ fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
 
 /// Keyword and state-machine routing: trim, delete every `*` and `_`, trim again; the line
 /// equals the keyword, or starts with it followed by whitespace or punctuation.
+///
+/// The keyword is normalised the same way, so `DEPLOYMENT_COMPLETE` matches the line
+/// `DEPLOYMENT_COMPLETE`. Upstream normalises only the line, which makes such keywords
+/// unmatchable in text; DESIGN.md follows upstream's docs here (`docs/semantics.md`), and
+/// `fuseraft check` warns (FR308) that upstream cannot see them.
 fn relaxed_line(line: &str, keyword: &str) -> bool {
-    let cleaned: String = line
-        .trim()
-        .chars()
-        .filter(|ch| *ch != '*' && *ch != '_')
-        .collect();
+    let normalise = |text: &str| -> String {
+        text.trim()
+            .chars()
+            .filter(|ch| *ch != '*' && *ch != '_')
+            .collect()
+    };
+    let cleaned = normalise(line);
     let cleaned = cleaned.trim();
+    let keyword = normalise(keyword);
+    let keyword = keyword.trim();
+    if keyword.is_empty() {
+        return false;
+    }
     let Some(rest) = starts_with_ignore_case(cleaned, keyword) else {
         return false;
     };
