@@ -123,8 +123,8 @@ fn a_changed_route_fails_the_scenario_that_takes_it_with_a_diff_naming_the_step(
     let output = fuseraft(&["test", "."], dir);
     let out = stdout(&output);
     assert_eq!(output.status.code(), Some(1), "{out}");
-    assert!(out.contains("ok       ./approved.scenario.yaml"), "{out}");
-    assert!(out.contains("CHANGED  ./revised.scenario.yaml"), "{out}");
+    assert!(out.contains("ok       approved.scenario.yaml"), "{out}");
+    assert!(out.contains("CHANGED  revised.scenario.yaml"), "{out}");
     assert!(out.contains("--- revised.scenario.snap\n+++ revised.scenario.snap.new\n"));
     let removed: Vec<&str> = out.lines().filter(|l| l.starts_with('-')).collect();
     let added: Vec<&str> = out.lines().filter(|l| l.starts_with('+')).collect();

@@ -32,6 +32,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
             ));
         }
     }
+    // `./a/b.scenario.yaml` and `a/b.scenario.yaml` are one scenario, shown the short way.
+    let mut found: Vec<PathBuf> = found.iter().map(|path| normalize(path)).collect();
     found.sort();
     found.dedup();
     Ok(found)
