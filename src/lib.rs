@@ -10,6 +10,7 @@ pub mod replay_file;
 pub mod report;
 pub mod scenario;
 pub mod session;
+pub mod terminal;
 
 use std::io::IsTerminal;
 

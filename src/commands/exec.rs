@@ -1,22 +1,26 @@
-//! `fuseraft exec INPUT --task TEXT [--replay FILE] [--events FILE] [--work-dir DIR]
-//! [--max-turns N] [--approve all|none] [--json]`: run a workflow.
+//! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL]]
+//! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
+//! [--json]`: run a workflow, checkpointing after every turn.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use fuseraft_vm::driver::{self, Approvals, Env};
+use fuseraft_compiler::ir::Program;
+use fuseraft_vm::driver::{self, Approvals, Env, Models};
 use fuseraft_vm::event::{Event, Outcome};
-use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::{Machine, Options, Run};
+use fuseraft_vm::providers::{Overrides, Providers, Settings};
 use fuseraft_vm::replay::Replay;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 
 use super::exit;
 use crate::cli::{Approve, ExecArgs};
 use crate::disk::Disk;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
+use crate::terminal::Terminal;
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
@@ -34,18 +38,20 @@ fn usage_error(message: &str) -> u8 {
     exit::USAGE
 }
 
+/// Everything a run needs besides its model provider.
+struct Prepared<'a> {
+    args: &'a ExecArgs,
+    program: &'a Program,
+    saved: Option<Json>,
+    options: Options,
+    work_dir: PathBuf,
+    events: EventsFile,
+    approvals: Approvals,
+    started: Instant,
+}
+
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let started = Instant::now();
-    for (flag, given) in [
-        ("--model", args.model.is_some()),
-        ("--endpoint", args.endpoint.is_some()),
-    ] {
-        if given {
-            return usage_error(&format!(
-                "`{flag}` is not available yet (network providers and sessions are being built)"
-            ));
-        }
-    }
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // A resumed session brings its own task.
     let saved = match &args.resume {
@@ -59,7 +65,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         (Some(saved), given) => {
             let task = saved
                 .get("Task")
-                .and_then(|task| task.as_str())
+                .and_then(Json::as_str)
                 .unwrap_or_default()
                 .to_string();
             if given.as_ref().is_some_and(|given| *given != task) {
@@ -71,9 +77,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         (None, None) => {
             return usage_error(
                 "`--task TEXT` is required: it is what the first agent is asked to do",
-            );
+            )
         }
     };
+    if args.replay.is_some() && (args.model.is_some() || args.endpoint.is_some()) {
+        return usage_error("`--replay` answers every model call; it cannot be combined with `--model` or `--endpoint`");
+    }
     let compiled = fuseraft_compiler::compile(&args.input, &Disk);
     eprint!(
         "{}",
@@ -81,19 +90,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     );
     let Some(program) = compiled.program else {
         return exit::USAGE;
-    };
-    let Some(replay_path) = &args.replay else {
-        return usage_error(
-            "no model provider: pass `--replay FILE` to answer model calls from a replay file (network providers are not available yet)",
-        );
-    };
-    let script = match crate::replay_file::load(replay_path) {
-        Ok(script) => script,
-        Err(error) => {
-            let (sources, diag) = *error;
-            eprint!("{}", render::human(&diag, &sources, style));
-            return exit::USAGE;
-        }
     };
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
         return usage_error(&format!(
@@ -110,7 +106,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             ))
         }
     };
-    let mut events = match &args.events {
+    let events = match &args.events {
         Some(path) => match EventsFile::open(path) {
             Ok(file) => file,
             Err(error) => {
@@ -133,47 +129,103 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
-    let session = match &args.resume {
-        Some(id) => id.clone(),
-        None => session_id(),
-    };
     let options = Options {
-        session_id: session.clone(),
-        task: task.clone(),
+        session_id: args.resume.clone().unwrap_or_else(session_id),
+        task,
         max_turns: args.max_turns,
         skip_prompts: false,
     };
-    let replay = Replay::new(script);
+    let prepared = Prepared {
+        args,
+        program: &program,
+        saved,
+        options,
+        work_dir,
+        events,
+        approvals,
+        started,
+    };
+    match &args.replay {
+        Some(path) => {
+            let script = match crate::replay_file::load(path) {
+                Ok(script) => script,
+                Err(error) => {
+                    let (sources, diag) = *error;
+                    eprint!("{}", render::human(&diag, &sources, style));
+                    return exit::USAGE;
+                }
+            };
+            let terminal = Terminal::new(args.json, false);
+            execute(&Replay::new(script), prepared, terminal)
+        }
+        None => {
+            let terminal = Terminal::new(args.json, true);
+            let sink_terminal = Arc::clone(&terminal);
+            let overrides = Overrides {
+                model: args.model.clone(),
+                endpoint: args.endpoint.clone(),
+            };
+            let providers = Providers::new(
+                &program,
+                &overrides,
+                Settings::default(),
+                &|name| std::env::var(name).ok(),
+                Some(Arc::new(move |_agent: &str, delta: &str| {
+                    sink_terminal.token(delta)
+                })),
+            );
+            match providers {
+                Ok(providers) => execute(&providers, prepared, terminal),
+                Err(message) => usage_error(&format!(
+                    "{message}\n  (or pass `--replay FILE` to answer model calls from a replay file)"
+                )),
+            }
+        }
+    }
+}
+
+/// Runs the prepared workflow with `models`, writing a checkpoint after every turn.
+fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal>) -> u8 {
+    let Prepared {
+        args,
+        program,
+        saved,
+        options,
+        work_dir,
+        mut events,
+        approvals,
+        started,
+    } = prepared;
+    let session = options.session_id.clone();
+    let task = options.task.clone();
     let machine = match &saved {
-        Some(saved) => match driver::restore(&program, options, &replay, saved) {
+        Some(saved) => match driver::restore(program, options, models, saved) {
             Ok(machine) => machine,
             Err(message) => return usage_error(&message),
         },
-        None => Machine::new(&program, driver::options_for(options, &replay)),
+        None => Machine::new(program, driver::options_for(options, models)),
     };
-    let session_dir = work_dir.clone();
     let env = Env {
-        work_dir,
+        work_dir: work_dir.clone(),
         approvals,
     };
-    let json_mode = args.json;
     let mut on_event = |event: &Event, run: &Run| {
         events.write(event, &session);
-        print_event(event, run, json_mode);
+        terminal.event(event, run);
     };
     let started_at = saved
         .as_ref()
         .and_then(|saved| saved.get("StartedAt").cloned())
         .unwrap_or_else(|| json!(crate::events::timestamp()));
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
-    let last_checkpoint = std::cell::RefCell::new(None::<serde_json::Value>);
-    let mut on_checkpoint = |checkpoint: &serde_json::Value| {
+    let last_checkpoint = std::cell::RefCell::new(None::<Json>);
+    let mut on_checkpoint = |checkpoint: &Json| {
         let mut checkpoint = checkpoint.clone();
         checkpoint["ConfigPath"] = json!(config_path.display().to_string());
-        checkpoint["WorkingDirectory"] = json!(session_dir.display().to_string());
+        checkpoint["WorkingDirectory"] = json!(work_dir.display().to_string());
         checkpoint["StartedAt"] = started_at.clone();
         checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
-        if let Err(error) = crate::session::save(&session_dir, &session, &checkpoint) {
+        if let Err(error) = crate::session::save(&work_dir, &session, &checkpoint) {
             eprintln!("warning: cannot write the session checkpoint: {error}");
         }
         *last_checkpoint.borrow_mut() = Some(checkpoint);
@@ -187,7 +239,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     };
     let result = runtime.block_on(async {
         tokio::select! {
-            summary = driver::drive(machine, &replay, &env, &mut on_event, &mut on_checkpoint) => Some(summary),
+            summary = driver::drive(machine, models, &env, &mut on_event, &mut on_checkpoint) => Some(summary),
             _ = tokio::signal::ctrl_c() => None,
         }
     });
@@ -196,15 +248,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         if let Some(mut checkpoint) = last_checkpoint.borrow_mut().take() {
             checkpoint["Cancelled"] = json!(true);
             checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
-            let _ = crate::session::save(&session_dir, &session, &checkpoint);
+            let _ = crate::session::save(&work_dir, &session, &checkpoint);
         }
         eprintln!(
-            "── cancelled · resume with: fuseraft exec {} --resume {session} --replay {} --work-dir {}",
+            "\n── cancelled · resume with: fuseraft exec {} --resume {session} --work-dir {}",
             args.input.display(),
-            replay_path.display(),
-            session_dir.display()
+            work_dir.display()
         );
-        if json_mode {
+        if args.json {
             println!(
                 "{}",
                 json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
@@ -214,9 +265,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     };
     let elapsed = started.elapsed().as_secs_f64();
     let code = summary.outcome.exit_code();
-    let mut err = std::io::stderr().lock();
     let _ = writeln!(
-        err,
+        std::io::stderr().lock(),
         "── {} after {} turn(s) · session {session} · tokens in {} / out {} · {:.2}s{}",
         summary.outcome.as_str(),
         summary.turns,
@@ -229,11 +279,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             .map(|reason| format!("\n   {reason}"))
             .unwrap_or_default(),
     );
-    if json_mode {
+    if args.json {
         let object = json!({
             "session_id": session,
             "task": task,
-            "config": args.input.display().to_string(),
+            "config": absolute(&args.input),
             "succeeded": code == exit::OK,
             "outcome": summary.outcome.as_str(),
             "error_message": summary.reason,
@@ -247,67 +297,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     code
 }
 
-/// Streams each turn to the terminal: a header per turn and the reply. With `--json`
-/// everything goes to standard error so standard output holds only the summary.
-fn print_event(event: &Event, run: &Run, json_mode: bool) {
-    let mut out: Box<dyn Write> = if json_mode {
-        Box::new(std::io::stderr().lock())
-    } else {
-        Box::new(std::io::stdout().lock())
-    };
-    match event.event_type {
-        "turn_end" => {
-            let Some(message) = run
-                .history
-                .iter()
-                .rev()
-                .find(|message| message.role == Role::Assistant)
-            else {
-                return;
-            };
-            let state = event
-                .payload
-                .get("state")
-                .and_then(|state| state.as_str())
-                .unwrap_or("");
-            let _ = writeln!(
-                out,
-                "── turn {} · {} · {state} ──",
-                event.turn + 1,
-                message.agent
-            );
-            for call in &message.tool_calls {
-                let outcome = if call.ok { "ok" } else { "failed" };
-                let _ = writeln!(out, "  ⚙ {} ({outcome})", call.name);
-            }
-            if !message.content.is_empty() {
-                let _ = writeln!(out, "{}", message.content.trim_end());
-            }
-        }
-        "agent_routed" => {
-            let to = event
-                .payload
-                .get("to")
-                .and_then(|to| to.as_str())
-                .unwrap_or("");
-            let signal = event
-                .payload
-                .get("signal")
-                .and_then(|signal| signal.as_str());
-            let via = signal
-                .map(|signal| format!(" on `{signal}`"))
-                .unwrap_or_default();
-            let _ = writeln!(out, "  → {to}{via}");
-        }
-        "correction_injected"
-        | "validation_fail"
-        | "recovery_activated"
-        | "warning"
-        | "tool_blocked" => {
-            let _ = writeln!(out, "  ! {} {}", event.event_type, event.payload);
-        }
-        _ => {}
-    }
+fn absolute(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .display()
+        .to_string()
 }
 
 fn ask_on_terminal(from: &str, to: &str, signal: &str) -> bool {

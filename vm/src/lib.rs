@@ -19,6 +19,7 @@ pub mod effect;
 pub mod event;
 pub mod history;
 pub mod machine;
+pub mod providers;
 pub mod replay;
 pub mod tools;
 pub mod validate;

@@ -1,0 +1,150 @@
+//! The API key never lands anywhere a run writes: a real provider run against a loopback
+//! OpenAI-compatible server (which checks the key arrives in the header), with a tool call
+//! that dumps the environment, and then every file the run wrote (checkpoint, events,
+//! change log, artifacts) and everything it printed is searched for the key.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::Command;
+
+const KEY: &str = "sk-test-7f3a9c1e5b2d8f4a6c0e";
+
+/// Answers chat completions in order: first a tool call, then a final reply.
+fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut headers_seen = Vec::new();
+        for body in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            headers_seen.push(head);
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        headers_seen
+    })
+}
+
+fn files_containing(root: &Path, needle: &str, found: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files_containing(&path, needle, found);
+        } else if std::fs::read(&path)
+            .is_ok_and(|bytes| String::from_utf8_lossy(&bytes).contains(needle))
+        {
+            found.push(path.display().to_string());
+        }
+    }
+}
+
+#[test]
+fn the_api_key_is_sent_to_the_model_and_written_nowhere() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-secrets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "Orchestration:\n  Name: Secret\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Plugins: [Shell]\n      Model: {{ Provider: openai, ModelId: local-model, Endpoint: \"http://127.0.0.1:{port}/v1\", ApiKeyEnvVar: FUSERAFT_TEST_API_KEY }}\n  Selection:\n    Type: keyword\n    Routes:\n      - {{ Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }}\n"
+        ),
+    )
+    .unwrap();
+    let tool_call = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "shell_run", "arguments": "{\"command\": \"env | sort\"}"}}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    });
+    let final_reply = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Checked the environment.\nFINISHED"}}],
+        "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
+    });
+    let server = serve(
+        listener,
+        vec![tool_call.to_string(), final_reply.to_string()],
+    );
+    let work = dir.join("work");
+    let events = dir.join("events.jsonl");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            config.to_str().unwrap(),
+            "--task",
+            "Look around.",
+            "--json",
+        ])
+        .args([
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--events",
+            events.to_str().unwrap(),
+        ])
+        .env("FUSERAFT_TEST_API_KEY", KEY)
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("fuseraft runs");
+    let headers = server.join().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("\"outcome\":\"completed\""), "{stdout}");
+    assert_eq!(
+        headers.len(),
+        2,
+        "both model calls reached the loopback server"
+    );
+    assert!(
+        headers
+            .iter()
+            .all(|head| head.contains(&format!("Bearer {KEY}"))),
+        "the key is sent in the Authorization header"
+    );
+
+    let mut found = Vec::new();
+    files_containing(&dir, KEY, &mut found);
+    assert!(found.is_empty(), "the API key was written to {found:?}");
+    assert!(
+        !stdout.contains(KEY) && !stderr.contains(KEY),
+        "the API key was printed"
+    );
+    // The run really wrote what we searched: a checkpoint, events and the shell's output.
+    let sessions: Vec<_> = std::fs::read_dir(work.join(".fuseraft/sessions"))
+        .unwrap()
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    assert!(std::fs::read_to_string(&events)
+        .unwrap()
+        .contains("session_end"));
+    let changes = std::fs::read_to_string(work.join(".fuseraft/state/changes.json")).unwrap();
+    assert!(
+        changes.contains("env | sort") && changes.contains("PATH="),
+        "the environment dump was recorded"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

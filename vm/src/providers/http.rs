@@ -1,0 +1,422 @@
+//! The providers' HTTP: a POST whose body streams into a [`Decoder`], with retries,
+//! exponential backoff with jitter, `Retry-After`, and a per-attempt timeout.
+//!
+//! This is the only file of the crate that names reqwest. A failure is a [`Failure`]: a
+//! message plus whether retrying may help. 429, 408, 409, 5xx, connection errors, a stream
+//! cut short and a timeout are retried; any other status is final. Every message leaving
+//! this file has the request's key scrubbed out of it.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::{Duration, SystemTime};
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+
+use super::{redact, Secret, Settings};
+use crate::effect::ModelReply;
+
+/// The longest `Retry-After` honoured; a server asking for more is waited on this long.
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// The longest computed backoff between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How much of an error body is read to find the server's message.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// Why one attempt failed.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub message: String,
+    /// Whether another attempt may succeed.
+    pub retry: bool,
+    /// The server's `Retry-After`, when it sent one.
+    pub after: Option<Duration>,
+}
+
+impl Failure {
+    /// A failure retrying cannot fix (a 4xx, a malformed event).
+    pub fn fatal(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            retry: false,
+            after: None,
+        }
+    }
+
+    /// A failure another attempt may not hit (a dropped connection, a truncated stream).
+    pub fn transient(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            retry: true,
+            after: None,
+        }
+    }
+}
+
+/// Turns a streamed response body into a reply, chunk by chunk.
+pub(crate) trait Decoder: Send {
+    /// One chunk of the body, cut anywhere (mid-line, mid-UTF-8 sequence).
+    fn feed(&mut self, chunk: &[u8]) -> Result<(), Failure>;
+    /// The body ended: the reply, or why it is incomplete.
+    fn finish(self) -> Result<ModelReply, Failure>;
+    /// The whole body of a server that answered with one JSON document
+    /// (`application/json`) instead of a stream.
+    fn whole(mut self, body: &[u8]) -> Result<ModelReply, Failure>
+    where
+        Self: Sized,
+    {
+        self.feed(body)?;
+        self.finish()
+    }
+}
+
+/// One model request, ready to send.
+pub(crate) struct Post {
+    /// Names the endpoint in error messages: `openai model `gpt-4o` at URL`.
+    pub label: String,
+    pub url: String,
+    /// Plain headers (`anthropic-version`).
+    pub headers: Vec<(&'static str, String)>,
+    /// The credential header (`authorization: Bearer …`, `x-api-key`, `api-key`), if any.
+    pub auth: Option<(&'static str, Secret)>,
+    pub body: serde_json::Value,
+}
+
+/// The HTTP clients and the resilience settings.
+pub(crate) struct Http {
+    /// For remote endpoints: honours the proxy environment variables.
+    remote: reqwest::Client,
+    /// For loopback endpoints: never goes through a proxy.
+    local: reqwest::Client,
+    settings: Settings,
+}
+
+impl std::fmt::Debug for Http {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Http")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Http {
+    pub fn new(settings: Settings) -> Result<Http, String> {
+        let builder = || {
+            reqwest::Client::builder()
+                .connect_timeout(settings.timeout)
+                .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
+        };
+        let remote = builder()
+            .build()
+            .map_err(|error| format!("cannot start the HTTP client: {}", describe(error)))?;
+        let local = builder()
+            .no_proxy()
+            .build()
+            .map_err(|error| format!("cannot start the HTTP client: {}", describe(error)))?;
+        Ok(Http {
+            remote,
+            local,
+            settings,
+        })
+    }
+
+    /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
+    /// succeed on another attempt. The error names the endpoint and never the key.
+    pub async fn send<D: Decoder>(
+        &self,
+        post: &Post,
+        decoder: impl Fn() -> D,
+    ) -> Result<ModelReply, String> {
+        let secret = post.auth.as_ref().map(|(_, secret)| secret);
+        let body = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
+        let mut attempt: u32 = 0;
+        loop {
+            let outcome = match tokio::time::timeout(
+                self.settings.timeout,
+                self.attempt(post, &body, decoder()),
+            )
+            .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => Err(Failure::transient(format!(
+                    "timed out after {}",
+                    seconds(self.settings.timeout)
+                ))),
+            };
+            let failure = match outcome {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
+            };
+            if failure.retry && attempt < self.settings.max_retries {
+                let wait = match failure.after {
+                    Some(after) => after.min(MAX_RETRY_AFTER),
+                    None => backoff(self.settings.base_backoff, attempt),
+                };
+                attempt += 1;
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            let attempts = if attempt > 0 {
+                format!(" (gave up after {} attempts)", attempt + 1)
+            } else {
+                String::new()
+            };
+            let message = format!("{}: {}{attempts}", post.label, failure.message);
+            return Err(match secret {
+                Some(secret) => redact(&message, secret),
+                None => message,
+            });
+        }
+    }
+
+    async fn attempt<D: Decoder>(
+        &self,
+        post: &Post,
+        body: &[u8],
+        mut decoder: D,
+    ) -> Result<ModelReply, Failure> {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in &post.headers {
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| Failure::fatal(format!("invalid value for header `{name}`")))?;
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        if let Some((name, secret)) = &post.auth {
+            let value = if *name == "authorization" {
+                format!("Bearer {}", secret.expose())
+            } else {
+                secret.expose().to_string()
+            };
+            let mut value = HeaderValue::from_str(&value).map_err(|_| {
+                Failure::fatal("the API key holds characters an HTTP header cannot carry")
+            })?;
+            value.set_sensitive(true);
+            headers.insert(HeaderName::from_static(name), value);
+        }
+        let client = if is_loopback(&post.url) {
+            &self.local
+        } else {
+            &self.remote
+        };
+        let mut response = client
+            .post(&post.url)
+            .headers(headers)
+            .body(body.to_vec())
+            .send()
+            .await
+            .map_err(|error| Failure::transient(format!("request failed: {}", describe(error))))?;
+        let status = response.status();
+        if !status.is_success() {
+            let after = retry_after(response.headers());
+            let mut text = Vec::new();
+            while text.len() < MAX_ERROR_BODY {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => text.extend_from_slice(&chunk),
+                    _ => break,
+                }
+            }
+            let code = status.as_u16();
+            let retry = matches!(code, 408 | 409 | 429) || status.is_server_error();
+            let reason = status.canonical_reason().unwrap_or("");
+            return Err(Failure {
+                message: format!(
+                    "HTTP {code} {reason}: {}",
+                    server_message(&String::from_utf8_lossy(&text))
+                ),
+                retry,
+                after,
+            });
+        }
+        let whole = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.trim().starts_with("application/json"));
+        if whole {
+            let mut body = Vec::new();
+            loop {
+                match response.chunk().await {
+                    Ok(Some(chunk)) => body.extend_from_slice(&chunk),
+                    Ok(None) => return decoder.whole(&body),
+                    Err(error) => {
+                        return Err(Failure::transient(format!(
+                            "the connection broke mid-response: {}",
+                            describe(error)
+                        )))
+                    }
+                }
+            }
+        }
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => decoder.feed(&chunk)?,
+                Ok(None) => return decoder.finish(),
+                Err(error) => {
+                    return Err(Failure::transient(format!(
+                        "the connection broke mid-response: {}",
+                        describe(error)
+                    )))
+                }
+            }
+        }
+    }
+}
+
+/// A reqwest error with its causes, without the URL (the label names it already):
+/// `error sending request: client error (Connect): tcp connect error: Connection refused`.
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let error: &dyn std::error::Error = &error;
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// `120s`, `0.2s`.
+pub(crate) fn seconds(duration: Duration) -> String {
+    format!("{}s", duration.as_secs_f64())
+}
+
+/// The server's own words from an error body: OpenAI's and Anthropic's `error.message`,
+/// Ollama's `error`, or the body itself, shortened.
+pub(crate) fn server_message(body: &str) -> String {
+    if let Ok(json) = serde_json::from_str::<serde_json::Value>(body) {
+        let found = json
+            .pointer("/error/message")
+            .or_else(|| json.get("error"))
+            .or_else(|| json.get("message"))
+            .or_else(|| json.get("detail"));
+        match found {
+            Some(serde_json::Value::String(text)) => return shorten(text),
+            Some(other) if !other.is_null() => return shorten(&other.to_string()),
+            _ => {}
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        "(empty body)".to_string()
+    } else {
+        shorten(body)
+    }
+}
+
+fn shorten(text: &str) -> String {
+    const MAX: usize = 500;
+    if text.chars().count() <= MAX {
+        return text.to_string();
+    }
+    let cut: String = text.chars().take(MAX).collect();
+    format!("{cut}…")
+}
+
+/// `Retry-After` (seconds, possibly fractional, or an HTTP date) or OpenAI's
+/// `retry-after-ms`.
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|text| text.trim().parse::<f64>().ok())
+    {
+        return duration_from_secs(ms / 1000.0);
+    }
+    let text = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    parse_retry_after(text, SystemTime::now())
+}
+
+pub(crate) fn parse_retry_after(text: &str, now: SystemTime) -> Option<Duration> {
+    if let Ok(secs) = text.parse::<f64>() {
+        return duration_from_secs(secs);
+    }
+    let when = httpdate::parse_http_date(text).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+fn duration_from_secs(secs: f64) -> Option<Duration> {
+    if secs.is_finite() && secs >= 0.0 {
+        Some(Duration::from_secs_f64(
+            secs.min(MAX_RETRY_AFTER.as_secs_f64()),
+        ))
+    } else {
+        None
+    }
+}
+
+/// `base · 2^attempt`, capped, times a random factor in [0.5, 1).
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exponential = base
+        .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX))
+        .min(MAX_BACKOFF);
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let factor = 0.5 + (random % 1000) as f64 / 2000.0;
+    exponential.mul_f64(factor)
+}
+
+/// Whether a URL's host is on the loopback interface.
+fn is_loopback(url: &str) -> bool {
+    super::Endpoint::parse(url)
+        .map(|endpoint| endpoint.is_loopback())
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000_000);
+        assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
+        assert_eq!(
+            parse_retry_after("0.25", now),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(parse_retry_after("100000", now), Some(MAX_RETRY_AFTER));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(7));
+        assert_eq!(parse_retry_after(&later, now), Some(Duration::from_secs(7)));
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(7));
+        assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let base = Duration::from_millis(100);
+        for attempt in 0..4 {
+            let wait = backoff(base, attempt);
+            let full = base * 2u32.pow(attempt);
+            assert!(wait >= full / 2 && wait < full, "{attempt}: {wait:?}");
+        }
+        assert!(backoff(base, 40) <= MAX_BACKOFF);
+    }
+
+    #[test]
+    fn server_messages() {
+        assert_eq!(
+            server_message(
+                r#"{"error":{"message":"Incorrect API key","type":"invalid_request_error"}}"#
+            ),
+            "Incorrect API key"
+        );
+        assert_eq!(
+            server_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(
+            server_message(r#"{"error":"model 'x' not found"}"#),
+            "model 'x' not found"
+        );
+        assert_eq!(server_message("Bad Gateway"), "Bad Gateway");
+        assert_eq!(server_message(""), "(empty body)");
+    }
+}

@@ -1,0 +1,193 @@
+//! Stream framing: bytes cut anywhere → complete lines (NDJSON) → server-sent events.
+//!
+//! Chunks from the network split lines, events and UTF-8 sequences anywhere; these
+//! buffers hand on only complete units and say what is left over when the body ends, so a
+//! body cut mid-line is told apart from one that ended cleanly.
+
+use super::http::Failure;
+
+/// Splits a byte stream into lines (`\n` or `\r\n`).
+#[derive(Debug, Default)]
+pub(crate) struct Lines {
+    buf: Vec<u8>,
+}
+
+impl Lines {
+    /// The complete lines in `chunk` (with what was buffered before), without terminators.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Failure> {
+        self.buf.extend_from_slice(chunk);
+        let mut lines = Vec::new();
+        let mut start = 0;
+        while let Some(offset) = self.buf[start..].iter().position(|&byte| byte == b'\n') {
+            let end = start + offset;
+            let mut line = &self.buf[start..end];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            let line = std::str::from_utf8(line)
+                .map_err(|_| Failure::fatal("the response is not valid UTF-8"))?;
+            lines.push(line.to_string());
+            start = end + 1;
+        }
+        self.buf.drain(..start);
+        Ok(lines)
+    }
+
+    /// The bytes after the last line break (a line cut short, or a last line without one).
+    pub fn rest(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+/// One server-sent event.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Event {
+    /// The `event:` field, if any.
+    pub event: Option<String>,
+    /// The `data:` lines, joined with `\n`.
+    pub data: String,
+}
+
+/// Assembles server-sent events from a byte stream.
+#[derive(Debug, Default)]
+pub(crate) struct Sse {
+    lines: Lines,
+    event: Option<String>,
+    data: Vec<String>,
+}
+
+impl Sse {
+    /// The events completed by `chunk`.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Failure> {
+        let mut events = Vec::new();
+        for line in self.lines.push(chunk)? {
+            if line.is_empty() {
+                if let Some(event) = self.dispatch() {
+                    events.push(event);
+                }
+                continue;
+            }
+            if line.starts_with(':') {
+                continue; // a comment (keep-alive)
+            }
+            let (field, value) = match line.split_once(':') {
+                Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+                None => (line.as_str(), ""),
+            };
+            match field {
+                "event" => self.event = Some(value.to_string()),
+                "data" => self.data.push(value.to_string()),
+                _ => {} // id, retry: not used by model APIs
+            }
+        }
+        Ok(events)
+    }
+
+    /// The body ended: the last event if its lines were complete but the blank line that
+    /// ends it never came, or a failure when the body was cut mid-line.
+    pub fn finish(&mut self) -> Result<Option<Event>, Failure> {
+        if !self.lines.rest().iter().all(u8::is_ascii_whitespace) {
+            return Err(Failure::transient(format!(
+                "the response was cut off mid-event: `{}`",
+                snippet(&String::from_utf8_lossy(self.lines.rest()))
+            )));
+        }
+        Ok(self.dispatch())
+    }
+
+    fn dispatch(&mut self) -> Option<Event> {
+        if self.data.is_empty() {
+            self.event = None;
+            return None;
+        }
+        Some(Event {
+            event: self.event.take(),
+            data: std::mem::take(&mut self.data).join("\n"),
+        })
+    }
+}
+
+/// The start of a payload, for error messages.
+pub(crate) fn snippet(text: &str) -> String {
+    const MAX: usize = 120;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Parses one event's or line's JSON; malformed JSON in a complete unit is the server's
+/// fault, so retrying will not help.
+pub(crate) fn json(text: &str) -> Result<serde_json::Value, Failure> {
+    serde_json::from_str(text).map_err(|error| {
+        Failure::fatal(format!(
+            "malformed JSON in the response ({error}): `{}`",
+            snippet(text)
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_split_anywhere() {
+        let mut lines = Lines::default();
+        assert_eq!(lines.push(b"ab").unwrap(), Vec::<String>::new());
+        assert_eq!(lines.push(b"c\r\nde\nf").unwrap(), vec!["abc", "de"]);
+        assert_eq!(lines.rest(), b"f");
+        // A UTF-8 sequence cut between chunks.
+        let snow = "☃\n".as_bytes();
+        let mut lines = Lines::default();
+        assert!(lines.push(&snow[..1]).unwrap().is_empty());
+        assert_eq!(lines.push(&snow[1..]).unwrap(), vec!["☃"]);
+    }
+
+    #[test]
+    fn events_assemble_across_chunks() {
+        let mut sse = Sse::default();
+        let body = b": keep-alive\n\nevent: ping\ndata: {}\n\ndata: a\ndata: b\n\ndata: [DONE]\n\n";
+        let mut events = Vec::new();
+        for chunk in body.chunks(3) {
+            events.extend(sse.push(chunk).unwrap());
+        }
+        assert_eq!(
+            events,
+            vec![
+                Event {
+                    event: Some("ping".into()),
+                    data: "{}".into()
+                },
+                Event {
+                    event: None,
+                    data: "a\nb".into()
+                },
+                Event {
+                    event: None,
+                    data: "[DONE]".into()
+                },
+            ]
+        );
+        assert_eq!(sse.finish().unwrap(), None);
+    }
+
+    #[test]
+    fn a_cut_event_is_an_error_and_an_unterminated_one_is_kept() {
+        let mut sse = Sse::default();
+        assert!(sse.push(b"data: {\"choi").unwrap().is_empty());
+        let error = sse.finish().unwrap_err();
+        assert!(error.retry);
+        assert!(
+            error.message.contains("cut off mid-event"),
+            "{}",
+            error.message
+        );
+
+        let mut sse = Sse::default();
+        assert!(sse.push(b"data: [DONE]\n").unwrap().is_empty());
+        assert_eq!(sse.finish().unwrap().unwrap().data, "[DONE]");
+    }
+}
