@@ -3,47 +3,13 @@
 //! that dumps the environment, and then every file the run wrote (checkpoint, events,
 //! change log, artifacts) and everything it printed is searched for the key.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
 
 const KEY: &str = "sk-test-7f3a9c1e5b2d8f4a6c0e";
-
-/// Answers chat completions in order: first a tool call, then a final reply.
-fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHandle<Vec<String>> {
-    std::thread::spawn(move || {
-        let mut headers_seen = Vec::new();
-        for body in replies {
-            let Ok((stream, _)) = listener.accept() else {
-                break;
-            };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-                head.push_str(&line);
-            }
-            let mut request = vec![0; length];
-            let _ = reader.read_exact(&mut request);
-            headers_seen.push(head);
-            let mut stream = stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-        headers_seen
-    })
-}
 
 fn files_containing(root: &Path, needle: &str, found: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(root) else {
@@ -85,7 +51,7 @@ fn the_api_key_is_sent_to_the_model_and_written_nowhere() {
         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Checked the environment.\nFINISHED"}}],
         "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}
     });
-    let server = serve(
+    let server = common::serve(
         listener,
         vec![tool_call.to_string(), final_reply.to_string()],
     );

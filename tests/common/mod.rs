@@ -1,0 +1,50 @@
+//! Shared by the integration tests that talk to a loopback model server.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+
+/// Answers one HTTP request per reply body, in order, with `200` and the body as JSON
+/// (`"STATUS CODE"` bodies starting with `!` answer with that status instead, e.g.
+/// `"!400 {...}"`); returns the request heads it saw.
+pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut headers_seen = Vec::new();
+        for body in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                head.push_str(&line);
+            }
+            let mut request = vec![0; length];
+            let _ = reader.read_exact(&mut request);
+            headers_seen.push(head);
+            let mut stream = stream;
+            let (status, body) = match body.strip_prefix('!') {
+                Some(rest) => rest
+                    .split_once(' ')
+                    .map_or(("500", rest.to_string()), |(code, body)| {
+                        (code, body.to_string())
+                    }),
+                None => ("200", body),
+            };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} STATUS\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        headers_seen
+    })
+}
