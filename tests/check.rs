@@ -118,10 +118,7 @@ fn check_fixtures_report_their_code_and_are_snapshotted() {
 }
 
 /// Codes that cannot have a failing fixture, and why.
-const NOT_EMITTED: &[(Code, &str)] = &[(
-    Code::UnknownModelAlias,
-    "reserved: a model id that is not an alias goes to the provider as written",
-)];
+const NOT_EMITTED: &[(Code, &str)] = &[];
 
 #[test]
 fn every_code_has_a_failing_and_a_passing_fixture() {
@@ -326,7 +323,7 @@ fn yaml_blocks(text: &str) -> Vec<String> {
 }
 
 /// Codes whose documentation has no examples, and why.
-const NO_EXAMPLES: &[Code] = &[Code::UnknownModelAlias, Code::RecursiveAgent];
+const NO_EXAMPLES: &[Code] = &[Code::RecursiveAgent];
 
 #[test]
 fn docs_examples_fail_and_pass_as_documented() {

@@ -56,6 +56,7 @@ codes! {
     DuplicateName = "FR003", "duplicate-name";
     InvalidValue = "FR004", "invalid-value";
     IgnoredSection = "FR005", "ignored-section";
+    IncompatibleSettings = "FR006", "incompatible-settings";
     SyntaxError = "FR010", "syntax-error";
     ResourceLimit = "FR011", "resource-limit";
     MissingRoot = "FR012", "missing-root";

@@ -5,13 +5,24 @@
 use serde_json::{json, Value};
 
 use super::{all, position, Checked, Position};
-use fuseraft_compiler::check::explain;
+use fuseraft_compiler::check::all_docs;
 use fuseraft_compiler::{Code, Diagnostic, Severity, SourceMap};
 
 const DOCS: &str = "https://github.com/fuseraft/fuseraft/blob/main/docs/diagnostics.md";
 
 pub fn render(checked: &[Checked<'_>]) -> String {
-    let rules: Vec<Value> = Code::ALL.iter().map(|code| rule(*code)).collect();
+    let docs = all_docs();
+    let rules: Vec<Value> = Code::ALL
+        .iter()
+        .map(|code| {
+            let text = docs
+                .iter()
+                .find(|(documented, _)| documented == code)
+                .map(|(_, text)| text.as_str())
+                .unwrap_or_default();
+            rule(*code, text)
+        })
+        .collect();
     let mut results = Vec::new();
     for (diag, reason, sources) in all(checked) {
         let mut result = result(diag, sources);
@@ -42,9 +53,8 @@ pub fn render(checked: &[Checked<'_>]) -> String {
     text
 }
 
-fn rule(code: Code) -> Value {
-    let docs = explain(code).unwrap_or_default();
-    let short = section(&docs, "## What it does")
+fn rule(code: Code, docs: &str) -> Value {
+    let short = section(docs, "## What it does")
         .lines()
         .next()
         .unwrap_or(code.name())
@@ -53,7 +63,7 @@ fn rule(code: Code) -> Value {
         "id": code.as_str(),
         "name": code.name(),
         "shortDescription": { "text": short },
-        "fullDescription": { "text": section(&docs, "## What it does") },
+        "fullDescription": { "text": section(docs, "## What it does") },
         "help": { "text": docs, "markdown": docs },
         "helpUri": format!("{DOCS}#{}", code.as_str().to_ascii_lowercase()),
     })

@@ -65,7 +65,12 @@ pub(crate) struct Ctx<'a> {
     pub tama: &'a [AgentMd],
     /// Every finding so far: the compile diagnostics first, then the rules'.
     pub diags: Vec<Diagnostic>,
+    /// How many of `diags` came from the compiler.
+    pub n_compile: usize,
     pub dead: Vec<DeadExit>,
+    /// Routes the lowering dropped because an earlier one wins (tama duplicate keys): the
+    /// finding that says so and the state the dropped route would have led to.
+    pub dropped: Vec<(usize, String)>,
     exits_by_offset: HashMap<(FileId, u32), ExitSyntax<'a>>,
 }
 
@@ -82,7 +87,9 @@ impl<'a> Ctx<'a> {
             config,
             tama,
             diags: compiled.diagnostics.clone(),
+            n_compile: compiled.diagnostics.len(),
             dead: Vec::new(),
+            dropped: Vec::new(),
             exits_by_offset: HashMap::new(),
         };
         ctx.index();
@@ -221,26 +228,27 @@ impl<'a> Ctx<'a> {
     /// Every finding, with duplicates (the same code on the same spans, as a global keyword
     /// route copied into every state produces) merged.
     pub fn finish(self) -> Vec<Diagnostic> {
+        type Key = (crate::diagnostic::Code, String, Vec<Span>);
         let mut out: Vec<Diagnostic> = Vec::new();
+        let mut index: HashMap<Key, usize> = HashMap::new();
         for diag in self.diags {
-            let same = out.iter_mut().find(|seen| {
-                seen.code == diag.code
-                    && seen.message == diag.message
-                    && seen
-                        .labels
-                        .iter()
-                        .map(|l| l.span)
-                        .eq(diag.labels.iter().map(|l| l.span))
-            });
-            match same {
-                Some(seen) => {
+            let key = (
+                diag.code,
+                diag.message.clone(),
+                diag.labels.iter().map(|label| label.span).collect(),
+            );
+            match index.get(&key) {
+                Some(&at) => {
                     for related in diag.related {
-                        if !seen.related.contains(&related) {
-                            seen.related.push(related);
+                        if !out[at].related.contains(&related) {
+                            out[at].related.push(related);
                         }
                     }
                 }
-                None => out.push(diag),
+                None => {
+                    index.insert(key, out.len());
+                    out.push(diag);
+                }
             }
         }
         out

@@ -98,6 +98,27 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
         }
     }
 
+    // Unreachable because the only route there is dropped (a duplicate key loses).
+    let dropped = ctx.dropped.clone();
+    for (cause, name) in &dropped {
+        let Some(start) = program.state_named(name) else {
+            continue;
+        };
+        for id in cone(program, start, |id| !flow.reach_all[id.0 as usize]) {
+            if explained[id.0 as usize] {
+                continue;
+            }
+            explained[id.0 as usize] = true;
+            let related = consequence(
+                ctx,
+                program,
+                id,
+                ": the route that leads there is never used",
+            );
+            ctx.diags[*cause].related.push(related);
+        }
+    }
+
     // Unreachable because a reference did not resolve (compile error `FR102`).
     for (diag_idx, from, suggestion) in unresolved_targets(ctx, program) {
         if !flow.reach_all[from.0 as usize] {
@@ -111,17 +132,20 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
                 .collect(),
         };
         for start in candidates {
+            let start_name = program.state(start).name.clone();
             for id in cone(program, start, |id| !flow.reach_all[id.0 as usize]) {
                 if explained[id.0 as usize] {
                     continue;
                 }
                 explained[id.0 as usize] = true;
-                let why = if suggestion.is_some() {
-                    "; this target probably meant to name it"
+                let why = if id != start {
+                    format!(": only `{start_name}` leads there")
+                } else if suggestion.is_some() {
+                    "; this target probably meant to name it".to_string()
                 } else {
-                    ", possibly because this target was meant to lead there"
+                    ", possibly because this target was meant to lead there".to_string()
                 };
-                let related = consequence(ctx, program, id, why);
+                let related = consequence(ctx, program, id, &why);
                 ctx.diags[diag_idx].related.push(related);
             }
         }

@@ -59,31 +59,41 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) -> bool {
     if has_terminal {
         return true;
     }
-    let (what, fix, severity) = match program.origin {
+    let (message, fix, severity) = match program.origin {
         Origin::Fuseraft(SelectionKind::StateMachine) => (
-            "the state machine",
+            "the state machine has no terminal state: a run can only end when its budget or a `Termination` strategy stops it",
             "mark the final state `Terminal: true`",
             Severity::Warning,
         ),
         Origin::Tama => (
-            "the fsm",
+            "the fsm has no state that ends it: every run loops or fails with \"no transition for key\"",
             "route the final state to `~` (or give it a `~` key)",
             Severity::Error,
         ),
         _ => (
-            "the graph",
+            "the graph has no terminal node: a run can only end when its budget stops it",
             "mark the final node `Terminal: true`",
             Severity::Error,
         ),
     };
-    let mut diag = Diagnostic::new(
-        Code::NoTerminal,
-        severity,
-        format!("{what} has no terminal state: a run can only end when its budget or a `Termination` strategy stops it"),
-    );
+    let mut diag = Diagnostic::new(Code::NoTerminal, severity, message);
     if let Some(span) = ctx.state_span(program, program.entry) {
         diag = diag.with_label(span, "the run starts here and can never reach an end state");
     }
-    ctx.push(diag.with_help(fix));
+    let diag = diag.with_help(fix);
+    // When the only ways to end can never fire, that is the cause.
+    let cause = ctx
+        .dead
+        .iter()
+        .find(|dead| program.state(dead.state).exits[dead.exit].target == crate::ir::Target::End);
+    match cause {
+        Some(dead) => {
+            let cause = dead.cause;
+            ctx.diags[cause].related.push(diag);
+        }
+        None => {
+            ctx.push(diag);
+        }
+    }
     false
 }

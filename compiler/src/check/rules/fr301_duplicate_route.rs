@@ -153,7 +153,14 @@ fn tama_duplicates(ctx: &mut Ctx<'_>) {
                 else {
                     continue;
                 };
-                let (message, dead, live) = if key.value == "*" {
+                let (first_target, later_target) = (
+                    items[..later]
+                        .iter()
+                        .find(|(k, _)| k.value == key.value)
+                        .and_then(|(_, t)| t.clone()),
+                    items[later].1.clone(),
+                );
+                let (message, dead, live, dead_target) = if key.value == "*" {
                     (
                         format!(
                             "state `{}` has two `\"*\"` catch-alls: tama uses the last one",
@@ -161,24 +168,30 @@ fn tama_duplicates(ctx: &mut Ctx<'_>) {
                         ),
                         first.span,
                         key.span,
+                        first_target,
                     )
                 } else {
                     (
                         format!("key `{}` of state `{}` is listed twice: tama takes the first item that has it", key.value, state.name.value),
                         key.span,
                         first.span,
+                        later_target,
                     )
                 };
-                found.push(
+                found.push((
+                    dead_target.map(|target| target.value),
                     Diagnostic::error(Code::DuplicateRoute, message)
                         .with_label(dead, "never used")
                         .with_label(live, "this one wins")
                         .with_help("give each route its own key, or delete one of them"),
-                );
+                ));
             }
         }
     }
-    for diag in found {
-        ctx.push(diag);
+    for (target, diag) in found {
+        let cause = ctx.push(diag);
+        if let Some(target) = target {
+            ctx.dropped.push((cause, target));
+        }
     }
 }

@@ -100,8 +100,13 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
                     format!("`{keyword}` can never match: {reason}"),
                 )
             };
+            let label = if matches!(exit.trigger, Trigger::FinishKey(_)) {
+                "no `finish` key can match this"
+            } else {
+                "no reply line can match this"
+            };
             if let Some(span) = span {
-                diag = diag.with_label(span, "no reply line can match this");
+                diag = diag.with_label(span, label);
             }
             diag = diag.with_help(format!("write the keyword as `{fix}`"));
             let cause = ctx.push(diag);

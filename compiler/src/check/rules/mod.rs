@@ -6,6 +6,8 @@
 //! fire), then graph rules (which follow only live exits and attach consequences).
 
 mod fr005_ignored_section;
+mod fr006_incompatible_settings;
+mod fr105_unknown_model_alias;
 mod fr106_unused_definition;
 mod fr201_unreachable_state;
 mod fr202_no_path_to_terminal;
@@ -44,6 +46,7 @@ use crate::ir::{Origin, SelectionKind};
 pub(crate) fn run(ctx: &mut Ctx<'_>) {
     // Config rules: the typed syntax alone.
     fr005_ignored_section::check(ctx);
+    fr006_incompatible_settings::check(ctx);
     fr205_terminal_has_transitions::check(ctx);
     fr305_invalid_regex::check(ctx);
     fr306_pattern_always_matches::check(ctx);
@@ -55,6 +58,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     fr601_validator_missing_config::check(ctx);
     fr603_unknown_validator::check(ctx);
     fr604_unknown_predicate::check(ctx);
+    fr105_unknown_model_alias::check(ctx);
     fr106_unused_definition::check(ctx);
     fr303_catch_all_not_last::check(ctx);
 
@@ -69,7 +73,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     // Graph rules: live exits only. A compile error that left the graph incomplete (other
     // than an unresolved target, whose consequences are attributed to it) would make every
     // graph finding a guess: those wait until the error is fixed.
-    let incomplete = ctx.diags.iter().any(|diag| {
+    let incomplete = ctx.diags[..ctx.n_compile].iter().any(|diag| {
         diag.is_error() && !matches!(diag.code, Code::UnknownState | Code::UnknownContract)
     });
     if incomplete {
@@ -109,6 +113,8 @@ fn ends_at_terminals(program: &crate::ir::Program) -> bool {
 pub const RULE_DOCS: &[&str] = &[
     include_str!("compile_codes.md"),
     include_str!("fr005_ignored_section.rs"),
+    include_str!("fr006_incompatible_settings.rs"),
+    include_str!("fr105_unknown_model_alias.rs"),
     include_str!("fr106_unused_definition.rs"),
     include_str!("fr201_unreachable_state.rs"),
     include_str!("fr202_no_path_to_terminal.rs"),
