@@ -54,7 +54,7 @@ fn fixture_inputs() -> Vec<PathBuf> {
         path.is_dir()
             || path
                 .extension()
-                .is_some_and(|ext| ext == "yaml" || ext == "yml" || ext == "json")
+                .is_some_and(|ext| ext == "yaml" || ext == "yml" || ext == "json" || ext == "fir")
     });
     inputs.sort();
     inputs

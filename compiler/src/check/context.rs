@@ -131,11 +131,8 @@ impl<'a> Ctx<'a> {
     /// The byte span an IR location points at: the token starting there (a key, a name,
     /// a quoted string), or an empty span when the location is outside the sources.
     pub fn loc_span(&self, loc: Option<Loc>) -> Option<Span> {
+        let file_id = self.loc_file(loc?)?;
         let loc = loc?;
-        let file_id = FileId(loc.file.0);
-        if file_id.0 as usize >= self.sources.len() {
-            return None;
-        }
         let file = self.sources.get(file_id);
         let start = file.offset_of(loc.line as usize, loc.column.saturating_sub(1) as usize);
         let rest = file.text.get(start..).unwrap_or("");
@@ -143,13 +140,22 @@ impl<'a> Ctx<'a> {
         Some(Span::new(file_id, start, start + len))
     }
 
-    /// The syntax of an exit, found through its location.
-    pub fn exit_syntax(&self, exit: &Exit) -> Option<ExitSyntax<'a>> {
-        let loc = exit.loc?;
+    /// The loaded source an IR location points into. A program read from a `.fir` file
+    /// keeps the locations of the config it was compiled from, which is not loaded: those
+    /// locations point nowhere.
+    fn loc_file(&self, loc: Loc) -> Option<FileId> {
         let file_id = FileId(loc.file.0);
         if file_id.0 as usize >= self.sources.len() {
             return None;
         }
+        let written = self.program?.files.get(loc.file.0 as usize)?;
+        (*written == self.sources.get(file_id).name).then_some(file_id)
+    }
+
+    /// The syntax of an exit, found through its location.
+    pub fn exit_syntax(&self, exit: &Exit) -> Option<ExitSyntax<'a>> {
+        let loc = exit.loc?;
+        let file_id = self.loc_file(loc)?;
         let file = self.sources.get(file_id);
         let start = file.offset_of(loc.line as usize, loc.column.saturating_sub(1) as usize);
         self.exits_by_offset.get(&(file_id, start as u32)).copied()

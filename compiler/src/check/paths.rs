@@ -1,8 +1,9 @@
 //! `fuseraft check --paths`: the routing paths from the entry to each way the run can end,
 //! one line each, so that a change of routing shows up as a diff (the XState test-model
-//! idea). For each end: the shortest path, then every simple path (no state twice, so each
-//! back edge is taken at most once before the path would repeat a state), in the order the
-//! exits are declared, at most [`MAX_SIMPLE`] per end.
+//! idea). For each end: the shortest path, then every path that takes each exit at most
+//! once (so a back edge, a retry loop, is taken at most once per path), depth first in the
+//! order the exits are declared, at most [`MAX_SIMPLE`] per end. Fork branches run inside
+//! their fork; a path continues at the fork's join.
 
 use crate::ir::{trigger_label, Program, StateId, StateKind, Target};
 
@@ -32,20 +33,20 @@ pub fn paths(program: &Program) -> Vec<String> {
         }
         let mut simple = Vec::new();
         let mut truncated = false;
-        let mut on_path = vec![false; program.states.len()];
+        let mut used = Vec::new();
         let mut current = Vec::new();
         simple_paths(
             program,
             program.entry,
             end,
-            &mut on_path,
+            &mut used,
             &mut current,
             &mut simple,
             &mut truncated,
         );
         for path in &simple {
             if Some(path) != shortest.as_ref() {
-                lines.push(format!("simple   {label}: {}", show(program, path)));
+                lines.push(format!("path     {label}: {}", show(program, path)));
             }
         }
         if truncated {
@@ -163,7 +164,7 @@ fn simple_paths(
     program: &Program,
     id: StateId,
     end: &End,
-    on_path: &mut Vec<bool>,
+    used: &mut Vec<(StateId, Option<usize>)>,
     current: &mut Vec<Step>,
     out: &mut Vec<Vec<Step>>,
     truncated: &mut bool,
@@ -180,8 +181,11 @@ fn simple_paths(
             return;
         }
     }
-    on_path[id.0 as usize] = true;
     for (next, exit) in next_steps(program, id) {
+        if used.contains(&(id, exit)) {
+            continue;
+        }
+        used.push((id, exit));
         current.push((id, exit));
         match next {
             None => {
@@ -193,14 +197,11 @@ fn simple_paths(
                     }
                 }
             }
-            Some(next) if !on_path[next.0 as usize] => {
-                simple_paths(program, next, end, on_path, current, out, truncated);
-            }
-            Some(_) => {}
+            Some(next) => simple_paths(program, next, end, used, current, out, truncated),
         }
         current.pop();
+        used.pop();
     }
-    on_path[id.0 as usize] = false;
 }
 
 fn show(program: &Program, path: &[Step]) -> String {

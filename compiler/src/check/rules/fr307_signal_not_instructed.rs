@@ -145,10 +145,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             format!("`{name}` must emit `{keyword}` to take this route, but its instructions never mention it"),
         );
         if let Some(span) = span {
-            diag = diag.with_label(*span, "waits for this keyword");
-        }
-        if let Some(span) = ctx.agent_span(program, *agent) {
-            diag = diag.with_label(span, "these instructions never say it");
+            diag = diag.with_label(*span, format!("`{name}` is never told to write this"));
         }
         forward.push((
             *agent,
