@@ -11,6 +11,8 @@
 //! path, to time the CLI as a whole process:
 //! `/usr/bin/time -v target/release/fuseraft test DIR`.
 //!
+//! `-- --threads N` runs on N threads instead of one per available core.
+//!
 //! Output: a markdown row and one JSON line.
 
 use std::fmt::Write as _;
@@ -93,7 +95,11 @@ fn main() {
     generate(&dir);
     let scenarios = scenario::discover::discover(std::slice::from_ref(&dir)).unwrap();
     assert_eq!(scenarios.len(), SCENARIOS);
-    let threads = pool::default_threads();
+    let threads = std::env::args()
+        .skip_while(|arg| arg != "--threads")
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(pool::default_threads);
     let settings = Settings {
         accept: true,
         coverage: false,
