@@ -386,6 +386,7 @@ fn truncated_and_mangled_inputs_never_panic() {
     let mut files = Vec::new();
     walk(&root().join("fixtures/check"), &mut files);
     walk(&root().join("fixtures/compile"), &mut files);
+    walk(&root().join("../shared/corpus/fuseraft"), &mut files);
     files.retain(|path| {
         path.extension()
             .is_some_and(|ext| ext == "yaml" || ext == "json")

@@ -96,8 +96,6 @@ fn location(at: &Position, message: Option<&str>, id: Option<usize>) -> Value {
                 "startColumn": at.column,
                 "endLine": at.end_line,
                 "endColumn": at.end_column,
-                "charOffset": at.offset,
-                "charLength": at.length,
             },
         },
     });

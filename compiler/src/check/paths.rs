@@ -20,6 +20,9 @@ pub enum PathKind {
 /// One line per path: `shortest Done: Plan -[PLANNED]-> Build -[BUILT]-> Done`.
 pub fn paths(program: &Program) -> Vec<String> {
     let mut lines = Vec::new();
+    if program.entry.0 as usize >= program.states.len() {
+        return lines;
+    }
     let ends = ends(program);
     for end in &ends {
         let label = end_name(program, end);

@@ -64,6 +64,10 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
 
     // Route rules: exits of each state, in order, with the real matchers.
     let Some(program) = ctx.program else { return };
+    if program.entry.0 as usize >= program.states.len() {
+        // Nothing to route (a partial program without states).
+        return;
+    }
     fr308_keyword_never_matches::check(ctx, program);
     fr301_duplicate_route::check(ctx, program);
     fr302_shadowed_keyword::check(ctx, program);
