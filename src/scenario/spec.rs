@@ -60,13 +60,6 @@ pub struct LoadError {
     pub diag: Diagnostic,
 }
 
-fn text_of(node: &Node) -> Option<&str> {
-    match &node.kind {
-        NodeKind::Scalar { text, .. } => Some(text),
-        _ => None,
-    }
-}
-
 /// Reads and validates a scenario file.
 pub fn load(path: &Path) -> Result<Scenario, Box<LoadError>> {
     let mut sources = SourceMap::new();
@@ -110,7 +103,7 @@ fn invalid(span: Span, message: impl Into<String>, label: &str) -> Diagnostic {
 }
 
 fn string_value(key: &str, value: &Node) -> Result<String, Diagnostic> {
-    text_of(value).map(str::to_string).ok_or_else(|| {
+    value.as_str().map(str::to_string).ok_or_else(|| {
         invalid(
             value.span,
             format!("`{key}` must be text, found {}", value.kind_name()),
@@ -142,7 +135,7 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
     let dir = path.parent().unwrap_or(Path::new(""));
     let mut seen: Vec<(&str, &Node, &Node)> = Vec::new();
     for (key, value) in entries {
-        let name = text_of(key).unwrap_or_default();
+        let name = key.as_str().unwrap_or_default();
         if !KEYS.contains(&name) {
             let help = did_you_mean(name, KEYS.iter().copied())
                 .unwrap_or_else(|| format!("scenario keys are: {}", KEYS.join(", ")));
@@ -262,7 +255,7 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
             ));
         };
         for (file, content) in files {
-            let name = text_of(file).unwrap_or_default();
+            let name = file.as_str().unwrap_or_default();
             if !confined(name) {
                 return Err(invalid(
                     file.span,
@@ -280,7 +273,7 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
 
     let approve = match get("approve") {
         None => true,
-        Some((_, value)) => match text_of(value) {
+        Some((_, value)) => match value.as_str() {
             Some("all") => true,
             Some("none") => false,
             _ => {
@@ -294,7 +287,10 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
     };
     let max_turns = match get("max_turns") {
         None => None,
-        Some((_, value)) => match text_of(value).and_then(|text| text.trim().parse::<u32>().ok()) {
+        Some((_, value)) => match value
+            .as_str()
+            .and_then(|text| text.trim().parse::<u32>().ok())
+        {
             Some(turns) if turns > 0 => Some(turns),
             _ => {
                 return Err(invalid(
