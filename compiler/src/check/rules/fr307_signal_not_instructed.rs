@@ -2,10 +2,11 @@
 //!
 //! ## What it does
 //! Cross-checks routes against the prompts of the agents that must emit them:
-//! - a keyword route, state-machine signal or graph keyword that the instructions of the
-//!   agent who must emit it never mention (ignoring case);
-//! - an instructed `handoff(route_keyword: "X")` (or `route_keyword="X"`) for which no
-//!   route out of that agent's states accepts `X`.
+//! - a keyword route, state-machine signal, graph keyword or tama fsm key that the
+//!   instructions of the agent who must emit it never mention (ignoring case);
+//! - an instructed `handoff(route_keyword: "X")` (or `route_keyword="X"`; in tama,
+//!   `finish(key="X")`) for which no route out of that agent's states accepts `X`.
+//!   Templates such as `<category>` are not keywords.
 //!
 //! Agents without instructions are skipped.
 //!
@@ -81,18 +82,22 @@ use crate::ir::{AgentId, Program, Trigger};
 use crate::source::Span;
 
 pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
+    let tama = program.origin == crate::ir::Origin::Tama;
     // (agent, keyword, exit span) for every signal an agent must emit.
     let mut expected: Vec<(AgentId, String, Option<Span>)> = Vec::new();
     for id in program.state_ids() {
         let state = program.state(id);
         for exit in &state.exits {
-            let Trigger::Signal { text, sources, .. } = &exit.trigger else {
-                continue;
+            let (text, sources) = match &exit.trigger {
+                Trigger::Signal { text, sources, .. } => (text, sources.as_slice()),
+                // A tama fsm routes on the key its state's agent passes to `finish`.
+                Trigger::FinishKey(key) => (key, &[][..]),
+                _ => continue,
             };
             let emitters: Vec<AgentId> = if sources.is_empty() {
                 state.agent.into_iter().collect()
             } else {
-                sources.clone()
+                sources.to_vec()
             };
             for agent in emitters {
                 if !expected
@@ -142,18 +147,26 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
         let name = &program.agent(*agent).name;
         let mut diag = Diagnostic::warning(
             Code::SignalNotInstructed,
-            format!("`{name}` must emit `{keyword}` to take this route, but its instructions never mention it"),
+            if tama {
+                format!("`{name}` must finish with the key `{keyword}` to take this route, but its instructions never mention it")
+            } else {
+                format!("`{name}` must emit `{keyword}` to take this route, but its instructions never mention it")
+            },
         );
         if let Some(span) = span {
-            diag = diag.with_label(*span, format!("`{name}` is never told to write this"));
+            diag = diag.with_label(*span, format!("`{name}`'s instructions never mention this"));
         }
         forward.push((
             *agent,
-            diag.with_help(format!("tell `{name}` when to write `{keyword}` on its own line (or to call `handoff(route_keyword: \"{keyword}\")`)")),
+            diag.with_help(if tama {
+                format!("tell `{name}` when to call `finish(key=\"{keyword}\", value=…)`")
+            } else {
+                format!("tell `{name}` when to write `{keyword}` on its own line (or to call `handoff(route_keyword: \"{keyword}\")`)")
+            }),
         ));
     }
 
-    // Instructed handoff keywords that no route of the agent accepts.
+    // Instructed handoff keywords (tama: finish keys) that no route of the agent accepts.
     let mut reverse: Vec<(AgentId, Diagnostic)> = Vec::new();
     for agent_id in program.agent_ids() {
         let agent = program.agent(agent_id);
@@ -168,11 +181,17 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             continue;
         }
         let mut seen: Vec<String> = Vec::new();
-        for capture in handoff_pattern().captures_iter(&agent.instructions) {
+        let pattern = if tama {
+            finish_pattern()
+        } else {
+            handoff_pattern()
+        };
+        for capture in pattern.captures_iter(&agent.instructions) {
             let Some(keyword) = capture.get(1).map(|m| m.as_str().trim().to_string()) else {
                 continue;
             };
             if keyword.is_empty()
+                || is_placeholder(&keyword)
                 || accepted.iter().any(|k| k.eq_ignore_ascii_case(&keyword))
                 || seen.iter().any(|k| k.eq_ignore_ascii_case(&keyword))
             {
@@ -181,9 +200,13 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             seen.push(keyword.clone());
             let mut diag = Diagnostic::warning(
                 Code::SignalNotInstructed,
-                format!("`{}` is told to call `handoff(route_keyword: \"{keyword}\")`, but no route out of its states accepts `{keyword}`", agent.name),
+                if tama {
+                    format!("`{}` is told to call `finish(key=\"{keyword}\")`, but no route out of its state accepts `{keyword}`", agent.name)
+                } else {
+                    format!("`{}` is told to call `handoff(route_keyword: \"{keyword}\")`, but no route out of its states accepts `{keyword}`", agent.name)
+                },
             );
-            match instruction_span(ctx, &agent.name, &keyword) {
+            match instruction_span(ctx, program, agent_id, &keyword) {
                 Some(span) => diag = diag.with_label(span, "no route accepts this keyword"),
                 None => {
                     if let Some(span) = ctx.agent_span(program, agent_id) {
@@ -227,14 +250,38 @@ fn handoff_pattern() -> &'static Regex {
 
 /// The span of `keyword` inside the written instructions of agent `name`, when the raw
 /// source text contains it verbatim.
-fn instruction_span(ctx: &Ctx<'_>, name: &str, keyword: &str) -> Option<Span> {
-    let decl = ctx.agent_decl(name)?;
-    let instructions = decl.instructions.as_ref()?;
-    let span = instructions.span;
+fn instruction_span(
+    ctx: &Ctx<'_>,
+    program: &Program,
+    agent: AgentId,
+    keyword: &str,
+) -> Option<Span> {
+    let span = match ctx.agent_decl(&program.agent(agent).name) {
+        Some(decl) => decl.instructions.as_ref()?.span,
+        // A tama agent's instructions are its AGENT.md body, after the front matter.
+        None => {
+            let start = ctx.loc_span(program.agent(agent).loc)?;
+            let text = &ctx.sources.get(start.file).text;
+            Span::new(start.file, start.start as usize, text.len())
+        }
+    };
     let text = &ctx.sources.get(span.file).text;
     let raw = text.get(span.start as usize..span.end as usize)?;
-    let at = raw.find(keyword)?;
+    let at = raw.find(&format!("\"{keyword}\""))? + 1;
     Some(span.sub(at, at + keyword.len()))
+}
+
+/// `<category>`, `{name}`, `...`: a template in the prompt, not a keyword.
+fn is_placeholder(keyword: &str) -> bool {
+    keyword.contains(['<', '>', '{', '}']) || keyword.contains("...") || keyword.contains('…')
+}
+
+fn finish_pattern() -> &'static Regex {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    PATTERN.get_or_init(|| {
+        Regex::new(r#"finish\(\s*key\s*=\s*\\?["'“‘`]([^"'”’`\n\\]{1,80})\\?["'”’`]"#)
+            .expect("the finish pattern is a valid regex")
+    })
 }
 
 fn fold(text: &str) -> String {
