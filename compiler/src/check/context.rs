@@ -173,6 +173,28 @@ impl<'a> Ctx<'a> {
         self.loc_span(program.state(state).loc)
     }
 
+    /// The front matter of a tama agent as a node tree, for keys the typed syntax does not
+    /// keep (`rounds`, `n`, `max_iter`, `call.max_iter`). Parsed again from the kept text.
+    pub fn tama_front_matter(&self, md: &AgentMd) -> Option<crate::syntax::Node> {
+        if md.file.0 as usize >= self.sources.len() {
+            return None;
+        }
+        let text = &self.sources.get(md.file).text;
+        let (start, end) = (md.span.start as usize, md.span.end as usize);
+        // Blank everything outside the front matter so positions stay those of the file.
+        let blanked: String = text
+            .char_indices()
+            .map(|(at, ch)| {
+                if (start..end).contains(&at) || ch == '\n' {
+                    ch.to_string()
+                } else {
+                    " ".repeat(ch.len_utf8())
+                }
+            })
+            .collect();
+        crate::syntax::parse_yaml(md.file, &blanked, &crate::syntax::Budget::default()).ok()
+    }
+
     /// A fuseraft agent declaration by name (case-insensitive).
     pub fn agent_decl(&self, name: &str) -> Option<&'a AgentDecl> {
         self.config?.agents.iter().find(|decl| {

@@ -7,7 +7,9 @@
 //! - on a state-machine transition: `Targets` or `Merge` without `Parallel: true`, and
 //!   `Contract`/`Contracts` or `RecoveryAgent` on a parallel transition (upstream does not
 //!   evaluate contracts on fan-outs);
-//! - `Isolation`, `Context` and similar agent keys are read; unknown keys are `FR001`.
+//! - in tama front matter, `call.max_iter`: tama reads only the top-level `max_iter`.
+//!
+//! Keys that nothing reads at all are `FR001`.
 //!
 //! ## Why is this bad?
 //! The author believes a gate, a block or a limit applies. It silently does not.
@@ -88,6 +90,7 @@ use crate::ir::SelectionKind;
 use crate::source::Span;
 
 pub(crate) fn check(ctx: &mut Ctx<'_>) {
+    tama(ctx);
     let Some(config) = ctx.config else { return };
     let selection = &config.selection;
     let kind = match &selection.kind {
@@ -191,6 +194,33 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
                 }
             }
         }
+    }
+    for diag in found {
+        ctx.push(diag);
+    }
+}
+
+fn tama(ctx: &mut Ctx<'_>) {
+    let mut found = Vec::new();
+    for md in ctx.tama {
+        let Some(node) = ctx.tama_front_matter(md) else {
+            continue;
+        };
+        let Some(max_iter) = node.get("call").and_then(|call| call.get("max_iter")) else {
+            continue;
+        };
+        let top = node
+            .get("max_iter")
+            .and_then(|n| n.as_str())
+            .unwrap_or("the default");
+        found.push(
+            Diagnostic::warning(
+                Code::IgnoredSection,
+                format!("`call.max_iter` is ignored: tama reads only the top-level `max_iter` ({top} here)"),
+            )
+            .with_label(max_iter.span, "never read")
+            .with_help("move it to a top-level `max_iter:`"),
+        );
     }
     for diag in found {
         ctx.push(diag);
