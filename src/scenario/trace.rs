@@ -84,6 +84,8 @@ fn short(message: &str, scrub: &[(String, &'static str)]) -> String {
 /// Events the machine emits between detecting a signal and routing on it.
 const BETWEEN_SIGNAL_AND_ROUTE: &[&str] = &[
     "signal_detected",
+    "hitl_requested",
+    "hitl_answered",
     "phase_start",
     "back_edge_escalation",
     "adversarial_stage_start",
@@ -383,6 +385,12 @@ pub fn render(ran: &Ran) -> String {
             )),
             "tool_limit" => emit!(format!("tool limit reached ({})", number(event, "max"))),
             "termination_triggered" => emit!("termination".to_string()),
+            "magentic_round_limit" => {
+                emit!(format!(
+                    "manager round limit reached ({})",
+                    number(event, "rounds")
+                ))
+            }
             "max_turns_exceeded" => emit!(format!("turn cap reached ({})", number(event, "turns"))),
             "budget_exceeded" => emit!(format!(
                 "over budget (max {} tokens)",
