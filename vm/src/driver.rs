@@ -199,8 +199,35 @@ pub async fn drive<M: Models>(
                     change_log: change_log.clone(),
                     limits: limits(program),
                 };
+                let agent_ir = program
+                    .agent_named(&context.agent)
+                    .map(|id| program.agent(id));
                 for call in &mut calls {
-                    crate::tools::execute(call, &context).await;
+                    let refused = match crate::tools::permissions::decide(
+                        call,
+                        agent_ir,
+                        &program.settings,
+                    ) {
+                        crate::tools::permissions::Decision::Allow => None,
+                        crate::tools::permissions::Decision::Block(reason) => Some(reason),
+                        crate::tools::permissions::Decision::Ask(action) => {
+                            let approved = match &env.approvals {
+                                Approvals::All => true,
+                                Approvals::None => false,
+                                Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
+                            };
+                            (!approved).then(|| {
+                                format!("[DENIED: permission] {action} was refused by the operator")
+                            })
+                        }
+                    };
+                    match refused {
+                        Some(reason) => {
+                            call.result = Some(reason);
+                            call.ok = false;
+                        }
+                        None => crate::tools::execute(call, &context).await,
+                    }
                 }
                 Response::Tools(calls)
             }

@@ -151,6 +151,9 @@ pub struct Agent {
     pub tools: Vec<String>,
     /// `auto`, `required` or `none` (fuseraft `FunctionChoice`).
     pub tool_choice: ToolChoice,
+    /// Per-plugin capability tags (`Capabilities: { FileSystem: [read] }`): a plugin listed
+    /// here offers only the tools its tags allow; plugins not listed offer all their tools.
+    pub capabilities: Vec<(String, Vec<String>)>,
     /// What history the agent sees.
     pub context: Context,
     /// The tama pattern of an opaque tama agent (`react`, `oneshot`, `scatter`, ...).

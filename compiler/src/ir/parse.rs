@@ -210,6 +210,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::agent_model => "`model`",
         Rule::agent_tools => "`tools`",
         Rule::agent_tool_choice => "`tool_choice`",
+        Rule::agent_capability => "`capability`",
         Rule::tool_choice => "`auto`, `required` or `none`",
         Rule::agent_context | Rule::state_context => "`context`",
         Rule::agent_pattern => "`pattern`",
@@ -706,6 +707,7 @@ impl Builder {
         let mut model = None;
         let mut tools = None;
         let mut tool_choice_value = None;
+        let mut capabilities = Vec::new();
         let mut context_value = None;
         let mut pattern = None;
         let mut instructions = None;
@@ -724,6 +726,18 @@ impl Builder {
                 Rule::agent_tools => {
                     let value = names(first(&part)?)?;
                     set_once(&mut tools, value, &part, "tools")?;
+                }
+                Rule::agent_capability => {
+                    let mut inner = part.clone().into_inner();
+                    let plugin = match inner.next() {
+                        Some(pair) => name(&pair)?,
+                        None => String::new(),
+                    };
+                    let tags = match inner.next() {
+                        Some(pair) => names(pair)?,
+                        None => Vec::new(),
+                    };
+                    capabilities.push((plugin, tags));
                 }
                 Rule::agent_tool_choice => {
                     let value = tool_choice(&first(&part)?);
@@ -751,6 +765,7 @@ impl Builder {
             instructions: instructions.unwrap_or_default(),
             tools: tools.unwrap_or_default(),
             tool_choice: tool_choice_value.unwrap_or(ToolChoice::Auto),
+            capabilities,
             context: context_value.unwrap_or_default(),
             pattern,
             loc,

@@ -329,6 +329,12 @@ impl Printer<'_> {
         if !agent.tools.is_empty() {
             self.line(true, &format!("tools {}", name_list(&agent.tools)));
         }
+        for (plugin, tags) in &agent.capabilities {
+            self.line(
+                true,
+                &format!("capability {} {}", name(plugin), name_list(tags)),
+            );
+        }
         if agent.tool_choice != ToolChoice::Auto {
             self.line(
                 true,
@@ -650,6 +656,7 @@ pub(super) mod samples {
             instructions: instructions.to_string(),
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
+            capabilities: Vec::new(),
             context: Context::default(),
             pattern: None,
             loc: None,
@@ -726,6 +733,10 @@ pub(super) mod samples {
         critic.loc = loc(95, 7);
         let mut developer = agent("Developer", Some(fast.clone()), "Implement the brief.");
         developer.tools = vec!["FileSystem".into(), "Shell".into()];
+        developer.capabilities = vec![
+            ("FileSystem".into(), vec!["read".into(), "write".into()]),
+            ("Shell".into(), vec!["run".into()]),
+        ];
         developer.loc = loc(110, 7);
         let mut reviewer = agent("Reviewer", Some(fast), "Review the change. Say APPROVED.");
         reviewer.loc = loc(130, 7);

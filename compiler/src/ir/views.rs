@@ -61,6 +61,7 @@ fn agent_json(agent: &Agent) -> Json {
         "description": agent.description,
         "model": agent.model.as_ref().map(model_json),
         "tools": agent.tools,
+        "capabilities": agent.capabilities.iter().map(|(plugin, tags)| json!({"plugin": plugin, "tags": tags})).collect::<Vec<_>>(),
         "tool_choice": format!("{:?}", agent.tool_choice).to_lowercase(),
         "context": context_name(agent.context.mode),
         "pattern": agent.pattern,

@@ -99,6 +99,18 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 .map(|plugin| plugin.value.clone())
                 .collect(),
             tool_choice,
+            capabilities: decl
+                .capabilities
+                .iter()
+                .map(|(plugin, tags)| {
+                    (
+                        plugin.value.clone(),
+                        tags.iter()
+                            .map(|tag| tag.value.to_ascii_lowercase())
+                            .collect(),
+                    )
+                })
+                .collect(),
             context: Context {
                 mode,
                 sources,

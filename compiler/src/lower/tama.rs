@@ -235,6 +235,7 @@ impl TamaLowering<'_, '_> {
                 .map(|md| md.uses.iter().map(|skill| skill.value.clone()).collect())
                 .unwrap_or_default(),
             tool_choice: ToolChoice::Auto,
+            capabilities: Vec::new(),
             context: Context {
                 mode: ContextMode::Value,
                 ..Context::default()

@@ -270,6 +270,8 @@ pub struct AgentDecl {
     pub exclude_agents: Vec<Spanned<String>>,
     pub max_tail: Option<Spanned<u64>>,
     pub context: Vec<ContextSourceDecl>,
+    /// `Capabilities: { Plugin: [tags] }`.
+    pub capabilities: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
 }
 
 #[derive(Clone, Debug)]
@@ -381,18 +383,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         if let Some(sub) = fields.section(section, keys, &mut loader.diags) {
             for key in keys.iter() {
                 if let Some(value) = sub.get(key) {
-                    if let NodeKind::Scalar { text, .. } = &value.kind {
-                        settings.push((
-                            format!("{section}.{key}"),
-                            Spanned::new(text.clone(), value.span),
-                        ));
-                    } else if let NodeKind::Seq(items) = &value.kind {
-                        let joined: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
-                        settings.push((
-                            format!("{section}.{key}"),
-                            Spanned::new(joined.join("\n"), value.span),
-                        ));
-                    }
+                    flatten_setting(&format!("{section}.{key}"), value, &mut settings);
                 }
             }
         }
@@ -411,6 +402,27 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         max_total_tokens,
         settings,
     })
+}
+
+/// A setting as dotted keys: scalars as text, lists joined by newlines, mappings one level
+/// deeper (`Security.Permissions.Preset`).
+fn flatten_setting(key: &str, value: &Node, settings: &mut Vec<(String, Spanned<String>)>) {
+    match &value.kind {
+        NodeKind::Scalar { text, .. } => {
+            settings.push((key.to_string(), Spanned::new(text.clone(), value.span)))
+        }
+        NodeKind::Seq(items) => {
+            let joined: Vec<&str> = items.iter().filter_map(Node::as_str).collect();
+            settings.push((key.to_string(), Spanned::new(joined.join("\n"), value.span)));
+        }
+        NodeKind::Map(pairs) => {
+            for (name, inner) in pairs {
+                let name = name.as_str().unwrap_or_default();
+                flatten_setting(&format!("{key}.{name}"), inner, settings);
+            }
+        }
+        NodeKind::Null => {}
+    }
 }
 
 fn find_root<'n>(root: &'n Node, loader: &mut Loader<'_>) -> Option<&'n Node> {
@@ -515,6 +527,42 @@ fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
         agent.max_tail = window.uint("MaxTailMessages", diags);
     }
     agent.context = read_context_sources(fields.list("Context", diags), diags);
+    if let Some(capabilities) = fields.get("Capabilities") {
+        match &capabilities.kind {
+            NodeKind::Map(pairs) => {
+                for (plugin, tags) in pairs {
+                    let plugin =
+                        Spanned::new(plugin.as_str().unwrap_or_default().to_string(), plugin.span);
+                    let tags = match &tags.kind {
+                        NodeKind::Seq(items) => items
+                            .iter()
+                            .filter_map(|item| {
+                                item.as_str()
+                                    .map(|tag| Spanned::new(tag.to_string(), item.span))
+                            })
+                            .collect(),
+                        NodeKind::Scalar { text, .. } => {
+                            vec![Spanned::new(text.clone(), tags.span)]
+                        }
+                        _ => {
+                            diags.push(super::fields::wrong_type(
+                                tags,
+                                "a list of capability tags",
+                                &plugin.value,
+                            ));
+                            Vec::new()
+                        }
+                    };
+                    agent.capabilities.push((plugin, tags));
+                }
+            }
+            _ => diags.push(super::fields::wrong_type(
+                capabilities,
+                "a mapping of plugin to tags",
+                "Capabilities",
+            )),
+        }
+    }
     agent
 }
 
@@ -621,6 +669,9 @@ fn read_agent_with_file(
     }
     if !inline.context.is_empty() {
         merged.context = inline.context;
+    }
+    if !inline.capabilities.is_empty() {
+        merged.capabilities = inline.capabilities;
     }
     Some(merged)
 }

@@ -164,7 +164,19 @@ impl Machine<'_> {
                 messages.extend(shown);
             }
         }
-        let mut tools = agent.map_or_else(Vec::new, |agent| crate::tools::schemas(&agent.tools));
+        // Only the tools the agent's plugins and capabilities allow are offered.
+        let mut tools = agent.map_or_else(Vec::new, |agent| {
+            crate::tools::schemas(&agent.tools)
+                .into_iter()
+                .filter(|tool| {
+                    crate::tools::permissions::offered(
+                        &tool.name,
+                        &agent.tools,
+                        &agent.capabilities,
+                    )
+                })
+                .collect()
+        });
         for tool in routing_tools(program, state_id) {
             if !tools.iter().any(|known| known.name == tool.name) {
                 tools.push(tool);

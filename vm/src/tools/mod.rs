@@ -14,6 +14,7 @@
 //! `shell.rs` (process groups, environment).
 
 mod fs;
+pub mod permissions;
 mod record;
 mod sandbox;
 mod shell;

@@ -38,6 +38,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
                 instructions: String::new(),
                 tools: Vec::new(),
                 tool_choice: ir::ToolChoice::Auto,
+                capabilities: Vec::new(),
                 context: ir::Context::default(),
                 pattern: None,
                 loc: None,
