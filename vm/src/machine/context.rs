@@ -7,10 +7,29 @@ use super::Machine;
 use crate::effect::{ChatMessage, ChatRole, CheckContext, ModelCall, ModelReply, ToolSchema};
 use crate::history::{current_turn, Message, Role, ToolCall};
 
+/// The most of one history message a prompt carries. The history (and so the session file)
+/// keeps every reply whole; a model sees the head and tail of a longer one.
+pub const MAX_MESSAGE_CHARS: usize = 32_000;
+
+/// `text`, or its head and tail around a marker when it is longer than `max` characters.
+pub fn bounded(text: String, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text;
+    }
+    let half = max / 2;
+    let head: String = text.chars().take(half).collect();
+    let tail: String = text.chars().skip(count - half).collect();
+    format!(
+        "{head}\n[... {} characters omitted here; the full message is in the session file ...]\n{tail}",
+        count - 2 * half
+    )
+}
+
 fn chat(role: ChatRole, content: String) -> ChatMessage {
     ChatMessage {
         role,
-        content,
+        content: bounded(content, MAX_MESSAGE_CHARS),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }
@@ -285,4 +304,24 @@ fn with_tool_summary(message: &Message) -> String {
         text.push_str(&format!("[called {} {}]", call.name, args.join(" ")));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_keep_head_and_tail() {
+        assert_eq!(bounded("short".into(), 10), "short");
+        let long = format!("{}{}", "a".repeat(50), "b".repeat(50));
+        let cut = bounded(long, 20);
+        assert!(
+            cut.starts_with("aaaaaaaaaa\n[... 80 characters omitted"),
+            "{cut}"
+        );
+        assert!(cut.ends_with("\nbbbbbbbbbb"), "{cut}");
+        // Multi-byte text is cut on character boundaries.
+        let emoji = "🦀".repeat(100);
+        assert!(bounded(emoji, 10).starts_with("🦀🦀🦀🦀🦀\n"));
+    }
 }
