@@ -405,6 +405,7 @@ fn truncated_and_mangled_inputs_never_panic() {
                     text[..cut].to_string(),
                     format!("{}\n  - {{", &text[..cut]),
                     text[..cut].replace(':', ""),
+                    text[..cut].replace('a', "ä").replace('(', "ü("),
                 ] {
                     let reader = Memory(BTreeMap::from([(name.clone(), variant)]));
                     let compiled = compile(&name, &reader);

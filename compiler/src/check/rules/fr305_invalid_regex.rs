@@ -74,7 +74,8 @@ pub(crate) fn patterns(ctx: &Ctx<'_>) -> Vec<(Spanned<String>, &'static str)> {
                 Some(at) => {
                     let start = list.span.start as usize + cursor + at;
                     let end = scalar_end(text, start);
-                    cursor += at + 1;
+                    // Past the first character of this item (a char boundary).
+                    cursor += at + raw[cursor + at..].chars().next().map_or(1, char::len_utf8);
                     Span::new(list.span.file, start, end)
                 }
                 None => list.span,
