@@ -8,7 +8,8 @@
 //!
 //! ## Why is this bad?
 //! A termination that always matches ends the session on the first turn; a gate that
-//! always passes is no gate.
+//! always passes is no gate. (A pattern that accepts any one character, such as `.` or
+//! `^\S|\s`, counts as matching every reply.)
 //!
 //! ## Example
 //! ```yaml
@@ -42,24 +43,34 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         else {
             continue;
         };
-        if regex.is_match("") {
-            let effect = if what == "termination pattern" {
-                "it matches every reply, so the run stops after the first turn"
-            } else {
-                "it matches every file, so the assertion check always passes"
-            };
-            found.push(
-                Diagnostic::warning(
-                    Code::PatternAlwaysMatches,
-                    format!(
-                        "{what} `{}` matches the empty string: {effect}",
-                        pattern.value
-                    ),
-                )
-                .with_label(pattern.span, "matches anything")
-                .with_help("anchor the pattern on text that must be present, for example `^DONE$`"),
-            );
-        }
+        // Five unrelated one-character texts: a pattern that accepts them all accepts any
+        // non-empty reply (`.`, `^.`, `\S|\s`).
+        let any_text = ["x", "Q", "7", "-", " "]
+            .iter()
+            .all(|text| regex.is_match(text));
+        let what_matches = if regex.is_match("") {
+            "the empty string"
+        } else if any_text {
+            "any single character"
+        } else {
+            continue;
+        };
+        let effect = if what == "termination pattern" {
+            "it matches every reply, so the run stops after the first turn"
+        } else {
+            "it matches every file, so the assertion check always passes"
+        };
+        found.push(
+            Diagnostic::warning(
+                Code::PatternAlwaysMatches,
+                format!(
+                    "{what} `{}` matches {what_matches}: {effect}",
+                    pattern.value
+                ),
+            )
+            .with_label(pattern.span, "matches anything")
+            .with_help("anchor the pattern on text that must be present, for example `^DONE$`"),
+        );
     }
     if let Some(config) = ctx.config {
         let selection = &config.selection;
