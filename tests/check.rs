@@ -613,3 +613,49 @@ fn paths_list_every_route_to_each_end() {
     let (_, graph, _) = fuseraft(&["check", "--paths", "fixtures/compile/ok/graph.yaml"]);
     insta::assert_snapshot!("paths_graph", graph);
 }
+
+#[test]
+fn github_format_writes_the_step_summary_and_says_when_annotations_overflow() {
+    let summary = std::env::temp_dir().join(format!("fuseraft-summary-{}.md", std::process::id()));
+    let _ = std::fs::remove_file(&summary);
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "check",
+            "--format",
+            "github",
+            "fixtures/check/FR102_fail_doc.yaml",
+        ])
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .current_dir(root())
+        .output()
+        .expect("run fuseraft");
+    assert_eq!(output.status.code(), Some(1));
+    let written = std::fs::read_to_string(&summary).unwrap_or_default();
+    let _ = std::fs::remove_file(&summary);
+    insta::assert_snapshot!("github_step_summary", written);
+
+    // Eleven warnings of one kind: GitHub would drop one, so a notice says how many exist.
+    let mut yaml = String::from("Orchestration:\n  Agents:\n    - Name: W\n  Contracts:\n");
+    for idx in 0..11 {
+        yaml.push_str(&format!(
+            "    - Name: C{idx}\n      Requires:\n        - {{ Type: FileExists, Path: a }}\n"
+        ));
+    }
+    let reader = Memory(BTreeMap::from([(PathBuf::from("many.yaml"), yaml)]));
+    let compiled = compile(Path::new("many.yaml"), &reader);
+    let findings = check::check(&compiled);
+    let checked = [Checked {
+        findings: &findings,
+        sources: &compiled.sources,
+    }];
+    let annotations = report::github::render(&checked);
+    assert_eq!(
+        annotations.matches("::warning ").count(),
+        11,
+        "{annotations}"
+    );
+    assert!(
+        annotations.ends_with("GitHub shows at most 10 annotations of each kind per step, see the job summary or run `fuseraft check` locally\n"),
+        "{annotations}"
+    );
+}

@@ -44,7 +44,10 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
             CheckFormat::Human => human(&checked, style),
             CheckFormat::Json => report::json::render(&checked),
             CheckFormat::Sarif => report::sarif::render(&checked),
-            CheckFormat::Github => report::github::render(&checked),
+            CheckFormat::Github => {
+                write_step_summary(&checked);
+                report::github::render(&checked)
+            }
         }
     };
     if stdout
@@ -110,6 +113,21 @@ pub fn human(checked: &[Checked<'_>], style: Style) -> String {
     out.push_str(&summary);
     out.push('\n');
     out
+}
+
+/// In a GitHub Actions job, every finding also goes to the job summary, since GitHub shows
+/// only the first annotations of each kind.
+fn write_step_summary(checked: &[Checked<'_>]) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        return;
+    };
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path);
+    if let Ok(mut file) = file {
+        let _ = file.write_all(report::github::summary(checked).as_bytes());
+    }
 }
 
 fn paths(args: &CheckArgs, compiled: &[Compiled]) -> String {
