@@ -130,6 +130,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
         })
         .unwrap_or_default();
     let mut forward: Vec<(AgentId, Diagnostic)> = Vec::new();
+    let mut reported_global: Vec<String> = Vec::new();
     for (agent, keyword, span) in &expected {
         let instructions = &program.agent(*agent).instructions;
         if instructions.trim().is_empty() {
@@ -139,9 +140,32 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
         if mentioned(instructions) {
             continue;
         }
-        if global.iter().any(|k| k.eq_ignore_ascii_case(keyword))
-            && program.agents.iter().any(|a| mentioned(&a.instructions))
-        {
+        let is_global = global.iter().any(|k| k.eq_ignore_ascii_case(keyword));
+        if is_global {
+            // Any agent may emit it: one mention anywhere is enough, one finding otherwise.
+            if program.agents.iter().any(|a| mentioned(&a.instructions))
+                || reported_global
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(keyword))
+            {
+                continue;
+            }
+            reported_global.push(keyword.clone());
+            let mut diag = Diagnostic::warning(
+                Code::SignalNotInstructed,
+                format!(
+                    "no agent's instructions mention `{keyword}`, so no agent knows to emit it"
+                ),
+            );
+            if let Some(span) = span {
+                diag = diag.with_label(*span, "any agent may emit this keyword; none is told to");
+            }
+            forward.push((
+                *agent,
+                diag.with_help(format!(
+                    "tell the agent that should hand off here to write `{keyword}` on its own line"
+                )),
+            ));
             continue;
         }
         let name = &program.agent(*agent).name;
