@@ -189,16 +189,8 @@ fn github_annotations_escape_properties_and_data() {
 
 /// docs/diagnostics.md as generated from the rule modules' headers: one section per code.
 fn generated_docs() -> String {
-    let mut out = String::from(
-        "# Diagnostics\n\n\
-         Every finding of `fuseraft compile` and `fuseraft check` has a stable code (never reused),\n\
-         a name, and a severity. This page is generated from the rule modules\n\
-         (`compiler/src/check/rules/`); `fuseraft check --explain CODE` prints the same text.\n\
-         Stable: codes, names, the JSON and SARIF field names. Not stable: message wording.\n\n\
-         Suppress a finding with a comment on the line before the YAML node (or at the end of its\n\
-         first line): `# fuseraft: allow(FR302) NOT APPROVED is never emitted here`. The reason is\n\
-         required (`FR902`); unused suppressions (`FR901`) and unknown codes (`FR903`) are reported.\n\n",
-    );
+    let mut out = String::from(include_str!("../compiler/src/check/intro.md"));
+    out.push('\n');
     for (code, _) in check::all_docs() {
         out.push_str(&format!(
             "- [`{}` `{}`](#{})\n",
