@@ -1,20 +1,22 @@
 //! Stage 3: static checks over a compiled workflow (`fuseraft check`).
 //!
 //! ```text
-//!  Compiled { diagnostics, partial program, typed syntax, sources }
+//!  Compiled { diagnostics, program or partial program, typed syntax, sources }
 //!     │
-//!     ├─ rules::syntax_rules   config-level checks on the typed syntax (bounds, regexes, contracts)
-//!     ├─ rules::route_rules    per-state exit checks with the real matchers (shadowing, duplicates)
-//!     │                        └─ exits that can never fire are recorded as dead
-//!     ├─ rules::graph_rules    reachability and liveness on the live exits only
-//!     │                        └─ consequences attach to their cause as `related`
-//!     └─ suppress              `# fuseraft: allow(CODE) reason` comments
+//!     ├─ config rules   the typed syntax alone: bounds, regexes, contracts, validators
+//!     ├─ route rules    each state's exits in order, with the real matchers (shadowing,
+//!     │                 duplicates, unmatchable keywords); exits that can never fire are
+//!     │                 recorded as dead, with the finding that explains why
+//!     ├─ graph rules    reachability and liveness (`flow`) over live exits only; a
+//!     │                 consequence is attached to its cause as `related`
+//!     └─ suppress       `# fuseraft: allow(CODE) reason` comments
 //!  ▼
 //!  Findings { diagnostics, suppressed }
 //! ```
 //!
 //! Pure like the rest of the compiler: no IO. One module per rule under `rules/`, each
-//! opening with its documentation (`docs/diagnostics.md` is assembled from those headers).
+//! opening with its documentation; `docs/diagnostics.md` and `--explain` are built from
+//! those headers ([`all_docs`], [`explain`]).
 
 mod context;
 mod flow;

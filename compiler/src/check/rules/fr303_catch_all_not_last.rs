@@ -5,7 +5,8 @@
 //! `"*"` only when no item has the exact key, wherever it is listed, so the routes still
 //! work; the finding is advice that the file reads in a different order than it matches.
 //! (fuseraft ranks catch-alls last in the IR, as XState does, instead of making the order
-//! an error.)
+//! an error.) In fuseraft configs the catch-all is an exit without a signal or keyword,
+//! which *is* tried in order: one that is not last is `FR304`.
 //!
 //! ## Why is this bad?
 //! Readers, and other tools that read routes top to bottom, take the exact keys after `"*"`
