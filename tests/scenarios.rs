@@ -325,3 +325,34 @@ fn usage_errors_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("is not a scenario file"));
 }
+
+#[test]
+fn coverage_tells_apart_two_structured_routes_to_the_same_agent() {
+    let scratch = Scratch::new("structured-coverage");
+    let config = std::fs::read_to_string(root().join("fixtures/run/structured/config.yaml"))
+        .unwrap()
+        .replace(
+            "      - { Agent: Writer, Condition: { Field: verdict, Is: revise }",
+            "      - { Agent: Writer, Condition: \"verdict == 'rewrite'\", SourceAgents: [Editor] }\n      - { Agent: Writer, Condition: { Field: verdict, Is: revise }",
+        );
+    assert!(config.contains("'rewrite'"));
+    scratch.write("config.yaml", &config);
+    scratch.write(
+        "revise.scenario.yaml",
+        "config: config.yaml\ntask: Write.\nreplay: replay.yaml\n",
+    );
+    let replay =
+        std::fs::read_to_string(root().join("fixtures/run/structured/replay.yaml")).unwrap();
+    scratch.write("replay.yaml", &replay);
+    let output = fuseraft(&["test", "--accept", "--coverage", "."], &scratch.0);
+    let out = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}");
+    let untaken: Vec<&str> = out.lines().filter(|l| l.contains("not taken:")).collect();
+    assert_eq!(untaken.len(), 1, "{out}");
+    assert!(
+        untaken[0].contains("Editor exit 1 · when verdict == 'rewrite' → Writer"),
+        "{out}"
+    );
+    let snap = std::fs::read_to_string(scratch.0.join("revise.scenario.snap")).unwrap();
+    assert!(snap.contains("when verdict == 'revise' → Writer"), "{snap}");
+}
