@@ -1,0 +1,1311 @@
+//! Property tests (proptest): the IR text round trip on generated programs, `compile` on
+//! generated configs, and the machine's step/resume on generated effect results.
+//!
+//! Case counts are kept small so that each property runs in a few seconds; the fuzz targets
+//! under `fuzz/` explore the same ground for longer (see docs/reliability.md).
+
+use std::collections::{BTreeMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use fuseraft_compiler::ir::{
+    self, Agent, AgentId, Cond, Context, ContextMode, ContextSource, Contract, ContractId, Counter,
+    CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, Field, FileIdx,
+    Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select,
+    SelectStyle, SelectionKind, State, StateId, StateKind, StuckPolicy, Target, TermCond,
+    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
+};
+use fuseraft_compiler::FileReader;
+use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
+use fuseraft_vm::history::{Message, ToolCall, Usage};
+use fuseraft_vm::machine::{Machine, Options};
+use proptest::prelude::*;
+use proptest::sample::Index;
+use serde_json::{json, Value as Json};
+
+// =============================================================================================
+// Shared generators
+
+/// Any text, control characters and non-ASCII included.
+fn any_text(max: usize) -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => proptest::string::string_regex(&format!("[a-zA-Z0-9_ .-]{{0,{max}}}")).unwrap(),
+        2 => proptest::string::string_regex(&format!("(?s).{{0,{max}}}")).unwrap(),
+        1 => prop::sample::select(vec![
+            String::new(),
+            "end".to_string(),
+            "\"".to_string(),
+            "\\".to_string(),
+            "#".to_string(),
+            "a b".to_string(),
+            "\u{2028}".to_string(),
+            "\u{feff}x".to_string(),
+            "forward".to_string(),
+            "null".to_string(),
+            "@1:2".to_string(),
+        ]),
+    ]
+}
+
+/// Names for a table: `count` distinct strings (the IR refers to items by name).
+fn distinct_names(count: usize) -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(any_text(8), count).prop_map(|names| {
+        let mut seen = HashSet::new();
+        names
+            .into_iter()
+            .enumerate()
+            .map(|(idx, name)| {
+                if seen.insert(name.clone()) {
+                    name
+                } else {
+                    let unique = format!("{name}#{idx}");
+                    seen.insert(unique.clone());
+                    unique
+                }
+            })
+            .collect()
+    })
+}
+
+/// A condition in canonical shape (what `condition::parse` can produce): no one-operand
+/// `&&`/`||`, no empty field path.
+fn cond() -> impl Strategy<Value = Cond> {
+    let field = prop_oneof![
+        Just(Field::LastAgent),
+        Just(Field::LastMessage),
+        proptest::collection::vec(any_text(6), 1..3).prop_map(Field::Json),
+    ];
+    let leaf = prop_oneof![
+        (field.clone(), any_text(6)).prop_map(|(f, v)| Cond::Eq(f, v)),
+        (field.clone(), any_text(6)).prop_map(|(f, v)| Cond::Ne(f, v)),
+        (field.clone(), any_text(6)).prop_map(|(f, v)| Cond::Contains(f, v)),
+        field.prop_map(Cond::Exists),
+    ];
+    leaf.prop_recursive(3, 16, 3, |inner| {
+        let junction = prop_oneof![
+            Just(Vec::new()),
+            proptest::collection::vec(inner.clone(), 2..4),
+        ];
+        prop_oneof![
+            inner.prop_map(|c| Cond::Not(Box::new(c))),
+            junction.clone().prop_map(Cond::And),
+            junction.prop_map(Cond::Or),
+        ]
+    })
+}
+
+// =============================================================================================
+// IR programs with valid references
+
+#[derive(Clone, Copy, Debug)]
+struct Sizes {
+    files: usize,
+    agents: usize,
+    states: usize,
+    contracts: usize,
+    counters: usize,
+}
+
+fn opt<T: std::fmt::Debug + Clone>(
+    strategy: impl Strategy<Value = T>,
+) -> impl Strategy<Value = Option<T>> {
+    proptest::option::of(strategy)
+}
+
+fn loc(sizes: Sizes) -> BoxedStrategy<Option<Loc>> {
+    if sizes.files == 0 {
+        return Just(None).boxed();
+    }
+    opt(
+        (0..sizes.files as u32, any::<u32>(), any::<u32>()).prop_map(|(file, line, column)| Loc {
+            file: FileIdx(file),
+            line,
+            column,
+        }),
+    )
+    .boxed()
+}
+
+fn agent_id(sizes: Sizes) -> BoxedStrategy<AgentId> {
+    (0..sizes.agents.max(1) as u32).prop_map(AgentId).boxed()
+}
+
+fn opt_agent(sizes: Sizes) -> BoxedStrategy<Option<AgentId>> {
+    if sizes.agents == 0 {
+        Just(None).boxed()
+    } else {
+        opt(agent_id(sizes)).boxed()
+    }
+}
+
+fn agent_ids(sizes: Sizes) -> BoxedStrategy<Vec<AgentId>> {
+    if sizes.agents == 0 {
+        Just(Vec::new()).boxed()
+    } else {
+        proptest::collection::vec(agent_id(sizes), 0..3).boxed()
+    }
+}
+
+fn state_id(sizes: Sizes) -> BoxedStrategy<StateId> {
+    (0..sizes.states.max(1) as u32).prop_map(StateId).boxed()
+}
+
+fn target(sizes: Sizes) -> BoxedStrategy<Target> {
+    prop_oneof![
+        1 => Just(Target::End),
+        3 => state_id(sizes).prop_map(Target::State),
+    ]
+    .boxed()
+}
+
+fn model() -> impl Strategy<Value = Model> {
+    (
+        (
+            opt(any_text(6)),
+            opt(any_text(6)),
+            any_text(8),
+            opt(any_text(8)),
+        ),
+        (
+            opt(any_text(6)),
+            any::<bool>(),
+            opt(any_text(4)),
+            opt(any::<u64>()),
+            opt(any_text(6)),
+        ),
+    )
+        .prop_map(
+            |(
+                (alias, provider, id, endpoint),
+                (api_key_env, has_literal_key, temperature, max_tokens, reasoning_effort),
+            )| Model {
+                alias,
+                provider,
+                id,
+                endpoint,
+                api_key_env,
+                has_literal_key,
+                temperature,
+                max_tokens,
+                reasoning_effort,
+            },
+        )
+}
+
+fn context_source() -> impl Strategy<Value = ContextSource> {
+    (any_text(10), any::<u32>(), opt(any_text(6))).prop_map(|(source, max_chars, label)| {
+        ContextSource {
+            source,
+            max_chars,
+            label,
+        }
+    })
+}
+
+fn context_mode() -> impl Strategy<Value = ContextMode> {
+    prop::sample::select(vec![
+        ContextMode::Shared,
+        ContextMode::Firewall,
+        ContextMode::Value,
+        ContextMode::Artifacts,
+    ])
+}
+
+fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
+    (
+        (opt(any_text(12)), opt(model()), any_text(16)),
+        (
+            proptest::collection::vec(any_text(6), 0..3),
+            prop::sample::select(vec![
+                ToolChoice::Auto,
+                ToolChoice::Required,
+                ToolChoice::None,
+            ]),
+            (
+                context_mode(),
+                proptest::collection::vec(context_source(), 0..2),
+                any::<bool>(),
+                proptest::collection::vec(any_text(6), 0..2),
+                any::<u32>(),
+            ),
+            opt(any_text(6)),
+            loc(sizes),
+        ),
+    )
+        .prop_map(
+            move |(
+                (description, model, instructions),
+                (
+                    tools,
+                    tool_choice,
+                    (mode, sources, text_only, exclude_agents, max_tail),
+                    pattern,
+                    loc,
+                ),
+            )| {
+                let mut agent = base_agent();
+                agent.name = name.clone();
+                agent.description = description;
+                agent.model = model;
+                agent.instructions = instructions;
+                agent.tools = tools;
+                agent.tool_choice = tool_choice;
+                agent.context = Context {
+                    mode,
+                    sources,
+                    text_only,
+                    exclude_agents,
+                    max_tail,
+                };
+                agent.pattern = pattern;
+                agent.loc = loc;
+                agent
+            },
+        )
+}
+
+/// An agent with every field at the value the IR parser gives an absent line, so that the
+/// generator keeps compiling when `Agent` gains a field (the new field is not generated).
+fn base_agent() -> Agent {
+    let program = ir::parse("fuseraft-ir 1\nprogram p origin tama\nagent a\n").unwrap();
+    program.agents[0].clone()
+}
+
+fn params() -> impl Strategy<Value = Vec<(String, String)>> {
+    proptest::collection::vec((any_text(6), any_text(8)), 0..3)
+}
+
+fn guard(sizes: Sizes) -> BoxedStrategy<Guard> {
+    let mut options: Vec<(u32, BoxedStrategy<Guard>)> = vec![
+        (
+            2,
+            (any_text(8), params())
+                .prop_map(|(name, params)| Guard::Validator { name, params })
+                .boxed(),
+        ),
+        (1, cond().prop_map(Guard::Cond).boxed()),
+        (1, Just(Guard::HumanApproval).boxed()),
+    ];
+    if sizes.contracts > 0 {
+        options.push((
+            1,
+            (0..sizes.contracts as u32)
+                .prop_map(|id| Guard::Contract(ContractId(id)))
+                .boxed(),
+        ));
+    }
+    if sizes.counters > 0 {
+        options.push((
+            1,
+            (0..sizes.counters as u32, any::<u32>())
+                .prop_map(|(id, limit)| Guard::CounterBelow(CounterId(id), limit))
+                .boxed(),
+        ));
+    }
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+fn effect(sizes: Sizes) -> BoxedStrategy<Effect> {
+    let mut options: Vec<(u32, BoxedStrategy<Effect>)> = vec![
+        (
+            1,
+            proptest::collection::vec(context_source(), 0..3)
+                .prop_map(Effect::InjectContext)
+                .boxed(),
+        ),
+        (1, Just(Effect::PhaseBreak).boxed()),
+        (1, Just(Effect::PromoteArtifact).boxed()),
+        (1, Just(Effect::InjectCritique).boxed()),
+        (1, any_text(10).prop_map(Effect::Warn).boxed()),
+    ];
+    if sizes.counters > 0 {
+        let counter = (0..sizes.counters as u32).prop_map(CounterId);
+        options.push((1, counter.clone().prop_map(Effect::Count).boxed()));
+        options.push((1, counter.clone().prop_map(Effect::Reset).boxed()));
+        options.push((
+            1,
+            (counter, any::<u32>(), opt(any_text(8)))
+                .prop_map(|(counter, max, objections)| Effect::Revisit {
+                    counter,
+                    max,
+                    objections,
+                })
+                .boxed(),
+        ));
+    }
+    proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+fn trigger(sizes: Sizes) -> BoxedStrategy<Trigger> {
+    prop_oneof![
+        3 => (
+            any_text(10),
+            prop::sample::select(vec![Matcher::Relaxed, Matcher::Strict, Matcher::Exact]),
+            agent_ids(sizes),
+        )
+            .prop_map(|(text, matcher, sources)| Trigger::Signal {
+                text,
+                matcher,
+                sources
+            }),
+        1 => any_text(6).prop_map(Trigger::FinishKey),
+        1 => Just(Trigger::AnyKey),
+        2 => (cond(), agent_ids(sizes)).prop_map(|(cond, sources)| Trigger::Cond { cond, sources }),
+        1 => Just(Trigger::Chosen),
+        1 => Just(Trigger::Always),
+        1 => Just(Trigger::Otherwise),
+    ]
+    .boxed()
+}
+
+fn exit(sizes: Sizes) -> impl Strategy<Value = Exit> {
+    (
+        trigger(sizes),
+        proptest::collection::vec(guard(sizes), 0..3),
+        proptest::collection::vec(effect(sizes), 0..3),
+        target(sizes),
+        prop::sample::select(vec![EdgeClass::Forward, EdgeClass::Back]),
+        opt_agent(sizes),
+        loc(sizes),
+    )
+        .prop_map(
+            |(trigger, guards, effects, target, class, recovery, loc)| Exit {
+                trigger,
+                guards,
+                effects,
+                target,
+                class,
+                recovery,
+                loc,
+            },
+        )
+}
+
+fn state_kind(sizes: Sizes) -> BoxedStrategy<StateKind> {
+    let fork = (
+        proptest::collection::vec(state_id(sizes), 0..3),
+        target(sizes),
+        prop::sample::select(Merge::ALL.to_vec()),
+        opt_agent(sizes),
+    )
+        .prop_map(|(branches, join, merge, merge_agent)| {
+            StateKind::Fork(Fork {
+                branches,
+                join,
+                merge,
+                merge_agent,
+            })
+        });
+    let style = prop_oneof![
+        Just(SelectStyle::Llm),
+        (any::<u32>(), any::<u32>(), any::<u32>(), any::<bool>()).prop_map(
+            |(max_rounds, max_stalls, max_resets, plan_review)| SelectStyle::Magentic {
+                max_rounds,
+                max_stalls,
+                max_resets,
+                plan_review,
+            }
+        ),
+    ];
+    let select = (style, opt(model()), opt(any_text(12))).prop_map(|(style, manager, prompt)| {
+        StateKind::Select(Select {
+            style,
+            manager,
+            prompt,
+        })
+    });
+    prop_oneof![
+        3 => Just(StateKind::Turn),
+        1 => prop::sample::select(vec![
+            TerminalMode::RunOnce,
+            TerminalMode::EndNow,
+            TerminalMode::RunUntilTermination,
+        ])
+        .prop_map(StateKind::Terminal),
+        1 => fork,
+        1 => select,
+    ]
+    .boxed()
+}
+
+fn state(name: String, sizes: Sizes) -> impl Strategy<Value = State> {
+    let no_match = prop_oneof![
+        any::<bool>().prop_map(|nudge| NoMatch::Correct { nudge }),
+        state_id(sizes).prop_map(NoMatch::Fallback),
+        Just(NoMatch::Fail),
+        Just(NoMatch::Never),
+    ];
+    let stuck = (opt(any::<u32>()), opt(any::<u32>()), opt(any::<u32>())).prop_map(
+        |(max_retries, max_visit_turns, max_without_signal)| StuckPolicy {
+            max_retries,
+            max_visit_turns,
+            max_without_signal,
+        },
+    );
+    (
+        opt_agent(sizes),
+        state_kind(sizes),
+        opt(context_mode()),
+        opt(any::<u32>()),
+        proptest::collection::vec(exit(sizes), 0..4),
+        no_match,
+        stuck,
+        loc(sizes),
+    )
+        .prop_map(
+            move |(agent, kind, context, layer, exits, no_match, stuck, loc)| State {
+                name: name.clone(),
+                agent,
+                kind,
+                context,
+                layer,
+                exits,
+                no_match,
+                stuck,
+                loc,
+            },
+        )
+}
+
+fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
+    let term = prop_oneof![
+        (any_text(10), proptest::collection::vec(any_text(6), 0..2))
+            .prop_map(|(pattern, agents)| TermCond::Regex { pattern, agents }),
+        any::<u32>().prop_map(TermCond::MaxTurns),
+        any::<u64>().prop_map(TermCond::Tokens),
+        cond().prop_map(TermCond::Cond),
+    ];
+    (
+        proptest::collection::vec(term, 0..3),
+        proptest::collection::vec(guard(sizes), 0..2),
+        opt(any::<u64>()),
+        prop::sample::select(vec![TurnUnit::Turns, TurnUnit::Phases]),
+    )
+        .prop_map(|(any, validators, max_total_tokens, unit)| Termination {
+            any,
+            validators,
+            max_total_tokens,
+            unit,
+        })
+}
+
+fn failure() -> impl Strategy<Value = FailurePolicy> {
+    let rule = (
+        prop::sample::select(FailureAction::ALL.to_vec()),
+        any::<u32>(),
+    )
+        .prop_map(|(action, threshold)| FailureRule::new(action, threshold));
+    prop_oneof![
+        Just(FailurePolicy::default()),
+        (rule.clone(), rule.clone(), rule.clone(), rule, any::<u32>()).prop_map(
+            |(missing_evidence, invalid_transition, conflicting_evidence, no_progress, max)| {
+                FailurePolicy {
+                    missing_evidence,
+                    invalid_transition,
+                    conflicting_evidence,
+                    no_progress,
+                    max_contract_failures: max,
+                }
+            }
+        ),
+    ]
+}
+
+fn origin() -> impl Strategy<Value = Origin> {
+    prop_oneof![
+        Just(Origin::Tama),
+        prop::sample::select(SelectionKind::ALL.to_vec()).prop_map(Origin::Fuseraft),
+    ]
+}
+
+fn program() -> impl Strategy<Value = Program> {
+    (0..3usize, 0..4usize, 0..6usize, 0..3usize, 0..3usize)
+        .prop_map(|(files, agents, states, contracts, counters)| Sizes {
+            files,
+            agents,
+            states,
+            contracts,
+            counters,
+        })
+        .prop_flat_map(|sizes| {
+            let agents = distinct_names(sizes.agents).prop_flat_map(move |names| {
+                names
+                    .into_iter()
+                    .map(|name| agent(name, sizes))
+                    .collect::<Vec<_>>()
+            });
+            let states = distinct_names(sizes.states).prop_flat_map(move |names| {
+                names
+                    .into_iter()
+                    .map(|name| state(name, sizes))
+                    .collect::<Vec<_>>()
+            });
+            let contracts = distinct_names(sizes.contracts).prop_flat_map(move |names| {
+                names
+                    .into_iter()
+                    .map(|name| {
+                        (
+                            proptest::collection::vec(
+                                (any_text(8), params())
+                                    .prop_map(|(kind, params)| Predicate { kind, params }),
+                                0..3,
+                            ),
+                            loc(sizes),
+                        )
+                            .prop_map(move |(predicates, loc)| Contract {
+                                name: name.clone(),
+                                predicates,
+                                loc,
+                            })
+                    })
+                    .collect::<Vec<_>>()
+            });
+            let counters = distinct_names(sizes.counters)
+                .prop_map(|names| names.into_iter().map(|name| Counter { name }).collect());
+            (
+                (
+                    any_text(8),
+                    origin(),
+                    proptest::collection::vec(any_text(10), sizes.files),
+                ),
+                (0..sizes.states.max(1) as u32).prop_map(StateId),
+                agents,
+                states,
+                contracts,
+                counters,
+                (
+                    termination(sizes),
+                    failure(),
+                    proptest::collection::vec((any_text(8), any_text(8)), 0..3),
+                ),
+            )
+        })
+        .prop_map(
+            |(
+                (name, origin, files),
+                entry,
+                agents,
+                states,
+                contracts,
+                counters,
+                (termination, failure, settings),
+            )| Program {
+                name,
+                origin,
+                files,
+                entry,
+                agents,
+                states,
+                contracts,
+                counters,
+                termination,
+                failure,
+                settings,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// `parse(print(p)) == p` for programs whose references are valid, and printing the parsed
+    /// program gives the same text.
+    #[test]
+    fn ir_text_round_trips(program in program()) {
+        let text = ir::print(&program, &ir::PrintOptions::default());
+        let back = ir::parse(&text);
+        prop_assert!(back.is_ok(), "{:?}\n{}", back.err(), text);
+        let back = back.unwrap();
+        prop_assert_eq!(&back, &program, "{}", text);
+        prop_assert_eq!(ir::print(&back, &ir::PrintOptions::default()), text);
+        // The elided form still parses.
+        let elided = ir::print(&program, &ir::PrintOptions { elide_text: true });
+        prop_assert!(ir::parse(&elided).is_ok(), "{}", elided);
+    }
+}
+
+// =============================================================================================
+// Generated configs
+
+/// A YAML/JSON value tree.
+#[derive(Clone, Debug)]
+enum Value {
+    Null,
+    /// Text and whether to quote it.
+    Scalar(String, bool),
+    Seq(Vec<Value>),
+    Map(Vec<(String, Value)>),
+}
+
+const KEYS: &[&str] = &[
+    "Name",
+    "Description",
+    "Agents",
+    "Instructions",
+    "Model",
+    "Models",
+    "Plugins",
+    "FunctionChoice",
+    "Selection",
+    "Type",
+    "Routes",
+    "Keyword",
+    "Agent",
+    "SourceAgents",
+    "Validators",
+    "Condition",
+    "RequireHumanApproval",
+    "RecoveryAgent",
+    "DefaultAgent",
+    "StateMachine",
+    "Initial",
+    "States",
+    "Transitions",
+    "Signal",
+    "To",
+    "Terminal",
+    "Graph",
+    "Nodes",
+    "Edges",
+    "From",
+    "EntryNode",
+    "Adversarial",
+    "Generator",
+    "Critic",
+    "PassKeyword",
+    "Stages",
+    "Termination",
+    "Pattern",
+    "MaxIterations",
+    "MaxTotalTokens",
+    "Context",
+    "ContextWindow",
+    "MaxTailMessages",
+    "ExcludeAgents",
+    "TextOnly",
+    "FailureHandling",
+    "MissingEvidence",
+    "Action",
+    "Threshold",
+    "Contracts",
+    "Contract",
+    "Requires",
+    "Path",
+    "HandoffContext",
+    "Source",
+    "MaxChars",
+    "MaxRevisits",
+    "MaxRetries",
+    "Magentic",
+    "MaxRoundCount",
+    "Prompt",
+    "Parallel",
+    "Merge",
+    "Security",
+    "FileSystemSandboxPath",
+    "Validation",
+    "BriefPath",
+    "Field",
+    "Is",
+    "IsNot",
+    "Contains",
+    "Exists",
+    "Provider",
+    "ModelId",
+    "Endpoint",
+    "ApiKeyEnvVar",
+    "ApiKey",
+    "Temperature",
+    "MaxTokens",
+    "ReasoningEffort",
+    "Capabilities",
+    "Permissions",
+    "StructuredRoutes",
+    "Rounds",
+    "Participants",
+    "Mapper",
+    "Reducer",
+    "Splitter",
+    "Targets",
+    "Synthesizer",
+    "Strategy",
+];
+
+const WORDS: &[&str] = &[
+    "Planner",
+    "Developer",
+    "Reviewer",
+    "Critic",
+    "end",
+    "keyword",
+    "statemachine",
+    "graph",
+    "workflow",
+    "adversarial",
+    "sequential",
+    "roundrobin",
+    "structured",
+    "llm",
+    "magentic",
+    "mapreduce",
+    "scattergather",
+    "regex",
+    "maxiterations",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "3",
+    "1e999",
+    "~",
+    "null",
+    "APPROVED",
+    "HANDOFF TO DEVELOPER",
+    "verdict == 'approved'",
+    "RequireShellPass",
+    "RequireWriteFile",
+    "FileExists",
+    "Reinstruct",
+    "Abort",
+    "union",
+    "vote",
+    "gpt-4o",
+    "openai",
+    "../../etc/passwd",
+    "*",
+    "&anchor",
+    "!!str",
+    "{",
+    "[",
+    "'",
+    "\"",
+    "#",
+    "|",
+    ">",
+    "- x",
+    ": y",
+    "\t",
+    "é",
+];
+
+fn value(depth: u32) -> BoxedStrategy<Value> {
+    let scalar = prop_oneof![
+        4 => (prop::sample::select(WORDS), any::<bool>())
+            .prop_map(|(word, quoted)| Value::Scalar(word.to_string(), quoted)),
+        1 => (any_text(12), any::<bool>()).prop_map(|(text, quoted)| Value::Scalar(text, quoted)),
+        1 => any::<i64>().prop_map(|n| Value::Scalar(n.to_string(), false)),
+        1 => Just(Value::Null),
+    ];
+    if depth == 0 {
+        return scalar.boxed();
+    }
+    let key = prop_oneof![
+        6 => prop::sample::select(KEYS).prop_map(str::to_string),
+        1 => prop::sample::select(KEYS).prop_map(|key| key.to_lowercase()),
+        1 => proptest::string::string_regex("[A-Za-z]{1,8}").unwrap(),
+    ];
+    prop_oneof![
+        3 => scalar,
+        2 => proptest::collection::vec(value(depth - 1), 0..4).prop_map(Value::Seq),
+        3 => proptest::collection::vec((key, value(depth - 1)), 0..6).prop_map(Value::Map),
+    ]
+    .boxed()
+}
+
+/// A config: an `Orchestration:` root whose usual keys hold mostly plausible values.
+fn config() -> impl Strategy<Value = Value> {
+    let agent = (
+        prop::sample::select(&WORDS[..4]),
+        value(1),
+        proptest::collection::vec((prop::sample::select(KEYS), value(2)), 0..3),
+    )
+        .prop_map(|(name, instructions, extra)| {
+            let mut entries = vec![
+                ("Name".to_string(), Value::Scalar(name.to_string(), false)),
+                ("Instructions".to_string(), instructions),
+            ];
+            entries.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+            Value::Map(entries)
+        });
+    let selection = (
+        prop::sample::select(&WORDS[5..19]),
+        proptest::collection::vec((prop::sample::select(KEYS), value(3)), 0..5),
+    )
+        .prop_map(|(kind, extra)| {
+            let mut entries = vec![("Type".to_string(), Value::Scalar(kind.to_string(), false))];
+            entries.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+            Value::Map(entries)
+        });
+    (
+        proptest::collection::vec(agent, 0..4),
+        selection,
+        proptest::collection::vec((prop::sample::select(KEYS), value(3)), 0..4),
+    )
+        .prop_map(|(agents, selection, extra)| {
+            let mut entries = vec![
+                ("Name".to_string(), Value::Scalar("Generated".into(), false)),
+                ("Agents".to_string(), Value::Seq(agents)),
+                ("Selection".to_string(), selection),
+            ];
+            entries.extend(extra.into_iter().map(|(k, v)| (k.to_string(), v)));
+            Value::Map(vec![("Orchestration".to_string(), Value::Map(entries))])
+        })
+}
+
+fn yaml_scalar(text: &str, quoted: bool) -> String {
+    if quoted || text.is_empty() {
+        // JSON string syntax is a valid YAML double-quoted scalar.
+        serde_json::to_string(text).unwrap()
+    } else {
+        text.replace('\n', " ")
+    }
+}
+
+/// Block-style YAML (plain scalars may well be invalid YAML: that is part of the test).
+fn to_yaml(value: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match value {
+        Value::Null => out.push_str(" ~\n"),
+        Value::Scalar(text, quoted) => {
+            out.push(' ');
+            out.push_str(&yaml_scalar(text, *quoted));
+            out.push('\n');
+        }
+        Value::Seq(items) if items.is_empty() => out.push_str(" []\n"),
+        Value::Map(entries) if entries.is_empty() => out.push_str(" {}\n"),
+        Value::Seq(items) => {
+            out.push('\n');
+            for item in items {
+                out.push_str(&pad);
+                out.push('-');
+                to_yaml(item, indent + 2, out);
+            }
+        }
+        Value::Map(entries) => {
+            out.push('\n');
+            for (key, value) in entries {
+                out.push_str(&pad);
+                out.push_str(&yaml_scalar(key, false));
+                out.push(':');
+                to_yaml(value, indent + 2, out);
+            }
+        }
+    }
+}
+
+fn to_json(value: &Value) -> Json {
+    match value {
+        Value::Null => Json::Null,
+        Value::Scalar(text, _) => Json::String(text.clone()),
+        Value::Seq(items) => Json::Array(items.iter().map(to_json).collect()),
+        Value::Map(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(key, value)| (key.clone(), to_json(value)))
+                .collect(),
+        ),
+    }
+}
+
+/// Serves files from memory; a path is a directory when some file lies under it.
+struct Memory(BTreeMap<PathBuf, String>);
+
+impl FileReader for Memory {
+    fn read(&self, path: &Path) -> io::Result<String> {
+        self.0
+            .get(path)
+            .cloned()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.0
+            .keys()
+            .any(|key| key.starts_with(path) && key != path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.0.contains_key(path) || self.is_dir(path)
+    }
+}
+
+/// Compiles `text` at `path`; a program that compiles must round-trip through the IR text,
+/// and `check` must not panic.
+fn compile_text(path: &str, text: String) {
+    let reader = Memory(BTreeMap::from([(PathBuf::from(path), text)]));
+    let compiled = fuseraft_compiler::compile(Path::new(path), &reader);
+    if let Some(program) = &compiled.program {
+        let printed = ir::print(program, &ir::PrintOptions::default());
+        assert_eq!(
+            ir::parse(&printed).as_ref(),
+            Ok(program),
+            "round trip of\n{printed}"
+        );
+    }
+    let _ = fuseraft_compiler::check::check(&compiled);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// `compile` never panics on generated configs, as YAML and as JSON.
+    #[test]
+    fn compile_never_panics(config in config()) {
+        let mut yaml = String::new();
+        if let Value::Map(entries) = &config {
+            for (key, value) in entries {
+                yaml.push_str(key);
+                yaml.push(':');
+                to_yaml(value, 2, &mut yaml);
+            }
+        }
+        compile_text("/gen/config.yaml", yaml);
+        compile_text("/gen/config.json", to_json(&config).to_string());
+    }
+
+    /// Arbitrary values under arbitrary fuseraft keys, anywhere.
+    #[test]
+    fn compile_never_panics_on_any_tree(tree in value(4)) {
+        let mut yaml = String::from("Orchestration:");
+        to_yaml(&tree, 2, &mut yaml);
+        compile_text("/gen/config.yaml", yaml);
+        let json = json!({"Orchestration": to_json(&tree)});
+        compile_text("/gen/config.json", json.to_string());
+    }
+}
+
+// =============================================================================================
+// The machine under generated effect results
+
+/// Every fixture program that compiles (configs under `fixtures/compile/ok/` and the configs
+/// of `fixtures/run/*`).
+fn fixture_programs() -> &'static [(String, Program)] {
+    static PROGRAMS: std::sync::OnceLock<Vec<(String, Program)>> = std::sync::OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut paths = Vec::new();
+        for dir in ["compile/ok", "run"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
+                let path = entry.path();
+                if path.join("config.yaml").exists() {
+                    paths.push(path.join("config.yaml"));
+                } else if path.join("tama.toml").exists() || path.is_file() {
+                    paths.push(path);
+                }
+            }
+        }
+        paths.sort();
+        let programs: Vec<(String, Program)> = paths
+            .iter()
+            .filter_map(|path| {
+                let program = fuseraft_compiler::compile(path, &fuseraft::disk::Disk).program?;
+                Some((path.display().to_string(), program))
+            })
+            .collect();
+        assert!(
+            programs.len() >= 20,
+            "only {} fixture programs",
+            programs.len()
+        );
+        programs
+    })
+}
+
+/// Signals, finish keys, conditions, state and agent names: what makes routing progress.
+fn program_words(program: &Program) -> Vec<String> {
+    let mut words = vec![
+        "{\"verdict\": \"approved\"}".to_string(),
+        "```json\n{\"verdict\": \"revise\"}\n```".to_string(),
+        "APPROVED".to_string(),
+    ];
+    for state in &program.states {
+        words.push(state.name.clone());
+        for exit in &state.exits {
+            match &exit.trigger {
+                Trigger::Signal { text, .. } => words.push(text.clone()),
+                Trigger::FinishKey(key) => words.push(key.clone()),
+                Trigger::Cond { cond, .. } => words.push(cond.to_string()),
+                _ => {}
+            }
+        }
+    }
+    words.extend(program.agents.iter().map(|agent| agent.name.clone()));
+    words
+}
+
+/// The text of a reply.
+#[derive(Clone, Debug)]
+enum Text {
+    Empty,
+    Word(Index),
+    /// A word repeated on `n` lines (a reply with thousands of signals).
+    Repeated(Index, u16),
+    /// Several words on their own lines.
+    Words(Vec<Index>),
+    Arbitrary(String),
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    name: Index,
+    args: CallArgs,
+}
+
+#[derive(Clone, Debug)]
+enum CallArgs {
+    Keyword(Index),
+    Finish(Index),
+    Missing,
+    WrongType(i64),
+    Arbitrary(String, String),
+}
+
+/// One answer: the machine picks the part that fits the request it made.
+#[derive(Clone, Debug)]
+struct Answer {
+    text: Text,
+    calls: Vec<Call>,
+    usage: (u32, u32),
+    model_error: bool,
+    tool_ok: bool,
+    tool_result: Text,
+    verdicts: Vec<bool>,
+    approve: bool,
+    /// Answer with a response of another kind (a driver bug the machine must survive).
+    wrong_kind: bool,
+}
+
+fn text_choice() -> impl Strategy<Value = Text> {
+    prop_oneof![
+        1 => Just(Text::Empty),
+        4 => any::<Index>().prop_map(Text::Word),
+        1 => (any::<Index>(), 1..3000u16).prop_map(|(i, n)| Text::Repeated(i, n)),
+        2 => proptest::collection::vec(any::<Index>(), 1..4).prop_map(Text::Words),
+        1 => any_text(40).prop_map(Text::Arbitrary),
+    ]
+}
+
+fn answer() -> impl Strategy<Value = Answer> {
+    let call_args = prop_oneof![
+        3 => any::<Index>().prop_map(CallArgs::Keyword),
+        2 => any::<Index>().prop_map(CallArgs::Finish),
+        1 => Just(CallArgs::Missing),
+        1 => any::<i64>().prop_map(CallArgs::WrongType),
+        1 => (any_text(8), any_text(8)).prop_map(|(k, v)| CallArgs::Arbitrary(k, v)),
+    ];
+    let call = (any::<Index>(), call_args).prop_map(|(name, args)| Call { name, args });
+    (
+        (
+            text_choice(),
+            proptest::collection::vec(call, 0..3),
+            (0..5000u32, 0..5000u32),
+            prop::bool::weighted(0.03),
+        ),
+        (
+            any::<bool>(),
+            text_choice(),
+            proptest::collection::vec(prop::bool::weighted(0.7), 0..4),
+            any::<bool>(),
+            prop::bool::weighted(0.02),
+        ),
+    )
+        .prop_map(
+            |(
+                (text, calls, usage, model_error),
+                (tool_ok, tool_result, verdicts, approve, wrong_kind),
+            )| Answer {
+                text,
+                calls,
+                usage,
+                model_error,
+                tool_ok,
+                tool_result,
+                verdicts,
+                approve,
+                wrong_kind,
+            },
+        )
+}
+
+const TOOL_NAMES: &[&str] = &[
+    "handoff",
+    "finish",
+    "write_file",
+    "read_file",
+    "run_command",
+    "FileSystem-write_file",
+    "unknown_tool",
+    "",
+];
+
+fn render(text: &Text, words: &[String]) -> String {
+    match text {
+        Text::Empty => String::new(),
+        Text::Word(index) => index.get(words).clone(),
+        Text::Repeated(index, count) => {
+            let word = index.get(words);
+            let mut out = String::with_capacity((word.len() + 1) * *count as usize);
+            for _ in 0..*count {
+                out.push_str(word);
+                out.push('\n');
+            }
+            out
+        }
+        Text::Words(indices) => indices
+            .iter()
+            .map(|index| index.get(words).as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Text::Arbitrary(text) => text.clone(),
+    }
+}
+
+fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u32) -> Response {
+    let reply = |next_id: &mut u32| {
+        if answer.model_error {
+            return Err("generated model failure".to_string());
+        }
+        let tool_calls = answer
+            .calls
+            .iter()
+            .map(|call| {
+                *next_id += 1;
+                let args = match &call.args {
+                    CallArgs::Keyword(index) => json!({"route_keyword": index.get(words)}),
+                    CallArgs::Finish(index) => json!({"key": index.get(words), "value": "v"}),
+                    CallArgs::Missing => json!({}),
+                    CallArgs::WrongType(n) => json!({"route_keyword": n, "key": [n], "path": n}),
+                    CallArgs::Arbitrary(key, value) => json!({ key: value }),
+                };
+                ToolCall {
+                    id: format!("call_{next_id}"),
+                    name: call.name.get(TOOL_NAMES).to_string(),
+                    args,
+                    result: None,
+                    ok: false,
+                }
+            })
+            .collect();
+        Ok(ModelReply {
+            text: render(&answer.text, words),
+            tool_calls,
+            usage: Usage {
+                input_tokens: u64::from(answer.usage.0),
+                output_tokens: u64::from(answer.usage.1),
+            },
+        })
+    };
+    if answer.wrong_kind {
+        return match request {
+            Request::Approve { .. } => Response::Context(Vec::new()),
+            _ => Response::Approve(answer.approve),
+        };
+    }
+    match request {
+        Request::Model(_) | Request::Done => Response::Model(reply(next_id)),
+        Request::Fork(calls) => Response::Fork(calls.iter().map(|_| reply(next_id)).collect()),
+        Request::Tools { calls, .. } => Response::Tools(
+            calls
+                .iter()
+                .map(|call| ToolCall {
+                    result: Some(render(&answer.tool_result, words)),
+                    ok: answer.tool_ok,
+                    ..call.clone()
+                })
+                .collect(),
+        ),
+        Request::Validate { checks, .. } => Response::Validate(
+            checks
+                .iter()
+                .zip(answer.verdicts.iter().chain(std::iter::repeat(&true)))
+                .map(|(_, ok)| {
+                    if *ok {
+                        CheckResult::pass()
+                    } else {
+                        CheckResult::fail("generated failure")
+                    }
+                })
+                .collect(),
+        ),
+        Request::Approve { .. } => Response::Approve(answer.approve),
+        Request::Context { sources, .. } => Response::Context(
+            sources
+                .iter()
+                .map(|_| render(&answer.tool_result, words))
+                .collect(),
+        ),
+    }
+}
+
+/// `before` is still the start of `after`.
+fn history_grew(before: &[Message], after: &[Message]) -> Result<(), String> {
+    if after.len() < before.len() {
+        return Err(format!(
+            "history shrank from {} to {} messages",
+            before.len(),
+            after.len()
+        ));
+    }
+    match before.iter().zip(after).position(|(old, new)| old != new) {
+        Some(idx) => Err(format!("history message {idx} changed")),
+        None => Ok(()),
+    }
+}
+
+/// Runs `program` answering requests from `answers` (cycled); returns the number of steps.
+fn drive(program: &Program, answers: &[Answer], checkpoint_every: usize) -> Result<usize, String> {
+    let words = program_words(program);
+    let options = Options {
+        session_id: "prop0000".to_string(),
+        task: "generated".to_string(),
+        max_turns: Some(25),
+        skip_prompts: false,
+    };
+    let mut machine = Machine::new(program, options.clone());
+    let mut next_id = 0;
+    for step in 0..answers.len() * 2 {
+        if checkpoint_every > 0 && step % checkpoint_every == 0 && machine.at_boundary() {
+            let checkpoint = machine.checkpoint().ok_or("no checkpoint at a boundary")?;
+            let before = machine.run().history.clone();
+            let restored = Machine::restore(program, options.clone(), &checkpoint);
+            if let Ok(restored) = restored {
+                if restored.run().history != before {
+                    return Err("a restored checkpoint lost history".to_string());
+                }
+                machine = restored;
+            }
+        }
+        let request = machine.step();
+        if request == Request::Done {
+            return Ok(step);
+        }
+        let before = machine.run().history.clone();
+        let response = respond(
+            &request,
+            &answers[step % answers.len()],
+            &words,
+            &mut next_id,
+        );
+        machine.resume(response);
+        history_grew(&before, &machine.run().history)?;
+    }
+    Ok(answers.len() * 2)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// For any sequence of effect results, `step`/`resume` never panic and the history only
+    /// grows (no message is dropped or rewritten), across checkpoints and restores too.
+    #[test]
+    fn machine_survives_any_effect_results(
+        program in any::<Index>(),
+        answers in proptest::collection::vec(answer(), 1..40),
+        checkpoint_every in 0..6usize,
+    ) {
+        let programs = fixture_programs();
+        let (path, program) = program.get(programs);
+        let result = drive(program, &answers, checkpoint_every);
+        prop_assert!(result.is_ok(), "{}: {:?}", path, result.err());
+    }
+}

@@ -1,0 +1,371 @@
+//! Inputs that once crashed or hung fuseraft (found by the fuzz targets under `fuzz/` or by
+//! hand), replayed on every `cargo test`, and the hostile-input cases of docs/reliability.md
+//! that no other test covers.
+//!
+//! `fixtures/regressions/` holds one kind of input per folder:
+//!
+//! - `config/*.yaml|json`: compiled (and checked); a program must round-trip through IR text.
+//! - `condition/*.txt`: parsed as a routing condition; a parsed one must round-trip.
+//! - `ir/*.fir`: parsed as IR text; a program must round-trip, and run in the machine with
+//!   every request answered (`answers.rs` style: a fixed script) without a panic.
+//! - `run/<case>/`: `config.yaml` or `program.fir` with `replay.yaml`, run through the real
+//!   driver and the replay provider in a scratch work dir; any outcome but a panic is fine.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use fuseraft::disk::Disk;
+use fuseraft_compiler::ir::{self, Program};
+use fuseraft_vm::driver::{self, Approvals, Env};
+use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
+use fuseraft_vm::event::Outcome;
+use fuseraft_vm::history::{Role, ToolCall};
+use fuseraft_vm::machine::{Machine, Options, MAX_TOOL_CALLS_PER_TURN};
+use fuseraft_vm::replay::Replay;
+use serde_json::json;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn files(dir: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root().join("fixtures/regressions").join(dir)) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|entry| entry.path()).collect();
+    paths.sort();
+    paths
+}
+
+/// A program must print to IR text that parses back to an equal program.
+fn assert_round_trip(program: &Program, what: &Path) {
+    let text = ir::print(program, &ir::PrintOptions::default());
+    match ir::parse(&text) {
+        Ok(back) => assert!(
+            back == *program,
+            "{}: the IR round trip changed the program:\n{text}",
+            what.display()
+        ),
+        Err(error) => panic!(
+            "{}: printed IR does not parse: {error}\n{text}",
+            what.display()
+        ),
+    }
+}
+
+/// Answers every request of `machine` the same plain way (the reply text cycles through
+/// `replies`) until the run ends or `max_steps` pass; returns the run's outcome.
+fn drive(machine: &mut Machine<'_>, replies: &[String], max_steps: usize) -> Option<Outcome> {
+    let mut replies = replies.iter().cycle();
+    for _ in 0..max_steps {
+        let request = machine.step();
+        let before = machine.run().history.len();
+        let response = match &request {
+            Request::Done => return machine.outcome(),
+            Request::Model(_) => Response::Model(Ok(ModelReply {
+                text: replies.next().cloned().unwrap_or_default(),
+                ..ModelReply::default()
+            })),
+            Request::Fork(calls) => Response::Fork(
+                calls
+                    .iter()
+                    .map(|_| {
+                        Ok(ModelReply {
+                            text: replies.next().cloned().unwrap_or_default(),
+                            ..ModelReply::default()
+                        })
+                    })
+                    .collect(),
+            ),
+            Request::Tools { calls, .. } => Response::Tools(
+                calls
+                    .iter()
+                    .map(|call| ToolCall {
+                        result: Some("done".to_string()),
+                        ok: true,
+                        ..call.clone()
+                    })
+                    .collect(),
+            ),
+            Request::Validate { checks, .. } => {
+                Response::Validate(checks.iter().map(|_| CheckResult::pass()).collect())
+            }
+            Request::Approve { .. } => Response::Approve(true),
+            Request::Context { sources, .. } => {
+                Response::Context(sources.iter().map(|_| String::new()).collect())
+            }
+        };
+        machine.resume(response);
+        assert!(machine.run().history.len() >= before, "the history shrank");
+    }
+    machine.outcome()
+}
+
+fn options(task: &str) -> Options {
+    Options {
+        session_id: "regr0000".to_string(),
+        task: task.to_string(),
+        max_turns: Some(50),
+        skip_prompts: false,
+    }
+}
+
+#[test]
+fn regression_configs_compile_without_panicking() {
+    for path in files("config") {
+        let compiled = fuseraft_compiler::compile(&path, &Disk);
+        if let Some(program) = &compiled.program {
+            assert_round_trip(program, &path);
+        }
+        let _ = fuseraft_compiler::check::check(&compiled);
+    }
+}
+
+#[test]
+fn regression_conditions_parse_or_fail_cleanly() {
+    for path in files("condition") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        if let Ok(cond) = fuseraft_compiler::condition::parse(&text) {
+            let printed = cond.to_string();
+            assert_eq!(
+                fuseraft_compiler::condition::parse(&printed),
+                Ok(cond),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn regression_ir_files_parse_and_run_without_panicking() {
+    let words = ["DONE".to_string(), "APPROVED".to_string(), String::new()];
+    for path in files("ir") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(program) = ir::parse(&text) else {
+            continue;
+        };
+        assert_round_trip(&program, &path);
+        let mut machine = Machine::new(&program, options("regression"));
+        drive(&mut machine, &words, 500);
+    }
+}
+
+#[test]
+fn regression_runs_end_without_panicking() {
+    for dir in files("run") {
+        let input = if dir.join("program.fir").exists() {
+            dir.join("program.fir")
+        } else {
+            dir.join("config.yaml")
+        };
+        let compiled = fuseraft_compiler::compile(&input, &Disk);
+        let Some(program) = compiled.program else {
+            continue;
+        };
+        let script = fuseraft::replay_file::load(&dir.join("replay.yaml"))
+            .unwrap_or_else(|error| panic!("{}: bad replay: {}", dir.display(), error.1.message));
+        let work = std::env::temp_dir().join(format!(
+            "fuseraft-regression-{}-{}",
+            std::process::id(),
+            dir.file_name().unwrap().to_string_lossy()
+        ));
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work).unwrap();
+        let env = Env {
+            work_dir: std::fs::canonicalize(&work).unwrap(),
+            approvals: Approvals::All,
+        };
+        let replay = Replay::new(script);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let summary = runtime.block_on(driver::run(
+            &program,
+            options("regression"),
+            &replay,
+            &env,
+            &mut |_, _| {},
+        ));
+        let _ = std::fs::remove_dir_all(&work);
+        assert!(summary.turns <= 50, "{}", dir.display());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hostile replies and effect results (docs/reliability.md, "Replies and tool calls").
+
+fn keyword_program() -> Program {
+    fuseraft_compiler::compile(&root().join("fixtures/run/keyword/config.yaml"), &Disk)
+        .program
+        .expect("the keyword fixture compiles")
+}
+
+/// A reply of 8 MiB is recorded whole and routed on like any other; the machine stays fast.
+#[test]
+fn a_reply_of_megabytes_is_kept_and_routed() {
+    let program = keyword_program();
+    let mut machine = Machine::new(&program, options("big"));
+    let big = format!(
+        "{}\n**HANDOFF TO DEVELOPER**\n",
+        "x".repeat(8 * 1024 * 1024)
+    );
+    let started = Instant::now();
+    let Request::Model(_) = machine.step() else {
+        panic!("the first request is a model call");
+    };
+    machine.resume(Response::Model(Ok(ModelReply {
+        text: big.clone(),
+        ..ModelReply::default()
+    })));
+    let reply = machine
+        .run()
+        .history
+        .iter()
+        .find(|message| message.role == Role::Assistant)
+        .expect("the reply is in the history");
+    assert_eq!(reply.content.len(), big.len());
+    let Request::Model(call) = machine.step() else {
+        panic!("the run goes on");
+    };
+    assert_eq!(call.agent, "Developer");
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// A reply holding the same signal thousands of times routes once; one holding thousands of
+/// different signals is ambiguous and corrected, not a crash.
+#[test]
+fn a_reply_with_thousands_of_signals_routes_or_is_corrected() {
+    let program = keyword_program();
+    let mut machine = Machine::new(&program, options("signals"));
+    let _ = machine.step();
+    let same = "HANDOFF TO DEVELOPER\n".repeat(5000);
+    machine.resume(Response::Model(Ok(ModelReply {
+        text: same,
+        ..ModelReply::default()
+    })));
+    let Request::Model(call) = machine.step() else {
+        panic!("the run goes on");
+    };
+    assert_eq!(call.agent, "Developer");
+
+    let mut machine = Machine::new(&program, options("signals"));
+    let _ = machine.step();
+    let mixed = "HANDOFF TO DEVELOPER\nREPLAN\nHANDOFF TO REVIEWER\n".repeat(3000);
+    let started = Instant::now();
+    machine.resume(Response::Model(Ok(ModelReply {
+        text: mixed,
+        ..ModelReply::default()
+    })));
+    let request = machine.step();
+    assert!(
+        matches!(request, Request::Model(_) | Request::Done),
+        "{request:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// A reply asking for a thousand tool calls gets the first `MAX_TOOL_CALLS_PER_TURN` run and
+/// a `tool_limit` event; handoff calls with missing or wrong-typed arguments are answered,
+/// never a panic.
+#[test]
+fn tool_calls_past_the_bound_and_with_bad_arguments() {
+    let program = keyword_program();
+    let mut machine = Machine::new(&program, options("tools"));
+    let _ = machine.step();
+    let calls: Vec<ToolCall> = (0..1000)
+        .map(|idx| ToolCall {
+            id: format!("call_{idx}"),
+            name: "read_file".to_string(),
+            args: json!({"path": idx}),
+            result: None,
+            ok: false,
+        })
+        .collect();
+    machine.resume(Response::Model(Ok(ModelReply {
+        tool_calls: calls,
+        ..ModelReply::default()
+    })));
+    let events = machine.drain_events();
+    assert!(events.iter().any(|event| event.event_type == "tool_limit"));
+    let Request::Tools { calls, .. } = machine.step() else {
+        panic!("the tool calls are requested");
+    };
+    assert_eq!(calls.len(), MAX_TOOL_CALLS_PER_TURN);
+
+    for args in [
+        json!({}),
+        json!({"route_keyword": 5}),
+        json!({"route_keyword": null}),
+        json!({"route_keyword": ["HANDOFF TO DEVELOPER"]}),
+        json!({"route_keyword": {"x": 1}}),
+        json!("not an object"),
+        json!(null),
+        json!({"route_keyword": ""}),
+        json!({"key": 5, "value": [1, 2]}),
+    ] {
+        for name in ["handoff", "finish", "Routing-handoff", "HANDOFF"] {
+            let mut machine = Machine::new(&program, options("args"));
+            let _ = machine.step();
+            machine.resume(Response::Model(Ok(ModelReply {
+                tool_calls: vec![ToolCall {
+                    id: "call_1".to_string(),
+                    name: name.to_string(),
+                    args: args.clone(),
+                    result: None,
+                    ok: false,
+                }],
+                ..ModelReply::default()
+            })));
+            let words = ["HANDOFF TO DEVELOPER".to_string()];
+            drive(&mut machine, &words, 200);
+            assert!(machine.run().history.len() >= 2, "{name} {args}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults of the machine around the run.
+
+/// `--events /dev/full`: every write fails with ENOSPC; fuseraft warns once and the run
+/// finishes with its normal outcome and exit code.
+#[test]
+fn a_full_disk_for_the_events_file_warns_once_and_the_run_finishes() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("skipping: no /dev/full on this system");
+        return;
+    }
+    let work = std::env::temp_dir().join(format!("fuseraft-full-disk-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            "fixtures/run/keyword/config.yaml",
+            "--task",
+            "Add a flag.",
+            "--replay",
+            "fixtures/run/keyword/replay.yaml",
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--events",
+            "/dev/full",
+            "--json",
+        ])
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs");
+    let _ = std::fs::remove_dir_all(&work);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stderr.matches("cannot write the events file").count(),
+        1,
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON summary on stdout");
+    assert_eq!(summary["outcome"], "completed");
+}
