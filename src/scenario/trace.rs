@@ -102,6 +102,14 @@ fn via_handoff(event: &Event) -> &'static str {
     }
 }
 
+fn stage_outcome(event: &Event) -> &'static str {
+    if event.event_type == "adversarial_stage_pass" {
+        "stage passed"
+    } else {
+        "stage timed out"
+    }
+}
+
 /// Where the trace is: whose turn, in which state.
 struct Cursor {
     agent: Option<String>,
@@ -217,12 +225,23 @@ pub fn render(ran: &Ran) -> String {
                         number(join, "branches")
                     );
                 }
-                let suffix = match idx.checked_sub(1).map(|at| &records[at].event) {
+                let mut suffix = match idx.checked_sub(1).map(|at| &records[at].event) {
                     Some(phase) if phase.event_type == "phase_start" => {
                         format!(" (back edge: phase {})", number(phase, "phase"))
                     }
                     _ => String::new(),
                 };
+                if let Some(stage) = records[..idx]
+                    .iter()
+                    .rev()
+                    .take_while(|before| {
+                        BETWEEN_SIGNAL_AND_ROUTE.contains(&before.event.event_type)
+                    })
+                    .find(|before| before.event.event_type.starts_with("adversarial_stage_"))
+                    .filter(|before| before.event.event_type != "adversarial_stage_start")
+                {
+                    suffix.push_str(&format!(" ({})", stage_outcome(&stage.event)));
+                }
                 // The signal's line was folded into this one: keep how it came.
                 let handoff = records[..idx]
                     .iter()
@@ -328,9 +347,19 @@ pub fn render(ran: &Ran) -> String {
                 }
             }
             "adversarial_stage_start" => emit!(format!("stage {} starts", text(event, "stage"))),
-            "adversarial_stage_pass" => emit!(format!("stage passed → {}", text(event, "next"))),
-            "adversarial_stage_timeout" => {
-                emit!(format!("stage timed out → {}", text(event, "next")))
+            "adversarial_stage_pass" | "adversarial_stage_timeout" => {
+                // Folded into the route line when the route follows.
+                let routed = records[idx + 1..]
+                    .iter()
+                    .find(|next| !BETWEEN_SIGNAL_AND_ROUTE.contains(&next.event.event_type))
+                    .is_some_and(|next| next.event.event_type == "agent_routed");
+                if !routed {
+                    emit!(format!(
+                        "{} → {}",
+                        stage_outcome(event),
+                        text(event, "next")
+                    ));
+                }
             }
             "warning" => emit!(format!(
                 "warning: {}",
