@@ -379,17 +379,49 @@ fn truncated_and_mangled_inputs_never_panic() {
     walk(&root().join("fixtures/check"), &mut files);
     walk(&root().join("fixtures/compile"), &mut files);
     walk(&root().join("../shared/corpus/fuseraft"), &mut files);
-    files.retain(|path| {
-        path.extension()
-            .is_some_and(|ext| ext == "yaml" || ext == "json")
-    });
     let mut runs = 0;
     for path in files {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let name = PathBuf::from(path.file_name().unwrap_or_default());
-        let step = (text.len() / 25).max(1);
+        let file_name = path
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        // A tama project: every file of it in memory, the mangled one being an AGENT.md.
+        let project = if file_name == "AGENT.md" {
+            path.ancestors().nth(3).map(Path::to_path_buf)
+        } else {
+            None
+        };
+        let is_input = matches!(
+            path.extension().and_then(|ext| ext.to_str()),
+            Some("yaml" | "json" | "fir")
+        );
+        if !is_input && project.is_none() {
+            continue;
+        }
+        let mut base = BTreeMap::new();
+        if let Some(project) = &project {
+            let mut project_files = Vec::new();
+            walk(project, &mut project_files);
+            for file in project_files {
+                if let (Ok(rel), Ok(body)) =
+                    (file.strip_prefix(project), std::fs::read_to_string(&file))
+                {
+                    base.insert(PathBuf::from("p").join(rel), body);
+                }
+            }
+        }
+        let (input, key) = match &project {
+            Some(project) => (
+                PathBuf::from("p"),
+                PathBuf::from("p").join(path.strip_prefix(project).unwrap_or(&path)),
+            ),
+            None => (PathBuf::from(&file_name), PathBuf::from(&file_name)),
+        };
+        let step = (text.len() / 16).max(1);
         let mut cut = 0;
         while cut <= text.len() {
             if text.is_char_boundary(cut) {
@@ -399,8 +431,10 @@ fn truncated_and_mangled_inputs_never_panic() {
                     text[..cut].replace(':', ""),
                     text[..cut].replace('a', "ä").replace('(', "ü("),
                 ] {
-                    let reader = Memory(BTreeMap::from([(name.clone(), variant)]));
-                    let compiled = compile(&name, &reader);
+                    let mut files = base.clone();
+                    files.insert(key.clone(), variant);
+                    let reader = Memory(files);
+                    let compiled = compile(&input, &reader);
                     let findings = check::check(&compiled);
                     if let Some(program) = compiled.any_program() {
                         let _ = check::paths(program);
@@ -410,6 +444,7 @@ fn truncated_and_mangled_inputs_never_panic() {
                         sources: &compiled.sources,
                     }];
                     let _ = report::json::render(&checked);
+                    let _ = report::github::render(&checked);
                     let _ = fuseraft::commands::check::human(&checked, Style::plain());
                     runs += 1;
                 }
