@@ -4,7 +4,7 @@
 //! Exit codes: 0 nothing at or above the deny level, 1 findings (errors, or warnings with
 //! `--deny-warnings`), 2 an input could not be read or the command line is wrong.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use fuseraft_compiler::check::{self, Findings};
 use fuseraft_compiler::{Code, Compiled, Severity};
@@ -19,6 +19,15 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
     if let Some(code) = &args.explain {
         return explain(code);
     }
+    // The report goes to standard output; `--color auto` decided for standard error. When
+    // standard error is a terminal but the report is redirected (`> report.txt`), the
+    // colour came from `auto` and would only litter the file: keep it plain.
+    let style =
+        if style.color && std::io::stderr().is_terminal() && !std::io::stdout().is_terminal() {
+            Style::plain()
+        } else {
+            style
+        };
     let mut compiled: Vec<Compiled> = Vec::new();
     let mut findings: Vec<Findings> = Vec::new();
     for input in &args.inputs {
