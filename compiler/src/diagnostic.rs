@@ -92,6 +92,7 @@ codes! {
     InvalidFanOut = "FR502", "invalid-fan-out";
     DegenerateFanOut = "FR503", "degenerate-fan-out";
     ValidatorMissingConfig = "FR601", "validator-missing-config";
+    ContractUnsatisfiable = "FR602", "contract-unsatisfiable";
     UnknownValidator = "FR603", "unknown-validator";
     UnknownPredicate = "FR604", "unknown-predicate";
     UnusedSuppression = "FR901", "unused-suppression";

@@ -31,6 +31,7 @@ mod fr501_adversarial_self_critique;
 mod fr502_invalid_fan_out;
 mod fr503_degenerate_fan_out;
 mod fr601_validator_missing_config;
+mod fr602_contract_unsatisfiable;
 mod fr603_unknown_validator;
 mod fr604_unknown_predicate;
 pub(crate) mod fr901_unused_suppression;
@@ -93,6 +94,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
         fr403_budget_too_small::check(ctx, program, &flow);
     }
     fr402_termination_cannot_fire::check(ctx, program, &flow);
+    fr602_contract_unsatisfiable::check(ctx, program, &flow);
 }
 
 /// Families whose runs are meant to end in a terminal state (or at `end`); the others
@@ -142,6 +144,7 @@ pub const RULE_DOCS: &[&str] = &[
     include_str!("fr502_invalid_fan_out.rs"),
     include_str!("fr503_degenerate_fan_out.rs"),
     include_str!("fr601_validator_missing_config.rs"),
+    include_str!("fr602_contract_unsatisfiable.rs"),
     include_str!("fr603_unknown_validator.rs"),
     include_str!("fr604_unknown_predicate.rs"),
     include_str!("fr901_unused_suppression.rs"),
