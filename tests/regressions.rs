@@ -369,3 +369,99 @@ fn a_full_disk_for_the_events_file_warns_once_and_the_run_finishes() {
         serde_json::from_slice(&output.stdout).expect("one JSON summary on stdout");
     assert_eq!(summary["outcome"], "completed");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Files that are too big, not text, or include too much.
+
+fn compile_cli(input: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("compile")
+        .arg(input)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs")
+}
+
+/// An endless input (`/dev/zero`) and a file past the 16 MiB cap are refused after reading at
+/// most the cap; a file that is not UTF-8 is refused too. All exit 2 (unreadable input).
+#[test]
+fn endless_oversized_and_binary_inputs_are_refused() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-big-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.yaml");
+    let mut text = String::from("Orchestration:\n  Name: Big\n  Description: ");
+    text.push_str(&"x".repeat(17 * 1024 * 1024));
+    std::fs::write(&big, text).unwrap();
+    let binary = dir.join("binary.yaml");
+    std::fs::write(&binary, b"Orchestration:\n  Name: \xff\xfe\n").unwrap();
+    let mut inputs = vec![big.clone(), binary.clone()];
+    if Path::new("/dev/zero").exists() {
+        inputs.push(PathBuf::from("/dev/zero"));
+    }
+    for input in inputs {
+        let started = Instant::now();
+        let output = compile_cli(&input);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            input.display()
+        );
+        assert!(
+            stderr.contains("larger than") || stderr.contains("UTF-8"),
+            "{}: {stderr}",
+            input.display()
+        );
+        assert!(started.elapsed() < Duration::from_secs(30));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Serves `count` agent files that each include the next: the loader stops at its include
+/// limit with a diagnostic.
+struct IncludeChain {
+    count: usize,
+}
+
+impl fuseraft_compiler::FileReader for IncludeChain {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        let name = path.file_stem().unwrap_or_default().to_string_lossy();
+        if name == "config" {
+            let mut text = String::from("Orchestration:\n  Name: Chain\n  Agents:\n");
+            for idx in 0..self.count {
+                text.push_str(&format!("    - AgentFile: a{idx}.yaml\n"));
+            }
+            text.push_str("  Selection:\n    Type: sequential\n");
+            return Ok(text);
+        }
+        Ok(format!("Name: {name}\nInstructions: Work.\n"))
+    }
+
+    fn is_dir(&self, _path: &Path) -> bool {
+        false
+    }
+
+    fn exists(&self, _path: &Path) -> bool {
+        true
+    }
+}
+
+#[test]
+fn too_many_includes_is_an_error_not_a_hang() {
+    let compiled = fuseraft_compiler::compile(
+        Path::new("/chain/config.yaml"),
+        &IncludeChain { count: 1500 },
+    );
+    assert!(compiled.program.is_none());
+    assert!(
+        compiled
+            .diagnostics
+            .iter()
+            .any(|diag| diag.message.contains("included files")),
+        "{:?}",
+        compiled.diagnostics.first()
+    );
+}
