@@ -59,6 +59,8 @@ fn exec(config: &Path, replay: &Path, work: &Path, extra: &[&str]) -> std::proce
         .expect("fuseraft runs")
 }
 
+/// The session's id and its whole checkpoint as `fuseraft sessions show` assembles it (the
+/// state file plus the message log): it must load after every kill.
 fn only_session(work: &Path) -> Option<(String, serde_json::Value)> {
     let dir = work.join(".fuseraft/sessions");
     let entry = std::fs::read_dir(&dir)
@@ -73,9 +75,22 @@ fn only_session(work: &Path) -> Option<(String, serde_json::Value)> {
         .to_string_lossy()
         .trim_end_matches(".json")
         .to_string();
-    let text = std::fs::read_to_string(entry.path()).expect("the session file is readable");
-    let json = serde_json::from_str(&text)
-        .unwrap_or_else(|error| panic!("the session file is damaged after a kill: {error}"));
+    let shown = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "sessions",
+            "show",
+            &id,
+            "--work-dir",
+            work.to_str().unwrap(),
+        ])
+        .output()
+        .expect("fuseraft runs");
+    assert!(
+        shown.status.success(),
+        "the session does not load after a kill: {}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    let json = serde_json::from_slice(&shown.stdout).expect("sessions show prints JSON");
     Some((id, json))
 }
 

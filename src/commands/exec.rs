@@ -55,7 +55,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     // A resumed session brings its own task.
     let saved = match &args.resume {
-        Some(id) => match crate::session::load(&work_dir, id) {
+        Some(id) => match crate::session::load_for_resume(&work_dir, id) {
             Ok(saved) => Some(saved),
             Err(message) => return usage_error(&message),
         },
@@ -219,16 +219,18 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         .unwrap_or_else(|| json!(crate::events::timestamp()));
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
     let last_checkpoint = std::cell::RefCell::new(None::<Json>);
-    let mut on_checkpoint = |checkpoint: &Json| {
-        let mut checkpoint = checkpoint.clone();
-        checkpoint["ConfigPath"] = json!(config_path.display().to_string());
-        checkpoint["WorkingDirectory"] = json!(work_dir.display().to_string());
-        checkpoint["StartedAt"] = started_at.clone();
-        checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
-        if let Err(error) = crate::session::save(&work_dir, &session, &checkpoint) {
+    let mut on_checkpoint = |checkpoint: &driver::Checkpoint| {
+        let mut state = checkpoint.state.clone();
+        state["ConfigPath"] = json!(config_path.display().to_string());
+        state["WorkingDirectory"] = json!(work_dir.display().to_string());
+        state["StartedAt"] = started_at.clone();
+        state["LastUpdatedAt"] = json!(crate::events::timestamp());
+        let saved = crate::session::append_messages(&work_dir, &session, &checkpoint.new_messages)
+            .and_then(|_| crate::session::save(&work_dir, &session, &state));
+        if let Err(error) = saved {
             eprintln!("warning: cannot write the session checkpoint: {error}");
         }
-        *last_checkpoint.borrow_mut() = Some(checkpoint);
+        *last_checkpoint.borrow_mut() = Some(state);
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -239,7 +241,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     };
     let result = runtime.block_on(async {
         tokio::select! {
-            summary = driver::drive(machine, models, &env, &mut on_event, &mut on_checkpoint) => Some(summary),
+            summary = driver::drive(machine, models, &env, &mut on_event, Some(&mut on_checkpoint)) => Some(summary),
             _ = tokio::signal::ctrl_c() => None,
         }
     });

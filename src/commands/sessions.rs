@@ -41,6 +41,7 @@ pub fn run(args: &SessionsArgs) -> u8 {
                 eprintln!("error: {message}");
                 return exit::USAGE;
             }
+            let _ = std::fs::remove_file(session::messages_path(&work_dir, id));
             match std::fs::remove_file(session::path(&work_dir, id)) {
                 Ok(()) => {
                     eprintln!("removed session `{id}`");

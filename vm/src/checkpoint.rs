@@ -17,7 +17,8 @@ use crate::machine::Run;
 
 pub const VERSION: u64 = 1;
 
-fn message_json(message: &Message) -> Json {
+/// One history message as it is stored in a checkpoint.
+pub fn message_json(message: &Message) -> Json {
     json!({
         "AgentName": message.agent,
         "Role": match message.role { Role::User => "user", Role::Assistant => "assistant" },

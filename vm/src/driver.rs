@@ -109,18 +109,8 @@ pub async fn run<M: Models>(
     env: &Env,
     on_event: &mut dyn FnMut(&Event, &Run),
 ) -> Summary {
-    let options = Options {
-        skip_prompts: options.skip_prompts || !models.reads_prompts(),
-        ..options
-    };
-    drive(
-        Machine::new(program, options),
-        models,
-        env,
-        on_event,
-        &mut |_| {},
-    )
-    .await
+    let options = options_for(options, models);
+    drive(Machine::new(program, options), models, env, on_event, None).await
 }
 
 /// Options for a machine driven by `models`.
@@ -131,11 +121,12 @@ pub fn options_for<M: Models>(options: Options, models: &M) -> Options {
     }
 }
 
-/// A checkpoint of the machine with the provider's position under `Provider`.
-fn checkpoint<M: Models>(machine: &Machine<'_>, models: &M) -> Option<serde_json::Value> {
-    let mut checkpoint = machine.checkpoint()?;
-    checkpoint["Provider"] = models.state();
-    Some(checkpoint)
+/// What a caller stores after a turn: the run's state (with the provider's position under
+/// `Provider` and `MessageCount`) and the history messages added since the last checkpoint.
+/// Storing the messages incrementally keeps each checkpoint proportional to one turn.
+pub struct Checkpoint {
+    pub state: serde_json::Value,
+    pub new_messages: Vec<serde_json::Value>,
 }
 
 /// Continues a checkpointed run: the provider returns to its saved position.
@@ -152,27 +143,45 @@ pub fn restore<'p, M: Models>(
     Ok(machine)
 }
 
-/// Drives a machine to its end, handing a checkpoint to `on_checkpoint` at the start and
-/// after every completed turn (and at the end).
+/// Drives a machine to its end. With `on_checkpoint`, hands it a checkpoint at the start,
+/// after every completed turn, and at the end.
 pub async fn drive<M: Models>(
     mut machine: Machine<'_>,
     models: &M,
     env: &Env,
     on_event: &mut dyn FnMut(&Event, &Run),
-    on_checkpoint: &mut dyn FnMut(&serde_json::Value),
+    mut on_checkpoint: Option<&mut dyn FnMut(&Checkpoint)>,
 ) -> Summary {
+    // Messages already stored by an earlier run of this session.
+    let mut stored = machine.stored_messages();
+    let mut save = |machine: &Machine<'_>, stored: &mut usize| {
+        let Some(sink) = on_checkpoint.as_mut() else {
+            return;
+        };
+        let Some(mut state) = machine.checkpoint_state() else {
+            return;
+        };
+        state["Provider"] = models.state();
+        let history = &machine.run().history;
+        let new_messages = history[(*stored).min(history.len())..]
+            .iter()
+            .map(crate::checkpoint::message_json)
+            .collect();
+        sink(&Checkpoint {
+            state,
+            new_messages,
+        });
+        *stored = history.len();
+    };
     let program = machine.program();
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
     let mut saved_turn = None;
     loop {
-        if machine.at_boundary()
-            && saved_turn != Some((machine.run().turn, machine.run().outcome.is_some()))
-        {
-            if let Some(checkpoint) = checkpoint(&machine, models) {
-                on_checkpoint(&checkpoint);
-                saved_turn = Some((machine.run().turn, machine.run().outcome.is_some()));
-            }
+        let position = (machine.run().turn, machine.run().outcome.is_some());
+        if machine.at_boundary() && saved_turn != Some(position) {
+            save(&machine, &mut stored);
+            saved_turn = Some(position);
         }
         let request = machine.step();
         for event in machine.drain_events() {
@@ -269,9 +278,7 @@ pub async fn drive<M: Models>(
         };
         machine.resume(response);
     }
-    if let Some(checkpoint) = checkpoint(&machine, models) {
-        on_checkpoint(&checkpoint);
-    }
+    save(&machine, &mut stored);
     let run = machine.run();
     Summary {
         outcome: run.outcome.unwrap_or(Outcome::Error),

@@ -166,7 +166,7 @@ impl Machine<'_> {
             json!({"strategy": strategy, "branches": n_branches}),
         );
         self.run.turn += 1;
-        self.move_to(join, None, "parallel");
+        self.move_to(join, None, "parallel", None);
     }
 }
 

@@ -119,6 +119,9 @@ pub struct Machine<'p> {
     regexes: Vec<Option<regex::Regex>>,
     /// The index events carry: the turn in progress, or the one whose routing is being decided.
     event_turn: u32,
+    /// History messages a checkpoint already holds (restored runs), so only newer ones are
+    /// stored again.
+    stored_messages: usize,
     ended: bool,
 }
 
@@ -163,6 +166,7 @@ impl<'p> Machine<'p> {
                 .collect(),
             ended: false,
             event_turn: 0,
+            stored_messages: 0,
         };
         machine.emit(
             None,
@@ -180,14 +184,20 @@ impl<'p> Machine<'p> {
         &self.run
     }
 
+    /// How many history messages came from a checkpoint (0 for a new run).
+    pub fn stored_messages(&self) -> usize {
+        self.stored_messages
+    }
+
     /// Between turns (nothing requested and unanswered): the only time a checkpoint is taken.
     pub fn at_boundary(&self) -> bool {
         matches!(self.phase, Phase::Ready | Phase::Finished) && self.pending.is_none()
     }
 
-    /// The run as a checkpoint (upstream's session layout plus `Machine`), or `None` while a
-    /// request is out.
-    pub fn checkpoint(&self) -> Option<serde_json::Value> {
+    /// The run's state as a checkpoint (upstream's session layout plus `Machine`) without
+    /// its `Messages`, which a caller stores incrementally (`MessageCount` says how many
+    /// belong to it); `None` while a request is out.
+    pub fn checkpoint_state(&self) -> Option<serde_json::Value> {
         if !self.at_boundary() {
             return None;
         }
@@ -197,9 +207,16 @@ impl<'p> Machine<'p> {
             "Task": self.run.task,
             "IsComplete": self.run.outcome == Some(Outcome::Completed),
             "ResumeExecutorId": self.program.state(self.run.state).name,
-            "Messages": crate::checkpoint::messages_json(&self.run.history),
+            "MessageCount": self.run.history.len(),
             "Machine": crate::checkpoint::run_to_json(self.program, &self.run, self.stand_in.as_deref()),
         }))
+    }
+
+    /// The whole run as one checkpoint: the state and every message.
+    pub fn checkpoint(&self) -> Option<serde_json::Value> {
+        let mut checkpoint = self.checkpoint_state()?;
+        checkpoint["Messages"] = crate::checkpoint::messages_json(&self.run.history);
+        Some(checkpoint)
     }
 
     /// A machine that continues a checkpointed run where it stopped.
@@ -224,6 +241,7 @@ impl<'p> Machine<'p> {
         let mut machine = Machine::new(program, options);
         machine.events.clear();
         machine.event_turn = run.turn;
+        machine.stored_messages = run.history.len();
         machine.run = run;
         machine.stand_in = stand_in;
         machine.emit(

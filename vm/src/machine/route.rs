@@ -250,7 +250,7 @@ impl Machine<'_> {
                     "keyword_not_found",
                     json!({"state": name, "expected_signals": self.valid_signals()}),
                 );
-                self.move_to(Target::State(target), None, &reply.agent);
+                self.move_to(Target::State(target), None, &reply.agent, None);
             }
             NoMatch::Fail => {
                 self.emit(
@@ -572,18 +572,26 @@ impl Machine<'_> {
                 json!({"phase": self.run.phase, "from": state.name, "to": to_name}),
             );
         }
-        self.move_to(exit.target.clone(), signal, &agent);
+        self.move_to(exit.target.clone(), signal, &agent, Some(idx));
     }
 
     /// Moves to a target: the boundary marker, the routed event, and the new state.
-    pub(super) fn move_to(&mut self, target: Target, signal: Option<String>, agent: &str) {
+    /// `exit` is the index of the exit taken in the state being left (`None` for fallbacks and
+    /// fork joins); it rides on the `agent_routed` event so coverage can name the exit.
+    pub(super) fn move_to(
+        &mut self,
+        target: Target,
+        signal: Option<String>,
+        agent: &str,
+        exit: Option<usize>,
+    ) {
         let from = self.state_name();
         match target {
             Target::End => {
                 self.emit(
                     Some(agent),
                     "agent_routed",
-                    json!({"from": from, "to": "end", "signal": signal}),
+                    json!({"from": from, "to": "end", "signal": signal, "exit": exit}),
                 );
                 self.finish(Outcome::Completed, None);
             }
@@ -593,7 +601,7 @@ impl Machine<'_> {
                 self.emit(
                     Some(agent),
                     "agent_routed",
-                    json!({"from": from, "to": to_state.name, "signal": signal}),
+                    json!({"from": from, "to": to_state.name, "signal": signal, "exit": exit}),
                 );
                 if let Some(to_agent) = &to_agent {
                     if to_agent != agent {
@@ -652,7 +660,7 @@ impl Machine<'_> {
                 self.emit(None, "selection_made", json!({"agent": agent}));
                 self.run.failures.remove(&format!("{name}::select"));
                 let exit = state.exits[*idx].clone();
-                self.move_to(exit.target, None, "manager");
+                self.move_to(exit.target, None, "manager", Some(*idx));
             }
             None => {
                 let count = failure::bump(&mut self.run.failures, &format!("{name}::select"));
