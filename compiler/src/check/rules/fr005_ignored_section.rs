@@ -19,6 +19,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!     - Name: Sec
 //!     - Name: Lead
 //!   Contracts:
@@ -51,6 +52,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!     - Name: Sec
 //!     - Name: Lead
 //!   Contracts:

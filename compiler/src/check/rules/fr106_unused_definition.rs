@@ -14,6 +14,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!   Contracts:
 //!     - Name: Built
 //!       Requires:
@@ -36,6 +37,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!   Contracts:
 //!     - Name: Built
 //!       Requires:

@@ -16,6 +16,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!   Contracts:
 //!     - Name: Built
 //!       Requires:
@@ -38,6 +39,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
+//!       Plugins: [Shell]
 //!   Contracts:
 //!     - Name: Built
 //!       Requires:
