@@ -314,7 +314,24 @@ fn tool_call(u: &mut Unstructured<'_>, words: &[String], id: usize) -> ArbResult
     })
 }
 
+/// True unless `FUZZ_KNOWN_FINDINGS` is set: the targets then steer clear of findings that are
+/// reported and pinned by a failing regression test but not fixed yet (docs/reliability.md,
+/// "Findings"), so that fuzzing keeps looking for new ones instead of re-finding them.
+pub fn avoid_known_findings() -> bool {
+    static AVOID: OnceLock<bool> = OnceLock::new();
+    *AVOID.get_or_init(|| std::env::var_os("FUZZ_KNOWN_FINDINGS").is_none())
+}
+
 fn usage(u: &mut Unstructured<'_>) -> ArbResult<Usage> {
+    // Finding 2 (token counts overflow `Usage::add`): counts up to u32::MAX per reply cannot
+    // add up to an overflow within a run; up to u64::MAX with FUZZ_KNOWN_FINDINGS set.
+    let huge = |u: &mut Unstructured<'_>| -> ArbResult<u64> {
+        if avoid_known_findings() {
+            Ok(u64::from(u.arbitrary::<u32>()?))
+        } else {
+            u.arbitrary()
+        }
+    };
     Ok(match u.int_in_range(0..=3)? {
         0 => Usage::default(),
         1 => Usage {
@@ -322,8 +339,8 @@ fn usage(u: &mut Unstructured<'_>) -> ArbResult<Usage> {
             output_tokens: u.int_in_range(0..=5000)?,
         },
         _ => Usage {
-            input_tokens: u.arbitrary()?,
-            output_tokens: u.arbitrary()?,
+            input_tokens: huge(u)?,
+            output_tokens: huge(u)?,
         },
     })
 }
