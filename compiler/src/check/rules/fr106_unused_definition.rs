@@ -1,9 +1,10 @@
 //! # FR106 `unused-definition`
 //!
 //! ## What it does
-//! Finds contracts that no transition or route names, and agents that no state, node,
-//! stage, route or setting uses, in the selection types that pick agents explicitly
-//! (`statemachine`, `graph`, `workflow`, `adversarial`, `mapreduce`, `scattergather`).
+//! Finds contracts that no transition or route names, `Models:` aliases that no model
+//! reference names, and agents that no state, node, stage, route or setting uses, in the
+//! selection types that pick agents explicitly (`statemachine`, `graph`, `workflow`,
+//! `adversarial`, `mapreduce`, `scattergather`).
 //!
 //! ## Why is this bad?
 //! Dead definitions hide intent, and they are often the other half of a reference typo: the
@@ -97,6 +98,41 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         }
     }
 
+    let mut model_refs: Vec<&str> = config
+        .agents
+        .iter()
+        .filter_map(|agent| agent.model.as_ref())
+        .chain(selection.model.as_ref())
+        .chain(selection.magentic.as_ref().and_then(|m| m.model.as_ref()))
+        .filter_map(|model| model.model_id.as_ref().map(|id| id.value.as_str()))
+        .collect();
+    model_refs.extend(
+        config
+            .settings
+            .iter()
+            .filter(|(key, _)| key == "Compaction.Model")
+            .map(|(_, value)| value.value.as_str()),
+    );
+    for (alias, _) in &config.models {
+        if !model_refs
+            .iter()
+            .any(|used| used.eq_ignore_ascii_case(&alias.value))
+            && !named_as_model_elsewhere(ctx, alias)
+        {
+            found.push(
+                Diagnostic::warning(
+                    Code::UnusedDefinition,
+                    format!(
+                        "model alias `{}` is never used: no `Model` names it",
+                        alias.value
+                    ),
+                )
+                .with_label(alias.span, "defined here")
+                .with_help("name it in an agent's `Model:`, or delete it"),
+            );
+        }
+    }
+
     let kind = selection
         .kind
         .as_ref()
@@ -176,4 +212,19 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
     for diag in found {
         ctx.push(diag);
     }
+}
+
+/// Whether the config text names `alias` as a model somewhere the typed syntax does not
+/// keep (`Compaction: { Model: { ModelId: fast } }`, an agent's `SubAgentModel: fast`).
+fn named_as_model_elsewhere(ctx: &Ctx<'_>, alias: &Spanned<String>) -> bool {
+    let text = &ctx.sources.get(alias.span.file).text;
+    let pattern = format!(
+        r#"(?im)\b\w*(ModelId|Model)"?\s*:\s*["']?{}["']?\s*[,}}]?\s*$"#,
+        regex::escape(&alias.value)
+    );
+    regex::Regex::new(&pattern).is_ok_and(|regex| {
+        regex
+            .find_iter(text)
+            .any(|found| found.start() != alias.span.start as usize)
+    })
 }
