@@ -1504,3 +1504,110 @@ proptest! {
         }
     }
 }
+
+// =============================================================================================
+// Generated tama projects
+
+/// The YAML of one FSM state's transitions: terminal, a goto, or keyed targets.
+fn fsm_next(states: Vec<String>) -> impl Strategy<Value = String> {
+    let target = prop_oneof![
+        3 => prop::sample::select(states.clone()),
+        1 => Just("~".to_string()),
+        1 => any_text(6).prop_map(|text| serde_json::to_string(&text).unwrap()),
+    ];
+    prop_oneof![
+        1 => Just(" ~".to_string()),
+        2 => target.clone().prop_map(|target| format!(" {target}")),
+        3 => proptest::collection::vec((prop::sample::select(WORDS), target), 0..4).prop_map(
+            |keyed| {
+                if keyed.is_empty() {
+                    return " []".to_string();
+                }
+                keyed
+                    .into_iter()
+                    .map(|(key, target)| {
+                        format!("\n    - {}: {target}", serde_json::to_string(key).unwrap())
+                    })
+                    .collect()
+            }
+        ),
+        1 => value(2).prop_map(|tree| {
+            let mut out = String::new();
+            to_yaml(&tree, 4, &mut out);
+            out.trim_end().to_string()
+        }),
+    ]
+}
+
+fn agent_md() -> impl Strategy<Value = String> {
+    // FSM states are agents: the siblings, an unknown one, and now and then the FSM itself.
+    let names = vec![
+        "worker".to_string(),
+        "critic".to_string(),
+        "review".to_string(),
+        "worker".to_string(),
+        "critic".to_string(),
+        "ghost".to_string(),
+        "main".to_string(),
+    ];
+    (
+        prop::sample::select(vec!["fsm", "fsm", "oneshot", "react", "critic", "nonsense"]),
+        prop::sample::select(names.clone()),
+        proptest::collection::vec((prop::sample::select(names.clone()), fsm_next(names)), 0..5),
+        proptest::collection::vec((prop::sample::select(KEYS), value(2)), 0..2),
+        prop::sample::select(vec![
+            "---\n", "---\n", "---\n", "---\n", "", "---\r\n", "  ---\n",
+        ]),
+    )
+        .prop_map(|(pattern, initial, states, extra, close)| {
+            let mut out = format!("---\nname: main\npattern: {pattern}\ninitial: {initial}\n");
+            if !states.is_empty() {
+                out.push_str("states:\n");
+                for (name, next) in states {
+                    out.push_str(&format!("  {name}:{next}\n"));
+                }
+            }
+            for (key, value) in extra {
+                out.push_str(&key.to_lowercase());
+                out.push(':');
+                to_yaml(&value, 2, &mut out);
+            }
+            out.push_str(close);
+            out.push_str("Body text.\n");
+            out
+        })
+}
+
+proptest! {
+    #![proptest_config(cases(200))]
+
+    /// A tama project whose entry `AGENT.md` front matter is generated (FSM states with
+    /// terminal, goto and keyed transitions, unknown keys, a missing or odd closing line)
+    /// compiles or reports diagnostics; a program round-trips through the IR text.
+    #[test]
+    fn tama_projects_never_panic(main in agent_md()) {
+        let mut files = BTreeMap::from([
+            (
+                PathBuf::from("/p/tama.toml"),
+                "[project]\nname = \"gen\"\nentrypoint = \"main\"\n".to_string(),
+            ),
+            (PathBuf::from("/p/agents/main/AGENT.md"), main),
+        ]);
+        for name in ["worker", "critic", "review"] {
+            files.insert(
+                PathBuf::from(format!("/p/agents/{name}/AGENT.md")),
+                format!("---\nname: {name}\npattern: oneshot\n---\nDo {name} things.\n"),
+            );
+        }
+        let reader = Memory(files);
+        for input in ["/p", "/p/agents/main/AGENT.md"] {
+            let compiled = fuseraft_compiler::compile(Path::new(input), &reader);
+            if let Some(program) = &compiled.program {
+                let printed = ir::print(program, &ir::PrintOptions::default());
+                let back = ir::parse(&printed);
+                prop_assert_eq!(back.as_ref(), Ok(program), "{}", printed);
+            }
+            let _ = fuseraft_compiler::check::check(&compiled);
+        }
+    }
+}
