@@ -94,7 +94,11 @@ pub fn check_program(program: &Program) {
             elide_text: true,
         },
     );
-    let _ = ir::to_json(program);
+    if !(program.states.is_empty() && avoid_known_findings()) {
+        // Finding 1: `to_json` (like `Machine::new`) indexes the entry state of a program
+        // that has none.
+        let _ = ir::to_json(program);
+    }
     let _ = ir::to_dot(program);
     let _ = ir::to_mermaid(program);
     let mut analysed = program.clone();
