@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::compile::{Compiled, Syntax};
-use crate::diagnostic::Diagnostic;
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{AgentId, Exit, Loc, Program, StateId, Trigger};
 use crate::source::{FileId, SourceMap, Span};
 use crate::syntax::fields::Spanned;
@@ -71,6 +71,9 @@ pub(crate) struct Ctx<'a> {
     /// Routes the lowering dropped because an earlier one wins (tama duplicate keys): the
     /// finding that says so and the state the dropped route would have led to.
     pub dropped: Vec<(usize, String)>,
+    /// Names a finding's did-you-mean points at (a misspelt alias): a definition that looks
+    /// unused because of that typo is its consequence.
+    pub suggested: Vec<(usize, String)>,
     exits_by_offset: HashMap<(FileId, u32), ExitSyntax<'a>>,
 }
 
@@ -90,9 +93,35 @@ impl<'a> Ctx<'a> {
             n_compile: compiled.diagnostics.len(),
             dead: Vec::new(),
             dropped: Vec::new(),
+            suggested: Vec::new(),
             exits_by_offset: HashMap::new(),
         };
         ctx.index();
+        // A compile error about a misspelt reference explains why the definition it meant
+        // looks unused: remember which definition that is.
+        let mut suggested = Vec::new();
+        for (idx, diag) in ctx.diags.iter().enumerate() {
+            let candidates: Vec<&str> = match (diag.code, ctx.config) {
+                (Code::UnknownContract, Some(config)) => config
+                    .contracts
+                    .iter()
+                    .filter_map(|c| c.name.as_ref().map(|n| n.value.as_str()))
+                    .collect(),
+                (Code::UnknownAgent, Some(config)) => config
+                    .agents
+                    .iter()
+                    .filter_map(|a| a.name.as_ref().map(|n| n.value.as_str()))
+                    .collect(),
+                _ => continue,
+            };
+            let Some(written) = diag.message.split('`').nth(1) else {
+                continue;
+            };
+            if let Some(meant) = closest(written, &candidates) {
+                suggested.push((idx, meant.to_string()));
+            }
+        }
+        ctx.suggested = suggested;
         ctx
     }
 
@@ -425,4 +454,28 @@ fn decode_single(raw: &str) -> Option<(String, Vec<usize>)> {
         out.push(ch);
     }
     None
+}
+
+/// The candidate a misspelt name most likely meant: within a small edit distance, or the
+/// same letters with two neighbours swapped (which plain edit distance counts twice).
+pub(crate) fn closest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    if let Some(hint) = crate::diagnostic::did_you_mean(name, candidates.iter().copied()) {
+        let meant = hint.split('`').nth(1)?;
+        return candidates.iter().copied().find(|c| *c == meant);
+    }
+    candidates.iter().copied().find(|c| transposed(name, c))
+}
+
+/// Whether `a` is `b` with two adjacent characters swapped (ignoring case).
+pub(crate) fn transposed(a: &str, b: &str) -> bool {
+    let a: Vec<char> = a.to_lowercase().chars().collect();
+    let b: Vec<char> = b.to_lowercase().chars().collect();
+    if a.len() != b.len() || a == b {
+        return false;
+    }
+    let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
+    diff.len() == 2
+        && diff[1] == diff[0] + 1
+        && a[diff[0]] == b[diff[1]]
+        && a[diff[1]] == b[diff[0]]
 }

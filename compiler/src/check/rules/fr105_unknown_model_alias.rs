@@ -33,7 +33,7 @@
 //!       Model: fast
 //! ```
 
-use super::super::context::Ctx;
+use super::super::context::{transposed, Ctx};
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::syntax::fuseraft::ModelDecl;
 
@@ -95,7 +95,9 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
             })
         };
         if let Some(hint) = alias.is_none().then(near).flatten() {
-            found.push(
+            let meant = hint.split('`').nth(1).unwrap_or_default().to_string();
+            found.push((
+                Some(meant),
                 Diagnostic::warning(
                     Code::UnknownModelAlias,
                     format!(
@@ -105,7 +107,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
                 )
                 .with_label(id.span, "sent to the provider as a model name")
                 .with_help(hint),
-            );
+            ));
             continue;
         }
         let (resolved, endpoint) = match alias {
@@ -122,32 +124,20 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         let known = PREFIXES.iter().any(|prefix| lower.starts_with(prefix));
         let ollama = lower.contains(':') && !lower.contains("://");
         if !endpoint && !known && !ollama && !resolved.is_empty() {
-            found.push(
+            found.push((None,
                 Diagnostic::error(
                     Code::UnknownModelAlias,
                     format!("model `{resolved}` has no `Endpoint` and matches no known provider"),
                 )
                 .with_label(id.span, "no endpoint to send this model's requests to")
                 .with_help("add `Endpoint:`, name a `Models:` alias that has one, or use a provider model id (`gpt-…`, `claude-…`, `gemini-…`, …)"),
-            );
+            ));
         }
     }
-    for diag in found {
-        ctx.push(diag);
+    for (meant, diag) in found {
+        let idx = ctx.push(diag);
+        if let Some(meant) = meant {
+            ctx.suggested.push((idx, meant));
+        }
     }
-}
-
-/// Whether `a` is `b` with two adjacent characters swapped (ignoring case), the typo plain
-/// edit distance counts twice.
-fn transposed(a: &str, b: &str) -> bool {
-    let a: Vec<char> = a.to_lowercase().chars().collect();
-    let b: Vec<char> = b.to_lowercase().chars().collect();
-    if a.len() != b.len() || a == b {
-        return false;
-    }
-    let diff: Vec<usize> = (0..a.len()).filter(|&i| a[i] != b[i]).collect();
-    diff.len() == 2
-        && diff[1] == diff[0] + 1
-        && a[diff[0]] == b[diff[1]]
-        && a[diff[1]] == b[diff[0]]
 }

@@ -66,6 +66,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
     let Some(config) = ctx.config else { return };
     let selection = &config.selection;
     let mut found = Vec::new();
+    let mut related: Vec<(usize, Diagnostic)> = Vec::new();
 
     let mut contracts_used: Vec<&Spanned<String>> = Vec::new();
     for route in &selection.routes {
@@ -84,7 +85,9 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
             .iter()
             .any(|used| used.value.eq_ignore_ascii_case(&name.value))
         {
-            found.push(
+            place(
+                ctx,
+                &name.value,
                 Diagnostic::warning(
                     Code::UnusedDefinition,
                     format!(
@@ -94,6 +97,8 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
                 )
                 .with_label(name.span, "defined here")
                 .with_help("gate a transition with `Contract:`, or delete the contract"),
+                &mut found,
+                &mut related,
             );
         }
     }
@@ -119,17 +124,16 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
             .any(|used| used.eq_ignore_ascii_case(&alias.value))
             && !named_as_model_elsewhere(ctx, alias)
         {
-            found.push(
-                Diagnostic::warning(
-                    Code::UnusedDefinition,
-                    format!(
-                        "model alias `{}` is never used: no `Model` names it",
-                        alias.value
-                    ),
-                )
-                .with_label(alias.span, "defined here")
-                .with_help("name it in an agent's `Model:`, or delete it"),
-            );
+            let diag = Diagnostic::warning(
+                Code::UnusedDefinition,
+                format!(
+                    "model alias `{}` is never used: no `Model` names it",
+                    alias.value
+                ),
+            )
+            .with_label(alias.span, "defined here")
+            .with_help("name it in an agent's `Model:`, or delete it");
+            place(ctx, &alias.value, diag, &mut found, &mut related);
         }
     }
 
@@ -195,7 +199,9 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         for agent in &config.agents {
             let Some(name) = &agent.name else { continue };
             if !used.iter().any(|u| u.eq_ignore_ascii_case(&name.value)) {
-                found.push(
+                place(
+                    ctx,
+                    &name.value,
                     Diagnostic::warning(
                         Code::UnusedDefinition,
                         format!(
@@ -205,9 +211,14 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
                     )
                     .with_label(name.span, "defined here")
                     .with_help("run it in a state, or delete the agent"),
+                    &mut found,
+                    &mut related,
                 );
             }
         }
+    }
+    for (idx, diag) in related {
+        ctx.diags[idx].related.push(diag);
     }
     for diag in found {
         ctx.push(diag);
@@ -227,4 +238,24 @@ fn named_as_model_elsewhere(ctx: &Ctx<'_>, alias: &Spanned<String>) -> bool {
             .find_iter(text)
             .any(|found| found.start() != alias.span.start as usize)
     })
+}
+
+/// Reports an unused definition, or, when some finding's did-you-mean names it (a
+/// misspelt reference is why it looks unused), attaches it to that finding.
+fn place(
+    ctx: &Ctx<'_>,
+    name: &str,
+    diag: Diagnostic,
+    found: &mut Vec<Diagnostic>,
+    related: &mut Vec<(usize, Diagnostic)>,
+) {
+    let typo = ctx
+        .suggested
+        .iter()
+        .find(|(_, meant)| meant.eq_ignore_ascii_case(name))
+        .map(|(idx, _)| *idx);
+    match typo {
+        Some(idx) => related.push((idx, diag)),
+        None => found.push(diag),
+    }
 }

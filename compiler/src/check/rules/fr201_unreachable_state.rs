@@ -64,9 +64,9 @@
 //!           Terminal: true
 //! ```
 
-use super::super::context::Ctx;
+use super::super::context::{closest, Ctx};
 use super::super::flow::Flow;
-use crate::diagnostic::{did_you_mean, Code, Diagnostic};
+use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{Program, StateId, StateKind};
 use crate::source::Span;
 
@@ -235,10 +235,8 @@ pub(crate) fn unresolved_targets(
             continue;
         };
         let names = program.states.iter().map(|state| state.name.as_str());
-        let suggestion = did_you_mean(&name, names).and_then(|hint| {
-            let quoted = hint.split('`').nth(1)?.to_string();
-            program.state_named(&quoted)
-        });
+        let names: Vec<&str> = names.collect();
+        let suggestion = closest(&name, &names).and_then(|meant| program.state_named(meant));
         out.push((idx, from, suggestion));
     }
     out
