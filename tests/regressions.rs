@@ -6,8 +6,9 @@
 //!
 //! - `config/*.yaml|json`: compiled (and checked); a program must round-trip through IR text.
 //! - `condition/*.txt`: parsed as a routing condition; a parsed one must round-trip.
-//! - `ir/*.fir`: parsed as IR text; a program must round-trip, and run in the machine with
-//!   every request answered (`answers.rs` style: a fixed script) without a panic.
+//! - `ir/*.fir`: parsed as IR text; a program must round-trip, render its JSON, DOT and
+//!   Mermaid views, and run in the machine with every request answered plainly, without a
+//!   panic.
 //! - `run/<case>/`: `config.yaml` or `program.fir` with `replay.yaml`, run through the real
 //!   driver and the replay provider in a scratch work dir; any outcome but a panic is fine.
 
@@ -147,6 +148,9 @@ fn regression_ir_files_parse_and_run_without_panicking() {
             continue;
         };
         assert_round_trip(&program, &path);
+        let _ = ir::to_json(&program);
+        let _ = ir::to_dot(&program);
+        let _ = ir::to_mermaid(&program);
         let mut machine = Machine::new(&program, options("regression"));
         drive(&mut machine, &words, 500);
     }
