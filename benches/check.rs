@@ -253,6 +253,40 @@ fn main() {
             ms(check_stats.max)
         ));
     }
+    // The liveness worst case: the last state routes back to the first, the terminal is
+    // declared but unreachable, so the whole chain is one trap of 10,000 states.
+    let states = 10_000;
+    if filter.is_none_or(|max| states <= max) {
+        let path = PathBuf::from("trap.yaml");
+        let text = generate(states).replace(
+            "          Terminal: true\n",
+            "          Transitions:\n            - To: S0\n              Signal: NEXT\n",
+        ) + "";
+        let memory = Memory(BTreeMap::from([(path.clone(), text)]));
+        let compiled = compile(&path, &memory);
+        let stats = time(10, || check::check(&compiled));
+        let findings = check::check(&compiled);
+        assert!(
+            findings
+                .diagnostics
+                .iter()
+                .any(|d| d.code.as_str() == "FR206"),
+            "the trap is found"
+        );
+        println!(
+            "\n10,000-state trap (one cycle without exit): check median {:.3} ms (min {:.3}, max {:.3}), {} findings",
+            ms(stats.median),
+            ms(stats.min),
+            ms(stats.max),
+            findings.diagnostics.len()
+        );
+        json.push(format!(
+            "{{\"case\":\"trap\",\"states\":{states},\"runs\":10,\"check_median_ms\":{:.4},\"check_min_ms\":{:.4},\"check_max_ms\":{:.4}}}",
+            ms(stats.median),
+            ms(stats.min),
+            ms(stats.max)
+        ));
+    }
     println!();
     for line in json {
         println!("{line}");

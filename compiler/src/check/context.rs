@@ -68,6 +68,7 @@ pub(crate) struct Ctx<'a> {
     /// How many of `diags` came from the compiler.
     pub n_compile: usize,
     pub dead: Vec<DeadExit>,
+    dead_index: std::collections::HashSet<(StateId, usize)>,
     /// Routes the lowering dropped because an earlier one wins (tama duplicate keys): the
     /// finding that says so and the state the dropped route would have led to.
     pub dropped: Vec<(usize, String)>,
@@ -92,6 +93,7 @@ impl<'a> Ctx<'a> {
             diags: compiled.diagnostics.clone(),
             n_compile: compiled.diagnostics.len(),
             dead: Vec::new(),
+            dead_index: std::collections::HashSet::new(),
             dropped: Vec::new(),
             suggested: Vec::new(),
             exits_by_offset: HashMap::new(),
@@ -267,19 +269,13 @@ impl<'a> Ctx<'a> {
 
     /// Records that an exit can never fire, because of finding `cause`.
     pub fn kill(&mut self, state: StateId, exit: usize, cause: usize) {
-        if !self
-            .dead
-            .iter()
-            .any(|dead| dead.state == state && dead.exit == exit)
-        {
+        if self.dead_index.insert((state, exit)) {
             self.dead.push(DeadExit { state, exit, cause });
         }
     }
 
     pub fn is_dead(&self, state: StateId, exit: usize) -> bool {
-        self.dead
-            .iter()
-            .any(|dead| dead.state == state && dead.exit == exit)
+        self.dead_index.contains(&(state, exit))
     }
 
     /// Every finding, with duplicates (the same code on the same spans, as a global keyword

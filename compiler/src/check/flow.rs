@@ -142,23 +142,22 @@ impl Flow {
             .collect()
     }
 
-    /// A shortest control path from `from` to any state in `goal` (both ends included).
-    pub fn path_to(&self, from: StateId, goal: &[StateId]) -> Option<Vec<StateId>> {
-        shortest(from, &self.control, |id| goal.contains(&id))
-    }
-
     /// A shortest cycle through `start` that stays inside `members`.
     pub fn cycle_through(&self, start: StateId, members: &[StateId]) -> Vec<StateId> {
+        let mut member = vec![false; self.control.len()];
+        for id in members {
+            member[id.0 as usize] = true;
+        }
         let inside: Vec<Vec<StateId>> = self
             .control
             .iter()
             .enumerate()
             .map(|(from, nexts)| {
-                if members.contains(&StateId(from as u32)) {
+                if member[from] {
                     nexts
                         .iter()
                         .copied()
-                        .filter(|next| members.contains(next))
+                        .filter(|next| member[next.0 as usize])
                         .collect()
                 } else {
                     Vec::new()
@@ -168,16 +167,38 @@ impl Flow {
         if inside[start.0 as usize].contains(&start) {
             return vec![start, start];
         }
-        let mut best: Option<Vec<StateId>> = None;
+        // One breadth-first search from `start`'s successors back to `start`.
+        let mut parent: Vec<Option<StateId>> = vec![None; inside.len()];
+        let mut seen = vec![false; inside.len()];
+        let mut queue = VecDeque::new();
         for next in &inside[start.0 as usize] {
-            if let Some(mut path) = shortest(*next, &inside, |id| id == start) {
-                path.insert(0, start);
-                if best.as_ref().is_none_or(|b| path.len() < b.len()) {
-                    best = Some(path);
+            if !seen[next.0 as usize] {
+                seen[next.0 as usize] = true;
+                queue.push_back(*next);
+            }
+        }
+        while let Some(id) = queue.pop_front() {
+            if inside[id.0 as usize].contains(&start) {
+                let mut path = vec![id];
+                let mut cursor = id;
+                while let Some(prev) = parent[cursor.0 as usize] {
+                    path.push(prev);
+                    cursor = prev;
+                }
+                path.push(start);
+                path.reverse();
+                path.push(start);
+                return path;
+            }
+            for next in &inside[id.0 as usize] {
+                if !seen[next.0 as usize] && *next != start {
+                    seen[next.0 as usize] = true;
+                    parent[next.0 as usize] = Some(id);
+                    queue.push_back(*next);
                 }
             }
         }
-        best.unwrap_or_else(|| vec![start])
+        vec![start]
     }
 }
 
@@ -197,38 +218,6 @@ fn bfs(entry: StateId, edges: &[Vec<StateId>]) -> Vec<bool> {
         }
     }
     seen
-}
-
-/// Breadth-first shortest path from `from` to the first state satisfying `goal`.
-pub(crate) fn shortest(
-    from: StateId,
-    edges: &[Vec<StateId>],
-    goal: impl Fn(StateId) -> bool,
-) -> Option<Vec<StateId>> {
-    let mut parent: Vec<Option<StateId>> = vec![None; edges.len()];
-    let mut seen = vec![false; edges.len()];
-    let mut queue = VecDeque::from([from]);
-    seen[from.0 as usize] = true;
-    while let Some(id) = queue.pop_front() {
-        if goal(id) {
-            let mut path = vec![id];
-            let mut cursor = id;
-            while let Some(prev) = parent[cursor.0 as usize] {
-                path.push(prev);
-                cursor = prev;
-            }
-            path.reverse();
-            return Some(path);
-        }
-        for next in &edges[id.0 as usize] {
-            if !seen[next.0 as usize] {
-                seen[next.0 as usize] = true;
-                parent[next.0 as usize] = Some(id);
-                queue.push_back(*next);
-            }
-        }
-    }
-    None
 }
 
 /// `A → B → C`, with state names in backticks.

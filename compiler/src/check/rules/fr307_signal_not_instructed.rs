@@ -85,6 +85,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
     let tama = program.origin == crate::ir::Origin::Tama;
     // (agent, keyword, exit span) for every signal an agent must emit.
     let mut expected: Vec<(AgentId, String, Option<Span>)> = Vec::new();
+    let mut seen: std::collections::HashSet<(AgentId, String)> = std::collections::HashSet::new();
     for id in program.state_ids() {
         let state = program.state(id);
         for exit in &state.exits {
@@ -100,10 +101,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
                 sources.to_vec()
             };
             for agent in emitters {
-                if !expected
-                    .iter()
-                    .any(|(a, k, _)| *a == agent && k.eq_ignore_ascii_case(text))
-                {
+                if seen.insert((agent, fold(text))) {
                     expected.push((agent, text.clone(), ctx.exit_span(exit)));
                 }
             }

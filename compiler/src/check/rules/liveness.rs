@@ -13,10 +13,11 @@ use super::{
 use crate::ir::{Program, StateId, StateKind};
 
 pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
+    let mut member = vec![false; program.states.len()];
     let mut traps: Vec<Vec<StateId>> = flow
         .components()
         .into_iter()
-        .filter(|component| is_trap(program, flow, component))
+        .filter(|component| is_trap(program, flow, component, &mut member))
         .collect();
     // Deterministic order: by the earliest source position in each trap, then by id.
     traps.sort_by_key(|component| component.iter().map(|id| position(ctx, program, *id)).min());
@@ -56,24 +57,50 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
         trap_diags.push((component.clone(), idx, cause));
     }
 
-    // States that are not in a trap but can only lead into one.
-    let in_trap: Vec<StateId> = traps.iter().flatten().copied().collect();
+    // States that are not in a trap but can only lead into one, each with its shortest path
+    // into the nearest trap: one backward breadth-first search from every trap at once.
+    let n_states = program.states.len();
+    let mut trap_of: Vec<Option<usize>> = vec![None; n_states];
+    for (trap_idx, component) in traps.iter().enumerate() {
+        for id in component {
+            trap_of[id.0 as usize] = Some(trap_idx);
+        }
+    }
+    let mut reverse = vec![Vec::new(); n_states];
+    for (from, nexts) in flow.control.iter().enumerate() {
+        for next in nexts {
+            reverse[next.0 as usize].push(StateId(from as u32));
+        }
+    }
+    let mut toward: Vec<Option<StateId>> = vec![None; n_states];
+    let mut reached = trap_of.iter().map(Option::is_some).collect::<Vec<bool>>();
+    let mut queue: std::collections::VecDeque<StateId> = traps.iter().flatten().copied().collect();
+    while let Some(id) = queue.pop_front() {
+        for prev in &reverse[id.0 as usize] {
+            let idx = prev.0 as usize;
+            if !reached[idx] && flow.reach_control[idx] && !flow.finishes[idx] {
+                reached[idx] = true;
+                toward[idx] = Some(id);
+                queue.push_back(*prev);
+            }
+        }
+    }
     let mut leading: Vec<StateId> = program
         .state_ids()
-        .filter(|id| {
-            let idx = id.0 as usize;
-            flow.reach_control[idx] && !flow.finishes[idx] && !in_trap.contains(id)
-        })
+        .filter(|id| toward[id.0 as usize].is_some())
         .collect();
     leading.sort_by_key(|id| position(ctx, program, *id));
     for id in leading {
-        let Some(path) = flow.path_to(id, &in_trap) else {
+        let mut path = vec![id];
+        let mut cursor = id;
+        while let Some(next) = toward[cursor.0 as usize] {
+            path.push(next);
+            cursor = next;
+        }
+        let Some(trap_idx) = trap_of[cursor.0 as usize] else {
             continue;
         };
-        let Some(last) = path.last() else { continue };
-        let Some((_, idx, cause)) = trap_diags.iter().find(|(c, ..)| c.contains(last)) else {
-            continue;
-        };
+        let (_, idx, cause) = &trap_diags[trap_idx];
         let related =
             fr202_no_path_to_terminal::diagnostic(ctx, program, id, &show_path(program, &path));
         match (idx, cause) {
@@ -85,15 +112,20 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
 }
 
 /// A bottom component without a terminal state and without an exit that ends the run.
-fn is_trap(program: &Program, flow: &Flow, component: &[StateId]) -> bool {
-    component.iter().all(|id| {
+fn is_trap(program: &Program, flow: &Flow, component: &[StateId], member: &mut [bool]) -> bool {
+    for id in component {
+        member[id.0 as usize] = true;
+    }
+    let trap = component.iter().all(|id| {
         let idx = id.0 as usize;
         !flow.finishes[idx]
             && !matches!(program.state(*id).kind, StateKind::Terminal(_))
-            && flow.control[idx]
-                .iter()
-                .all(|next| component.contains(next))
-    })
+            && flow.control[idx].iter().all(|next| member[next.0 as usize])
+    });
+    for id in component {
+        member[id.0 as usize] = false;
+    }
+    trap
 }
 
 /// Source order key of a state: (file, line, column), synthesised states last.
