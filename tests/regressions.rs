@@ -476,3 +476,40 @@ fn too_many_includes_is_an_error_not_a_hang() {
         compiled.diagnostics.first()
     );
 }
+
+/// The session store cannot be written (`.fuseraft/sessions` is a file, as a disk fault or a
+/// stray file would leave it): every checkpoint write is warned about and the run finishes
+/// with its normal outcome; only `--resume` is lost.
+#[test]
+fn an_unwritable_session_store_warns_and_the_run_finishes() {
+    let work = std::env::temp_dir().join(format!("fuseraft-no-sessions-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(work.join(".fuseraft")).unwrap();
+    std::fs::write(work.join(".fuseraft/sessions"), "not a directory").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            "fixtures/run/keyword/config.yaml",
+            "--task",
+            "Add a flag.",
+            "--replay",
+            "fixtures/run/keyword/replay.yaml",
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--json",
+        ])
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs");
+    let _ = std::fs::remove_dir_all(&work);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("cannot write the session checkpoint"),
+        "{stderr}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("one JSON summary on stdout");
+    assert_eq!(summary["outcome"], "completed");
+}
