@@ -220,10 +220,21 @@ fn bfs(entry: StateId, edges: &[Vec<StateId>]) -> Vec<bool> {
     seen
 }
 
-/// `A → B → C`, with state names in backticks.
+/// `A → B → C`, with state names in backticks; a long path keeps its first and last
+/// states around a `… (N states) …` gap, so one message never lists thousands of names.
 pub(crate) fn show_path(program: &Program, path: &[StateId]) -> String {
-    path.iter()
-        .map(|id| format!("`{}`", program.state(*id).name))
-        .collect::<Vec<_>>()
-        .join(" → ")
+    const HEAD: usize = 6;
+    const TAIL: usize = 5;
+    let name = |id: &StateId| format!("`{}`", program.state(*id).name);
+    if path.len() <= HEAD + TAIL + 1 {
+        return path.iter().map(name).collect::<Vec<_>>().join(" → ");
+    }
+    let head: Vec<String> = path[..HEAD].iter().map(name).collect();
+    let tail: Vec<String> = path[path.len() - TAIL..].iter().map(name).collect();
+    format!(
+        "{} → … ({} more states) … → {}",
+        head.join(" → "),
+        path.len() - HEAD - TAIL,
+        tail.join(" → ")
+    )
 }

@@ -88,24 +88,35 @@ pub(crate) fn diagnostic(
             show_path(program, cycle)
         )
     };
+    let on_cycle: std::collections::HashSet<StateId> = cycle.iter().copied().collect();
     let others: Vec<String> = members
         .iter()
-        .filter(|id| !cycle.contains(id))
+        .filter(|id| !on_cycle.contains(id))
         .map(|id| format!("`{}`", program.state(*id).name))
         .collect();
     if !others.is_empty() {
-        message.push_str(&format!(" (it also traps {})", others.join(", ")));
+        let shown = others
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = match others.len() {
+            n if n > 8 => format!(" and {} more", n - 8),
+            _ => String::new(),
+        };
+        message.push_str(&format!(" (it also traps {shown}{more})"));
     }
     if !entry_finishes {
         message.push_str("; no run of this workflow can finish");
     }
     let mut diag = Diagnostic::error(Code::CycleWithoutExit, message);
-    let mut seen = Vec::new();
-    for (idx, id) in cycle.iter().enumerate() {
-        if seen.contains(id) {
+    // Label the first states of the cycle (a long one would bury the snippet).
+    let mut seen = std::collections::HashSet::new();
+    for (idx, id) in cycle.iter().enumerate().take(6) {
+        if !seen.insert(*id) {
             continue;
         }
-        seen.push(*id);
         if let Some(span) = ctx.state_span(program, *id) {
             let text = if idx == 0 {
                 "no route from this cycle reaches a terminal state".to_string()
