@@ -258,10 +258,15 @@ fn main() {
     let states = 10_000;
     if filter.is_none_or(|max| states <= max) {
         let path = PathBuf::from("trap.yaml");
-        let text = generate(states).replace(
-            "          Terminal: true\n",
-            "          Transitions:\n            - To: S0\n              Signal: NEXT\n",
-        ) + "";
+        let text = generate(states)
+            .replace(
+                "          Terminal: true\n",
+                "          Transitions:\n            - To: S0\n              Signal: NEXT\n",
+            )
+            .replace(
+                "  Termination:",
+                "        Done:\n          Agent: Agent0\n          Terminal: true\n  Termination:",
+            );
         let memory = Memory(BTreeMap::from([(path.clone(), text)]));
         let compiled = compile(&path, &memory);
         let stats = time(10, || check::check(&compiled));
