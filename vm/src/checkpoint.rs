@@ -95,7 +95,7 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     let mut recovered: Vec<&String> = run.recovered.iter().collect();
     recovered.sort();
     json!({
-        "State": program.state(run.state).name,
+        "State": program.states.get(run.state.0 as usize).map(|state| state.name.clone()),
         "Turn": run.turn,
         "Phase": run.phase,
         "InputTokens": run.usage.input_tokens,

@@ -612,9 +612,12 @@ impl Builder {
                 _ => {}
             }
         }
+        // Every program the compiler produces has states; one without has nowhere to start.
+        if program.states.is_empty() {
+            return Err(error_at(&header, "a program needs at least one `state`"));
+        }
         program.entry = match entry {
             Some(id) => id,
-            None if program.states.is_empty() => StateId(0),
             None => return Err(error_at(&header, "missing `entry` line")),
         };
         program.termination = termination.unwrap_or_default();

@@ -168,15 +168,25 @@ impl<'p> Machine<'p> {
             event_turn: 0,
             stored_messages: 0,
         };
+        let start_state = program
+            .states
+            .get(program.entry.0 as usize)
+            .map(|state| state.name.clone());
         machine.emit(
             None,
             "session_start",
             json!({
                 "task": machine.run.task,
                 "program": program.name,
-                "start_state": program.state(program.entry).name,
+                "start_state": start_state,
             }),
         );
+        if start_state.is_none() {
+            machine.finish(
+                Outcome::Error,
+                Some("the program has no state to start at".to_string()),
+            );
+        }
         machine
     }
 
@@ -206,7 +216,7 @@ impl<'p> Machine<'p> {
             "SessionId": self.run.session_id,
             "Task": self.run.task,
             "IsComplete": self.run.outcome == Some(Outcome::Completed),
-            "ResumeExecutorId": self.program.state(self.run.state).name,
+            "ResumeExecutorId": self.program.states.get(self.run.state.0 as usize).map(|state| state.name.clone()),
             "MessageCount": self.run.history.len(),
             "Machine": crate::checkpoint::run_to_json(self.program, &self.run, self.stand_in.as_deref()),
         }))
