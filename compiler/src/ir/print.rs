@@ -1238,7 +1238,7 @@ pub(super) mod samples {
         }
     }
 
-    /// The smallest program: no states, no files.
+    /// The smallest program: one agentless state that ends at once, no files.
     pub fn empty() -> Program {
         Program {
             name: String::new(),
@@ -1246,7 +1246,17 @@ pub(super) mod samples {
             files: Vec::new(),
             entry: StateId(0),
             agents: Vec::new(),
-            states: Vec::new(),
+            states: vec![State {
+                name: "only".into(),
+                agent: None,
+                kind: StateKind::Terminal(TerminalMode::EndNow),
+                context: None,
+                layer: Some(0),
+                exits: Vec::new(),
+                no_match: NoMatch::Never,
+                stuck: StuckPolicy::default(),
+                loc: None,
+            }],
             contracts: Vec::new(),
             counters: Vec::new(),
             termination: Termination::default(),
