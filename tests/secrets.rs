@@ -102,8 +102,16 @@ fn the_api_key_is_sent_to_the_model_and_written_nowhere() {
     // The run really wrote what we searched: a checkpoint, events and the shell's output.
     let sessions: Vec<_> = std::fs::read_dir(work.join(".fuseraft/sessions"))
         .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().to_string())
         .collect();
-    assert_eq!(sessions.len(), 1);
+    assert!(
+        sessions.iter().any(|name| name.ends_with(".json"))
+            && sessions
+                .iter()
+                .any(|name| name.ends_with(".messages.jsonl")),
+        "a session state and its message log were written: {sessions:?}"
+    );
     assert!(std::fs::read_to_string(&events)
         .unwrap()
         .contains("session_end"));

@@ -9,6 +9,7 @@ mod cond;
 mod matching;
 mod parse;
 mod print;
+mod tools;
 mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
@@ -16,6 +17,7 @@ pub use cond::{Cond, Field, Value};
 pub use matching::{extract_json, is_punctuation, CondInput};
 pub use parse::{parse, ParseError};
 pub use print::{print, PrintOptions};
+pub use tools::{canonical_tool, permission_policy, tool_offered, PLUGIN_TOOLS};
 pub use views::{to_dot, to_json, to_mermaid, trigger_label};
 
 use std::fmt;

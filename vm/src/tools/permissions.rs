@@ -41,62 +41,13 @@ impl Category {
     }
 }
 
-/// The tools a plugin offers, each with the capability tag that grants it.
-const PLUGIN_TOOLS: &[(&str, &[(&str, &str)])] = &[
-    (
-        "filesystem",
-        &[
-            ("read_file", "read"),
-            ("list_files", "read"),
-            ("write_file", "write"),
-            ("patch_file", "write"),
-            ("delete_file", "delete"),
-        ],
-    ),
-    ("shell", &[("shell_run", "run")]),
-    ("changes", &[("changes_read_latest", "read")]),
-    ("handoff", &[("handoff", "handoff")]),
-    ("finish", &[("finish", "finish")]),
-];
-
-/// The canonical tool a called name stands for (`FileSystem-write_file` → `write_file`).
-fn canonical(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    PLUGIN_TOOLS
-        .iter()
-        .flat_map(|(_, tools)| tools.iter().map(|(tool, _)| *tool))
-        .find(|tool| {
-            lower == *tool
-                || lower.ends_with(&format!("-{tool}"))
-                || lower.ends_with(&format!(".{tool}"))
-        })
-        .or_else(|| {
-            PLUGIN_TOOLS
-                .iter()
-                .flat_map(|(_, tools)| tools.iter().map(|(tool, _)| *tool))
-                .find(|tool| lower.contains(tool))
-        })
+/// Is `tool` offered to an agent with these plugins and capabilities (`ir::tool_offered`)?
+pub fn offered(tool: &str, plugins: &[String], capabilities: &[(String, Vec<String>)]) -> bool {
+    fuseraft_compiler::ir::tool_offered(tool, plugins, capabilities)
 }
 
-/// Is `tool` offered to an agent with these plugins and capabilities?
-pub fn offered(tool: &str, plugins: &[String], capabilities: &[(String, Vec<String>)]) -> bool {
-    let Some(tool) = canonical(tool) else {
-        return false;
-    };
-    PLUGIN_TOOLS.iter().any(|(plugin, tools)| {
-        let Some((_, tag)) = tools.iter().find(|(name, _)| *name == tool) else {
-            return false;
-        };
-        let has_plugin = plugins.iter().any(|p| p.eq_ignore_ascii_case(plugin));
-        let granted = match capabilities
-            .iter()
-            .find(|(p, _)| p.eq_ignore_ascii_case(plugin))
-        {
-            Some((_, tags)) => tags.iter().any(|t| t.eq_ignore_ascii_case(tag)),
-            None => true,
-        };
-        has_plugin && granted
-    })
+fn canonical(name: &str) -> Option<&'static str> {
+    fuseraft_compiler::ir::canonical_tool(name)
 }
 
 /// The category a call falls in, if any.
@@ -124,27 +75,7 @@ fn setting<'a>(settings: &'a [(String, String)], key: &str) -> Option<&'a str> {
 
 /// The policy for a category: `allow`, `block` or `require-approval`.
 fn policy(settings: &[(String, String)], category: Category) -> &'static str {
-    let normalise = |value: &str| match value.to_ascii_lowercase().replace('_', "-").as_str() {
-        "block" | "deny" => "block",
-        "require-approval" | "approval" | "ask" => "require-approval",
-        _ => "allow",
-    };
-    if let Some(value) = setting(
-        settings,
-        &format!("Security.Permissions.{}", category.key()),
-    ) {
-        return normalise(value);
-    }
-    match setting(settings, "Security.Permissions.Preset")
-        .unwrap_or("unrestricted")
-        .to_ascii_lowercase()
-        .replace('_', "-")
-        .as_str()
-    {
-        "locked-down" => "block",
-        "approval-required" => "require-approval",
-        _ => "allow",
-    }
+    fuseraft_compiler::ir::permission_policy(settings, category.key())
 }
 
 /// Does `path` (relative, `/`-separated) match a glob (`**` any directories, `*` any
