@@ -95,6 +95,7 @@ codes! {
     ContractUnsatisfiable = "FR602", "contract-unsatisfiable";
     UnknownValidator = "FR603", "unknown-validator";
     UnknownPredicate = "FR604", "unknown-predicate";
+    ValidatorUnsatisfiable = "FR605", "validator-unsatisfiable";
     UnusedSuppression = "FR901", "unused-suppression";
     SuppressionMissingReason = "FR902", "suppression-missing-reason";
     UnknownSuppressionCode = "FR903", "unknown-code";

@@ -34,6 +34,7 @@ mod fr601_validator_missing_config;
 mod fr602_contract_unsatisfiable;
 mod fr603_unknown_validator;
 mod fr604_unknown_predicate;
+mod fr605_validator_unsatisfiable;
 pub(crate) mod fr901_unused_suppression;
 pub(crate) mod fr902_suppression_missing_reason;
 pub(crate) mod fr903_unknown_code;
@@ -95,6 +96,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     }
     fr402_termination_cannot_fire::check(ctx, program, &flow);
     fr602_contract_unsatisfiable::check(ctx, program, &flow);
+    fr605_validator_unsatisfiable::check(ctx, program, &flow);
 }
 
 /// Families whose runs are meant to end in a terminal state (or at `end`); the others
@@ -147,6 +149,7 @@ pub const RULE_DOCS: &[&str] = &[
     include_str!("fr602_contract_unsatisfiable.rs"),
     include_str!("fr603_unknown_validator.rs"),
     include_str!("fr604_unknown_predicate.rs"),
+    include_str!("fr605_validator_unsatisfiable.rs"),
     include_str!("fr901_unused_suppression.rs"),
     include_str!("fr902_suppression_missing_reason.rs"),
     include_str!("fr903_unknown_code.rs"),

@@ -1,0 +1,137 @@
+//! # FR605 `validator-unsatisfiable`
+//!
+//! ## What it does
+//! Finds route validators that the agent whose turn they judge can never satisfy, given its
+//! `Plugins`, its `Capabilities` and the run's permission policy (`Security.Permissions`):
+//! - `RequireShellPass` needs a passing `shell_run` in the turn: the agent must be offered
+//!   `shell_run` (`Shell`, with the `run` capability) and `command_execution` must not be
+//!   blocked;
+//! - `RequireWriteFile` needs a `write_file` or `patch_file` in the turn (`FileSystem` with the
+//!   `write` capability, `file_write_delete` not blocked), or, with `ShellFallbackPattern`, a
+//!   matching command the agent may run.
+//!
+//! It is a warning: both validators can also pass on evidence another agent left in the
+//! change log, but a gate that relies on that is rarely what the author meant.
+//!
+//! ## Why is this bad?
+//! Every attempt fails the validator, the agent is re-instructed until `FailureHandling`
+//! gives up, and the run stops stuck where the author expected progress.
+//!
+//! ## Example
+//! ```yaml
+//! Orchestration:
+//!   Agents:
+//!     - Name: Tester
+//!       Instructions: Run the tests, then say TESTED.
+//!       Plugins: [FileSystem]
+//!     - Name: Reviewer
+//!       Instructions: Review, then say APPROVED.
+//!   Selection:
+//!     Type: keyword
+//!     Routes:
+//!       - { Keyword: TESTED, Agent: Reviewer, SourceAgents: [Tester], Validators: [RequireShellPass] }
+//!       - { Keyword: APPROVED, Agent: Reviewer, SourceAgents: [Reviewer] }
+//! ```
+//! Use instead:
+//! ```yaml
+//! Orchestration:
+//!   Agents:
+//!     - Name: Tester
+//!       Instructions: Run the tests, then say TESTED.
+//!       Plugins: [FileSystem, Shell]
+//!     - Name: Reviewer
+//!       Instructions: Review, then say APPROVED.
+//!   Selection:
+//!     Type: keyword
+//!     Routes:
+//!       - { Keyword: TESTED, Agent: Reviewer, SourceAgents: [Tester], Validators: [RequireShellPass] }
+//!       - { Keyword: APPROVED, Agent: Reviewer, SourceAgents: [Reviewer] }
+//! ```
+
+use super::super::context::Ctx;
+use super::super::flow::Flow;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{permission_policy, tool_offered, Agent, Guard, Program};
+
+/// Why `agent` cannot produce what `validator` looks for, if it cannot.
+fn impossible(
+    validator: &str,
+    params: &[(String, String)],
+    agent: &Agent,
+    settings: &[(String, String)],
+) -> Option<String> {
+    let can = |tool: &str| tool_offered(tool, &agent.tools, &agent.capabilities);
+    let allowed = |category: &str| permission_policy(settings, category) != "block";
+    let shell = can("shell_run") && allowed("command_execution");
+    match validator.to_ascii_lowercase().as_str() {
+        "requireshellpass" if !shell => Some(if can("shell_run") {
+            "the permission policy blocks `command_execution`".to_string()
+        } else {
+            format!(
+                "`{}` is not offered `shell_run` (its `Plugins` and `Capabilities`)",
+                agent.name
+            )
+        }),
+        "requirewritefile" => {
+            let writes = (can("write_file") || can("patch_file")) && allowed("file_write_delete");
+            let fallback = params
+                .iter()
+                .any(|(key, _)| key.eq_ignore_ascii_case("ShellFallbackPattern"))
+                && shell;
+            (!writes && !fallback).then(|| {
+                if can("write_file") || can("patch_file") {
+                    "the permission policy blocks `file_write_delete`".to_string()
+                } else {
+                    format!(
+                        "`{}` is not offered `write_file` or `patch_file` (its `Plugins` and `Capabilities`)",
+                        agent.name
+                    )
+                }
+            })
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
+    let mut found = Vec::new();
+    for id in program.state_ids() {
+        if !flow.reach_live[id.0 as usize] {
+            continue;
+        }
+        let state = program.state(id);
+        let Some(agent) = state.agent.map(|agent| program.agent(agent)) else {
+            continue;
+        };
+        for (idx, exit) in state.exits.iter().enumerate() {
+            if ctx.is_dead(id, idx) {
+                continue;
+            }
+            for guard in &exit.guards {
+                let Guard::Validator { name, params } = guard else {
+                    continue;
+                };
+                let Some(reason) = impossible(name, params, agent, &program.settings) else {
+                    continue;
+                };
+                let mut diag = Diagnostic::warning(
+                    Code::ValidatorUnsatisfiable,
+                    format!(
+                        "validator `{name}` judges `{}`'s turn, but {reason}",
+                        agent.name
+                    ),
+                );
+                if let Some(span) = ctx.exit_span(exit) {
+                    diag = diag.with_label(span, "gated by a validator this agent cannot satisfy");
+                }
+                found.push(diag.with_help(format!(
+                    "give `{}` the plugin and capability the validator needs, or relax the permission policy",
+                    agent.name
+                )));
+            }
+        }
+    }
+    for diag in found {
+        ctx.push(diag);
+    }
+}
