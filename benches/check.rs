@@ -15,36 +15,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fuseraft_compiler::check;
-use fuseraft_compiler::{compile, FileReader};
+use fuseraft_compiler::compile;
 
 const AGENTS: usize = 10;
 
-/// Serves files from memory.
-struct Memory(BTreeMap<PathBuf, String>);
-
-impl FileReader for Memory {
-    fn read(&self, path: &Path) -> io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
-    }
-
-    fn is_dir(&self, path: &Path) -> bool {
-        self.0
-            .keys()
-            .any(|key| key.starts_with(path) && key != path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.0.contains_key(path) || self.is_dir(path)
-    }
-}
+/// Files held in memory.
+type Memory = fuseraft_compiler::MemoryFiles;
 
 fn generate(k: usize) -> String {
     let mut out = String::with_capacity(k * 120 + AGENTS * 80 + 256);
@@ -159,7 +139,7 @@ fn corpus() -> Option<(Memory, Vec<PathBuf>)> {
         }
         memory.insert(path, text);
     }
-    Some((Memory(memory), inputs))
+    Some((fuseraft_compiler::MemoryFiles(memory), inputs))
 }
 
 fn main() {
@@ -225,7 +205,8 @@ fn main() {
             continue;
         }
         let path = PathBuf::from("bench.yaml");
-        let memory = Memory(BTreeMap::from([(path.clone(), generate(states))]));
+        let memory =
+            fuseraft_compiler::MemoryFiles(BTreeMap::from([(path.clone(), generate(states))]));
         let compile_stats = time(runs, || compile(&path, &memory));
         let compiled = compile(&path, &memory);
         assert!(compiled.program.is_some(), "the generated config compiles");
@@ -267,7 +248,7 @@ fn main() {
                 "  Termination:",
                 "        Done:\n          Agent: Agent0\n          Terminal: true\n  Termination:",
             );
-        let memory = Memory(BTreeMap::from([(path.clone(), text)]));
+        let memory = fuseraft_compiler::MemoryFiles(BTreeMap::from([(path.clone(), text)]));
         let compiled = compile(&path, &memory);
         let stats = time(10, || check::check(&compiled));
         let findings = check::check(&compiled);

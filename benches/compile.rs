@@ -14,45 +14,17 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use fuseraft_compiler::compile;
 use fuseraft_compiler::ir::{self, PrintOptions};
 use fuseraft_compiler::syntax::{fuseraft::read_config, Loader};
-use fuseraft_compiler::{compile, FileReader};
 
 const AGENTS: usize = 10;
 
 /// (states, timed runs).
 const SIZES: &[(usize, usize)] = &[(100, 30), (1_000, 30), (10_000, 10)];
-
-/// Serves one generated file from memory.
-struct MemReader {
-    path: PathBuf,
-    text: String,
-}
-
-impl FileReader for MemReader {
-    fn read(&self, path: &Path) -> io::Result<String> {
-        if path == self.path {
-            Ok(self.text.clone())
-        } else {
-            Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                "not in the in-memory reader",
-            ))
-        }
-    }
-
-    fn is_dir(&self, _path: &Path) -> bool {
-        false
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        path == self.path
-    }
-}
 
 /// The YAML of a `k`-state chain with a back transition every 10 states.
 fn generate(k: usize) -> String {
@@ -140,10 +112,7 @@ struct Row {
 fn bench(states: usize, runs: usize) -> Row {
     let path = PathBuf::from("bench/statemachine.yaml");
     let text = generate(states);
-    let reader = MemReader {
-        path: path.clone(),
-        text,
-    };
+    let reader = fuseraft_compiler::MemoryFiles::new().with(path.clone(), text.as_str());
 
     // Correctness first: a benchmark of a failing compile is worthless.
     let compiled = compile(&path, &reader);
@@ -189,7 +158,7 @@ fn bench(states: usize, runs: usize) -> Row {
     Row {
         states,
         runs,
-        bytes: reader.text.len(),
+        bytes: text.len(),
         compile: compile_stats,
         print: print_stats,
         ir_bytes,

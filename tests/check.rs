@@ -4,6 +4,8 @@
 //! snapshotted; so are the machine formats of one fixture, the whole shared corpus, the
 //! documentation page (generated from the rule modules) and its examples.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +14,7 @@ use fuseraft::disk::Disk;
 use fuseraft::render::{self, Style};
 use fuseraft::report::{self, Checked};
 use fuseraft_compiler::check::{self, Findings};
-use fuseraft_compiler::{compile, Code, Diagnostic, FileReader};
+use fuseraft_compiler::{compile, Code, Diagnostic};
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -244,25 +246,8 @@ fn docs_page_is_generated_from_the_rule_modules() {
     }
 }
 
-/// Files held in memory, for the documentation examples and the truncation test.
-struct Memory(BTreeMap<PathBuf, String>);
-
-impl FileReader for Memory {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        self.0
-            .keys()
-            .any(|key| key.starts_with(path) && key != path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.0.contains_key(path) || self.is_dir(path)
-    }
-}
+/// Files held in memory.
+type Memory = fuseraft_compiler::MemoryFiles;
 
 /// An example as an input: a config, or (front matter first) a tama project whose entry
 /// agent is the example and whose other fsm states are oneshot agents.
@@ -287,10 +272,13 @@ fn example_input(text: &str) -> (PathBuf, Memory) {
                 }
             }
         }
-        (PathBuf::from("ex"), Memory(files))
+        (PathBuf::from("ex"), fuseraft_compiler::MemoryFiles(files))
     } else {
         files.insert(PathBuf::from("example.yaml"), text.to_string());
-        (PathBuf::from("example.yaml"), Memory(files))
+        (
+            PathBuf::from("example.yaml"),
+            fuseraft_compiler::MemoryFiles(files),
+        )
     }
 }
 
@@ -433,7 +421,7 @@ fn truncated_and_mangled_inputs_never_panic() {
                 ] {
                     let mut files = base.clone();
                     files.insert(key.clone(), variant);
-                    let reader = Memory(files);
+                    let reader = fuseraft_compiler::MemoryFiles(files);
                     let compiled = compile(&input, &reader);
                     let findings = check::check(&compiled);
                     if let Some(program) = compiled.any_program() {
@@ -466,38 +454,6 @@ fn corpus_root() -> Option<PathBuf> {
             "skipping: ../shared/corpus is absent (it exists on developer machines and in CI)"
         );
         None
-    }
-}
-
-/// The tama variant copies only its own AGENT.md; its sibling agents are those of the
-/// same example at HEAD, which this reader supplies when the variant folder lacks them.
-struct VariantOverlay;
-
-impl VariantOverlay {
-    fn map(path: &Path) -> PathBuf {
-        let text = path.to_string_lossy().replace('\\', "/");
-        if let Some((_, rest)) = text.split_once("/tama/variants/") {
-            if !path.exists() {
-                if let Some((_, tail)) = rest.split_once('/') {
-                    return PathBuf::from(text.split("/tama/variants/").next().unwrap_or(""))
-                        .join("tama")
-                        .join(tail);
-                }
-            }
-        }
-        path.to_path_buf()
-    }
-}
-
-impl FileReader for VariantOverlay {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        Disk.read(&VariantOverlay::map(path))
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        VariantOverlay::map(path).is_dir()
-    }
-    fn exists(&self, path: &Path) -> bool {
-        VariantOverlay::map(path).exists()
     }
 }
 
@@ -551,7 +507,7 @@ fn corpus_findings_are_snapshotted() {
     for path in &inputs {
         let shown = relative(path);
         let shown = PathBuf::from(shown.to_string_lossy().replace("/./", "/"));
-        let compiled = compile(&shown, &VariantOverlay);
+        let compiled = compile(&shown, &common::VariantOverlay);
         let findings = check::check(&compiled);
         let rel = path.strip_prefix(&corpus).unwrap_or(path);
         out.push_str(&format!("## {}\n", rel.display()));
@@ -668,7 +624,8 @@ fn github_format_writes_the_step_summary_and_says_when_annotations_overflow() {
             "    - Name: C{idx}\n      Requires:\n        - {{ Type: FileExists, Path: a }}\n"
         ));
     }
-    let reader = Memory(BTreeMap::from([(PathBuf::from("many.yaml"), yaml)]));
+    let reader =
+        fuseraft_compiler::MemoryFiles(BTreeMap::from([(PathBuf::from("many.yaml"), yaml)]));
     let compiled = compile(Path::new("many.yaml"), &reader);
     let findings = check::check(&compiled);
     let checked = [Checked {

@@ -4,12 +4,14 @@
 //!
 //! Tests are data: a new case is a new file under `fixtures/compile/ok/` or `.../err/`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use fuseraft::disk::Disk;
 use fuseraft::render::{self, Style};
 use fuseraft_compiler::ir::{self, PrintOptions};
-use fuseraft_compiler::{compile, Compiled, FileReader, Severity};
+use fuseraft_compiler::{compile, Compiled, Severity};
 
 /// `print(parse(print(p))) == print(p)`, and the parsed program equals the original.
 fn assert_round_trip(program: &ir::Program, what: &Path) {
@@ -176,38 +178,6 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The tama variant copies only its own AGENT.md; its sibling agents are those of the
-/// same example at HEAD, which this reader supplies when the variant folder lacks them.
-struct VariantOverlay;
-
-impl VariantOverlay {
-    fn map(path: &Path) -> PathBuf {
-        let text = path.to_string_lossy().replace('\\', "/");
-        if let Some((_, rest)) = text.split_once("/tama/variants/") {
-            if !path.exists() {
-                if let Some((_, tail)) = rest.split_once('/') {
-                    return PathBuf::from(text.split("/tama/variants/").next().unwrap_or(""))
-                        .join("tama")
-                        .join(tail);
-                }
-            }
-        }
-        path.to_path_buf()
-    }
-}
-
-impl FileReader for VariantOverlay {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        Disk.read(&VariantOverlay::map(path))
-    }
-    fn is_dir(&self, path: &Path) -> bool {
-        VariantOverlay::map(path).is_dir()
-    }
-    fn exists(&self, path: &Path) -> bool {
-        VariantOverlay::map(path).exists()
-    }
-}
-
 /// Inputs of the corpus: orchestration configs and fsm agents.
 fn corpus_inputs(root: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -248,7 +218,7 @@ fn corpus_compiles_with_snapshots_and_round_trips() {
                 .map(Path::to_path_buf)
                 .unwrap_or_else(|_| path.clone());
             let shown = PathBuf::from(shown.to_string_lossy().replace("/./", "/"));
-            let compiled = compile(&shown, &VariantOverlay);
+            let compiled = compile(&shown, &common::VariantOverlay);
             let program = compiled.program.as_ref().unwrap_or_else(|| {
                 panic!(
                     "corpus input {} does not compile:\n{}",

@@ -20,4 +20,4 @@ pub mod syntax;
 
 pub use compile::{compile, input_kind, Compiled, InputKind, Syntax};
 pub use diagnostic::{Code, Diagnostic, Severity};
-pub use source::{FileId, FileReader, SourceFile, SourceMap, Span};
+pub use source::{FileId, FileReader, MemoryFiles, SourceFile, SourceMap, Span};

@@ -169,3 +169,45 @@ pub trait FileReader {
     fn is_dir(&self, path: &Path) -> bool;
     fn exists(&self, path: &Path) -> bool;
 }
+
+/// Files held in memory: a [`FileReader`] for tests, benchmarks, fuzzing and tools that
+/// compile text they already have. Directories are implied by the files under them.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryFiles(pub std::collections::BTreeMap<PathBuf, String>);
+
+impl MemoryFiles {
+    pub fn new() -> MemoryFiles {
+        MemoryFiles::default()
+    }
+
+    /// Adds (or replaces) a file.
+    pub fn with(mut self, path: impl Into<PathBuf>, text: impl Into<String>) -> MemoryFiles {
+        self.0.insert(path.into(), text.into());
+        self
+    }
+
+    pub fn insert(&mut self, path: impl Into<PathBuf>, text: impl Into<String>) {
+        self.0.insert(path.into(), text.into());
+    }
+}
+
+impl FileReader for MemoryFiles {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        self.0.get(path).cloned().ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not among the files in memory",
+            )
+        })
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        self.0
+            .keys()
+            .any(|key| key.starts_with(path) && key != path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.0.contains_key(path) || self.is_dir(path)
+    }
+}

@@ -1,8 +1,13 @@
-//! Shared by the integration tests that talk to a loopback model server.
+//! Shared by the integration tests: a loopback model server, and the corpus reader that
+//! supplies the tama variant's sibling agents.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use fuseraft::disk::Disk;
+use fuseraft_compiler::FileReader;
 
 /// Answers one HTTP request per reply body, in order, with `200` and the body as JSON
 /// (`"STATUS CODE"` bodies starting with `!` answer with that status instead, e.g.
@@ -47,4 +52,36 @@ pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHa
         }
         headers_seen
     })
+}
+
+/// The tama variant copies only its own AGENT.md; its sibling agents are those of the
+/// same example at HEAD, which this reader supplies when the variant folder lacks them.
+pub struct VariantOverlay;
+
+impl VariantOverlay {
+    pub fn map(path: &Path) -> PathBuf {
+        let text = path.to_string_lossy().replace('\\', "/");
+        if let Some((_, rest)) = text.split_once("/tama/variants/") {
+            if !path.exists() {
+                if let Some((_, tail)) = rest.split_once('/') {
+                    return PathBuf::from(text.split("/tama/variants/").next().unwrap_or(""))
+                        .join("tama")
+                        .join(tail);
+                }
+            }
+        }
+        path.to_path_buf()
+    }
+}
+
+impl FileReader for VariantOverlay {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        Disk.read(&VariantOverlay::map(path))
+    }
+    fn is_dir(&self, path: &Path) -> bool {
+        VariantOverlay::map(path).is_dir()
+    }
+    fn exists(&self, path: &Path) -> bool {
+        VariantOverlay::map(path).exists()
+    }
 }
