@@ -280,7 +280,10 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
 /// An agent with every field at the value the IR parser gives an absent line, so that the
 /// generator keeps compiling when `Agent` gains a field (the new field is not generated).
 fn base_agent() -> Agent {
-    let program = ir::parse("fuseraft-ir 1\nprogram p origin tama\nagent a\n").unwrap();
+    let program = ir::parse(
+        "fuseraft-ir 1\nprogram p origin tama\nentry s\nagent a\nstate s layer 0\n  terminal end_now\n",
+    )
+    .unwrap();
     program.agents[0].clone()
 }
 
@@ -532,7 +535,8 @@ fn origin() -> impl Strategy<Value = Origin> {
 }
 
 fn program() -> impl Strategy<Value = Program> {
-    (0..3usize, 0..4usize, 0..6usize, 0..3usize, 0..3usize)
+    // A program has at least one state (the IR parser rejects one without).
+    (0..3usize, 0..4usize, 1..6usize, 0..3usize, 0..3usize)
         .prop_map(|(files, agents, states, contracts, counters)| Sizes {
             files,
             agents,
