@@ -135,6 +135,10 @@ pub struct ExecArgs {
     /// Continue the session with this id from its checkpoint.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
+    /// Keep no session: no checkpoint is written, so the run cannot be resumed (for CI
+    /// runs and benchmarks that do not need durability).
+    #[arg(long, conflicts_with = "resume")]
+    pub ephemeral: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -49,7 +49,7 @@ pub type LoadError = Box<(SourceMap, Diagnostic)>;
 /// does not parse).
 pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
     let mut sources = SourceMap::new();
-    let text = match crate::disk::read(path) {
+    let text = match crate::disk::read_at_most(path, crate::disk::MAX_REPLAY_BYTES) {
         Ok(text) => text,
         Err(error) => {
             return Err(Box::new((
@@ -66,10 +66,16 @@ pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
     let is_json = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    // Replay files are data: allow more text and nodes than a config, keep the depth limit.
+    let budget = Budget {
+        max_bytes: crate::disk::MAX_REPLAY_BYTES as usize,
+        max_nodes: 50_000_000,
+        ..Budget::default()
+    };
     let parsed = if is_json {
-        fuseraft_compiler::syntax::parse_json(file, &source.text, &Budget::default())
+        fuseraft_compiler::syntax::parse_json(file, &source.text, &budget)
     } else {
-        fuseraft_compiler::syntax::parse_yaml(file, &source.text, &Budget::default())
+        fuseraft_compiler::syntax::parse_yaml(file, &source.text, &budget)
     };
     let node = match parsed {
         Ok(node) => node,

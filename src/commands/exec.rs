@@ -241,7 +241,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     };
     let result = runtime.block_on(async {
         tokio::select! {
-            summary = driver::drive(machine, models, &env, &mut on_event, Some(&mut on_checkpoint)) => Some(summary),
+            summary = driver::drive(
+                machine,
+                models,
+                &env,
+                &mut on_event,
+                if args.ephemeral { None } else { Some(&mut on_checkpoint) },
+            ) => Some(summary),
             _ = tokio::signal::ctrl_c() => None,
         }
     });

@@ -33,18 +33,6 @@ fn eq_ignore_case(a: &str, b: &str) -> bool {
         .eq(b.chars().flat_map(char::to_lowercase))
 }
 
-fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
-    let mut rest = text;
-    for expected in prefix.chars() {
-        let mut chars = rest.chars();
-        let actual = chars.next()?;
-        if !actual.to_lowercase().eq(expected.to_lowercase()) {
-            return None;
-        }
-        rest = chars.as_str();
-    }
-    Some(rest)
-}
 
 /// Keyword and state-machine routing: trim, delete every `*` and `_`, trim again; the line
 /// equals the keyword, or starts with it followed by whitespace or punctuation.
@@ -54,23 +42,32 @@ fn starts_with_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
 /// unmatchable in text; DESIGN.md follows upstream's docs here (`docs/semantics.md`), and
 /// `fuseraft check` warns (FR308) that upstream cannot see them.
 fn relaxed_line(line: &str, keyword: &str) -> bool {
-    let normalise = |text: &str| -> String {
-        text.trim()
-            .chars()
-            .filter(|ch| *ch != '*' && *ch != '_')
-            .collect()
+    let markdown = |ch: &char| *ch != '*' && *ch != '_';
+    // The keyword, normalised like the line; it rarely holds `*` or `_`, so only then is a
+    // normalised copy made.
+    let normalised;
+    let keyword = if keyword.contains(['*', '_']) {
+        normalised = keyword.chars().filter(markdown).collect::<String>();
+        normalised.trim()
+    } else {
+        keyword.trim()
     };
-    let cleaned = normalise(line);
-    let cleaned = cleaned.trim();
-    let keyword = normalise(keyword);
-    let keyword = keyword.trim();
     if keyword.is_empty() {
         return false;
     }
-    let Some(rest) = starts_with_ignore_case(cleaned, keyword) else {
-        return false;
-    };
-    match rest.chars().next() {
+    // The line without `*`/`_` and without leading whitespace, compared as it streams by.
+    let mut rest = line
+        .chars()
+        .filter(markdown)
+        .skip_while(|ch| ch.is_whitespace());
+    for expected in keyword.chars() {
+        match rest.next() {
+            Some(actual)
+                if actual == expected || actual.to_lowercase().eq(expected.to_lowercase()) => {}
+            _ => return false,
+        }
+    }
+    match rest.next() {
         None => true,
         Some(next) => next.is_whitespace() || is_punctuation(next),
     }

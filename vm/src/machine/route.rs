@@ -44,7 +44,7 @@ fn read_reply(message: &Message) -> Reply {
         handoff: message.handoff().map(str::to_string),
         key,
         value,
-        json: fuseraft_compiler::ir::extract_json(&message.content),
+        json: None,
         made_tool_calls: message.tool_calls.iter().any(|call| !call.is_routing()),
     }
 }
@@ -115,6 +115,19 @@ impl Machine<'_> {
             return;
         };
         self.run.value = Some(reply.value.clone());
+        let mut reply = reply;
+        // Extracting JSON parses the whole reply: only when a condition of this state reads it.
+        let state = self.program.state(self.run.state);
+        let reads_json = state.exits.iter().any(|exit| {
+            matches!(&exit.trigger, Trigger::Cond { cond, .. } if cond.reads_json())
+                || exit
+                    .guards
+                    .iter()
+                    .any(|guard| matches!(guard, Guard::Cond(cond) if cond.reads_json()))
+        });
+        if reads_json {
+            reply.json = fuseraft_compiler::ir::extract_json(&reply.text);
+        }
         let detected = self.detected_signals(&reply);
         for signal in &detected {
             self.emit(Some(&reply.agent), "signal_detected", json!({"signal": signal, "via": if reply.handoff.is_some() { "handoff" } else { "text" }}));
