@@ -21,7 +21,7 @@ use fuseraft_compiler::ir::{self, Program};
 use fuseraft_vm::driver::{self, Approvals, Env};
 use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
 use fuseraft_vm::event::Outcome;
-use fuseraft_vm::history::{Role, ToolCall};
+use fuseraft_vm::history::{Role, ToolCall, Usage};
 use fuseraft_vm::machine::{Machine, Options, MAX_TOOL_CALLS_PER_TURN};
 use fuseraft_vm::replay::Replay;
 use serde_json::json;
@@ -333,6 +333,34 @@ fn tool_calls_past_the_bound_and_with_bad_arguments() {
             let words = ["HANDOFF TO DEVELOPER".to_string()];
             drive(&mut machine, &words, 200);
             assert!(machine.run().history.len() >= 2, "{name} {args}");
+        }
+    }
+}
+
+/// Token counts near `u64::MAX` (a provider, a replay file or a checkpoint may report
+/// anything) end the run or go on; they must not overflow (finding 2 of docs/reliability.md).
+#[test]
+fn huge_token_counts_do_not_overflow() {
+    let program = keyword_program();
+    for (input, output) in [
+        (u64::MAX, 1),
+        (u64::MAX / 2 + 1, u64::MAX / 2 + 1),
+        (1, u64::MAX),
+    ] {
+        let mut machine = Machine::new(&program, options("tokens"));
+        for _ in 0..3 {
+            match machine.step() {
+                Request::Model(_) => machine.resume(Response::Model(Ok(ModelReply {
+                    text: "REPLAN".to_string(),
+                    tool_calls: Vec::new(),
+                    usage: Usage {
+                        input_tokens: input,
+                        output_tokens: output,
+                    },
+                }))),
+                Request::Done => break,
+                other => panic!("unexpected {other:?}"),
+            }
         }
     }
 }
