@@ -33,7 +33,6 @@ fn eq_ignore_case(a: &str, b: &str) -> bool {
         .eq(b.chars().flat_map(char::to_lowercase))
 }
 
-
 /// Keyword and state-machine routing: trim, delete every `*` and `_`, trim again; the line
 /// equals the keyword, or starts with it followed by whitespace or punctuation.
 ///
