@@ -117,29 +117,29 @@ impl<'a> Builder<'a> {
         CounterId(self.program.counters.len() as u32 - 1)
     }
 
+    /// Reports an unknown name, with the closest known one or the list of known ones.
+    fn unknown<'n>(
+        &mut self,
+        diag: Diagnostic,
+        name: &str,
+        known: impl Iterator<Item = &'n str> + Clone,
+    ) {
+        let help = did_you_mean(name, known.clone()).unwrap_or_else(|| known_list(known));
+        self.diags.push(diag.with_help(help));
+    }
+
     /// Resolves an agent reference, reporting an unknown name with did-you-mean.
     pub fn agent_ref(&mut self, name: &Spanned<String>, role: &str) -> Option<AgentId> {
         if let Some(id) = self.program.agent_named(&name.value) {
             return Some(id);
         }
-        let names: Vec<String> = self
-            .program
-            .agents
-            .iter()
-            .map(|agent| agent.name.clone())
-            .collect();
-        let mut diag = Diagnostic::error(
+        let diag = Diagnostic::error(
             Code::UnknownAgent,
             format!("{role} `{}` is not a defined agent", name.value),
         )
         .with_label(name.span, "no agent has this name");
-        diag = diag.with_help(
-            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-                Some(hint) => hint,
-                None => known_list(names.iter().map(String::as_str)),
-            },
-        );
-        self.diags.push(diag);
+        let names: Vec<String> = self.program.agents.iter().map(|a| a.name.clone()).collect();
+        self.unknown(diag, &name.value, names.iter().map(String::as_str));
         None
     }
 
@@ -156,24 +156,13 @@ impl<'a> Builder<'a> {
         if let Some(id) = self.find_state(&name.value) {
             return Some(id);
         }
-        let names: Vec<String> = self
-            .program
-            .states
-            .iter()
-            .map(|state| state.name.clone())
-            .collect();
-        let mut diag = Diagnostic::error(
+        let diag = Diagnostic::error(
             Code::UnknownState,
             format!("{role} `{}` is not a defined state", name.value),
         )
         .with_label(name.span, "no state has this name");
-        diag = diag.with_help(
-            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-                Some(hint) => hint,
-                None => known_list(names.iter().map(String::as_str)),
-            },
-        );
-        self.diags.push(diag);
+        let names: Vec<String> = self.program.states.iter().map(|s| s.name.clone()).collect();
+        self.unknown(diag, &name.value, names.iter().map(String::as_str));
         None
     }
 
@@ -186,24 +175,18 @@ impl<'a> Builder<'a> {
         {
             return Some(ContractId(idx as u32));
         }
+        let diag = Diagnostic::error(
+            Code::UnknownContract,
+            format!("contract `{}` is not defined", name.value),
+        )
+        .with_label(name.span, "no contract under `Contracts:` has this name");
         let names: Vec<String> = self
             .program
             .contracts
             .iter()
             .map(|c| c.name.clone())
             .collect();
-        let mut diag = Diagnostic::error(
-            Code::UnknownContract,
-            format!("contract `{}` is not defined", name.value),
-        )
-        .with_label(name.span, "no contract under `Contracts:` has this name");
-        diag = diag.with_help(
-            match did_you_mean(&name.value, names.iter().map(String::as_str)) {
-                Some(hint) => hint,
-                None => known_list(names.iter().map(String::as_str)),
-            },
-        );
-        self.diags.push(diag);
+        self.unknown(diag, &name.value, names.iter().map(String::as_str));
         None
     }
 
