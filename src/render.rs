@@ -142,8 +142,37 @@ fn report(diag: &Diagnostic, sources: &SourceMap) -> Report {
     }
 }
 
+/// Lines longer than this are not drawn as snippets (miette cannot draw a label past
+/// column 65,535, and such a snippet would not help anyone read it).
+const MAX_SNIPPET_LINE: usize = 10_000;
+
+/// Does any label of the diagnostic (or of its related ones) sit on a very long line?
+fn on_long_line(diag: &Diagnostic, sources: &SourceMap) -> bool {
+    diag.labels.iter().any(|label| {
+        if label.span.file.0 as usize >= sources.len() {
+            return false;
+        }
+        let text = &sources.get(label.span.file).text;
+        let at = (label.span.start as usize).min(text.len());
+        let start = text[..at].rfind('\n').map_or(0, |idx| idx + 1);
+        let end = text[at..].find('\n').map_or(text.len(), |idx| at + idx);
+        end - start > MAX_SNIPPET_LINE
+    }) || diag
+        .related
+        .iter()
+        .any(|related| on_long_line(related, sources))
+}
+
 /// miette's graphical report of one diagnostic.
 pub fn human(diag: &Diagnostic, sources: &SourceMap, style: Style) -> String {
+    if on_long_line(diag, sources) {
+        let mut out = short(diag, sources);
+        out.push('\n');
+        if let Some(help) = &diag.help {
+            out.push_str(&format!("  help: {help}\n"));
+        }
+        return out;
+    }
     let theme = if style.color {
         GraphicalTheme::unicode()
     } else {

@@ -216,3 +216,34 @@ fn a_printed_ir_file_runs_like_its_config() {
     assert!(Path::new(&fir).exists());
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn an_error_far_along_a_very_long_line_is_reported_not_a_panic() {
+    let dir = scratch("long-line");
+    let replay = dir.join("replay.json");
+    // A syntax error past column 65,535, where a drawn snippet cannot go.
+    std::fs::write(
+        &replay,
+        format!(
+            "{{\"replies\": {{\"Planner\": [\"{}\", ]}}}}",
+            "x".repeat(70_000)
+        ),
+    )
+    .unwrap();
+    let (config, _) = case("keyword");
+    let output = exec(&[
+        &config,
+        "--task",
+        "t",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--ephemeral",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("replay.json:1:70028"),
+        "{}",
+        text(&output.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
