@@ -1434,6 +1434,7 @@ fn json_leaf() -> impl Strategy<Value = Json> {
         any::<bool>().prop_map(Json::Bool),
         any::<i64>().prop_map(|n| json!(n)),
         Just(json!(i64::MAX)),
+        Just(json!(u64::MAX)),
         Just(json!(-1)),
         Just(json!(1.5)),
         any_text(12).prop_map(Json::String),

@@ -541,3 +541,31 @@ fn an_unwritable_session_store_warns_and_the_run_finishes() {
         serde_json::from_slice(&output.stdout).expect("one JSON summary on stdout");
     assert_eq!(summary["outcome"], "completed");
 }
+
+/// A checkpoint whose turn counters are at their maximum (a corrupted or hand-edited session
+/// file: `number(..) as u32` keeps the low 32 bits) resumes and runs a turn without overflow
+/// (finding 3 of docs/reliability.md).
+#[test]
+fn a_checkpoint_with_maximal_counters_resumes_without_overflow() {
+    let program = keyword_program();
+    let mut machine = Machine::new(&program, options("counters"));
+    let _ = machine.step();
+    machine.resume(Response::Model(Ok(ModelReply {
+        text: "HANDOFF TO DEVELOPER".to_string(),
+        ..ModelReply::default()
+    })));
+    let checkpoint = machine.checkpoint().expect("a checkpoint between turns");
+    for field in ["Turn", "VisitTurns", "Phase"] {
+        for value in [json!(u32::MAX), json!(u64::MAX), json!(i64::MAX)] {
+            let mut corrupted = checkpoint.clone();
+            corrupted["Machine"][field] = value.clone();
+            let Ok(mut restored) = Machine::restore(&program, options("counters"), &corrupted)
+            else {
+                continue;
+            };
+            let words = ["HANDOFF TO REVIEWER".to_string()];
+            drive(&mut restored, &words, 20);
+            let _ = (field, value);
+        }
+    }
+}

@@ -14,7 +14,7 @@ use crate::history::Role;
 /// Increments a consecutive-failure counter and returns the new count.
 pub(super) fn bump(failures: &mut HashMap<String, u32>, key: &str) -> u32 {
     let count = failures.entry(key.to_string()).or_insert(0);
-    *count += 1;
+    *count = count.saturating_add(1);
     *count
 }
 

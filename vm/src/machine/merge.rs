@@ -165,7 +165,7 @@ impl Machine<'_> {
             "fork_join",
             json!({"strategy": strategy, "branches": n_branches}),
         );
-        self.run.turn += 1;
+        self.run.turn = self.run.turn.saturating_add(1);
         self.move_to(join, None, "parallel", None);
     }
 }

@@ -604,8 +604,8 @@ impl<'p> Machine<'p> {
                 "tool_calls": turn.tool_calls.len(),
             }),
         );
-        self.run.turn += 1;
-        self.run.visit_turns += 1;
+        self.run.turn = self.run.turn.saturating_add(1);
+        self.run.visit_turns = self.run.visit_turns.saturating_add(1);
         if self.stand_in.take().is_some() {
             // A recovery agent's turn: the state's own agent runs next, no routing.
             self.phase = Phase::Ready;

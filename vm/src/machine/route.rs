@@ -500,7 +500,8 @@ impl Machine<'_> {
                             json!({"stage": state.name.split('/').next().unwrap_or_default()}),
                         );
                     }
-                    self.run.counters[counter.0 as usize] += 1;
+                    self.run.counters[counter.0 as usize] =
+                        self.run.counters[counter.0 as usize].saturating_add(1);
                 }
                 Effect::Reset(counter) => self.run.counters[counter.0 as usize] = 0,
                 Effect::PhaseBreak => phase_break = true,
@@ -545,7 +546,7 @@ impl Machine<'_> {
                     objections,
                 } => {
                     let count = &mut self.run.counters[counter.0 as usize];
-                    *count += 1;
+                    *count = count.saturating_add(1);
                     let visits = *count;
                     if visits > *max {
                         self.emit(
@@ -573,7 +574,7 @@ impl Machine<'_> {
             .failures
             .retain(|key, _| !key.starts_with(&format!("{}::", state.name)));
         if phase_break {
-            self.run.phase += 1;
+            self.run.phase = self.run.phase.saturating_add(1);
             self.inject(format!(
                 "[fuseraft: {} → {to_name} — new phase {}]",
                 signal.clone().unwrap_or_default(),
