@@ -219,6 +219,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         .unwrap_or_else(|| json!(crate::events::timestamp()));
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
     let last_checkpoint = std::cell::RefCell::new(None::<Json>);
+    // A session store that cannot be written is reported once, not at every turn.
+    let warned = std::cell::Cell::new(false);
     let mut on_checkpoint = |checkpoint: &driver::Checkpoint| {
         let mut state = checkpoint.state.clone();
         state["ConfigPath"] = json!(config_path.display().to_string());
@@ -228,7 +230,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         let saved = crate::session::append_messages(&work_dir, &session, &checkpoint.new_messages)
             .and_then(|_| crate::session::save(&work_dir, &session, &state));
         if let Err(error) = saved {
-            eprintln!("warning: cannot write the session checkpoint: {error}");
+            if !warned.replace(true) {
+                eprintln!("warning: cannot write the session checkpoint ({error}); the run continues but cannot be resumed");
+            }
         }
         *last_checkpoint.borrow_mut() = Some(state);
     };
