@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::{corpus_inputs, corpus_root};
+
 use std::path::{Path, PathBuf};
 
 use fuseraft::disk::Disk;
@@ -150,54 +152,6 @@ fn compile_err_fixtures() {
 }
 
 // ---- The shared corpus (present on developer machines and in CI, not in a user's clone).
-
-fn corpus_root() -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if root.is_dir() {
-        Some(root)
-    } else {
-        eprintln!(
-            "skipping: ../shared/corpus is absent (it exists on developer machines and in CI)"
-        );
-        None
-    }
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            walk(&path, out);
-        } else {
-            out.push(path);
-        }
-    }
-}
-
-/// Inputs of the corpus: orchestration configs and fsm agents.
-fn corpus_inputs(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    walk(root, &mut files);
-    files
-        .into_iter()
-        .filter(|path| {
-            let Ok(text) = std::fs::read_to_string(path) else {
-                return false;
-            };
-            let name = path.file_name().unwrap_or_default().to_string_lossy();
-            let is_config = (name.ends_with(".yaml") || name.ends_with(".json"))
-                && (text.starts_with("Orchestration:")
-                    || text.contains("\nOrchestration:")
-                    || text.trim_start().starts_with("{\n  \"Orchestration\""));
-            let is_fsm = name == "AGENT.md" && text.contains("\npattern: fsm");
-            is_config || is_fsm
-        })
-        .collect()
-}
 
 #[test]
 fn corpus_compiles_with_snapshots_and_round_trips() {
