@@ -4,15 +4,15 @@
 use std::path::Path;
 
 use fuseraft_compiler::syntax::{Budget, Node, NodeKind};
-use fuseraft_compiler::{Diagnostic, SourceFile, SourceMap};
+use fuseraft_compiler::{Diagnostic, SourceFile, SourceMap, Span};
 use serde_json::Value as Json;
 
 /// A YAML scalar the way YAML 1.2's core schema types it; quoted scalars stay strings.
-fn scalar(text: &str, quoted: bool) -> Json {
+fn scalar(text: String, quoted: bool) -> Json {
     if quoted {
-        return Json::String(text.to_string());
+        return Json::String(text);
     }
-    match text {
+    match text.as_str() {
         "true" | "True" | "TRUE" => return Json::Bool(true),
         "false" | "False" | "FALSE" => return Json::Bool(false),
         _ => {}
@@ -25,18 +25,30 @@ fn scalar(text: &str, quoted: bool) -> Json {
             return Json::from(number);
         }
     }
-    Json::String(text.to_string())
+    Json::String(text)
 }
 
+/// A node tree as JSON (a scenario's inline replies).
 pub fn to_json(node: &Node) -> Json {
-    match &node.kind {
+    into_json(node.clone())
+}
+
+/// A node tree as JSON, moving its text rather than copying it (replay files are large).
+fn into_json(node: Node) -> Json {
+    match node.kind {
         NodeKind::Null => Json::Null,
-        NodeKind::Scalar { text, quoted } => scalar(text, *quoted),
-        NodeKind::Seq(items) => Json::Array(items.iter().map(to_json).collect()),
+        NodeKind::Scalar { text, quoted } => scalar(text, quoted),
+        NodeKind::Seq(items) => Json::Array(items.into_iter().map(into_json).collect()),
         NodeKind::Map(pairs) => Json::Object(
             pairs
-                .iter()
-                .map(|(key, value)| (key.as_str().unwrap_or_default().to_string(), to_json(value)))
+                .into_iter()
+                .map(|(key, value)| {
+                    let key = match key.kind {
+                        NodeKind::Scalar { text, .. } => text,
+                        _ => String::new(),
+                    };
+                    (key, into_json(value))
+                })
                 .collect(),
         ),
     }
@@ -48,12 +60,11 @@ pub type LoadError = Box<(SourceMap, Diagnostic)>;
 /// The replay script in `path`, or a diagnostic (with file, line and column when the file
 /// does not parse).
 pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
-    let mut sources = SourceMap::new();
     let text = match crate::disk::read_at_most(path, crate::disk::MAX_REPLAY_BYTES) {
         Ok(text) => text,
         Err(error) => {
             return Err(Box::new((
-                sources,
+                SourceMap::new(),
                 Diagnostic::error(
                     fuseraft_compiler::Code::MissingFile,
                     format!("cannot read replay file `{}`: {error}", path.display()),
@@ -61,11 +72,36 @@ pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
             )))
         }
     };
-    let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
-    let source = sources.get(file);
+    parse(path, text)
+}
+
+/// A replay script from `text`, read from `path` (a `.json` extension selects JSON).
+pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, LoadError> {
+    let mut sources = SourceMap::new();
     let is_json = path
         .extension()
         .is_some_and(|ext| ext.eq_ignore_ascii_case("json"));
+    let invalid = |sources: SourceMap, span: Span, message: String| {
+        let diag = Diagnostic::error(
+            fuseraft_compiler::Code::InvalidValue,
+            format!("invalid replay file: {message}"),
+        )
+        .with_label(span, "in this replay file");
+        Box::new((sources, diag))
+    };
+    // A well-formed JSON file goes straight to serde_json, whose values move into the
+    // script; the span-keeping parser below runs only to point at what is wrong.
+    if is_json {
+        if let Ok(value) = serde_json::from_str::<Json>(&text) {
+            return fuseraft_vm::replay::Script::from_json(value).map_err(|message| {
+                let end = text.len();
+                let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
+                invalid(sources, Span::new(file, 0, end), message)
+            });
+        }
+    }
+    let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
+    let source = sources.get(file);
     // Replay files are data: allow more text and nodes than a config, keep the depth limit.
     let budget = Budget {
         max_bytes: crate::disk::MAX_REPLAY_BYTES as usize,
@@ -81,12 +117,7 @@ pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
         Ok(node) => node,
         Err(diag) => return Err(Box::new((sources, diag))),
     };
-    fuseraft_vm::replay::Script::from_json(&to_json(&node)).map_err(|message| {
-        let diag = Diagnostic::error(
-            fuseraft_compiler::Code::InvalidValue,
-            format!("invalid replay file: {message}"),
-        )
-        .with_label(node.span, "in this replay file");
-        Box::new((sources, diag))
-    })
+    let span = node.span;
+    fuseraft_vm::replay::Script::from_json(into_json(node))
+        .map_err(|message| invalid(sources, span, message))
 }

@@ -1,11 +1,9 @@
-//! The replay file: YAML or JSON bytes (first byte picks) → the CLI's YAML→JSON conversion →
-//! `Script::from_json`; a valid script then serves a few model calls.
+//! The replay file: YAML or JSON bytes (first byte picks) through the CLI's loader
+//! (`replay_file::parse`); a valid script then serves a few model calls.
 #![no_main]
 
-use fuseraft_compiler::syntax::{parse_json, parse_yaml, Budget};
-use fuseraft_compiler::FileId;
 use fuseraft_vm::effect::ModelCall;
-use fuseraft_vm::replay::{Replay, Script};
+use fuseraft_vm::replay::Replay;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -13,16 +11,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let text = String::from_utf8_lossy(rest);
-    let parsed = if selector & 1 == 0 {
-        parse_yaml(FileId(0), &text, &Budget::default())
+    // The CLI's own loader: the JSON fast path, the span-keeping parsers, the script checks.
+    let path = if selector & 1 == 0 {
+        "replay.yaml"
     } else {
-        parse_json(FileId(0), &text, &Budget::default())
+        "replay.json"
     };
-    let Ok(node) = parsed else {
-        return;
-    };
-    let json = fuseraft::replay_file::to_json(&node);
-    let Ok(script) = Script::from_json(&json) else {
+    let Ok(script) = fuseraft::replay_file::parse(std::path::Path::new(path), text.into_owned())
+    else {
         return;
     };
     let agents: Vec<String> = script.queues.iter().map(|(name, _)| name.clone()).collect();

@@ -231,7 +231,7 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
                     json!(string_value("on_exhausted", value)?),
                 );
             }
-            let script = Script::from_json(&Json::Object(object)).map_err(|message| {
+            let script = Script::from_json(Json::Object(object)).map_err(|message| {
                 invalid(
                     replies.span,
                     format!("invalid replies: {message}"),

@@ -40,12 +40,12 @@ fn number(value: &Json) -> Option<u64> {
         .or_else(|| value.as_str().and_then(|text| text.trim().parse().ok()))
 }
 
-fn parse_reply(agent: &str, idx: usize, value: &Json) -> Result<ScriptReply, String> {
-    let at = format!("replies.{agent}[{idx}]");
-    let object = match value {
+fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, String> {
+    let at = || format!("replies.{agent}[{idx}]");
+    let mut object = match value {
         Json::String(text) => {
             return Ok(ScriptReply {
-                text: text.clone(),
+                text,
                 tool_calls: Vec::new(),
                 times: 1,
                 usage: Usage::default(),
@@ -54,50 +54,58 @@ fn parse_reply(agent: &str, idx: usize, value: &Json) -> Result<ScriptReply, Str
         Json::Object(object) => object,
         _ => {
             return Err(format!(
-                "{at} must be a mapping with `text` and/or `tool_calls`"
+                "{} must be a mapping with `text` and/or `tool_calls`",
+                at()
             ))
         }
     };
     for key in object.keys() {
         if !["text", "tool_calls", "times", "usage"].contains(&key.as_str()) {
             return Err(format!(
-                "{at} has an unknown key `{key}` (expected text, tool_calls, times, usage)"
+                "{} has an unknown key `{key}` (expected text, tool_calls, times, usage)",
+                at()
             ));
         }
     }
-    let text = match object.get("text") {
+    let text = match object.remove("text") {
         None | Some(Json::Null) => String::new(),
-        Some(Json::String(text)) => text.clone(),
+        Some(Json::String(text)) => text,
         Some(other) => other.to_string(),
     };
     let mut tool_calls = Vec::new();
-    match object.get("tool_calls") {
+    match object.remove("tool_calls") {
         None | Some(Json::Null) => {}
         Some(Json::Array(calls)) => {
-            for (call_idx, call) in calls.iter().enumerate() {
-                let name = call
-                    .get("name")
-                    .and_then(Json::as_str)
-                    .ok_or_else(|| format!("{at}.tool_calls[{call_idx}] needs a `name`"))?;
-                let args = call
-                    .get("args")
-                    .cloned()
-                    .unwrap_or(Json::Object(Default::default()));
-                if !args.is_object() {
-                    return Err(format!(
-                        "{at}.tool_calls[{call_idx}].args must be a mapping"
-                    ));
-                }
-                tool_calls.push((name.to_string(), args));
+            for (call_idx, mut call) in calls.into_iter().enumerate() {
+                let name = match call.get_mut("name").map(Json::take) {
+                    Some(Json::String(name)) => name,
+                    _ => return Err(format!("{}.tool_calls[{call_idx}] needs a `name`", at())),
+                };
+                let args = match call.get_mut("args").map(Json::take) {
+                    None | Some(Json::Null) => Json::Object(Default::default()),
+                    Some(args) if args.is_object() => args,
+                    Some(_) => {
+                        return Err(format!(
+                            "{}.tool_calls[{call_idx}].args must be a mapping",
+                            at()
+                        ))
+                    }
+                };
+                tool_calls.push((name, args));
             }
         }
-        Some(_) => return Err(format!("{at}.tool_calls must be a list")),
+        Some(_) => return Err(format!("{}.tool_calls must be a list", at())),
     }
     let times = match object.get("times") {
         None | Some(Json::Null) => 1,
         Some(value) => match number(value) {
             Some(times) if times >= 1 && times <= u32::MAX as u64 => times as u32,
-            _ => return Err(format!("{at}.times must be a whole number of at least 1")),
+            _ => {
+                return Err(format!(
+                    "{}.times must be a whole number of at least 1",
+                    at()
+                ))
+            }
         },
     };
     let usage = match object.get("usage") {
@@ -116,11 +124,14 @@ fn parse_reply(agent: &str, idx: usize, value: &Json) -> Result<ScriptReply, Str
 }
 
 impl Script {
-    /// Reads a replay file's content. Errors name the place in the file.
-    pub fn from_json(root: &Json) -> Result<Script, String> {
-        let object = root
-            .as_object()
-            .ok_or("a replay file is a mapping with `replies` (and optionally `on_exhausted`)")?;
+    /// Reads a replay file's content, taken by value so the replies' text is moved, not
+    /// copied. Errors name the place in the file.
+    pub fn from_json(root: Json) -> Result<Script, String> {
+        let Json::Object(mut object) = root else {
+            return Err(
+                "a replay file is a mapping with `replies` (and optionally `on_exhausted`)".into(),
+            );
+        };
         for key in object.keys() {
             if key != "replies" && key != "on_exhausted" {
                 return Err(format!(
@@ -137,21 +148,22 @@ impl Script {
                 ))
             }
         };
-        let replies = object
-            .get("replies")
-            .and_then(Json::as_object)
-            .ok_or("the replay file needs `replies:` mapping agent names to lists of replies")?;
+        let Some(Json::Object(replies)) = object.remove("replies") else {
+            return Err(
+                "the replay file needs `replies:` mapping agent names to lists of replies".into(),
+            );
+        };
         let mut queues = Vec::new();
         for (agent, list) in replies {
-            let items = list
-                .as_array()
-                .ok_or_else(|| format!("replies.{agent} must be a list of replies"))?;
+            let Json::Array(items) = list else {
+                return Err(format!("replies.{agent} must be a list of replies"));
+            };
             let parsed = items
-                .iter()
+                .into_iter()
                 .enumerate()
-                .map(|(idx, item)| parse_reply(agent, idx, item))
+                .map(|(idx, item)| parse_reply(&agent, idx, item))
                 .collect::<Result<Vec<_>, _>>()?;
-            queues.push((agent.clone(), parsed));
+            queues.push((agent, parsed));
         }
         Ok(Script {
             queues,
@@ -304,7 +316,7 @@ mod tests {
 
     #[test]
     fn queues_times_fallback_and_exhaustion() {
-        let script = Script::from_json(&json!({
+        let script = Script::from_json(json!({
             "replies": {
                 "Planner": [{"text": "a", "times": 2}, "b"],
                 "*": [{"text": "any"}],
@@ -324,7 +336,7 @@ mod tests {
     #[test]
     fn repeat_last_and_bad_files() {
         let script =
-            Script::from_json(&json!({"on_exhausted": "repeat-last", "replies": {"A": ["x"]}}))
+            Script::from_json(json!({"on_exhausted": "repeat-last", "replies": {"A": ["x"]}}))
                 .unwrap();
         let replay = Replay::new(script);
         assert_eq!(replay.next(&call("A", 0)).unwrap().text, "x");
@@ -337,7 +349,7 @@ mod tests {
             json!({"replies": {"A": [{"tool_calls": [{"args": {}}]}]}}),
             json!({"on_exhausted": "loop", "replies": {}}),
         ] {
-            assert!(Script::from_json(&bad).is_err(), "{bad}");
+            assert!(Script::from_json(bad.clone()).is_err(), "{bad}");
         }
     }
 }

@@ -15,6 +15,51 @@ impl Matcher {
             .any(|line| self.matches_line(line, keyword))
     }
 
+    /// Which of `signals` (keyword and matcher) `text` carries: one pass over the reply's
+    /// lines for all of them, with the same answers as [`Matcher::finds`] for each.
+    pub fn find_all(text: &str, signals: &[(&str, Matcher)]) -> Vec<bool> {
+        let mut found = vec![false; signals.len()];
+        // A relaxed keyword can only match a line whose first significant character (past
+        // whitespace, `*` and `_`) equals its own: that is compared first, per line.
+        let leads: Vec<Option<char>> = signals
+            .iter()
+            .map(|(keyword, matcher)| match matcher {
+                Matcher::Relaxed => significant_lead(keyword).map(fold_ascii),
+                _ => None,
+            })
+            .collect();
+        let mut left = signals.len();
+        let mut start = 0;
+        // Line ends, found with SIMD; the text's end closes the last line.
+        let mut ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(Some(text.len()));
+        while left > 0 {
+            let Some(end) = ends.next() else { break };
+            // `\n` is one byte and never inside a character: slicing there is safe.
+            let line = &text[start..end];
+            start = end + 1;
+            let lead = significant_lead(line).map(fold_ascii);
+            for (idx, (keyword, matcher)) in signals.iter().enumerate() {
+                if found[idx] {
+                    continue;
+                }
+                if *matcher == Matcher::Relaxed {
+                    match (lead, leads[idx]) {
+                        (Some(line_lead), Some(keyword_lead))
+                            if line_lead == keyword_lead
+                                || (!line_lead.is_ascii() || !keyword_lead.is_ascii())
+                                    && same_letter(line_lead, keyword_lead) => {}
+                        _ => continue,
+                    }
+                }
+                if matcher.matches_line(line, keyword) {
+                    found[idx] = true;
+                    left -= 1;
+                }
+            }
+        }
+        found
+    }
+
     /// Does one line carry `keyword` under this matcher? All three ignore case.
     pub fn matches_line(self, line: &str, keyword: &str) -> bool {
         match self {
@@ -25,6 +70,36 @@ impl Matcher {
             }
         }
     }
+}
+
+/// The first character the relaxed matcher compares: past whitespace, `*` and `_`.
+fn significant_lead(text: &str) -> Option<char> {
+    for (at, byte) in text.bytes().enumerate() {
+        match byte {
+            b' ' | 0x09..=0x0D | b'*' | b'_' => {}
+            0..=0x7F => return Some(char::from(byte)),
+            _ => {
+                return text[at..]
+                    .chars()
+                    .find(|ch| !ch.is_whitespace() && *ch != '*' && *ch != '_')
+            }
+        }
+    }
+    None
+}
+
+/// ASCII letters in lower case; lowering an ASCII letter never changes how
+/// [`same_letter`] compares it.
+fn fold_ascii(ch: char) -> char {
+    ch.to_ascii_lowercase()
+}
+
+/// The relaxed matcher's comparison of one character.
+fn same_letter(actual: char, expected: char) -> bool {
+    actual == expected
+        || actual.eq_ignore_ascii_case(&expected)
+        || (!actual.is_ascii() || !expected.is_ascii())
+            && actual.to_lowercase().eq(expected.to_lowercase())
 }
 
 fn eq_ignore_case(a: &str, b: &str) -> bool {
@@ -41,6 +116,15 @@ fn eq_ignore_case(a: &str, b: &str) -> bool {
 /// unmatchable in text; DESIGN.md follows upstream's docs here (`docs/semantics.md`), and
 /// `fuseraft check` warns (FR308) that upstream cannot see them.
 fn relaxed_line(line: &str, keyword: &str) -> bool {
+    if line.is_ascii() && keyword.is_ascii() {
+        relaxed_ascii(line.as_bytes(), keyword.as_bytes())
+    } else {
+        relaxed_chars(line, keyword)
+    }
+}
+
+/// [`relaxed_line`] on any text, character by character.
+fn relaxed_chars(line: &str, keyword: &str) -> bool {
     let markdown = |ch: &char| *ch != '*' && *ch != '_';
     // The keyword, normalised like the line; it rarely holds `*` or `_`, so only then is a
     // normalised copy made.
@@ -61,14 +145,45 @@ fn relaxed_line(line: &str, keyword: &str) -> bool {
         .skip_while(|ch| ch.is_whitespace());
     for expected in keyword.chars() {
         match rest.next() {
-            Some(actual)
-                if actual == expected || actual.to_lowercase().eq(expected.to_lowercase()) => {}
+            Some(actual) if same_letter(actual, expected) => {}
             _ => return false,
         }
     }
     match rest.next() {
         None => true,
         Some(next) => next.is_whitespace() || is_punctuation(next),
+    }
+}
+
+/// [`relaxed_line`] on ASCII text, byte by byte, with no copy of the keyword.
+fn relaxed_ascii(line: &[u8], keyword: &[u8]) -> bool {
+    // `char::is_whitespace` on ASCII.
+    let space = |byte: &u8| matches!(byte, b' ' | 0x09..=0x0D);
+    let markdown = |byte: &u8| *byte == b'*' || *byte == b'_';
+    // The keyword without `*`/`_`, trimmed: its end is past the last other byte.
+    let Some(end) = keyword
+        .iter()
+        .rposition(|byte| !space(byte) && !markdown(byte))
+    else {
+        return false;
+    };
+    let expected = keyword[..=end]
+        .iter()
+        .filter(|byte| !markdown(byte))
+        .skip_while(|byte| space(byte));
+    let mut rest = line
+        .iter()
+        .filter(|byte| !markdown(byte))
+        .skip_while(|byte| space(byte));
+    for want in expected {
+        match rest.next() {
+            Some(actual) if actual.eq_ignore_ascii_case(want) => {}
+            _ => return false,
+        }
+    }
+    match rest.next() {
+        None => true,
+        Some(next) => space(next) || is_punctuation(char::from(*next)),
     }
 }
 
@@ -253,6 +368,62 @@ mod tests {
         assert!(Matcher::Relaxed.matches_line("**DEPLOYMENT_COMPLETE**", "DEPLOYMENT_COMPLETE"));
         assert!(!Matcher::Relaxed.matches_line("DEPLOYMENT", "DEPLOYMENT_COMPLETE"));
         assert!(Matcher::Relaxed.finds("Done.\nHANDOFF TO TESTER\n", "handoff to tester"));
+    }
+
+    #[test]
+    fn relaxed_ascii_path_agrees_with_the_general_one() {
+        let pieces = [
+            "", " ", "\t", "*", "_", "a", "A", "b", "ab", "AB", ".", "+", "\x0b",
+        ];
+        let joined = |count: usize| {
+            let mut texts = vec![String::new()];
+            for _ in 0..count {
+                texts = texts
+                    .iter()
+                    .flat_map(|text| pieces.iter().map(move |piece| format!("{text}{piece}")))
+                    .collect();
+            }
+            texts
+        };
+        let keywords = joined(2);
+        for line in joined(3) {
+            for keyword in &keywords {
+                assert_eq!(
+                    relaxed_ascii(line.as_bytes(), keyword.as_bytes()),
+                    relaxed_chars(&line, keyword),
+                    "line {line:?}, keyword {keyword:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn find_all_agrees_with_finds_per_signal() {
+        let text = "Intro line mentioning APPROVED inline.\n  **approved**  \n_Bugs found_: 2\n\
+                    HANDOFF TO TESTER\n\u{212A}ELVIN done\n\u{e9}t\u{e9} fini\n__\n";
+        let keywords = [
+            "APPROVED",
+            "BUGS FOUND",
+            "HANDOFF TO TESTER",
+            "HANDOFF TO DEVELOPER",
+            "kelvin done",
+            "\u{c9}T\u{c9} FINI",
+            "**",
+            "*_ approved _*",
+            "",
+        ];
+        for matcher in [Matcher::Relaxed, Matcher::Strict, Matcher::Exact] {
+            let signals: Vec<(&str, Matcher)> =
+                keywords.iter().map(|keyword| (*keyword, matcher)).collect();
+            let found = Matcher::find_all(text, &signals);
+            for (keyword, hit) in keywords.iter().zip(found) {
+                assert_eq!(hit, matcher.finds(text, keyword), "{matcher:?} {keyword:?}");
+            }
+        }
+        let relaxed = |keyword| Matcher::Relaxed.finds(text, keyword);
+        assert!(relaxed("APPROVED") && relaxed("BUGS FOUND") && relaxed("kelvin done"));
+        assert!(relaxed("\u{c9}T\u{c9} FINI") && relaxed("*_ approved _*"));
+        assert!(!relaxed("HANDOFF TO DEVELOPER") && !relaxed("**") && !relaxed(""));
     }
 
     #[test]

@@ -97,11 +97,18 @@ impl Machine<'_> {
                 return Vec::new();
             }
         }
-        for (text, matcher, sources) in signals {
-            if source_ok(sources)
-                && matcher.finds(&reply.text, text)
-                && !detected.iter().any(|seen| seen.eq_ignore_ascii_case(text))
-            {
+        // One pass over the reply's lines for every signal this agent may send.
+        let eligible: Vec<_> = signals
+            .into_iter()
+            .filter(|(_, _, sources)| source_ok(sources))
+            .collect();
+        let keywords: Vec<(&str, Matcher)> = eligible
+            .iter()
+            .map(|(text, matcher, _)| (text.as_str(), *matcher))
+            .collect();
+        let found = Matcher::find_all(&reply.text, &keywords);
+        for ((text, _, _), hit) in eligible.into_iter().zip(found) {
+            if hit && !detected.iter().any(|seen| seen.eq_ignore_ascii_case(text)) {
                 detected.push(text.clone());
             }
         }
