@@ -1,15 +1,17 @@
 //! The events file (`--events FILE`): one JSON object per line, appended as the run goes.
+//! Lines are buffered and written when a turn starts or ends and when the run ends, so a
+//! reader following the file sees every turn as it finishes, for two writes per turn.
 //! Writing is best-effort: a full disk is reported once and never stops the run.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use fuseraft_vm::event::Event;
 
 pub struct EventsFile {
-    file: Option<File>,
+    file: Option<BufWriter<File>>,
     failed: bool,
 }
 
@@ -26,7 +28,7 @@ impl EventsFile {
             .append(true)
             .open(path)?;
         Ok(EventsFile {
-            file: Some(file),
+            file: Some(BufWriter::with_capacity(64 * 1024, file)),
             failed: false,
         })
     }
@@ -42,12 +44,30 @@ impl EventsFile {
         let Some(file) = &mut self.file else { return };
         let mut line = event.to_json_line(&timestamp(), session);
         line.push('\n');
-        if let Err(error) = file.write_all(line.as_bytes()) {
-            if !self.failed {
-                eprintln!(
-                    "warning: cannot write the events file ({error}); the run continues without it"
-                );
-                self.failed = true;
+        let mut written = file.write_all(line.as_bytes());
+        if matches!(event.event_type, "turn_start" | "turn_end" | "session_end") {
+            written = written.and_then(|_| file.flush());
+        }
+        if let Err(error) = written {
+            self.report(error);
+        }
+    }
+
+    fn report(&mut self, error: std::io::Error) {
+        if !self.failed {
+            eprintln!(
+                "warning: cannot write the events file ({error}); the run continues without it"
+            );
+            self.failed = true;
+        }
+    }
+}
+
+impl Drop for EventsFile {
+    fn drop(&mut self) {
+        if let Some(file) = &mut self.file {
+            if let Err(error) = file.flush() {
+                self.report(error);
             }
         }
     }
