@@ -1,5 +1,6 @@
 //! Property tests (proptest): the IR text round trip on generated programs, `compile` on
-//! generated configs, and the machine's step/resume on generated effect results.
+//! generated configs, the machine's step/resume on generated effect results, and one-pass
+//! signal matching against each matcher.
 //!
 //! Case counts are kept small so that each property runs in a few seconds; the fuzz targets
 //! under `fuzz/` explore the same ground for longer (see docs/reliability.md).
@@ -1613,6 +1614,68 @@ proptest! {
                 prop_assert_eq!(back.as_ref(), Ok(program), "{}", printed);
             }
             let _ = fuseraft_compiler::check::check(&compiled);
+        }
+    }
+}
+
+// =============================================================================================
+// Signal matching in one pass
+
+/// Reply lines and keywords built from the pieces the matchers treat specially.
+fn signal_text(lines: usize) -> impl Strategy<Value = String> {
+    let piece = prop::sample::select(vec![
+        "",
+        " ",
+        "\t",
+        "*",
+        "**",
+        "_",
+        "__",
+        "a",
+        "A",
+        "b",
+        "B",
+        ".",
+        ":",
+        "+",
+        "-",
+        "é",
+        "É",
+        "\u{212a}",
+        "k",
+        "\u{a0}",
+        "\u{3000}",
+        "done",
+        "DONE",
+        "bugs found",
+    ]);
+    prop::collection::vec(prop::collection::vec(piece, 0..6), 0..lines).prop_map(|lines| {
+        lines
+            .into_iter()
+            .map(|pieces| pieces.concat())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+proptest! {
+    #![proptest_config(cases(500))]
+
+    /// The routing pass that reads a reply's lines once (`Matcher::find_all`) finds exactly the
+    /// signals that each matcher finds on its own, whatever the mix of matchers.
+    #[test]
+    fn one_pass_matching_agrees_with_each_matcher(
+        text in signal_text(12),
+        keywords in prop::collection::vec((signal_text(2), 0..3usize), 0..12),
+    ) {
+        let matchers = [Matcher::Relaxed, Matcher::Strict, Matcher::Exact];
+        let signals: Vec<(&str, Matcher)> = keywords
+            .iter()
+            .map(|(keyword, matcher)| (keyword.as_str(), matchers[*matcher]))
+            .collect();
+        let found = Matcher::find_all(&text, &signals);
+        for ((keyword, matcher), hit) in signals.iter().zip(found) {
+            prop_assert_eq!(hit, matcher.finds(&text, keyword), "{:?} {:?} in {:?}", matcher, keyword, text);
         }
     }
 }

@@ -69,12 +69,9 @@ impl SourceFile {
         text: impl Into<String>,
     ) -> SourceFile {
         let text = text.into();
-        let mut line_starts = vec![0u32];
-        for (idx, byte) in text.bytes().enumerate() {
-            if byte == b'\n' {
-                line_starts.push(idx as u32 + 1);
-            }
-        }
+        let line_starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|idx| idx as u32 + 1))
+            .collect();
         SourceFile {
             name: name.into(),
             path: path.into(),

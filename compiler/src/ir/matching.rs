@@ -17,44 +17,77 @@ impl Matcher {
 
     /// Which of `signals` (keyword and matcher) `text` carries: one pass over the reply's
     /// lines for all of them, with the same answers as [`Matcher::finds`] for each.
+    ///
+    /// A relaxed keyword can only match a line that starts (past whitespace, `*` and `_`)
+    /// with the keyword's own first character, so each line is compared only with the
+    /// keywords its first character selects; strict and exact keywords meet every line.
     pub fn find_all(text: &str, signals: &[(&str, Matcher)]) -> Vec<bool> {
+        if signals.is_empty() || signals.len() > 64 {
+            return signals
+                .iter()
+                .map(|(keyword, matcher)| matcher.finds(text, keyword))
+                .collect();
+        }
         let mut found = vec![false; signals.len()];
-        // A relaxed keyword can only match a line whose first significant character (past
-        // whitespace, `*` and `_`) equals its own: that is compared first, per line.
-        let leads: Vec<Option<char>> = signals
-            .iter()
-            .map(|(keyword, matcher)| match matcher {
-                Matcher::Relaxed => significant_lead(keyword).map(fold_ascii),
-                _ => None,
-            })
-            .collect();
-        let mut left = signals.len();
+        // Bit `i` stands for `signals[i]`.
+        let mut by_ascii = [0u64; 128]; // relaxed keywords by their ASCII first character
+        let mut wide = 0u64; // relaxed keywords whose first character is not ASCII
+        let mut relaxed = 0u64; // every relaxed keyword that can match at all
+        let mut always = 0u64; // strict and exact keywords
+        let mut firsts = [' '; 64];
+        for (idx, (keyword, matcher)) in signals.iter().enumerate() {
+            let bit = 1u64 << idx;
+            match (matcher, significant_lead(keyword).map(fold_ascii)) {
+                (Matcher::Relaxed, None) => {} // an empty keyword matches no line
+                (Matcher::Relaxed, Some(first)) => {
+                    relaxed |= bit;
+                    firsts[idx] = first;
+                    if first.is_ascii() {
+                        by_ascii[first as usize] |= bit;
+                    } else {
+                        wide |= bit;
+                    }
+                }
+                _ => always |= bit,
+            }
+        }
+        // The keywords of `mask` whose first character equals `lead` under Unicode folding
+        // (the Kelvin sign and `k`).
+        let folding = |mut mask: u64, lead: char| {
+            let mut equal = 0;
+            while mask != 0 {
+                let idx = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if same_letter(lead, firsts[idx]) {
+                    equal |= 1 << idx;
+                }
+            }
+            equal
+        };
+        let mut pending = u64::MAX >> (64 - signals.len());
         let mut start = 0;
         // Line ends, found with SIMD; the text's end closes the last line.
-        let mut ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(Some(text.len()));
-        while left > 0 {
-            let Some(end) = ends.next() else { break };
+        for end in memchr::memchr_iter(b'\n', text.as_bytes()).chain(Some(text.len())) {
             // `\n` is one byte and never inside a character: slicing there is safe.
             let line = &text[start..end];
             start = end + 1;
-            let lead = significant_lead(line).map(fold_ascii);
-            for (idx, (keyword, matcher)) in signals.iter().enumerate() {
-                if found[idx] {
-                    continue;
-                }
-                if *matcher == Matcher::Relaxed {
-                    match (lead, leads[idx]) {
-                        (Some(line_lead), Some(keyword_lead))
-                            if line_lead == keyword_lead
-                                || (!line_lead.is_ascii() || !keyword_lead.is_ascii())
-                                    && same_letter(line_lead, keyword_lead) => {}
-                        _ => continue,
-                    }
-                }
+            let selected = match significant_lead(line).map(fold_ascii) {
+                None => 0,
+                Some(lead) if lead.is_ascii() => by_ascii[lead as usize] | folding(wide, lead),
+                Some(lead) => folding(relaxed, lead),
+            };
+            let mut worth = (selected | always) & pending;
+            while worth != 0 {
+                let idx = worth.trailing_zeros() as usize;
+                worth &= worth - 1;
+                let (keyword, matcher) = signals[idx];
                 if matcher.matches_line(line, keyword) {
                     found[idx] = true;
-                    left -= 1;
+                    pending &= !(1 << idx);
                 }
+            }
+            if pending == 0 {
+                break;
             }
         }
         found
@@ -417,6 +450,17 @@ mod tests {
                 keywords.iter().map(|keyword| (*keyword, matcher)).collect();
             let found = Matcher::find_all(text, &signals);
             for (keyword, hit) in keywords.iter().zip(found) {
+                assert_eq!(hit, matcher.finds(text, keyword), "{matcher:?} {keyword:?}");
+            }
+        }
+        // Matchers mixed in one list, and more signals than the one-pass bit set holds.
+        let matchers = [Matcher::Relaxed, Matcher::Strict, Matcher::Exact];
+        for count in [keywords.len() * 3, 70] {
+            let signals: Vec<(&str, Matcher)> = (0..count)
+                .map(|idx| (keywords[idx % keywords.len()], matchers[idx % 3]))
+                .collect();
+            let found = Matcher::find_all(text, &signals);
+            for ((keyword, matcher), hit) in signals.iter().zip(found) {
                 assert_eq!(hit, matcher.finds(text, keyword), "{matcher:?} {keyword:?}");
             }
         }

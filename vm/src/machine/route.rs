@@ -480,8 +480,10 @@ impl Machine<'_> {
 
     /// Applies the exit's effects and moves to its target.
     pub(super) fn take_exit(&mut self, idx: usize) {
-        let state = self.program.state(self.run.state);
-        let exit = state.exits[idx].clone();
+        // The program outlives the machine's borrow: its exit is read in place, not cloned.
+        let program = self.program;
+        let state = program.state(self.run.state);
+        let exit = &state.exits[idx];
         let agent = state
             .agent
             .map(|id| self.program.agent(id).name.clone())
@@ -577,9 +579,10 @@ impl Machine<'_> {
         for block in std::mem::take(&mut self.context_blocks) {
             self.inject(block);
         }
-        self.run
-            .failures
-            .retain(|key, _| !key.starts_with(&format!("{}::", state.name)));
+        self.run.failures.retain(|key, _| {
+            !key.strip_prefix(state.name.as_str())
+                .is_some_and(|rest| rest.starts_with("::"))
+        });
         if phase_break {
             self.run.phase = self.run.phase.saturating_add(1);
             self.inject(format!(
