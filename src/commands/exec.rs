@@ -217,24 +217,25 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         .as_ref()
         .and_then(|saved| saved.get("StartedAt").cloned())
         .unwrap_or_else(|| json!(crate::events::timestamp()));
+    // The restored history is in the machine now; drop the loaded copy of it.
+    drop(saved);
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
-    let last_checkpoint = std::cell::RefCell::new(None::<Json>);
-    // A session store that cannot be written is reported once, not at every turn.
-    let warned = std::cell::Cell::new(false);
-    let mut on_checkpoint = |checkpoint: &driver::Checkpoint| {
-        let mut state = checkpoint.state.clone();
-        state["ConfigPath"] = json!(config_path.display().to_string());
-        state["WorkingDirectory"] = json!(work_dir.display().to_string());
+    let config_path = json!(config_path.display().to_string());
+    let working_directory = json!(work_dir.display().to_string());
+    let mut log = crate::session::SessionLog::new(&work_dir, &session);
+    let mut on_checkpoint = |checkpoint: driver::Checkpoint| {
+        let driver::Checkpoint {
+            mut state,
+            new_messages,
+        } = checkpoint;
+        state["ConfigPath"] = config_path.clone();
+        state["WorkingDirectory"] = working_directory.clone();
         state["StartedAt"] = started_at.clone();
         state["LastUpdatedAt"] = json!(crate::events::timestamp());
-        let saved = crate::session::append_messages(&work_dir, &session, &checkpoint.new_messages)
-            .and_then(|_| crate::session::save(&work_dir, &session, &state));
-        if let Err(error) = saved {
-            if !warned.replace(true) {
-                eprintln!("warning: cannot write the session checkpoint ({error}); the run continues but cannot be resumed");
-            }
+        // The log reports its first error only, so the warning comes once.
+        if let Err(error) = log.append(&new_messages, state) {
+            warn_unsaved(&error, &log);
         }
-        *last_checkpoint.borrow_mut() = Some(state);
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -257,10 +258,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     });
     let Some(summary) = result else {
         // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
-        if let Some(mut checkpoint) = last_checkpoint.borrow_mut().take() {
-            checkpoint["Cancelled"] = json!(true);
-            checkpoint["LastUpdatedAt"] = json!(crate::events::timestamp());
-            let _ = crate::session::save(&work_dir, &session, &checkpoint);
+        if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
+            warn_unsaved(&error, &log);
         }
         eprintln!(
             "\n── cancelled · resume with: fuseraft exec {} --resume {session} --work-dir {}",
@@ -275,6 +274,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
         return Outcome::Cancelled.exit_code();
     };
+    if let Err(error) = log.finish() {
+        warn_unsaved(&error, &log);
+    }
     let elapsed = started.elapsed().as_secs_f64();
     let code = summary.outcome.exit_code();
     let _ = writeln!(
@@ -307,6 +309,18 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{object}");
     }
     code
+}
+
+/// The one warning of a session store that cannot be written.
+fn warn_unsaved(error: &std::io::Error, log: &crate::session::SessionLog) {
+    let resume = if log.resumable() {
+        "`--resume` continues from the last turn saved"
+    } else {
+        "it cannot be resumed"
+    };
+    eprintln!(
+        "warning: cannot write the session checkpoint ({error}); the run continues without saving its turns, and {resume}"
+    );
 }
 
 fn absolute(path: &Path) -> String {

@@ -136,10 +136,12 @@ pub fn restore<'p, M: Models>(
     models: &M,
     saved: &serde_json::Value,
 ) -> Result<Machine<'p>, String> {
-    let machine = Machine::restore(program, options_for(options, models), saved)?;
+    let mut machine = Machine::restore(program, options_for(options, models), saved)?;
     if let Some(provider) = saved.get("Provider") {
         models.restore(provider);
     }
+    // The session log keeps long replies whole; the history keeps their head and tail.
+    machine.bound_history(machine.stored_messages());
     Ok(machine)
 }
 
@@ -150,28 +152,34 @@ pub async fn drive<M: Models>(
     models: &M,
     env: &Env,
     on_event: &mut dyn FnMut(&Event, &Run),
-    mut on_checkpoint: Option<&mut dyn FnMut(&Checkpoint)>,
+    mut on_checkpoint: Option<&mut dyn FnMut(Checkpoint)>,
 ) -> Summary {
     // Messages already stored by an earlier run of this session.
     let mut stored = machine.stored_messages();
-    let mut save = |machine: &Machine<'_>, stored: &mut usize| {
-        let Some(sink) = on_checkpoint.as_mut() else {
+    // At a turn boundary: hands the checkpoint to the caller, then bounds in memory the
+    // messages the caller now holds whole (issue 7: the session log keeps a long reply whole,
+    // the history keeps its head and tail). Without a caller they are bounded all the same.
+    let mut save = |machine: &mut Machine<'_>, stored: &mut usize| {
+        if !machine.at_boundary() {
             return;
-        };
-        let Some(mut state) = machine.checkpoint_state() else {
-            return;
-        };
-        state["Provider"] = models.state();
-        let history = &machine.run().history;
-        let new_messages = history[(*stored).min(history.len())..]
-            .iter()
-            .map(crate::checkpoint::message_json)
-            .collect();
-        sink(&Checkpoint {
-            state,
-            new_messages,
-        });
-        *stored = history.len();
+        }
+        if let Some(sink) = on_checkpoint.as_mut() {
+            let Some(mut state) = machine.checkpoint_state() else {
+                return;
+            };
+            state["Provider"] = models.state();
+            let history = &machine.run().history;
+            let new_messages = history[(*stored).min(history.len())..]
+                .iter()
+                .map(crate::checkpoint::message_json)
+                .collect();
+            sink(Checkpoint {
+                state,
+                new_messages,
+            });
+        }
+        *stored = machine.run().history.len();
+        machine.bound_history(*stored);
     };
     let program = machine.program();
     let session_id = machine.run().session_id.clone();
@@ -180,7 +188,7 @@ pub async fn drive<M: Models>(
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
-            save(&machine, &mut stored);
+            save(&mut machine, &mut stored);
             saved_turn = Some(position);
         }
         let request = machine.step();
@@ -278,7 +286,10 @@ pub async fn drive<M: Models>(
         };
         machine.resume(response);
     }
-    save(&machine, &mut stored);
+    let position = (machine.run().turn, machine.run().outcome.is_some());
+    if saved_turn != Some(position) {
+        save(&mut machine, &mut stored);
+    }
     let run = machine.run();
     Summary {
         outcome: run.outcome.unwrap_or(Outcome::Error),

@@ -7,23 +7,64 @@ use super::Machine;
 use crate::effect::{ChatMessage, ChatRole, CheckContext, ModelCall, ModelReply, ToolSchema};
 use crate::history::{current_turn, Message, Role, ToolCall};
 
-/// The most of one history message a prompt carries. The history (and so the session file)
-/// keeps every reply whole; a model sees the head and tail of a longer one.
+/// The most characters of one message the history keeps and a prompt carries (issue 7): a
+/// longer one keeps its head and tail around a marker. The session file keeps every message
+/// whole; the history bounds a message once it is stored there (`Machine::bound_history`),
+/// so the turn being routed and validated is read whole.
 pub const MAX_MESSAGE_CHARS: usize = 32_000;
 
-/// `text`, or its head and tail around a marker when it is longer than `max` characters.
+const MARKER_HEAD: &str = "\n[... ";
+const MARKER_TAIL: &str =
+    " characters omitted here; the full message is in the session file ...]\n";
+/// The most characters a marker takes (its count has at most 20 digits).
+const MARKER_ROOM: usize = MARKER_HEAD.len() + 20 + MARKER_TAIL.len();
+
+/// `text`, or its head and tail around a marker when it is longer than `max` characters; the
+/// result is at most `max` characters (for `max` above the marker's 100 or so), so bounding
+/// again changes nothing. Cutting a text that already holds a marker (a bounded message with
+/// a prefix, say) merges the two: the new marker counts every character the original
+/// message lost.
 pub fn bounded(text: String, max: usize) -> String {
+    // At most one byte per character: short text needs no count.
+    if text.len() <= max {
+        return text;
+    }
     let count = text.chars().count();
     if count <= max {
         return text;
     }
-    let half = max / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail: String = text.chars().skip(count - half).collect();
+    let keep = max.saturating_sub(MARKER_ROOM) / 2;
+    let offset = |chars: usize| {
+        text.char_indices()
+            .nth(chars)
+            .map_or(text.len(), |(offset, _)| offset)
+    };
+    let head_end = offset(keep);
+    let tail_start = offset(count - keep);
+    let omitted = omitted_in(&text[head_end..tail_start]);
     format!(
-        "{head}\n[... {} characters omitted here; the full message is in the session file ...]\n{tail}",
-        count - 2 * half
+        "{}{MARKER_HEAD}{omitted}{MARKER_TAIL}{}",
+        &text[..head_end],
+        &text[tail_start..]
     )
+}
+
+/// How many characters of the original message `middle` stands for: its own, or, when it
+/// holds a marker, its other characters plus those the marker counts.
+fn omitted_in(middle: &str) -> usize {
+    let chars = middle.chars().count();
+    let Some(at) = middle.find(MARKER_HEAD) else {
+        return chars;
+    };
+    let rest = &middle[at + MARKER_HEAD.len()..];
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest[..digits].parse::<usize>() {
+        Ok(earlier) if rest[digits..].starts_with(MARKER_TAIL) => {
+            let marker = MARKER_HEAD.len() + digits + MARKER_TAIL.len();
+            (chars - marker).saturating_add(earlier)
+        }
+        _ => chars,
+    }
 }
 
 fn chat(role: ChatRole, content: String) -> ChatMessage {
@@ -39,7 +80,7 @@ fn chat(role: ChatRole, content: String) -> ChatMessage {
 pub(super) fn assistant_message(reply: &ModelReply) -> ChatMessage {
     ChatMessage {
         role: ChatRole::Assistant,
-        content: reply.text.clone(),
+        content: bounded(reply.text.clone(), MAX_MESSAGE_CHARS),
         tool_calls: reply.tool_calls.clone(),
         tool_call_id: None,
     }
@@ -313,15 +354,46 @@ mod tests {
     #[test]
     fn long_messages_keep_head_and_tail() {
         assert_eq!(bounded("short".into(), 10), "short");
-        let long = format!("{}{}", "a".repeat(50), "b".repeat(50));
-        let cut = bounded(long, 20);
+        let long = format!("{}{}", "a".repeat(500), "b".repeat(500));
+        let cut = bounded(long, 300);
+        assert!(cut.chars().count() <= 300, "{cut}");
+        let keep = (300 - MARKER_ROOM) / 2;
         assert!(
-            cut.starts_with("aaaaaaaaaa\n[... 80 characters omitted"),
+            cut.starts_with(&format!(
+                "{}\n[... {} characters omitted",
+                "a".repeat(keep),
+                1000 - 2 * keep
+            )),
             "{cut}"
         );
-        assert!(cut.ends_with("\nbbbbbbbbbb"), "{cut}");
+        assert!(cut.ends_with(&format!("\n{}", "b".repeat(keep))), "{cut}");
+        // Bounding again changes nothing.
+        assert_eq!(bounded(cut.clone(), 300), cut);
         // Multi-byte text is cut on character boundaries.
-        let emoji = "🦀".repeat(100);
-        assert!(bounded(emoji, 10).starts_with("🦀🦀🦀🦀🦀\n"));
+        let emoji = "🦀".repeat(1000);
+        let cut = bounded(emoji, 300);
+        assert!(
+            cut.starts_with(&format!("{}\n", "🦀".repeat(keep))),
+            "{cut}"
+        );
+    }
+
+    #[test]
+    fn cutting_a_bounded_message_again_keeps_the_count_true() {
+        let message = "x".repeat(100_000);
+        let stored = bounded(message, MAX_MESSAGE_CHARS);
+        assert!(stored.chars().count() <= MAX_MESSAGE_CHARS);
+        // A prompt adds a prefix and cuts again: one marker, counting what the message lost.
+        let prompt = bounded(format!("[Developer]: {stored}"), MAX_MESSAGE_CHARS);
+        assert_eq!(prompt.matches("characters omitted").count(), 1, "{prompt}");
+        let kept = prompt.chars().filter(|c| *c == 'x').count();
+        let said: usize = prompt
+            .split("[... ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|count| count.parse().ok())
+            .expect("a count");
+        assert!(prompt.starts_with("[Developer]: xxx"), "{prompt}");
+        assert_eq!(kept + said, 100_000);
     }
 }

@@ -10,6 +10,8 @@ mod failure;
 mod merge;
 mod route;
 
+pub use context::{bounded, MAX_MESSAGE_CHARS};
+
 use std::collections::{HashMap, HashSet};
 
 use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
@@ -122,6 +124,8 @@ pub struct Machine<'p> {
     /// History messages a checkpoint already holds (restored runs), so only newer ones are
     /// stored again.
     stored_messages: usize,
+    /// History messages already bounded by [`Machine::bound_history`].
+    bounded_messages: usize,
     ended: bool,
 }
 
@@ -167,6 +171,7 @@ impl<'p> Machine<'p> {
             ended: false,
             event_turn: 0,
             stored_messages: 0,
+            bounded_messages: 0,
         };
         let start_state = program
             .states
@@ -197,6 +202,23 @@ impl<'p> Machine<'p> {
     /// How many history messages came from a checkpoint (0 for a new run).
     pub fn stored_messages(&self) -> usize {
         self.stored_messages
+    }
+
+    /// Keeps at most [`MAX_MESSAGE_CHARS`] characters of each of the first `stored`
+    /// history messages: a longer one keeps its head and tail around a marker
+    /// ([`bounded`]). A driver calls it once those messages are in the session file,
+    /// which keeps them whole; the turn being routed and validated is read whole before that.
+    pub fn bound_history(&mut self, stored: usize) {
+        let end = stored.min(self.run.history.len());
+        if let Some(messages) = self.run.history.get_mut(self.bounded_messages..end) {
+            for message in messages {
+                if message.content.len() > MAX_MESSAGE_CHARS {
+                    let content = std::mem::take(&mut message.content);
+                    message.content = bounded(content, MAX_MESSAGE_CHARS);
+                }
+            }
+        }
+        self.bounded_messages = self.bounded_messages.max(end);
     }
 
     /// Between turns (nothing requested and unanswered): the only time a checkpoint is taken.
