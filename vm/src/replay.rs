@@ -4,7 +4,6 @@
 //! `times`, a `"*"` fallback queue, `on_exhausted: error | repeat-last`), given here as JSON;
 //! the CLI reads YAML or JSON files into that JSON. Tools named in a reply run for real.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::Value as Json;
@@ -175,38 +174,44 @@ impl Script {
 /// Serves a script's replies, each queue consumed in order.
 pub struct Replay {
     script: Script,
-    /// Per queue: (index of the current reply, times it was served).
-    cursors: Mutex<HashMap<String, (usize, u32)>>,
+    /// Per queue, in script order: (index of the current reply, times it was served), or
+    /// `None` while the queue is untouched.
+    cursors: Mutex<Vec<Option<(usize, u32)>>>,
     next_id: Mutex<u64>,
 }
 
 impl Replay {
     pub fn new(script: Script) -> Replay {
+        let cursors = vec![None; script.queues.len()];
         Replay {
             script,
-            cursors: Mutex::new(HashMap::new()),
+            cursors: Mutex::new(cursors),
             next_id: Mutex::new(0),
         }
     }
 
-    fn queue(&self, agent: &str) -> Option<(&String, &Vec<ScriptReply>)> {
+    /// The queue that answers `agent`: its exact name, else its name in any case, else `*`.
+    fn queue(&self, agent: &str) -> Option<usize> {
         let queues = &self.script.queues;
         queues
             .iter()
-            .find(|(name, _)| name == agent)
+            .position(|(name, _)| name == agent)
             .or_else(|| {
                 queues
                     .iter()
-                    .find(|(name, _)| name.eq_ignore_ascii_case(agent))
+                    .position(|(name, _)| name.eq_ignore_ascii_case(agent))
             })
-            .or_else(|| queues.iter().find(|(name, _)| name == "*"))
-            .map(|(name, replies)| (name, replies))
+            .or_else(|| queues.iter().position(|(name, _)| name == "*"))
     }
 
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
     pub fn state(&self) -> Json {
         let cursors = self.cursors.lock().map(|cursors| {
-            let mut entries: Vec<(&String, &(usize, u32))> = cursors.iter().collect();
+            let mut entries: Vec<(&String, (usize, u32))> = cursors
+                .iter()
+                .zip(&self.script.queues)
+                .filter_map(|(cursor, (name, _))| cursor.map(|cursor| (name, cursor)))
+                .collect();
             entries.sort();
             entries
                 .into_iter()
@@ -217,17 +222,20 @@ impl Replay {
         serde_json::json!({"cursors": cursors.unwrap_or_default(), "next_id": next_id})
     }
 
-    /// Moves the provider to a position saved by [`Replay::state`].
+    /// Moves the provider to a position saved by [`Replay::state`]. Queues the script no
+    /// longer has are ignored.
     pub fn restore(&self, state: &Json) {
         if let (Ok(mut cursors), Some(saved)) = (
             self.cursors.lock(),
             state.get("cursors").and_then(Json::as_object),
         ) {
-            cursors.clear();
+            cursors.iter_mut().for_each(|cursor| *cursor = None);
             for (name, pair) in saved {
                 let idx = pair.get(0).and_then(Json::as_u64).unwrap_or(0) as usize;
                 let served = pair.get(1).and_then(Json::as_u64).unwrap_or(0) as u32;
-                cursors.insert(name.clone(), (idx, served));
+                if let Some(queue) = self.script.queues.iter().position(|(n, _)| n == name) {
+                    cursors[queue] = Some((idx, served));
+                }
             }
         }
         if let (Ok(mut next_id), Some(saved)) = (
@@ -240,28 +248,28 @@ impl Replay {
 
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
-        let Some((name, replies)) = self.queue(&call.agent) else {
+        let Some(queue) = self.queue(&call.agent) else {
             return Err(format!(
                 "replay: no replies for agent `{}` (turn {}) and no `\"*\"` queue",
                 call.agent, call.turn
             ));
         };
+        let (name, replies) = &self.script.queues[queue];
         let mut cursors = self
             .cursors
             .lock()
             .map_err(|_| "replay: cursor lock poisoned".to_string())?;
-        let cursor = cursors.entry(name.clone()).or_insert((0, 0));
+        let cursor = cursors[queue].get_or_insert((0, 0));
         let reply = match replies.get(cursor.0) {
             Some(reply) => {
                 cursor.1 += 1;
-                let reply = reply.clone();
                 if cursor.1 >= reply.times {
                     *cursor = (cursor.0 + 1, 0);
                 }
                 reply
             }
             None => match (self.script.on_exhausted, replies.last()) {
-                (OnExhausted::RepeatLast, Some(last)) => last.clone(),
+                (OnExhausted::RepeatLast, Some(last)) => last,
                 _ => {
                     return Err(format!(
                         "replay: the replies for agent `{}` ran out at turn {} (queue `{name}` has {} replies; set `on_exhausted: repeat-last` to reuse the last)",
@@ -292,7 +300,7 @@ impl Replay {
             })
             .collect();
         Ok(ModelReply {
-            text: reply.text,
+            text: reply.text.clone(),
             tool_calls,
             usage: reply.usage,
         })
