@@ -40,6 +40,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use fuseraft_vm::driver::Checkpoint;
 use serde_json::Value as Json;
 
 pub const DIR: &str = ".fuseraft/sessions";
@@ -50,8 +51,17 @@ pub const SYNC_INTERVAL: Duration = Duration::from_millis(100);
 /// How often `<id>.json` is rewritten during a run, at most.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_secs(2);
 
+macro_rules! record_key {
+    () => {
+        "Checkpoint"
+    };
+}
+
 /// The key of a state record line of the log.
-const RECORD_KEY: &str = "Checkpoint";
+const RECORD_KEY: &str = record_key!();
+
+/// What opens a state record line; `}\n` closes it.
+const RECORD_OPEN: &[u8] = concat!("{\"", record_key!(), "\":").as_bytes();
 
 /// Session ids are eight lowercase hex digits; anything else never becomes a path.
 pub fn valid_id(id: &str) -> bool {
@@ -95,13 +105,13 @@ pub struct SessionLog {
     len: u64,
     /// A checkpoint's bytes, reused from turn to turn.
     buffer: Vec<u8>,
+    /// The newest state written to the log (its JSON text): what the next snapshot holds.
+    state: Vec<u8>,
     /// Bytes were written since the last fdatasync.
     unsynced: bool,
     last_sync: Instant,
     /// When `<id>.json` was last written; `None` before the first time.
     last_snapshot: Option<Instant>,
-    /// The newest state written to the log: what the next snapshot holds.
-    state: Option<Json>,
     /// A write failed: the log was cut back and nothing more is written.
     failed: bool,
 }
@@ -114,10 +124,10 @@ impl SessionLog {
             file: None,
             len: 0,
             buffer: Vec::new(),
+            state: Vec::new(),
             unsynced: false,
             last_sync: Instant::now(),
             last_snapshot: None,
-            state: None,
             failed: false,
         }
     }
@@ -128,15 +138,28 @@ impl SessionLog {
         self.last_snapshot.is_some() || path(&self.work_dir, &self.id).exists()
     }
 
-    /// Appends a checkpoint: `messages`, the history messages added since the last one, and
-    /// `state` (with `MessageCount` counting every message line of the log). Returns the
-    /// first error only: after it the log ends with its last whole checkpoint and later
-    /// checkpoints are ignored.
-    pub fn append(&mut self, messages: &[Json], state: Json) -> std::io::Result<()> {
+    /// Appends a checkpoint: its new messages and its state with the `extra` keys (which
+    /// must be new) after the state's own. Returns the first error only: after it the log
+    /// ends with its last whole checkpoint and later checkpoints are ignored.
+    pub fn append(
+        &mut self,
+        checkpoint: &Checkpoint<'_>,
+        extra: &[(&str, &Json)],
+    ) -> std::io::Result<()> {
         if self.failed {
             return Ok(());
         }
-        let result = self.try_append(messages, state);
+        self.buffer.clear();
+        let buffer = &mut self.buffer;
+        let state = checkpoint.write_messages(buffer).and_then(|()| {
+            buffer.extend_from_slice(RECORD_OPEN);
+            let start = buffer.len();
+            checkpoint.write_state(extra, buffer)?;
+            Ok(start..buffer.len())
+        });
+        let result = state
+            .map_err(std::io::Error::from)
+            .and_then(|state| self.write_record(state));
         self.fail_on(result)
     }
 
@@ -156,17 +179,29 @@ impl SessionLog {
     /// appended and the session finished.
     pub fn cancel(&mut self, updated_at: Json) -> std::io::Result<()> {
         let mut appended = Ok(());
-        if let (false, Some(state)) = (self.failed, &self.state) {
-            let mut state = state.clone();
-            state["Cancelled"] = Json::Bool(true);
-            state["LastUpdatedAt"] = updated_at;
-            appended = self.append(&[], state);
+        if !self.failed && !self.state.is_empty() {
+            let result = serde_json::from_slice::<Json>(&self.state)
+                .and_then(|mut state| {
+                    state["Cancelled"] = Json::Bool(true);
+                    state["LastUpdatedAt"] = updated_at;
+                    self.buffer.clear();
+                    self.buffer.extend_from_slice(RECORD_OPEN);
+                    let start = self.buffer.len();
+                    serde_json::to_writer(&mut self.buffer, &state)?;
+                    Ok(start..self.buffer.len())
+                })
+                .map_err(std::io::Error::from)
+                .and_then(|state| self.write_record(state));
+            appended = self.fail_on(result);
         }
         let finished = self.finish();
         appended.and(finished)
     }
 
-    fn try_append(&mut self, messages: &[Json], state: Json) -> std::io::Result<()> {
+    /// Closes the record in the buffer (its state at `state`) and writes the buffer in one
+    /// write; then syncs or snapshots as due.
+    fn write_record(&mut self, state: std::ops::Range<usize>) -> std::io::Result<()> {
+        self.buffer.extend_from_slice(b"}\n");
         let file = match &mut self.file {
             Some(file) => file,
             None => {
@@ -176,28 +211,19 @@ impl SessionLog {
                 self.file.insert(file)
             }
         };
-        self.buffer.clear();
-        for message in messages {
-            serde_json::to_writer(&mut self.buffer, message)?;
-            self.buffer.push(b'\n');
-        }
-        self.buffer.extend_from_slice(b"{\"");
-        self.buffer.extend_from_slice(RECORD_KEY.as_bytes());
-        self.buffer.extend_from_slice(b"\":");
-        serde_json::to_writer(&mut self.buffer, &state)?;
-        self.buffer.extend_from_slice(b"}\n");
         if let Err(error) = file.write_all(&self.buffer) {
             // A partial write is undone so the log still ends with a whole checkpoint.
             let _ = file.set_len(self.len);
             return Err(error);
         }
         self.len += self.buffer.len() as u64;
+        self.unsynced = true;
+        self.state.clear();
+        self.state.extend_from_slice(&self.buffer[state]);
         if self.buffer.capacity() > 1 << 20 {
             // Do not keep a megabyte reply's worth of buffer for the rest of the run.
             self.buffer = Vec::new();
         }
-        self.unsynced = true;
-        self.state = Some(state);
         if self
             .last_snapshot
             .is_none_or(|at| at.elapsed() >= SNAPSHOT_INTERVAL)
@@ -223,13 +249,12 @@ impl SessionLog {
 
     /// Writes `<id>.json` from the newest state, after syncing the log it must not outrun.
     fn snapshot(&mut self) -> std::io::Result<()> {
-        if self.state.is_none() {
+        if self.state.is_empty() {
             return Ok(());
         }
         self.sync()?;
-        if let Some(state) = &self.state {
-            save(&self.work_dir, &self.id, state)?;
-        }
+        let state: Json = serde_json::from_slice(&self.state)?;
+        save(&self.work_dir, &self.id, &state)?;
         self.last_snapshot = Some(Instant::now());
         Ok(())
     }

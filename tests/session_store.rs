@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use fuseraft::disk::Disk;
 use fuseraft_compiler::ir::Program;
+use fuseraft_vm::checkpoint::message_json;
 use fuseraft_vm::driver::{self, Approvals, Checkpoint, Env, Models};
 use fuseraft_vm::effect::{ModelCall, ModelReply};
 use fuseraft_vm::event::Outcome;
@@ -210,8 +211,11 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
         ("Reviewer", "Looks good.\nAPPROVED".to_string()),
     ]);
     // What a session store receives: every checkpoint's state and messages.
-    let mut checkpoints: Vec<Checkpoint> = Vec::new();
-    let mut sink = |checkpoint: Checkpoint| checkpoints.push(checkpoint);
+    let mut checkpoints: Vec<(Json, Vec<Json>)> = Vec::new();
+    let mut sink = |checkpoint: Checkpoint<'_>| {
+        let messages = checkpoint.new_messages.iter().map(message_json).collect();
+        checkpoints.push((checkpoint.state(), messages));
+    };
     let summary = runtime.block_on(driver::drive(
         Machine::new(&program, options()),
         &models,
@@ -248,7 +252,7 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
     assert!(kept.content.starts_with("Plan:\nxxx") && kept.content.ends_with("yyy\nend of plan"));
     let stored: Vec<Json> = checkpoints
         .iter()
-        .flat_map(|checkpoint| checkpoint.new_messages.clone())
+        .flat_map(|(_, messages)| messages.clone())
         .collect();
     assert_eq!(stored.len(), summary.history.len());
     assert_eq!(stored[1]["AgentName"], "Planner");
@@ -256,11 +260,11 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
 
     // Resumed after the Planner's turn from what was stored: the history is bounded again
     // and the run goes on.
-    let after_plan = checkpoints
+    let (after_plan, _) = checkpoints
         .iter()
-        .find(|checkpoint| checkpoint.state["Machine"]["Turn"] == 1)
+        .find(|(state, _)| state["Machine"]["Turn"] == 1)
         .expect("a checkpoint after the first turn");
-    let mut saved = after_plan.state.clone();
+    let mut saved = after_plan.clone();
     let count = saved["MessageCount"].as_u64().unwrap() as usize;
     saved["Messages"] = Json::Array(stored[..count].to_vec());
     let models = Scripted::new(vec![
@@ -315,6 +319,104 @@ fn a_megabyte_reply_is_whole_in_the_session_file_and_the_session_resumes() {
         ("Planner", big.as_str())
     );
     let _ = std::fs::remove_dir_all(&work);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checkpoint a turn writes is serialized without building JSON; it must be the JSON.
+
+fn case_settings(dir: &Path) -> Json {
+    let text = std::fs::read_to_string(dir.join("case.yaml")).expect("case.yaml is readable");
+    let node = fuseraft_compiler::syntax::parse_yaml(
+        fuseraft_compiler::FileId(0),
+        &text,
+        &fuseraft_compiler::syntax::Budget::default(),
+    )
+    .expect("case.yaml parses");
+    fuseraft::replay_file::to_json(&node)
+}
+
+#[test]
+fn written_checkpoints_are_their_json_byte_for_byte() {
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/run"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.join("case.yaml").exists())
+        .collect();
+    cases.sort();
+    assert!(cases.len() > 10, "{cases:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let config_path = json!("/some/config \"quoted\".yaml");
+    let updated_at = json!("2026-01-01T00:00:00.000Z");
+    let extra = [("ConfigPath", &config_path), ("LastUpdatedAt", &updated_at)];
+    for case in cases {
+        let settings = case_settings(&case);
+        let input = case.join(settings["input"].as_str().unwrap_or("config.yaml"));
+        let replay = case.join(settings["replay"].as_str().unwrap_or("replay.yaml"));
+        let program = fuseraft_compiler::compile(&input, &Disk)
+            .program
+            .expect("the case compiles");
+        let replay = fuseraft_vm::replay::Replay::new(
+            fuseraft::replay_file::load(&replay)
+                .unwrap_or_else(|error| panic!("{}", error.1.message)),
+        );
+        let work = scratch("written");
+        let env = Env {
+            work_dir: std::fs::canonicalize(&work).unwrap(),
+            approvals: match settings["approve"].as_str() {
+                Some("none") => Approvals::None,
+                _ => Approvals::All,
+            },
+        };
+        let options = Options {
+            session_id: "0000cafe".to_string(),
+            task: settings["task"].as_str().unwrap().to_string(),
+            max_turns: settings["max_turns"].as_u64().map(|n| n as u32),
+            skip_prompts: false,
+        };
+        let mut checkpoints = 0;
+        let mut sink = |checkpoint: Checkpoint<'_>| {
+            let mut expected = checkpoint.state();
+            for (name, value) in extra {
+                expected[name] = value.clone();
+            }
+            let mut written = Vec::new();
+            checkpoint.write_state(&extra, &mut written).unwrap();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                expected.to_string(),
+                "{}",
+                case.display()
+            );
+            let mut written = Vec::new();
+            checkpoint.write_messages(&mut written).unwrap();
+            let expected: String = checkpoint
+                .new_messages
+                .iter()
+                .map(|message| format!("{}\n", message_json(message)))
+                .collect();
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                expected,
+                "{}",
+                case.display()
+            );
+            checkpoints += 1;
+        };
+        let machine = Machine::new(&program, driver::options_for(options, &replay));
+        runtime.block_on(driver::drive(
+            machine,
+            &replay,
+            &env,
+            &mut |_, _| {},
+            Some(&mut sink),
+        ));
+        assert!(checkpoints >= 2, "{}", case.display());
+        let _ = std::fs::remove_dir_all(&work);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

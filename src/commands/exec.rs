@@ -223,17 +223,16 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let config_path = json!(config_path.display().to_string());
     let working_directory = json!(work_dir.display().to_string());
     let mut log = crate::session::SessionLog::new(&work_dir, &session);
-    let mut on_checkpoint = |checkpoint: driver::Checkpoint| {
-        let driver::Checkpoint {
-            mut state,
-            new_messages,
-        } = checkpoint;
-        state["ConfigPath"] = config_path.clone();
-        state["WorkingDirectory"] = working_directory.clone();
-        state["StartedAt"] = started_at.clone();
-        state["LastUpdatedAt"] = json!(crate::events::timestamp());
+    let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
+        let updated_at = json!(crate::events::timestamp());
+        let extra = [
+            ("ConfigPath", &config_path),
+            ("WorkingDirectory", &working_directory),
+            ("StartedAt", &started_at),
+            ("LastUpdatedAt", &updated_at),
+        ];
         // The log reports its first error only, so the warning comes once.
-        if let Err(error) = log.append(&new_messages, state) {
+        if let Err(error) = log.append(&checkpoint, &extra) {
             warn_unsaved(&error, &log);
         }
     };

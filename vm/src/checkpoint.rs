@@ -31,6 +31,130 @@ pub fn message_json(message: &Message) -> Json {
     })
 }
 
+/// Writes `text` as a JSON string, byte for byte as serde_json writes it, but passing over
+/// eight bytes at a time where none needs an escape (most of a reply's text).
+pub fn write_str(out: &mut Vec<u8>, text: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const QUOTES: u64 = ONES * b'"' as u64;
+    const BACKSLASHES: u64 = ONES * b'\\' as u64;
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(word) = bytes
+            .get(at..at + 8)
+            .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
+        {
+            // Whether a byte is below 0x20, a quote or a backslash (exact for "any").
+            let word = u64::from_le_bytes(word);
+            let control = word.wrapping_sub(ONES * 0x20) & !word;
+            let quote = (word ^ QUOTES).wrapping_sub(ONES) & !(word ^ QUOTES);
+            let backslash = (word ^ BACKSLASHES).wrapping_sub(ONES) & !(word ^ BACKSLASHES);
+            if (control | quote | backslash) & HIGH == 0 {
+                at += 8;
+                continue;
+            }
+        }
+        let byte = bytes[at];
+        let escape: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0x00..=0x1f => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&bytes[copied..at]);
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0xf)]);
+                at += 1;
+                copied = at;
+                continue;
+            }
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[copied..at]);
+        out.extend_from_slice(escape);
+        at += 1;
+        copied = at;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
+}
+
+/// Writes `"key":` (after a comma unless `first`) to a JSON object being written.
+fn key(out: &mut Vec<u8>, first: bool, key: &str) {
+    if !first {
+        out.push(b',');
+    }
+    write_str(out, key);
+    out.push(b':');
+}
+
+/// Writes `"key":value` after a comma (not the first entry of an object).
+macro_rules! entry {
+    ($out:expr, $name:expr, $value:expr) => {{
+        key($out, false, $name);
+        serde_json::to_writer(&mut *$out, $value)?;
+    }};
+}
+
+/// Writes `"key":"text"` (or `null`) after a comma.
+fn text_entry(out: &mut Vec<u8>, name: &str, text: Option<&str>) {
+    key(out, false, name);
+    match text {
+        Some(text) => write_str(out, text),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Writes `message` as [`message_json`] would serialize, without building the JSON value:
+/// a session log line costs what its text costs to escape.
+pub fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    out.push(b'{');
+    key(out, true, "AgentName");
+    write_str(out, &message.agent);
+    let role = match message.role {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+    };
+    text_entry(out, "Role", Some(role));
+    text_entry(out, "Content", Some(&message.content));
+    entry!(out, "TurnIndex", &message.turn);
+    key(out, false, "Usage");
+    out.push(b'{');
+    key(out, true, "InputTokens");
+    serde_json::to_writer(&mut *out, &message.usage.input_tokens)?;
+    entry!(out, "OutputTokens", &message.usage.output_tokens);
+    out.push(b'}');
+    key(out, false, "ToolCalls");
+    out.push(b'[');
+    for (idx, call) in message.tool_calls.iter().enumerate() {
+        if idx > 0 {
+            out.push(b',');
+        }
+        out.push(b'{');
+        key(out, true, "Id");
+        write_str(out, &call.id);
+        text_entry(out, "Name", Some(&call.name));
+        entry!(out, "Args", &call.args);
+        text_entry(out, "Result", call.result.as_deref());
+        entry!(out, "Succeeded", &call.ok);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+    Ok(())
+}
+
 fn text(value: &Json, key: &str) -> String {
     value
         .get(key)
@@ -109,6 +233,98 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         "Outcome": run.outcome.map(Outcome::as_str),
         "Reason": run.reason,
     })
+}
+
+/// Writes a checkpoint's state: `Machine::checkpoint_state`'s object with `Provider` and then
+/// the `extra` keys (which must be new) added, as that JSON would serialize, without building
+/// it. `tests/session_store.rs` compares the two at every checkpoint of the run fixtures.
+pub(crate) fn write_state(
+    program: &Program,
+    run: &Run,
+    stand_in: Option<&str>,
+    provider: &Json,
+    extra: &[(&str, &Json)],
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    out.push(b'{');
+    key(out, true, "Version");
+    serde_json::to_writer(&mut *out, &VERSION)?;
+    text_entry(out, "SessionId", Some(&run.session_id));
+    text_entry(out, "Task", Some(&run.task));
+    entry!(
+        out,
+        "IsComplete",
+        &(run.outcome == Some(Outcome::Completed))
+    );
+    let state = program.states.get(run.state.0 as usize);
+    text_entry(
+        out,
+        "ResumeExecutorId",
+        state.map(|state| state.name.as_str()),
+    );
+    entry!(out, "MessageCount", &run.history.len());
+    key(out, false, "Machine");
+    write_run(program, run, stand_in, out)?;
+    entry!(out, "Provider", provider);
+    for (name, value) in extra {
+        entry!(out, name, *value);
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes [`run_to_json`]'s object without building it.
+fn write_run(
+    program: &Program,
+    run: &Run,
+    stand_in: Option<&str>,
+    out: &mut Vec<u8>,
+) -> serde_json::Result<()> {
+    out.push(b'{');
+    key(out, true, "State");
+    let state = program.states.get(run.state.0 as usize);
+    match state {
+        Some(state) => write_str(out, &state.name),
+        None => out.extend_from_slice(b"null"),
+    }
+    entry!(out, "Turn", &run.turn);
+    entry!(out, "Phase", &run.phase);
+    entry!(out, "InputTokens", &run.usage.input_tokens);
+    entry!(out, "OutputTokens", &run.usage.output_tokens);
+    key(out, false, "Counters");
+    out.push(b'{');
+    for (idx, (counter, value)) in program.counters.iter().zip(&run.counters).enumerate() {
+        key(out, idx == 0, &counter.name);
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    out.push(b'}');
+    key(out, false, "Failures");
+    out.push(b'{');
+    let mut failures: Vec<(&String, &u32)> = run.failures.iter().collect();
+    failures.sort();
+    for (idx, (name, value)) in failures.into_iter().enumerate() {
+        key(out, idx == 0, name);
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    out.push(b'}');
+    key(out, false, "Recovered");
+    out.push(b'[');
+    let mut recovered: Vec<&String> = run.recovered.iter().collect();
+    recovered.sort();
+    for (idx, name) in recovered.into_iter().enumerate() {
+        if idx > 0 {
+            out.push(b',');
+        }
+        write_str(out, name);
+    }
+    out.push(b']');
+    entry!(out, "VisitTurns", &run.visit_turns);
+    text_entry(out, "Value", run.value.as_deref());
+    text_entry(out, "StandIn", stand_in);
+    text_entry(out, "Outcome", run.outcome.map(Outcome::as_str));
+    text_entry(out, "Reason", run.reason.as_deref());
+    out.push(b'}');
+    Ok(())
 }
 
 fn outcome_from(text: &str) -> Option<Outcome> {
@@ -216,4 +432,37 @@ pub(crate) fn run_from_json(
 /// The history part of a checkpoint.
 pub(crate) fn messages_json(history: &[Message]) -> Json {
     Json::Array(history.iter().map(message_json).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let mut samples: Vec<String> = (0u8..0x80)
+            .map(|byte| char::from(byte).to_string())
+            .collect();
+        samples.push((0u8..0x80).map(char::from).collect());
+        samples.push("plain text that needs no escape at all, longer than eight bytes".into());
+        samples.push("\"quoted\"\\path\\ and\nlines\r\n\ttabs\u{7f}\u{1}é🦀 \u{2028}".into());
+        for len in 0..24 {
+            for at in 0..len {
+                for special in ['"', '\\', '\n', '\u{1f}', 'é'] {
+                    let mut text: String = "a".repeat(len);
+                    text.replace_range(at..at + 1, &special.to_string());
+                    samples.push(text);
+                }
+            }
+        }
+        for sample in samples {
+            let mut out = Vec::new();
+            write_str(&mut out, &sample);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(&sample).unwrap(),
+                "{sample:?}"
+            );
+        }
+    }
 }

@@ -121,12 +121,44 @@ pub fn options_for<M: Models>(options: Options, models: &M) -> Options {
     }
 }
 
-/// What a caller stores after a turn: the run's state (with the provider's position under
-/// `Provider` and `MessageCount`) and the history messages added since the last checkpoint.
-/// Storing the messages incrementally keeps each checkpoint proportional to one turn.
-pub struct Checkpoint {
-    pub state: serde_json::Value,
-    pub new_messages: Vec<serde_json::Value>,
+/// What a caller stores after a turn: the history messages added since the last checkpoint
+/// and the run's state (upstream's session layout plus `Machine`, the provider's position
+/// under `Provider`, and `MessageCount`). Storing the messages incrementally keeps each
+/// checkpoint proportional to one turn; the `write_*` methods serialize both without
+/// building JSON values.
+pub struct Checkpoint<'a> {
+    pub new_messages: &'a [Message],
+    machine: &'a Machine<'a>,
+    provider: serde_json::Value,
+}
+
+impl Checkpoint<'_> {
+    /// The run's state as JSON.
+    pub fn state(&self) -> serde_json::Value {
+        let mut state = self.machine.checkpoint_state().unwrap_or_default();
+        state["Provider"] = self.provider.clone();
+        state
+    }
+
+    /// Writes [`Checkpoint::state`] with the `extra` keys (which must be new) added after its
+    /// own, as that JSON would serialize.
+    pub fn write_state(
+        &self,
+        extra: &[(&str, &serde_json::Value)],
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        self.machine
+            .write_checkpoint_state(&self.provider, extra, out)
+    }
+
+    /// Writes each new message as one line of JSON (`checkpoint::message_json`'s layout).
+    pub fn write_messages(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        for message in self.new_messages {
+            crate::checkpoint::write_message(message, out)?;
+            out.push(b'\n');
+        }
+        Ok(())
+    }
 }
 
 /// Continues a checkpointed run: the provider returns to its saved position.
@@ -152,7 +184,7 @@ pub async fn drive<M: Models>(
     models: &M,
     env: &Env,
     on_event: &mut dyn FnMut(&Event, &Run),
-    mut on_checkpoint: Option<&mut dyn FnMut(Checkpoint)>,
+    mut on_checkpoint: Option<&mut dyn FnMut(Checkpoint<'_>)>,
 ) -> Summary {
     // Messages already stored by an earlier run of this session.
     let mut stored = machine.stored_messages();
@@ -164,18 +196,11 @@ pub async fn drive<M: Models>(
             return;
         }
         if let Some(sink) = on_checkpoint.as_mut() {
-            let Some(mut state) = machine.checkpoint_state() else {
-                return;
-            };
-            state["Provider"] = models.state();
             let history = &machine.run().history;
-            let new_messages = history[(*stored).min(history.len())..]
-                .iter()
-                .map(crate::checkpoint::message_json)
-                .collect();
             sink(Checkpoint {
-                state,
-                new_messages,
+                new_messages: &history[(*stored).min(history.len())..],
+                machine,
+                provider: models.state(),
             });
         }
         *stored = machine.run().history.len();

@@ -244,6 +244,25 @@ impl<'p> Machine<'p> {
         }))
     }
 
+    /// Writes [`Machine::checkpoint_state`] with `Provider` and then the `extra` keys (which
+    /// must be new) added, as that JSON would serialize, without building it: what a driver
+    /// stores after every turn. Call it between turns ([`Machine::at_boundary`]).
+    pub fn write_checkpoint_state(
+        &self,
+        provider: &serde_json::Value,
+        extra: &[(&str, &serde_json::Value)],
+        out: &mut Vec<u8>,
+    ) -> serde_json::Result<()> {
+        crate::checkpoint::write_state(
+            self.program,
+            &self.run,
+            self.stand_in.as_deref(),
+            provider,
+            extra,
+            out,
+        )
+    }
+
     /// The whole run as one checkpoint: the state and every message.
     pub fn checkpoint(&self) -> Option<serde_json::Value> {
         let mut checkpoint = self.checkpoint_state()?;
