@@ -315,13 +315,13 @@ pub async fn drive<M: Models>(
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
     }
-    let run = machine.run();
+    let run = machine.into_run();
     Summary {
         outcome: run.outcome.unwrap_or(Outcome::Error),
-        reason: run.reason.clone(),
+        reason: run.reason,
         turns: run.turn,
         usage: run.usage,
-        history: run.history.clone(),
+        history: run.history,
     }
 }
 

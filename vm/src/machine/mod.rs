@@ -195,6 +195,11 @@ impl<'p> Machine<'p> {
         machine
     }
 
+    /// The run, once the machine is no longer needed.
+    pub fn into_run(self) -> Run {
+        self.run
+    }
+
     pub fn run(&self) -> &Run {
         &self.run
     }
@@ -533,7 +538,7 @@ impl<'p> Machine<'p> {
                 self.emit(Some(&turn.agent), "model_error", json!({"error": error}));
                 // Keep what the turn produced so far: nothing recorded is lost.
                 if !turn.tool_calls.is_empty() || !turn.text.is_empty() {
-                    self.record_turn(&turn);
+                    self.record_turn(turn);
                 }
                 self.finish(Outcome::Error, Some(error));
                 return;
@@ -541,14 +546,11 @@ impl<'p> Machine<'p> {
         };
         turn.usage.add(reply.usage);
         if !self.add_usage(reply.usage) {
-            self.record_turn(&Turn {
-                text: reply.text.clone(),
+            self.record_turn(Turn {
+                text: reply.text,
                 ..turn
             });
             return;
-        }
-        if !reply.text.is_empty() {
-            turn.text = reply.text.clone();
         }
         let first_new = turn.tool_calls.len();
         turn.tool_calls.extend(reply.tool_calls.iter().cloned());
@@ -575,9 +577,13 @@ impl<'p> Machine<'p> {
                 external.push(call.clone());
             }
         }
-        // Continue the turn on a continuation call within the turn's context.
-        turn.call.messages.push(context::assistant_message(&reply));
-        if !external.is_empty() {
+        // The model is asked again after the tools, in the turn's context with this reply.
+        let continuation = (!external.is_empty()).then(|| context::assistant_message(&reply));
+        if !reply.text.is_empty() {
+            turn.text = reply.text;
+        }
+        if let Some(message) = continuation {
+            turn.call.messages.push(message);
             let agent = turn.agent.clone();
             let turn_index = self.run.turn;
             self.phase = Phase::Tools(turn);
@@ -621,12 +627,12 @@ impl<'p> Machine<'p> {
         self.complete_turn(turn);
     }
 
-    fn record_turn(&mut self, turn: &Turn) {
+    fn record_turn(&mut self, turn: Turn) {
         self.run.history.push(Message {
             role: Role::Assistant,
-            agent: turn.agent.clone(),
-            content: turn.text.clone(),
-            tool_calls: turn.tool_calls.clone(),
+            agent: turn.agent,
+            content: turn.text,
+            tool_calls: turn.tool_calls,
             turn: self.run.turn,
             usage: turn.usage,
         });
@@ -634,15 +640,16 @@ impl<'p> Machine<'p> {
 
     /// The turn's final reply is in: record it, check termination, route.
     fn complete_turn(&mut self, turn: Turn) {
-        self.record_turn(&turn);
+        let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
+        self.record_turn(turn);
         self.emit(
-            Some(&turn.agent),
+            Some(&agent),
             "turn_end",
             json!({
                 "state": self.state_name(),
-                "input_tokens": turn.usage.input_tokens,
-                "output_tokens": turn.usage.output_tokens,
-                "tool_calls": turn.tool_calls.len(),
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+                "tool_calls": tool_calls,
             }),
         );
         self.run.turn = self.run.turn.saturating_add(1);

@@ -20,7 +20,8 @@ struct Reply {
     /// The tama finish key (lowercased) and value; a reply without `finish` is
     /// `finish("done", text)`.
     key: String,
-    value: String,
+    /// `None`: the value is the reply's text.
+    value: Option<String>,
     json: Option<serde_json::Value>,
     made_tool_calls: bool,
 }
@@ -34,9 +35,9 @@ fn read_reply(message: &Message) -> Reply {
     let (key, value) = match finish {
         Some(call) => (
             call.arg("key").unwrap_or("done").to_lowercase(),
-            call.arg("value").unwrap_or_default().to_string(),
+            Some(call.arg("value").unwrap_or_default().to_string()),
         ),
-        None => ("done".to_string(), message.content.clone()),
+        None => ("done".to_string(), None),
     };
     Reply {
         agent: message.agent.clone(),
@@ -121,8 +122,8 @@ impl Machine<'_> {
             self.phase = Phase::Ready;
             return;
         };
-        self.run.value = Some(reply.value.clone());
         let mut reply = reply;
+        self.run.value = Some(reply.value.take().unwrap_or_else(|| reply.text.clone()));
         // Extracting JSON parses the whole reply: only when a condition of this state reads it.
         let state = self.program.state(self.run.state);
         let reads_json = state.exits.iter().any(|exit| {
