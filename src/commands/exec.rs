@@ -255,6 +255,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             _ = tokio::signal::ctrl_c() => None,
         }
     });
+    terminal.flush();
     let Some(summary) = result else {
         // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
         if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
