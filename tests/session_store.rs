@@ -336,7 +336,7 @@ fn case_settings(dir: &Path) -> Json {
 }
 
 #[test]
-fn written_checkpoints_are_their_json_byte_for_byte() {
+fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() {
     let mut cases: Vec<PathBuf> = std::fs::read_dir(root().join("fixtures/run"))
         .unwrap()
         .flatten()
@@ -378,7 +378,28 @@ fn written_checkpoints_are_their_json_byte_for_byte() {
             skip_prompts: false,
         };
         let mut checkpoints = 0;
+        // Every message so far, whole, as the log holds them.
+        let mut logged: Vec<Json> = Vec::new();
+        let restore_options = options.clone();
         let mut sink = |checkpoint: Checkpoint<'_>| {
+            // Restoring the checkpoint and taking it again gives the same state (the run's
+            // value included, which a checkpoint stores once when it is the newest reply).
+            logged.extend(checkpoint.new_messages.iter().map(message_json));
+            let mut whole = checkpoint.state();
+            whole["Messages"] = Json::Array(logged.clone());
+            // Mid-run checkpoints: a completed session refuses to resume, and one that
+            // stopped otherwise resumes with its outcome cleared.
+            if whole["Machine"]["Outcome"].is_null() {
+                let restored = Machine::restore(
+                    &program,
+                    driver::options_for(restore_options.clone(), &replay),
+                    &whole,
+                )
+                .unwrap_or_else(|error| panic!("{}: {error}", case.display()));
+                let mut again = restored.checkpoint_state().expect("restored at a boundary");
+                again["Provider"] = whole["Provider"].clone();
+                assert_eq!(again, checkpoint.state(), "{}", case.display());
+            }
             let mut expected = checkpoint.state();
             for (name, value) in extra {
                 expected[name] = value.clone();

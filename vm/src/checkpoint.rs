@@ -206,6 +206,28 @@ fn message_from(value: &Json) -> Result<Message, String> {
     })
 }
 
+/// Whether the run's value is the newest reply's text, so that a checkpoint can say so
+/// (`ValueIsLastReply`) instead of storing the reply a second time. Only an exact match counts:
+/// a reply already cut to the history's bound never equals a whole value.
+fn value_is_last_reply(run: &Run) -> bool {
+    run.value.as_deref().is_some_and(|value| {
+        run.history
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant)
+            .is_some_and(|message| message.content == value)
+    })
+}
+
+/// The run's value as a checkpoint stores it: `None` when it is the newest reply's text.
+fn stored_value(run: &Run) -> Option<&str> {
+    if value_is_last_reply(run) {
+        None
+    } else {
+        run.value.as_deref()
+    }
+}
+
 /// The machine-owned part of a checkpoint.
 pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) -> Json {
     let counters: Map<String, Json> = program
@@ -228,7 +250,8 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         "Failures": failures.into_iter().map(|(key, value)| (key.clone(), json!(value))).collect::<Map<_, _>>(),
         "Recovered": recovered,
         "VisitTurns": run.visit_turns,
-        "Value": run.value,
+        "Value": stored_value(run),
+        "ValueIsLastReply": value_is_last_reply(run),
         "StandIn": stand_in,
         "Outcome": run.outcome.map(Outcome::as_str),
         "Reason": run.reason,
@@ -319,7 +342,8 @@ fn write_run(
     }
     out.push(b']');
     entry!(out, "VisitTurns", &run.visit_turns);
-    text_entry(out, "Value", run.value.as_deref());
+    text_entry(out, "Value", stored_value(run));
+    entry!(out, "ValueIsLastReply", &value_is_last_reply(run));
     text_entry(out, "StandIn", stand_in);
     text_entry(out, "Outcome", run.outcome.map(Outcome::as_str));
     text_entry(out, "Reason", run.reason.as_deref());
@@ -394,6 +418,19 @@ pub(crate) fn run_from_json(
         .flatten()
         .filter_map(|key| key.as_str().map(str::to_string))
         .collect();
+    let value = if machine.get("ValueIsLastReply").and_then(Json::as_bool) == Some(true) {
+        // Read before the history is bounded: the log holds the reply whole.
+        history
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant)
+            .map(|message| message.content.clone())
+    } else {
+        machine
+            .get("Value")
+            .and_then(Json::as_str)
+            .map(str::to_string)
+    };
     let run = Run {
         session_id: text(checkpoint, "SessionId"),
         task: text(checkpoint, "Task"),
@@ -409,10 +446,7 @@ pub(crate) fn run_from_json(
         failures,
         recovered,
         visit_turns: number(machine, "VisitTurns") as u32,
-        value: machine
-            .get("Value")
-            .and_then(Json::as_str)
-            .map(str::to_string),
+        value,
         outcome: machine
             .get("Outcome")
             .and_then(Json::as_str)

@@ -177,15 +177,20 @@ pub struct Replay {
     /// Per queue, in script order: (index of the current reply, times it was served), or
     /// `None` while the queue is untouched.
     cursors: Mutex<Vec<Option<(usize, u32)>>>,
+    /// Queue indices by queue name, the order in which [`Replay::state`] lists them.
+    by_name: Vec<usize>,
     next_id: Mutex<u64>,
 }
 
 impl Replay {
     pub fn new(script: Script) -> Replay {
         let cursors = vec![None; script.queues.len()];
+        let mut by_name: Vec<usize> = (0..script.queues.len()).collect();
+        by_name.sort_by(|a, b| script.queues[*a].0.cmp(&script.queues[*b].0));
         Replay {
             script,
             cursors: Mutex::new(cursors),
+            by_name,
             next_id: Mutex::new(0),
         }
     }
@@ -206,20 +211,23 @@ impl Replay {
 
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
     pub fn state(&self) -> Json {
+        // Taken after every turn of a durable run: built directly, in name order.
         let cursors = self.cursors.lock().map(|cursors| {
-            let mut entries: Vec<(&String, (usize, u32))> = cursors
+            self.by_name
                 .iter()
-                .zip(&self.script.queues)
-                .filter_map(|(cursor, (name, _))| cursor.map(|cursor| (name, cursor)))
-                .collect();
-            entries.sort();
-            entries
-                .into_iter()
-                .map(|(name, (idx, served))| (name.clone(), serde_json::json!([idx, served])))
+                .filter_map(|&queue| {
+                    let (idx, served) = cursors[queue]?;
+                    let pair = Json::Array(vec![Json::from(idx), Json::from(served)]);
+                    Some((self.script.queues[queue].0.clone(), pair))
+                })
                 .collect::<serde_json::Map<_, _>>()
         });
         let next_id = self.next_id.lock().map(|id| *id).unwrap_or(0);
-        serde_json::json!({"cursors": cursors.unwrap_or_default(), "next_id": next_id})
+        // Not `json!`: it would copy the cursors through `to_value`.
+        let mut state = serde_json::Map::with_capacity(2);
+        state.insert("cursors".into(), Json::Object(cursors.unwrap_or_default()));
+        state.insert("next_id".into(), Json::from(next_id));
+        Json::Object(state)
     }
 
     /// Moves the provider to a position saved by [`Replay::state`]. Queues the script no
