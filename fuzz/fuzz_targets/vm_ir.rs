@@ -10,6 +10,7 @@ use libfuzzer_sys::fuzz_target;
 
 const CAPS: Caps = Caps {
     text_bytes: 16 * 1024,
+    run_text_bytes: usize::MAX,
     tool_calls: 16,
     steps: 100,
 };

@@ -116,9 +116,7 @@ pub fn programs() -> &'static [Program] {
                 let path = entry.path();
                 if path.is_dir() && path.join("config.yaml").exists() {
                     paths.push(path.join("config.yaml"));
-                } else if path.is_dir() && path.join("tama.toml").exists() {
-                    paths.push(path);
-                } else if path.is_file() {
+                } else if path.is_file() || path.join("tama.toml").exists() {
                     paths.push(path);
                 }
             }
@@ -176,18 +174,26 @@ const TOOL_NAMES: &[&str] = &[
 
 /// Size caps for generated replies (the fuzz loop must stay fast).
 pub struct Caps {
+    /// The most bytes of one generated text (a reply, a tool result, a context block).
     pub text_bytes: usize,
+    /// The most bytes of all the generated texts of one run together. Prompt assembly,
+    /// checkpoints and the history check are linear in the history, so a run costs about
+    /// steps × history: this total, not `text_bytes`, decides the speed of a target. Once a
+    /// run has spent it, a repetition of words is cut down to one word (routing still makes
+    /// progress); short texts are not cut.
+    pub run_text_bytes: usize,
     pub tool_calls: usize,
     pub steps: usize,
 }
 
-/// Caps of the `vm` target. Prompt assembly and signal matching are linear in the history,
-/// so a run costs about steps² × text: with 256 KiB and 200 steps the target ran at 10–20
-/// executions a second under AddressSanitizer (the first recorded run); these caps make a
-/// run about 15 times cheaper. Huge replies are covered by
+/// Caps of the `vm` target. One reply can still be long (5000 lines of a signal, or more
+/// than the 32,000 characters a prompt carries of one message, `MAX_MESSAGE_CHARS`), but a
+/// run holds about two such replies, so that a run stays cheap (about steps × history).
+/// Megabytes of reply are covered by
 /// `tests/regressions.rs: a_reply_of_megabytes_is_kept_and_routed`.
 pub const FUZZ_CAPS: Caps = Caps {
-    text_bytes: 32 * 1024,
+    text_bytes: 48 * 1024,
+    run_text_bytes: 96 * 1024,
     tool_calls: 64,
     steps: 120,
 };
@@ -201,9 +207,16 @@ fn small_string(u: &mut Unstructured<'_>) -> ArbResult<String> {
     Ok(text)
 }
 
-/// A word of the program, an arbitrary string, or a repetition of words.
-fn text(u: &mut Unstructured<'_>, words: &[String], caps: &Caps) -> ArbResult<String> {
-    Ok(match u.int_in_range(0..=6)? {
+/// A word of the program, an arbitrary string, or a repetition of words; `budget` is what is
+/// left of the run's `run_text_bytes`.
+fn text(
+    u: &mut Unstructured<'_>,
+    words: &[String],
+    caps: &Caps,
+    budget: &mut usize,
+) -> ArbResult<String> {
+    let cap = caps.text_bytes.min(*budget);
+    let text = match u.int_in_range(0..=6)? {
         0 => String::new(),
         1 => small_string(u)?,
         2 | 3 => u.choose(words)?.clone(),
@@ -229,7 +242,7 @@ fn text(u: &mut Unstructured<'_>, words: &[String], caps: &Caps) -> ArbResult<St
             let count: usize = u.int_in_range(1..=5000)?;
             let mut out = String::new();
             for _ in 0..count {
-                if out.len() + word.len() + 1 > caps.text_bytes {
+                if !out.is_empty() && out.len() + word.len() + 1 > cap {
                     break;
                 }
                 out.push_str(&word);
@@ -241,7 +254,9 @@ fn text(u: &mut Unstructured<'_>, words: &[String], caps: &Caps) -> ArbResult<St
             let len = u.int_in_range(0..=256)?;
             String::from_utf8_lossy(u.bytes(len)?).into_owned()
         }
-    })
+    };
+    *budget = budget.saturating_sub(text.len());
+    Ok(text)
 }
 
 /// Arbitrary JSON, shallow: strings, numbers, booleans, null, arrays, objects.
@@ -346,11 +361,12 @@ fn model_reply(
     words: &[String],
     caps: &Caps,
     next_id: &mut usize,
+    budget: &mut usize,
 ) -> ArbResult<Result<ModelReply, String>> {
     if u.ratio(1, 24)? {
         return Ok(Err(small_string(u)?));
     }
-    let text = text(u, words, caps)?;
+    let text = text(u, words, caps, budget)?;
     let count = if u.ratio(1, 32)? {
         u.int_in_range(0..=caps.tool_calls)?
     } else {
@@ -375,6 +391,7 @@ pub fn respond(
     words: &[String],
     caps: &Caps,
     next_id: &mut usize,
+    budget: &mut usize,
 ) -> ArbResult<Response> {
     if u.ratio(1, 64)? {
         // A driver bug: an answer of another kind.
@@ -387,7 +404,7 @@ pub fn respond(
         });
     }
     Ok(match request {
-        Request::Model(_) => Response::Model(model_reply(u, words, caps, next_id)?),
+        Request::Model(_) => Response::Model(model_reply(u, words, caps, next_id, budget)?),
         Request::Fork(calls) => {
             let count = if u.ratio(1, 16)? {
                 u.int_in_range(0..=calls.len() + 2)?
@@ -396,7 +413,7 @@ pub fn respond(
             };
             let mut replies = Vec::new();
             for _ in 0..count {
-                replies.push(model_reply(u, words, caps, next_id)?);
+                replies.push(model_reply(u, words, caps, next_id, budget)?);
             }
             Response::Fork(replies)
         }
@@ -411,7 +428,7 @@ pub fn respond(
                 done.result = match u.int_in_range(0..=4)? {
                     0 => None,
                     1 => Some(format!("[DENIED] {}", small_string(u)?)),
-                    _ => Some(text(u, words, caps)?),
+                    _ => Some(text(u, words, caps, budget)?),
                 };
                 if u.ratio(1, 32)? {
                     done.id = small_string(u)?;
@@ -449,7 +466,7 @@ pub fn respond(
             };
             let mut blocks = Vec::new();
             for _ in 0..count {
-                blocks.push(text(u, words, caps)?);
+                blocks.push(text(u, words, caps, budget)?);
             }
             Response::Context(blocks)
         }
@@ -470,8 +487,19 @@ pub fn assert_history_grows(before: &[Message], after: &[Message]) {
     }
 }
 
-/// Runs `program` with every request answered from `u`, checking after each resume that the
-/// history only grew; now and then checkpoints and restores the machine mid-run.
+/// Checks that `seen` (the history as it was last checked) is still the start of `history`,
+/// then brings it up to date with the messages added since: the "history only grows" check
+/// without copying the whole history at every step (allocation is what AddressSanitizer
+/// makes slow).
+fn check_growth(seen: &mut Vec<Message>, history: &[Message]) {
+    assert_history_grows(seen, history);
+    seen.extend_from_slice(&history[seen.len()..]);
+}
+
+/// Runs `program` with every request answered from `u`, checking after every step and resume
+/// that the history only grew; now and then checkpoints and restores the machine mid-run.
+/// The run stops when the fuzz bytes are used up: past their end `Unstructured` answers
+/// with defaults (an error reply, a restore at every boundary), which only repeats itself.
 pub fn drive(program: &Program, u: &mut Unstructured<'_>, caps: &Caps) {
     let words = words(program);
     let options = Options {
@@ -482,29 +510,34 @@ pub fn drive(program: &Program, u: &mut Unstructured<'_>, caps: &Caps) {
     };
     let mut machine = Machine::new(program, options.clone());
     let mut next_id = 0;
+    let mut budget = caps.run_text_bytes;
+    let mut seen = Vec::new();
     for _ in 0..caps.steps {
+        if u.is_empty() {
+            break;
+        }
         if machine.at_boundary() && u.ratio(1, 8).unwrap_or(false) {
             // A killed process resumed from its last checkpoint.
             if let Some(checkpoint) = machine.checkpoint() {
-                let before = machine.run().history.clone();
                 if let Ok(restored) = Machine::restore(program, options.clone(), &checkpoint) {
-                    assert_history_grows(&before, &restored.run().history);
-                    assert_eq!(before.len(), restored.run().history.len());
+                    let (before, after) = (&machine.run().history, &restored.run().history);
+                    assert_history_grows(before, after);
+                    assert_eq!(before.len(), after.len());
                     machine = restored;
                 }
             }
         }
         let request = machine.step();
         let _ = machine.drain_events();
+        check_growth(&mut seen, &machine.run().history);
         if request == Request::Done {
             break;
         }
-        let before = machine.run().history.clone();
-        let Ok(response) = respond(u, &request, &words, caps, &mut next_id) else {
+        let Ok(response) = respond(u, &request, &words, caps, &mut next_id, &mut budget) else {
             break;
         };
         machine.resume(response);
-        assert_history_grows(&before, &machine.run().history);
+        check_growth(&mut seen, &machine.run().history);
     }
     let _ = machine.checkpoint();
 }
