@@ -1,8 +1,11 @@
 //! The real file system behind the compiler's `FileReader`, with a size cap so a huge or
-//! endless file (a FIFO, `/dev/zero`) cannot exhaust memory.
+//! endless file (a FIFO fed forever, `/dev/zero`) cannot exhaust memory, and a bounded wait
+//! for the writer of a named FIFO, whose opening would otherwise block forever.
 
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::time::Duration;
 
 use fuseraft_compiler::FileReader;
 
@@ -20,21 +23,65 @@ pub fn read(path: &Path) -> std::io::Result<String> {
 /// about 22 MB), and they are data, not configs.
 pub const MAX_REPLAY_BYTES: u64 = 512 * 1024 * 1024;
 
-/// Reads a text file of at most `limit` bytes.
+/// How long reading a named FIFO waits for a process to open it for writing. Opening a FIFO
+/// blocks until a writer appears (a pipe such as `/dev/stdin` or `<(...)` has one already),
+/// so without a bound a FIFO nobody writes to would hang fuseraft silently.
+pub const FIFO_WRITER_WAIT: Duration = Duration::from_secs(10);
+
+/// Reads a text file of at most `limit` bytes. A regular file over the limit is refused
+/// without being read; anything else (a FIFO, a device) is read up to `limit` + 1 bytes.
 pub fn read_at_most(path: &Path, limit: u64) -> std::io::Result<String> {
-    let file = std::fs::File::open(path)?;
-    if file.metadata()?.is_dir() {
+    let file = open(path)?;
+    let metadata = file.metadata()?;
+    if metadata.is_dir() {
         return Err(std::io::Error::other("is a directory"));
+    }
+    let too_large =
+        || std::io::Error::other(format!("larger than the {} MiB limit", limit / 1024 / 1024));
+    if metadata.is_file() && metadata.len() > limit {
+        return Err(too_large());
     }
     let mut bytes = Vec::new();
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!(
-            "larger than the {} MiB limit",
-            limit / 1024 / 1024
-        )));
+        return Err(too_large());
     }
     String::from_utf8(bytes).map_err(|_| std::io::Error::other("not valid UTF-8 text"))
+}
+
+/// Opens `path` for reading; a named FIFO only if a writer opens it within
+/// [`FIFO_WRITER_WAIT`].
+fn open(path: &Path) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if std::fs::metadata(path)?.file_type().is_fifo() {
+            return open_fifo(path, FIFO_WRITER_WAIT);
+        }
+    }
+    File::open(path)
+}
+
+/// Opens a FIFO on a helper thread, waiting at most `wait` for a writer. On a timeout the
+/// thread stays blocked in `open` until a writer comes or the process exits; the file it
+/// may still open is dropped unread.
+fn open_fifo(path: &Path, wait: Duration) -> std::io::Result<File> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("fifo-open".to_string())
+        .spawn(move || {
+            let _ = sender.send(File::open(owned));
+        })?;
+    receiver.recv_timeout(wait).unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "it is a FIFO and no process opened it for writing within {} s",
+                wait.as_secs()
+            ),
+        ))
+    })
 }
 
 impl FileReader for Disk {

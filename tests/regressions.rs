@@ -459,6 +459,259 @@ fn endless_oversized_and_binary_inputs_are_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Runs `command` (its output captured) and kills it if it has not finished within `limit`,
+/// failing the test: a hang is a failure, never a stuck `cargo test`.
+fn output_within(command: &mut Command, limit: Duration) -> std::process::Output {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<_>));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<_>));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("the command can be waited for") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not finish within {limit:?}: it hangs");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr: stderr.join().unwrap(),
+    }
+}
+
+/// Stderr and stdout with the line wrapping of rendered diagnostics undone.
+fn flat_text(output: &std::process::Output) -> String {
+    let text = String::from_utf8_lossy(&output.stderr) + String::from_utf8_lossy(&output.stdout);
+    text.replace('│', " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A scratch directory with a FIFO in it, or `None` (the test is skipped) where `mkfifo` is
+/// missing.
+#[cfg(unix)]
+fn scratch_with_fifo(name: &str) -> Option<(PathBuf, PathBuf)> {
+    let dir = std::env::temp_dir().join(format!("fuseraft-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("config.yaml");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|status| status.success());
+    if !made {
+        eprintln!("skipping: cannot make a FIFO (mkfifo) on this system");
+        let _ = std::fs::remove_dir_all(&dir);
+        return None;
+    }
+    Some((dir, fifo))
+}
+
+/// `fuseraft compile|check|exec` with `config` as the config (exec with the keyword replay,
+/// or `replay`, in a scratch work dir).
+fn cli(verb: &str, config: &Path, replay: Option<&Path>, work: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+    command.arg(verb).arg(config);
+    if verb == "exec" {
+        let replay = replay.map_or_else(
+            || root().join("fixtures/run/keyword/replay.yaml"),
+            Path::to_path_buf,
+        );
+        command
+            .args(["--task", "Add a flag.", "--replay"])
+            .arg(replay)
+            .arg("--work-dir")
+            .arg(work);
+    }
+    command.current_dir(root()).env("NO_COLOR", "1");
+    command
+}
+
+/// A writer process that copies `source` into `fifo` (`cat`), or writes endlessly (`yes`).
+#[cfg(unix)]
+fn fifo_writer(fifo: &Path, source: Option<&Path>) -> std::process::Child {
+    let mut command = Command::new("sh");
+    match source {
+        Some(source) => command
+            .args(["-c", "exec cat \"$1\" > \"$2\"", "sh"])
+            .arg(source),
+        None => command.args(["-c", "exec yes 'Orchestration:' > \"$1\"", "sh"]),
+    };
+    command
+        .arg(fifo)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("sh starts")
+}
+
+const VERBS: [&str; 3] = ["compile", "check", "exec"];
+
+/// A FIFO as the config (or the replay) that a writer fills with a valid file and closes: read
+/// like a file; `compile`, `check` and `exec` succeed.
+#[cfg(unix)]
+#[test]
+fn a_fifo_config_with_a_writer_is_read_like_a_file() {
+    let Some((dir, fifo)) = scratch_with_fifo("fifo-written") else {
+        return;
+    };
+    let config = root().join("fixtures/run/keyword/config.yaml");
+    let replay = root().join("fixtures/run/keyword/replay.yaml");
+    let work = dir.join("work");
+    let mut cases: Vec<(&str, Option<&Path>, &Path)> = VERBS
+        .iter()
+        .map(|verb| (*verb, None, config.as_path()))
+        .collect();
+    cases.push(("exec", Some(fifo.as_path()), replay.as_path()));
+    for (verb, replay_fifo, source) in cases {
+        // The writer starts first and blocks in `open` until fuseraft opens the FIFO.
+        let mut writer = fifo_writer(&fifo, Some(source));
+        let config_arg = if replay_fifo.is_some() {
+            &config
+        } else {
+            &fifo
+        };
+        let output = output_within(
+            &mut cli(verb, config_arg, replay_fifo, &work),
+            Duration::from_secs(60),
+        );
+        let _ = writer.kill();
+        let _ = writer.wait();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{verb}: {stderr}{stdout}");
+        if verb == "exec" {
+            assert!(stderr.contains("completed after"), "{verb}: {stderr}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO fed endlessly (`yes > fifo`): refused at the 16 MiB cap like `/dev/zero`, exit 2;
+/// the writer gets a broken pipe.
+#[cfg(unix)]
+#[test]
+fn an_endless_fifo_config_is_refused_at_the_size_cap() {
+    let Some((dir, fifo)) = scratch_with_fifo("fifo-endless") else {
+        return;
+    };
+    for verb in VERBS {
+        let mut writer = fifo_writer(&fifo, None);
+        let output = output_within(
+            &mut cli(verb, &fifo, None, &dir.join("work")),
+            Duration::from_secs(60),
+        );
+        let _ = writer.kill();
+        let _ = writer.wait();
+        let text = flat_text(&output);
+        assert_eq!(output.status.code(), Some(2), "{verb}: {text}");
+        assert!(
+            text.contains("larger than the 16 MiB limit"),
+            "{verb}: {text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A FIFO that no process opens for writing would block `open` forever: fuseraft waits
+/// `FIFO_WRITER_WAIT` (10 s) for a writer, then refuses it with a message saying so, exit 2.
+#[cfg(unix)]
+#[test]
+fn a_fifo_config_without_a_writer_is_refused_after_a_bounded_wait() {
+    let Some((dir, fifo)) = scratch_with_fifo("fifo-no-writer") else {
+        return;
+    };
+    let wait = fuseraft::disk::FIFO_WRITER_WAIT;
+    assert!(
+        wait <= Duration::from_secs(20),
+        "a user would think it hangs"
+    );
+    // The three commands wait side by side.
+    let runs: Vec<_> = VERBS
+        .iter()
+        .map(|verb| {
+            let mut command = cli(verb, &fifo, None, &dir.join("work"));
+            let verb = verb.to_string();
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let output = output_within(&mut command, Duration::from_secs(60));
+                (verb, output, started.elapsed())
+            })
+        })
+        .collect();
+    for run in runs {
+        let (verb, output, elapsed) = run.join().expect("no hang");
+        let text = flat_text(&output);
+        assert_eq!(output.status.code(), Some(2), "{verb}: {text}");
+        assert!(
+            text.contains("it is a FIFO and no process opened it for writing within 10 s"),
+            "{verb}: {text}"
+        );
+        assert!(elapsed >= wait, "{verb} gave up after {elapsed:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `/dev/zero` as the config of `compile`, `check` and `exec` and as a replay file is refused
+/// at the size cap (16 MiB for a config, 512 MiB for a replay); a directory as the replay file
+/// is refused as one. All exit 2.
+#[test]
+fn endless_and_directory_configs_and_replays_are_refused() {
+    let work = std::env::temp_dir().join(format!("fuseraft-dev-zero-{}", std::process::id()));
+    let config = root().join("fixtures/run/keyword/config.yaml");
+    let mut cases: Vec<(&str, PathBuf, Option<PathBuf>, &str)> = Vec::new();
+    if Path::new("/dev/zero").exists() {
+        for verb in VERBS {
+            cases.push((
+                verb,
+                PathBuf::from("/dev/zero"),
+                None,
+                "cannot read config `/dev/zero`: larger than the 16 MiB limit",
+            ));
+        }
+        cases.push((
+            "exec",
+            config.clone(),
+            Some(PathBuf::from("/dev/zero")),
+            "cannot read replay file `/dev/zero`: larger than the 512 MiB limit",
+        ));
+    }
+    let fixtures = root().join("fixtures");
+    cases.push(("exec", config, Some(fixtures), "is a directory"));
+    for (verb, config, replay, expected) in cases {
+        let output = output_within(
+            &mut cli(verb, &config, replay.as_deref(), &work),
+            Duration::from_secs(60),
+        );
+        let text = flat_text(&output);
+        assert_eq!(output.status.code(), Some(2), "{verb} {replay:?}: {text}");
+        assert!(text.contains(expected), "{verb} {replay:?}: {text}");
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// Serves `count` agent files that each include the next: the loader stops at its include
 /// limit with a diagnostic.
 struct IncludeChain {
