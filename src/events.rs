@@ -13,6 +13,8 @@ use fuseraft_vm::event::Event;
 pub struct EventsFile {
     file: Option<BufWriter<File>>,
     failed: bool,
+    /// One event's line, reused.
+    line: Vec<u8>,
 }
 
 impl EventsFile {
@@ -30,6 +32,7 @@ impl EventsFile {
         Ok(EventsFile {
             file: Some(BufWriter::with_capacity(64 * 1024, file)),
             failed: false,
+            line: Vec::new(),
         })
     }
 
@@ -37,14 +40,16 @@ impl EventsFile {
         EventsFile {
             file: None,
             failed: false,
+            line: Vec::new(),
         }
     }
 
     pub fn write(&mut self, event: &Event, session: &str) {
         let Some(file) = &mut self.file else { return };
-        let mut line = event.to_json_line(&timestamp(), session);
-        line.push('\n');
-        let mut written = file.write_all(line.as_bytes());
+        self.line.clear();
+        event.write_json_line(&timestamp(), session, &mut self.line);
+        self.line.push(b'\n');
+        let mut written = file.write_all(&self.line);
         if matches!(event.event_type, "turn_start" | "turn_end" | "session_end") {
             written = written.and_then(|_| file.flush());
         }
