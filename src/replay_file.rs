@@ -89,10 +89,26 @@ pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, L
         .with_label(span, "in this replay file");
         Box::new((sources, diag))
     };
+    // Replay files are data: allow more text and nodes than a config, keep the depth limit.
+    let budget = Budget {
+        max_bytes: crate::disk::MAX_REPLAY_BYTES as usize,
+        max_nodes: 50_000_000,
+        ..Budget::default()
+    };
     // A well-formed JSON file goes straight to serde_json, whose values move into the
-    // script; the span-keeping parser below runs only to point at what is wrong.
+    // script; the span-keeping parser below runs only to point at what is wrong (including
+    // nesting deeper than the budget, which serde_json would accept up to 128 levels).
     if is_json {
-        if let Ok(value) = serde_json::from_str::<Json>(&text) {
+        if let Ok(value) = serde_json::from_str::<Json>(&text)
+            .map_err(drop)
+            .and_then(|value| {
+                if depth(&value) <= budget.max_depth {
+                    Ok(value)
+                } else {
+                    Err(())
+                }
+            })
+        {
             return fuseraft_vm::replay::Script::from_json(value).map_err(|message| {
                 let end = text.len();
                 let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
@@ -102,12 +118,6 @@ pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, L
     }
     let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
     let source = sources.get(file);
-    // Replay files are data: allow more text and nodes than a config, keep the depth limit.
-    let budget = Budget {
-        max_bytes: crate::disk::MAX_REPLAY_BYTES as usize,
-        max_nodes: 50_000_000,
-        ..Budget::default()
-    };
     let parsed = if is_json {
         fuseraft_compiler::syntax::parse_json(file, &source.text, &budget)
     } else {
@@ -120,4 +130,51 @@ pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, L
     let span = node.span;
     fuseraft_vm::replay::Script::from_json(into_json(node))
         .map_err(|message| invalid(sources, span, message))
+}
+
+/// How deeply lists and mappings nest in `value`; the root collection is level 1, as in
+/// [`Budget::max_depth`].
+fn depth(value: &Json) -> usize {
+    match value {
+        Json::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        Json::Object(entries) => 1 + entries.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A replay whose one tool call's arguments nest `levels` mappings deep.
+    fn nested(levels: usize) -> String {
+        let args = "{\"a\": ".repeat(levels) + "1" + &"}".repeat(levels);
+        format!(
+            "{{\"replies\": {{\"A\": [{{\"tool_calls\": [{{\"name\": \"t\", \"args\": {args}}}]}}]}}}}"
+        )
+    }
+
+    #[test]
+    fn json_and_yaml_replays_share_the_depth_limit() {
+        // Root, replies, queue, reply, tool_calls, call: six levels before the arguments.
+        let limit = Budget::default().max_depth;
+        for (levels, accepted) in [
+            (limit - 6, true),
+            (limit - 5, false),
+            (100, false),
+            (200, false),
+        ] {
+            for name in ["replay.json", "replay.yaml"] {
+                let result = parse(Path::new(name), nested(levels));
+                assert_eq!(result.is_ok(), accepted, "{name} at {levels} levels");
+                if let Err(error) = result {
+                    assert!(
+                        error.1.message.contains("nesting is deeper than 64 levels"),
+                        "{name}: {}",
+                        error.1.message
+                    );
+                }
+            }
+        }
+    }
 }

@@ -759,8 +759,8 @@ fn too_many_includes_is_an_error_not_a_hang() {
 }
 
 /// The session store cannot be written (`.fuseraft/sessions` is a file, as a disk fault or a
-/// stray file would leave it): every checkpoint write is warned about and the run finishes
-/// with its normal outcome; only `--resume` is lost.
+/// stray file would leave it): the failed write is warned about and the run finishes with its
+/// normal outcome; only `--resume` is lost.
 #[test]
 fn an_unwritable_session_store_warns_and_the_run_finishes() {
     let work = std::env::temp_dir().join(format!("fuseraft-no-sessions-{}", std::process::id()));
