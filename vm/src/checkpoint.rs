@@ -53,10 +53,14 @@ pub fn write_str(out: &mut Vec<u8>, text: &str) {
             let control = word.wrapping_sub(ONES * 0x20) & !word;
             let quote = (word ^ QUOTES).wrapping_sub(ONES) & !(word ^ QUOTES);
             let backslash = (word ^ BACKSLASHES).wrapping_sub(ONES) & !(word ^ BACKSLASHES);
-            if (control | quote | backslash) & HIGH == 0 {
+            let special = (control | quote | backslash) & HIGH;
+            if special == 0 {
                 at += 8;
                 continue;
             }
+            // Go straight to the first byte to escape: the lowest flagged byte is a real one
+            // (a borrow can only flag bytes above it).
+            at += (special.trailing_zeros() / 8) as usize;
         }
         let byte = bytes[at];
         let escape: &[u8] = match byte {
@@ -96,7 +100,14 @@ fn key(out: &mut Vec<u8>, first: bool, key: &str) {
     if !first {
         out.push(b',');
     }
-    write_str(out, key);
+    // Keys are identifiers: copied as they are unless one needs an escape.
+    if key.bytes().all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\') {
+        out.push(b'"');
+        out.extend_from_slice(key.as_bytes());
+        out.push(b'"');
+    } else {
+        write_str(out, key);
+    }
     out.push(b':');
 }
 
