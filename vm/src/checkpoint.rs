@@ -101,7 +101,10 @@ fn key(out: &mut Vec<u8>, first: bool, key: &str) {
         out.push(b',');
     }
     // Keys are identifiers: copied as they are unless one needs an escape.
-    if key.bytes().all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\') {
+    if key
+        .bytes()
+        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
+    {
         out.push(b'"');
         out.extend_from_slice(key.as_bytes());
         out.push(b'"');
