@@ -6,6 +6,7 @@
 
 mod analysis;
 mod cond;
+mod conditions;
 mod matching;
 mod parse;
 mod print;
@@ -14,7 +15,8 @@ mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use cond::{Cond, Field, Value};
-pub use matching::{extract_json, is_punctuation, CondInput};
+pub use conditions::{extract_json, CondInput};
+pub use matching::is_punctuation;
 pub use parse::{parse, ParseError};
 pub use print::{print, PrintOptions};
 pub use tools::{canonical_tool, permission_policy, tool_offered, PLUGIN_TOOLS};
