@@ -240,7 +240,10 @@ fn replies(turns: usize, total: usize) -> Vec<(&'static str, Vec<String>)> {
         .collect();
     for turn in 0..turns {
         let (agent, _) = text::expected_step(turn, total);
-        let queue = queues.iter_mut().find(|(name, _)| *name == agent).unwrap();
+        let queue = queues
+            .iter_mut()
+            .find(|(name, _)| *name == agent)
+            .expect("the script only names agents of text::AGENTS");
         queue.1.push(text::reply(&filler, turn, total));
     }
     queues.retain(|(_, list)| !list.is_empty());
@@ -289,21 +292,25 @@ struct Case {
     work_dir: PathBuf,
 }
 
-fn write_case(dir: &Path, turns: usize, total: usize, format: Format) -> Case {
-    fs::create_dir_all(dir).unwrap();
+/// Writes a case's config and replay under `dir` (a path the user may have given).
+fn write_case(dir: &Path, turns: usize, total: usize, format: Format) -> Result<Case, String> {
+    let written = |path: &Path, result: std::io::Result<()>| {
+        result.map_err(|error| format!("cannot write `{}`: {error}", path.display()))
+    };
+    written(dir, fs::create_dir_all(dir))?;
     let config = dir.join("config.yaml");
-    fs::write(&config, config_yaml()).unwrap();
+    written(&config, fs::write(&config, config_yaml()))?;
     let replay = dir.join(format!("replay-{turns}.{}", format.ext()));
     let body = replay_file(&replies(turns, total), format);
-    fs::write(&replay, &body).unwrap();
+    written(&replay, fs::write(&replay, &body))?;
     let work_dir = dir.join("work");
-    fs::create_dir_all(&work_dir).unwrap();
-    Case {
+    written(&work_dir, fs::create_dir_all(&work_dir))?;
+    Ok(Case {
         config,
         replay,
         replay_bytes: body.len(),
         work_dir,
-    }
+    })
 }
 
 /// The binary to time and the extra arguments given to every run.
@@ -476,7 +483,7 @@ fn peak_rss(cmd: &Command) -> Result<(u64, bool), String> {
 }
 
 fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    samples.sort_by(f64::total_cmp);
     let n = samples.len();
     if n % 2 == 1 {
         samples[n / 2]
@@ -608,7 +615,13 @@ fn main() {
     if let Some(dir) = &options.generate {
         for &turns in &options.turns {
             for &format in &options.formats {
-                let case = write_case(dir, turns, turns, format);
+                let case = match write_case(dir, turns, turns, format) {
+                    Ok(case) => case,
+                    Err(error) => {
+                        eprintln!("exec bench FAILED: {error}");
+                        std::process::exit(1);
+                    }
+                };
                 println!(
                     "{} ({} bytes), {}",
                     case.replay.display(),
@@ -663,7 +676,7 @@ fn bench(options: &Options, root: &Path) -> Result<(), String> {
             let events_path = dir.join("events.jsonl");
             let ev = events.then_some(events_path.as_path());
             // The fixed cost: the same config, a one-reply replay, one turn.
-            let fixed_case = write_case(&dir, 1, 11, format);
+            let fixed_case = write_case(&dir, 1, 11, format)?;
             let fixed = match time_runs(
                 &|| {
                     let _ = fs::remove_file(&events_path);
@@ -680,7 +693,7 @@ fn bench(options: &Options, root: &Path) -> Result<(), String> {
                 }
             };
             for &turns in &options.turns {
-                let case = write_case(&dir, turns, turns, format);
+                let case = write_case(&dir, turns, turns, format)?;
                 let measured = measure(exe, &case, &dir, ev, turns, options.runs);
                 let _ = fs::remove_file(&events_path);
                 let (timing, rss_kib, approx) = match measured {
