@@ -6,7 +6,6 @@
 //! under `fuzz/` explore the same ground for longer (see docs/reliability.md).
 
 use std::collections::{BTreeMap, HashSet};
-use std::io;
 use std::path::{Path, PathBuf};
 
 use fuseraft_compiler::ir::{
@@ -16,7 +15,7 @@ use fuseraft_compiler::ir::{
     SelectStyle, SelectionKind, State, StateId, StateKind, StuckPolicy, Target, TermCond,
     TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
-use fuseraft_compiler::FileReader;
+use fuseraft_compiler::MemoryFiles;
 use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
 use fuseraft_vm::history::{Message, ToolCall, Usage};
 use fuseraft_vm::machine::{Machine, Options};
@@ -925,32 +924,10 @@ fn to_json(value: &Value) -> Json {
     }
 }
 
-/// Serves files from memory; a path is a directory when some file lies under it.
-struct Memory(BTreeMap<PathBuf, String>);
-
-impl FileReader for Memory {
-    fn read(&self, path: &Path) -> io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
-    }
-
-    fn is_dir(&self, path: &Path) -> bool {
-        self.0
-            .keys()
-            .any(|key| key.starts_with(path) && key != path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.0.contains_key(path) || self.is_dir(path)
-    }
-}
-
 /// Compiles `text` at `path`; a program that compiles must round-trip through the IR text,
 /// and `check` must not panic.
 fn compile_text(path: &str, text: String) {
-    let reader = Memory(BTreeMap::from([(PathBuf::from(path), text)]));
+    let reader = MemoryFiles::new().with(path, text);
     let compiled = fuseraft_compiler::compile(Path::new(path), &reader);
     if let Some(program) = &compiled.program {
         let printed = ir::print(program, &ir::PrintOptions::default());
@@ -1605,7 +1582,7 @@ proptest! {
                 format!("---\nname: {name}\npattern: oneshot\n---\nDo {name} things.\n"),
             );
         }
-        let reader = Memory(files);
+        let reader = MemoryFiles(files);
         for input in ["/p", "/p/agents/main/AGENT.md"] {
             let compiled = fuseraft_compiler::compile(Path::new(input), &reader);
             if let Some(program) = &compiled.program {

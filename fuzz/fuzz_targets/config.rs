@@ -19,7 +19,10 @@ fuzz_target!(|data: &[u8]| {
         "/fuzz/config.json"
     };
     let reader = WithIncludes {
-        main: (PathBuf::from(path), String::from_utf8_lossy(main).into_owned()),
+        main: (
+            PathBuf::from(path),
+            String::from_utf8_lossy(main).into_owned(),
+        ),
         include: include.map(|bytes| String::from_utf8_lossy(bytes).into_owned()),
     };
     let compiled = fuseraft_compiler::compile(Path::new(path), &reader);

@@ -4,7 +4,6 @@
 //! Every target asserts "no panic" (libFuzzer reports a panic as a crash) plus the invariant
 //! named in its file. See docs/reliability.md for the commands and the results.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -17,35 +16,8 @@ use fuseraft_vm::machine::{Machine, Options};
 use libfuzzer_sys::arbitrary::{Result as ArbResult, Unstructured};
 use serde_json::{json, Value as Json};
 
-/// Serves files from memory; a path is a directory when some file lies under it.
-#[derive(Default)]
-pub struct Memory(pub BTreeMap<PathBuf, String>);
-
-impl Memory {
-    pub fn with(mut self, path: &str, text: impl Into<String>) -> Memory {
-        self.0.insert(PathBuf::from(path), text.into());
-        self
-    }
-}
-
-impl FileReader for Memory {
-    fn read(&self, path: &Path) -> io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not in memory"))
-    }
-
-    fn is_dir(&self, path: &Path) -> bool {
-        self.0
-            .keys()
-            .any(|key| key.starts_with(path) && key != path)
-    }
-
-    fn exists(&self, path: &Path) -> bool {
-        self.0.contains_key(path) || self.is_dir(path)
-    }
-}
+/// Files in memory: the compiler's own reader.
+pub use fuseraft_compiler::MemoryFiles as Memory;
 
 /// Serves `main` at its path and `include` at every other path (so `AgentFile:` includes,
 /// whatever they name, read fuzz bytes too).
@@ -87,13 +59,11 @@ pub fn check_program(program: &Program) {
     let text = ir::print(program, &ir::PrintOptions::default());
     let back = ir::parse(&text)
         .unwrap_or_else(|error| panic!("printed IR does not parse: {error}\n{text}"));
-    assert!(back == *program, "IR round trip changed the program:\n{text}");
-    let _ = ir::print(
-        program,
-        &ir::PrintOptions {
-            elide_text: true,
-        },
+    assert!(
+        back == *program,
+        "IR round trip changed the program:\n{text}"
     );
+    let _ = ir::print(program, &ir::PrintOptions { elide_text: true });
     let _ = ir::to_json(program);
     let _ = ir::to_dot(program);
     let _ = ir::to_mermaid(program);
@@ -483,7 +453,10 @@ pub fn assert_history_grows(before: &[Message], after: &[Message]) {
         after.len()
     );
     for (idx, (old, new)) in before.iter().zip(after).enumerate() {
-        assert!(old == new, "history message {idx} changed:\n{old:?}\n{new:?}");
+        assert!(
+            old == new,
+            "history message {idx} changed:\n{old:?}\n{new:?}"
+        );
     }
 }
 
