@@ -5,41 +5,32 @@
 //! `case.yaml` keys: `task` (required), `input` (default `config.yaml`, relative to the case),
 //! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::Path;
+
+use common::case_settings;
 use fuseraft::disk::Disk;
-use fuseraft_compiler::syntax::{parse_yaml, Budget};
-use fuseraft_compiler::FileId;
 use fuseraft_vm::driver::{self, Approvals, Env};
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
-use serde_json::Value as Json;
 
-fn case_settings(dir: &Path) -> Json {
-    let text = std::fs::read_to_string(dir.join("case.yaml")).expect("case.yaml is readable");
-    let node = parse_yaml(FileId(0), &text, &Budget::default()).expect("case.yaml parses");
-    fuseraft::replay_file::to_json(&node)
-}
-
-fn files_under(root: &Path, dir: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            files_under(root, &path, out);
-        } else {
+/// The files under `root`, relative, with their sizes.
+fn files_under(root: &Path) -> Vec<String> {
+    let mut paths = Vec::new();
+    common::walk(root, &mut paths);
+    paths
+        .iter()
+        .map(|path| {
             let relative = path
                 .strip_prefix(root)
-                .unwrap_or(&path)
+                .unwrap_or(path)
                 .to_string_lossy()
                 .replace('\\', "/");
-            let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-            out.push(format!("{relative} ({size} bytes)"));
-        }
-    }
+            let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            format!("{relative} ({size} bytes)")
+        })
+        .collect()
 }
 
 fn run_case(dir: &Path) -> String {
@@ -108,10 +99,8 @@ fn run_case(dir: &Path) -> String {
     if let Some(reason) = &summary.reason {
         out.push_str(&format!("reason: {reason}\n"));
     }
-    let mut files = Vec::new();
-    files_under(&sandbox, &sandbox, &mut files);
     out.push_str("----- files\n");
-    for file in files {
+    for file in files_under(&sandbox) {
         out.push_str(&file);
         out.push('\n');
     }

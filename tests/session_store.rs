@@ -4,10 +4,13 @@
 //!
 //! Kills at any moment are `tests/kill.rs`; an unwritable store is `tests/regressions.rs`.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
+use common::case_settings;
 use fuseraft::disk::Disk;
 use fuseraft_compiler::ir::Program;
 use fuseraft_vm::checkpoint::message_json;
@@ -323,17 +326,6 @@ fn a_megabyte_reply_is_whole_in_the_session_file_and_the_session_resumes() {
 
 // ---------------------------------------------------------------------------------------------
 // The checkpoint a turn writes is serialized without building JSON; it must be the JSON.
-
-fn case_settings(dir: &Path) -> Json {
-    let text = std::fs::read_to_string(dir.join("case.yaml")).expect("case.yaml is readable");
-    let node = fuseraft_compiler::syntax::parse_yaml(
-        fuseraft_compiler::FileId(0),
-        &text,
-        &fuseraft_compiler::syntax::Budget::default(),
-    )
-    .expect("case.yaml parses");
-    fuseraft::replay_file::to_json(&node)
-}
 
 #[test]
 fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() {

@@ -1,5 +1,5 @@
-//! Shared by the integration tests: a loopback model server, and the corpus reader that
-//! supplies the tama variant's sibling agents.
+//! Shared by the integration tests: a loopback model server, the corpus reader that
+//! supplies the tama variant's sibling agents, a sorted file walk, and run cases' settings.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -132,4 +132,16 @@ pub fn corpus_inputs(root: &Path) -> Vec<PathBuf> {
             is_config || is_fsm
         })
         .collect()
+}
+
+/// A run case's `case.yaml` (under `fixtures/run/<case>/`) as JSON.
+pub fn case_settings(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("case.yaml")).expect("case.yaml is readable");
+    let node = fuseraft_compiler::syntax::parse_yaml(
+        fuseraft_compiler::FileId(0),
+        &text,
+        &fuseraft_compiler::syntax::Budget::default(),
+    )
+    .expect("case.yaml parses");
+    fuseraft::replay_file::to_json(&node)
 }
