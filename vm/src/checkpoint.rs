@@ -233,13 +233,16 @@ fn value_is_last_reply(run: &Run) -> bool {
     })
 }
 
-/// The run's value as a checkpoint stores it: `None` when it is the newest reply's text.
-fn stored_value(run: &Run) -> Option<&str> {
-    if value_is_last_reply(run) {
+/// The run's value as a checkpoint stores it, and whether it is the newest reply's text
+/// (then it is not stored again).
+fn stored_value(run: &Run) -> (Option<&str>, bool) {
+    let is_last_reply = value_is_last_reply(run);
+    let value = if is_last_reply {
         None
     } else {
         run.value.as_deref()
-    }
+    };
+    (value, is_last_reply)
 }
 
 /// The machine-owned part of a checkpoint.
@@ -250,6 +253,7 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         .zip(&run.counters)
         .map(|(counter, value)| (counter.name.clone(), json!(value)))
         .collect();
+    let (value, is_last_reply) = stored_value(run);
     let mut failures: Vec<(&String, &u32)> = run.failures.iter().collect();
     failures.sort();
     let mut recovered: Vec<&String> = run.recovered.iter().collect();
@@ -264,8 +268,8 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         "Failures": failures.into_iter().map(|(key, value)| (key.clone(), json!(value))).collect::<Map<_, _>>(),
         "Recovered": recovered,
         "VisitTurns": run.visit_turns,
-        "Value": stored_value(run),
-        "ValueIsLastReply": value_is_last_reply(run),
+        "Value": value,
+        "ValueIsLastReply": is_last_reply,
         "StandIn": stand_in,
         "Outcome": run.outcome.map(Outcome::as_str),
         "Reason": run.reason,
@@ -356,8 +360,9 @@ fn write_run(
     }
     out.push(b']');
     entry!(out, "VisitTurns", &run.visit_turns);
-    text_entry(out, "Value", stored_value(run));
-    entry!(out, "ValueIsLastReply", &value_is_last_reply(run));
+    let (value, is_last_reply) = stored_value(run);
+    text_entry(out, "Value", value);
+    entry!(out, "ValueIsLastReply", &is_last_reply);
     text_entry(out, "StandIn", stand_in);
     text_entry(out, "Outcome", run.outcome.map(Outcome::as_str));
     text_entry(out, "Reason", run.reason.as_deref());
