@@ -3,6 +3,17 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // The OS sandbox's launcher (`fuseraft __sandbox ...`) runs before anything else: it
+    // must still be single-threaded. Otherwise fuseraft hides its own environment from the
+    // commands it runs and registers itself as their launcher.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(code) = fuseraft_vm::sandbox::dispatch(&args) {
+        return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    fuseraft_vm::sandbox::harden_self();
+    if let Ok(exe) = std::env::current_exe() {
+        fuseraft_vm::sandbox::install_launcher(exe);
+    }
     let cli = match fuseraft::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {

@@ -21,5 +21,6 @@ pub mod history;
 pub mod machine;
 pub mod providers;
 pub mod replay;
+pub mod sandbox;
 pub mod tools;
 pub mod validate;

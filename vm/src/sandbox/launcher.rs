@@ -1,0 +1,217 @@
+//! The launcher: fuseraft's binary run as `fuseraft __sandbox <policy-json> -- PROGRAM ARGS`
+//! (Linux only). It must run before any other thread exists (`unshare(CLONE_NEWUSER)`
+//! refuses a multi-threaded caller), so `main` dispatches to it first.
+//!
+//! Stage 1 (`__sandbox`, in fuseraft's PID namespace): dies with fuseraft
+//! (`PR_SET_PDEATHSIG`); unshares a user, mount and PID namespace, and a network namespace
+//! unless the policy allows the network; maps its uid and gid onto themselves; makes every
+//! mount private; bind-mounts the read-only paths (`.git`, fuseraft's state) read-only;
+//! starts stage 2 (the first process it starts becomes the namespace's pid 1) and exits
+//! with its code.
+//!
+//! Stage 2 (`__sandbox-init`, pid 1 of the new PID namespace): dies with stage 1; mounts a
+//! fresh `/proc` (processes outside the namespace are not listed); applies Landlock (reads
+//! everywhere, writes only beneath the writable roots and to a few devices; signals and
+//! abstract UNIX sockets scoped to the sandbox; `ptrace` and `/proc/<pid>/environ` of
+//! processes outside it denied); spawns the program, reaps every orphan, and exits with
+//! the program's code. When pid 1 exits the kernel kills every process left in the
+//! namespace, daemons included.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use landlock::{
+    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
+    Scope, ABI,
+};
+use nix::sched::{unshare, CloneFlags};
+use rustix::mount::{mount_bind, mount_change, mount_remount, MountFlags, MountPropagationFlags};
+use rustix::process::{set_parent_process_death_signal, Signal};
+
+use super::{Policy, INIT_ARG, SETUP_FAILED, SETUP_FAILED_MARK};
+
+/// The Landlock ABI the rules are written for; older kernels get the best they support.
+const LANDLOCK_ABI: ABI = ABI::V7;
+
+/// Devices a command may write (and open) wherever it runs.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// Runs stage 1 (`init == false`) or stage 2; `args` follow the stage's argv[1].
+pub fn main(init: bool, args: &[OsString]) -> i32 {
+    let result = parse(args).and_then(|(policy, argv)| {
+        if init {
+            stage_init(&policy, &argv)
+        } else {
+            stage_outer(&policy, &args[0], &argv)
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("{SETUP_FAILED_MARK} {error}");
+            SETUP_FAILED
+        }
+    }
+}
+
+fn parse(args: &[OsString]) -> Result<(Policy, Vec<OsString>), String> {
+    let usage = || "usage: fuseraft __sandbox <policy-json> -- PROGRAM [ARGS...]".to_string();
+    let json = args.first().and_then(|arg| arg.to_str()).ok_or_else(usage)?;
+    if args.get(1).and_then(|arg| arg.to_str()) != Some("--") || args.len() < 3 {
+        return Err(usage());
+    }
+    Ok((Policy::from_json(json)?, args[2..].to_vec()))
+}
+
+fn die_with_parent() -> Result<(), String> {
+    set_parent_process_death_signal(Some(Signal::KILL))
+        .map_err(|error| format!("prctl(PR_SET_PDEATHSIG): {error}"))
+}
+
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    status
+        .code()
+        .or_else(|| status.signal().map(|signal| 128 + signal))
+        .unwrap_or(SETUP_FAILED)
+}
+
+fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i32, String> {
+    die_with_parent()?;
+    let parent = rustix::process::getppid().map_or(0, |pid| pid.as_raw_nonzero().get());
+    if policy.parent != 0 && u32::try_from(parent).ok() != Some(policy.parent) {
+        return Err("fuseraft, which started this command, is gone".into());
+    }
+    let exe = std::env::current_exe()
+        .map_err(|error| format!("cannot find the launcher's own program: {error}"))?;
+    if let Some(state) = &policy.state_dir {
+        let _ = std::fs::create_dir_all(state);
+    }
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let mut flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWNS | CloneFlags::CLONE_NEWPID;
+    if !policy.network {
+        flags |= CloneFlags::CLONE_NEWNET;
+    }
+    unshare(flags).map_err(|error| {
+        format!("unprivileged user namespaces are unavailable (unshare: {error})")
+    })?;
+    let write = |file: &str, text: String| {
+        std::fs::write(file, text).map_err(|error| format!("writing {file}: {error}"))
+    };
+    write("/proc/self/setgroups", "deny".into())?;
+    write("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    write("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    mount_change(
+        "/",
+        MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+    )
+    .map_err(|error| format!("making mounts private: {error}"))?;
+    for path in policy.read_only.iter().chain(&policy.state_dir) {
+        if std::fs::symlink_metadata(path).is_ok() {
+            bind_read_only(path)?;
+        }
+    }
+    let status = Command::new(exe)
+        .arg(INIT_ARG)
+        .arg(json)
+        .arg("--")
+        .args(argv)
+        .current_dir(&policy.work_dir)
+        .status()
+        .map_err(|error| format!("starting the sandbox's init: {error}"))?;
+    Ok(exit_code(status))
+}
+
+/// Bind-mounts `path` read-only over itself, keeping the flags the kernel locks for a
+/// mount inherited into a user namespace (`nosuid`, `nodev`, `noexec`, atime).
+fn bind_read_only(path: &Path) -> Result<(), String> {
+    let fail = |what: &str, error: rustix::io::Errno| {
+        format!("mounting `{}` read-only ({what}): {error}", path.display())
+    };
+    mount_bind(path, path).map_err(|error| fail("bind", error))?;
+    let mut flags = MountFlags::BIND | MountFlags::RDONLY;
+    if let Ok(stat) = rustix::fs::statvfs(path) {
+        use rustix::fs::StatVfsMountFlags as St;
+        for (st, ms) in [
+            (St::NOSUID, MountFlags::NOSUID),
+            (St::NODEV, MountFlags::NODEV),
+            (St::NOEXEC, MountFlags::NOEXEC),
+            (St::NOATIME, MountFlags::NOATIME),
+            (St::NODIRATIME, MountFlags::NODIRATIME),
+            (St::RELATIME, MountFlags::RELATIME),
+        ] {
+            if stat.f_flag.contains(st) {
+                flags |= ms;
+            }
+        }
+    }
+    mount_remount(path, flags, "").map_err(|error| fail("remount", error))
+}
+
+fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
+    die_with_parent()?;
+    // A /proc of this PID namespace; where the kernel refuses (a masked /proc in a
+    // container), the outer one stays and Landlock still hides other processes' secrets.
+    let _ = rustix::mount::mount(
+        "proc",
+        "/proc",
+        "proc",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        None,
+    );
+    if !policy.network {
+        // Loopback inside the empty namespace, for tests that talk to themselves.
+        let _ = Command::new("ip")
+            .args(["link", "set", "lo", "up"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    landlock(&policy.writable)?;
+    let child = Command::new(&argv[0])
+        .args(&argv[1..])
+        .current_dir(&policy.work_dir)
+        .spawn()
+        .map_err(|error| format!("starting `{}`: {error}", argv[0].to_string_lossy()))?;
+    let pid = child.id();
+    loop {
+        match rustix::process::wait(rustix::process::WaitOptions::empty()) {
+            Ok(Some((reaped, status))) if reaped.as_raw_nonzero().get() as u32 == pid => {
+                return Ok(status
+                    .exit_status()
+                    .or_else(|| status.terminating_signal().map(|signal| 128 + signal))
+                    .unwrap_or(SETUP_FAILED));
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => continue,
+            Err(error) => return Err(format!("waiting for the command: {error}")),
+        }
+    }
+}
+
+/// Applies the Landlock rules to this process (inherited by everything it starts).
+fn landlock(writable: &[PathBuf]) -> Result<(), String> {
+    let fail = |error: landlock::RulesetError| format!("Landlock: {error}");
+    let abi = LANDLOCK_ABI;
+    let status = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(fail)?
+        .scope(Scope::from_all(abi))
+        .map_err(fail)?
+        .create()
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))
+        .map_err(fail)?
+        .restrict_self()
+        .map_err(fail)?;
+    if status.ruleset == RulesetStatus::NotEnforced {
+        return Err("Landlock is not supported or not enabled by this kernel".into());
+    }
+    Ok(())
+}

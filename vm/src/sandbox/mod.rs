@@ -1,0 +1,208 @@
+//! The OS sandbox for commands: every command that `shell_run`, a validator or a contract
+//! predicate runs goes through [`command`], which wraps it in fuseraft's launcher.
+//!
+//! ```text
+//!  fuseraft ──spawn──▶ fuseraft __sandbox <policy> -- bash -c CMD      (launcher.rs)
+//!                        unshare user+mount+pid(+net) · uid/gid map · .git, .fuseraft ro
+//!                        └─spawn─▶ fuseraft __sandbox-init …   (pid 1 of the new namespace)
+//!                                    PDEATHSIG · fresh /proc · Landlock · spawn, reap
+//!                                    └─▶ bash -c CMD
+//! ```
+//!
+//! - The launcher is fuseraft's own binary re-executed (the CLI registers it with
+//!   [`install_launcher`]); the policy ([`Policy`]) travels as JSON on its command line.
+//! - Writes are allowed only under the work dir, the temp dir and `/dev/shm`, plus the
+//!   devices `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty` (Landlock); `.git` (and a
+//!   `gitdir:` target and its common dir) is mounted read-only unless git writes are
+//!   allowed, fuseraft's state (`.fuseraft/`, the change log) always. Reads stay allowed.
+//! - Without network permission the command gets an empty network namespace.
+//! - The command's whole process tree lives in a PID namespace whose init ends with the
+//!   command: daemons (`setsid`, `nohup`) die with it, and a killed fuseraft takes the tree
+//!   down (`PR_SET_PDEATHSIG` on the launcher and on init).
+//! - The environment is built from an allow-list ([`env`]).
+//! - When the kernel cannot do this (no Landlock, no user namespaces) fuseraft says so
+//!   once and follows `Security.Sandbox`: `refuse` (the default under `locked-down`) or
+//!   `warn` (the default otherwise: the command runs unconfined).
+
+pub mod env;
+#[cfg(target_os = "linux")]
+mod launcher;
+mod policy;
+mod spec;
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+pub use policy::Policy;
+pub use spec::{Grant, OnUnavailable, Spec};
+
+/// The argv[1] that makes fuseraft's binary the launcher.
+pub const LAUNCHER_ARG: &str = "__sandbox";
+/// The argv[1] of the launcher's second stage (pid 1 of the sandbox).
+pub const INIT_ARG: &str = "__sandbox-init";
+/// The exit code of a launcher that could not set the sandbox up.
+pub const SETUP_FAILED: i32 = 125;
+/// The first line a launcher that failed prints on stderr.
+pub const SETUP_FAILED_MARK: &str = "fuseraft sandbox:";
+
+static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Registers the launcher program (fuseraft's own binary) for the whole process.
+pub fn install_launcher(path: PathBuf) {
+    let _ = LAUNCHER.set(path);
+}
+
+/// The registered launcher, if any.
+pub fn launcher() -> Option<PathBuf> {
+    LAUNCHER.get().cloned()
+}
+
+/// Marks this process non-dumpable, so that no other process of the user (a command it
+/// runs included) can read its `/proc/<pid>/environ` or `mem`. Errors are ignored: the
+/// sandbox's Landlock domain blocks the same reads.
+pub fn harden_self() {
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+}
+
+/// The launcher's entry: `args` are the arguments after `argv[0]`, starting with
+/// [`LAUNCHER_ARG`] or [`INIT_ARG`]. Returns the exit code, or `None` when `args` is not a
+/// launcher invocation. Call it first thing in `main`, before any thread exists.
+pub fn dispatch(args: &[std::ffi::OsString]) -> Option<i32> {
+    let first = args.first()?.to_str()?;
+    if first != LAUNCHER_ARG && first != INIT_ARG {
+        return None;
+    }
+    #[cfg(target_os = "linux")]
+    return Some(launcher::main(first == INIT_ARG, &args[1..]));
+    #[cfg(not(target_os = "linux"))]
+    {
+        eprintln!("{SETUP_FAILED_MARK} the OS sandbox needs Linux");
+        Some(SETUP_FAILED)
+    }
+}
+
+/// Whether the sandbox works here (probed once per process by running `true` in it).
+fn available(launcher: &Option<PathBuf>) -> Result<(), String> {
+    static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
+    let Some(launcher) = launcher else {
+        return Err("no launcher program is registered (fuseraft is used as a library)".into());
+    };
+    PROBE.get_or_init(|| probe(launcher)).clone()
+}
+
+fn probe(launcher: &std::path::Path) -> Result<(), String> {
+    if !cfg!(target_os = "linux") {
+        return Err("the OS sandbox needs Linux (Landlock and namespaces)".into());
+    }
+    let temp = std::env::temp_dir();
+    let mut policy = Policy::new(&temp, &[], false, false);
+    policy.state_dir = None;
+    let mut cmd = wrapped(launcher, &policy, "true", &[]);
+    cmd.env_clear()
+        .envs(env::child_env())
+        .current_dir(&temp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = cmd
+        .spawn()
+        .map_err(|error| format!("could not start `{}`: {error}", launcher.display()))?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut child = child;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("the sandbox probe did not finish in 20s".into());
+            }
+        }
+    }
+    let output = child.wait_with_output().map_err(|error| error.to_string())?;
+    if output.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&output.stderr);
+    let reason = text
+        .trim()
+        .strip_prefix(SETUP_FAILED_MARK)
+        .unwrap_or(text.trim())
+        .trim()
+        .to_string();
+    Err(if reason.is_empty() {
+        format!("the sandbox probe failed ({})", output.status)
+    } else {
+        reason
+    })
+}
+
+fn wrapped(launcher: &std::path::Path, policy: &Policy, program: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(launcher);
+    cmd.arg(LAUNCHER_ARG)
+        .arg(policy.to_json())
+        .arg("--")
+        .arg(program)
+        .args(args);
+    cmd
+}
+
+/// Says once per process that commands run unconfined.
+fn warn_once(reason: &str) {
+    static WARNED: Mutex<bool> = Mutex::new(false);
+    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
+    if !*warned {
+        *warned = true;
+        eprintln!(
+            "fuseraft: warning: the OS sandbox is unavailable ({reason}); commands run unconfined \
+             with your rights (Security.Sandbox: warn; set it to `refuse` to refuse them instead)"
+        );
+    }
+}
+
+/// The command that runs `program args` under `policy` as `spec` says: wrapped in the
+/// launcher when the sandbox works, unconfined (after one warning) when it does not and
+/// `spec` says `warn`; an error text when it does not and `spec` says `refuse`. The
+/// environment (allow-list, `GIT_TERMINAL_PROMPT=0`) and the directory are set; standard
+/// streams are left to the caller.
+pub fn command(spec: &Spec, policy: &Policy, program: &str, args: &[&str]) -> Result<Command, String> {
+    let mut cmd = match available(&spec.launcher) {
+        Ok(()) => wrapped(
+            spec.launcher.as_deref().expect("available implies a launcher"),
+            policy,
+            program,
+            args,
+        ),
+        Err(reason) => match spec.on_unavailable {
+            OnUnavailable::Refuse => {
+                return Err(format!(
+                    "the OS sandbox is unavailable ({reason}) and Security.Sandbox is `refuse`: \
+                     the command was not run"
+                ))
+            }
+            OnUnavailable::Warn => {
+                warn_once(&reason);
+                let mut cmd = Command::new(program);
+                cmd.args(args);
+                cmd
+            }
+        },
+    };
+    cmd.env_clear()
+        .envs(env::child_env())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .current_dir(&policy.work_dir);
+    Ok(cmd)
+}
+
+/// Whether a command's merged output and exit code say the launcher failed to set up.
+pub fn setup_failure(code: Option<i32>, output: &str) -> Option<String> {
+    (code == Some(SETUP_FAILED))
+        .then(|| output.trim_start().strip_prefix(SETUP_FAILED_MARK))
+        .flatten()
+        .map(|rest| rest.lines().next().unwrap_or_default().trim().to_string())
+}
