@@ -207,6 +207,7 @@ pub async fn drive<M: Models>(
         machine.bound_history(*stored);
     };
     let program = machine.program();
+    crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
     let mut saved_turn = None;
@@ -240,6 +241,7 @@ pub async fn drive<M: Models>(
                     turn,
                     change_log: change_log.clone(),
                     limits: limits(program),
+                    sandbox: crate::sandbox::Spec::from_settings(&program.settings),
                 };
                 let agent_ir = program
                     .agent_named(&context.agent)
@@ -323,6 +325,21 @@ pub async fn drive<M: Models>(
         usage: run.usage,
         history: run.history,
     }
+}
+
+/// Every model's `ApiKeyEnvVar`: never passed to a command.
+fn key_variables(program: &Program) -> Vec<String> {
+    let managers = program.states.iter().filter_map(|state| match &state.kind {
+        fuseraft_compiler::ir::StateKind::Select(select) => select.manager.as_ref(),
+        _ => None,
+    });
+    program
+        .agents
+        .iter()
+        .filter_map(|agent| agent.model.as_ref())
+        .chain(managers)
+        .filter_map(|model| model.api_key_env.clone())
+        .collect()
 }
 
 /// `Security.FileSystemSandboxPath` (relative to the work dir), or the work dir itself.

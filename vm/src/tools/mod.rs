@@ -47,6 +47,8 @@ pub struct ToolContext {
     /// The change log (absolute); an empty path turns recording off.
     pub change_log: PathBuf,
     pub limits: Limits,
+    /// The OS sandbox `shell_run` commands run in (`crate::sandbox`).
+    pub sandbox: crate::sandbox::Spec,
 }
 
 impl ToolContext {
@@ -71,6 +73,7 @@ impl ToolContext {
             agent: agent.to_string(),
             turn,
             limits: Limits::default(),
+            sandbox: crate::sandbox::Spec::default(),
         })
     }
 }

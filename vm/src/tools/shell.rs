@@ -1,22 +1,25 @@
 //! The Shell tool: `shell_run {command, timeout_seconds?}`.
 //!
 //! Security and robustness decisions:
-//! - The command runs as `bash -c` in the sandbox root, in a process group of its own, with
-//!   standard input closed (`/dev/null`: a command never waits on the terminal) and
+//! - The command runs as `bash -c` in the sandbox root under the OS sandbox
+//!   (`crate::sandbox`): writes only beneath the work dir and the temp dirs, `.git`
+//!   read-only unless the policy grants git writes, fuseraft's state read-only always, no
+//!   network unless `network_api` grants it, its whole process tree in a PID namespace
+//!   that ends with it. So `git_write` and `network_api` hold however the command is
+//!   spelled; [`is_git_write`] (the command text) only decides whether to *ask* first, and
+//!   an approved git write gets a writable `.git`.
+//! - Where the OS sandbox is unavailable, `Security.Sandbox` decides: `refuse` (the command
+//!   is not run) or `warn` (it runs unconfined, with the user's rights, after one warning).
+//! - Standard input is closed (`/dev/null`: a command never waits on the terminal) and
 //!   `GIT_TERMINAL_PROMPT=0` (git fails instead of prompting for credentials).
-//! - When the command ends, or its time is up, the whole process group is killed
-//!   (`SIGKILL`): background jobs and forked children do not outlive the call. A process
-//!   that leaves the group on purpose (`setsid`) escapes this; output is then awaited for
-//!   at most [`DRAIN_GRACE`] more and the pipe is closed.
+//! - The environment is built from an allow-list (`crate::sandbox::env`): API keys, every
+//!   model's `ApiKeyEnvVar` and other credentials never reach the command.
+//! - When the command ends, or its time is up, its process group is killed (`SIGKILL`),
+//!   and with it the sandbox's init, which takes every process of the namespace down
+//!   (daemons that left the group with `setsid` included). Output is then awaited for at
+//!   most [`DRAIN_GRACE`] more and the pipe is closed.
 //! - The time limit is `Limits::shell_timeout`; a model's `timeout_seconds` can only
 //!   shorten it.
-//! - Environment variables that hold secrets the run itself uses (names ending in
-//!   `_API_KEY`, `_APIKEY` or `_ACCESS_KEY`, and `_SECRET_ACCESS_KEY`, `_AUTH_TOKEN`:
-//!   see [`is_secret_env`]) are removed, so a model cannot print the keys it is called
-//!   with. Everything else is inherited.
-//! - The shell is NOT confined to the sandbox: it runs with the user's rights and can read
-//!   or write anything they can. Whether an agent may run commands at all is the permission
-//!   policy's decision (`command_execution`, `git_write`: [`is_git_write`] classifies).
 //! - stdout and stderr go to one pipe (`exec 2>&1`, in order), capped at
 //!   `Limits::output_cap` in memory as it is read: the first and last halves are kept,
 //!   with `[output truncated: N bytes omitted]` between them.
@@ -42,7 +45,8 @@ const DRAIN_GRACE: Duration = Duration::from_secs(2);
 /// How long the `git log` probes around a committing command may take.
 const GIT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Whether an environment variable is a secret withheld from commands.
+/// Whether an environment variable's name looks like a credential (commands get an
+/// allow-listed environment, `crate::sandbox::env`, which withholds these too).
 pub fn is_secret_env(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     [
@@ -230,20 +234,22 @@ pub(crate) async fn run(args: &Args, ctx: &ToolContext) -> Outcome {
 
 /// Runs the command and renders its result with the validators' prefixes.
 async fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Outcome {
-    let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(format!("exec 2>&1; {command}"))
-        .current_dir(&ctx.work_dir)
-        .stdin(Stdio::null())
+    let protect: Vec<std::path::PathBuf> = (!ctx.change_log.as_os_str().is_empty())
+        .then(|| ctx.change_log.clone())
+        .into_iter()
+        .collect();
+    let policy = ctx
+        .sandbox
+        .for_tool_command(&ctx.work_dir, &protect, is_git_write(command));
+    let script = format!("exec 2>&1; {command}");
+    let mut cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", &script]) {
+        Ok(cmd) => Command::from(cmd),
+        Err(refused) => return Outcome::error(refused),
+    };
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if is_secret_env(&name.to_string_lossy()) {
-            cmd.env_remove(&name);
-        }
-    }
     #[cfg(unix)]
     cmd.process_group(0);
     let mut child = match cmd.spawn() {
@@ -298,7 +304,12 @@ async fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Outcome
         Some(Err(error)) => Outcome::error(format!("waiting for the command failed: {error}")),
         Some(Ok(status)) => match exit_code(&status) {
             0 => Outcome::ok(output),
-            code => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), &output)),
+            code => match crate::sandbox::setup_failure(Some(code), &output) {
+                Some(reason) => Outcome::error(format!(
+                    "the OS sandbox could not start the command: {reason}"
+                )),
+                None => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), &output)),
+            },
         },
     }
 }
@@ -331,6 +342,8 @@ async fn git_head(ctx: &ToolContext) -> Option<String> {
     let mut cmd = Command::new("git");
     cmd.args(["log", "-1", "--format=%H %s"])
         .current_dir(&ctx.work_dir)
+        .env_clear()
+        .envs(crate::sandbox::env::child_env())
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .env("GIT_TERMINAL_PROMPT", "0")

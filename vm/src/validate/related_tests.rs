@@ -1,5 +1,6 @@
 //! `RequireRelatedTestsPass` and the `RelatedTestsPass` predicate: run the tests related to
-//! the files changed in the newest turn, through `bash -c` in the work dir, 120 s at most.
+//! the files changed in the newest turn, through `bash -c` in the work dir under the OS
+//! sandbox (`crate::sandbox`), 120 s at most.
 //!
 //! The loop, as upstream: the changed files are the `filesWritten` of the newest change-log
 //! entry of the active session; `TestSelector.FindRelatedCommand` runs once per file with
@@ -79,14 +80,20 @@ fn spawn_reader(stream: Option<impl Read + Send + 'static>) -> mpsc::Receiver<St
     receiver
 }
 
-/// Runs `command` with `bash -c` in `work_dir`, killing it (and its process group) after
-/// `timeout`. An error only when bash could not be started.
-pub fn run_shell(command: &str, work_dir: &Path, timeout: Duration) -> Result<Outcome, String> {
-    let mut builder = Command::new("bash");
+/// Runs `command` with `bash -c` in `work_dir` under the OS sandbox as `spec` says
+/// (`crate::sandbox`: git writes and network only when the policy allows them outright;
+/// an allow-listed environment), killing it (and its process group, and with it the
+/// sandbox's whole process tree) after `timeout`. An error when bash could not be started,
+/// the sandbox could not be set up, or `spec` refuses to run without it.
+pub fn run_shell(
+    command: &str,
+    work_dir: &Path,
+    timeout: Duration,
+    spec: &crate::sandbox::Spec,
+) -> Result<Outcome, String> {
+    let policy = spec.for_check_command(work_dir);
+    let mut builder = crate::sandbox::command(spec, &policy, "bash", &["-c", command])?;
     builder
-        .arg("-c")
-        .arg(command)
-        .current_dir(work_dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -131,12 +138,18 @@ pub fn run_shell(command: &str, work_dir: &Path, timeout: Duration) -> Result<Ou
     };
     // A grandchild that escaped the kill may hold the pipes open: do not wait for it forever.
     let grace = Duration::from_secs(if timed_out { 2 } else { 10 });
-    Ok(Outcome {
+    let outcome = Outcome {
         code,
         timed_out,
         stdout: stdout.recv_timeout(grace).unwrap_or_default(),
         stderr: stderr.recv_timeout(grace).unwrap_or_default(),
-    })
+    };
+    match crate::sandbox::setup_failure(outcome.code, &outcome.stderr) {
+        Some(reason) => Err(format!(
+            "the OS sandbox could not start `{command}`: {reason}"
+        )),
+        None => Ok(outcome),
+    }
 }
 
 /// Quotes `word` for bash unless it is made of characters that need no quoting.
@@ -159,6 +172,7 @@ fn run_related(
     full_suite: &str,
     timeout: Duration,
 ) -> Result<(), String> {
+    let spec = crate::sandbox::Spec::from_settings(&env.context.settings);
     let changed: Vec<String> = match env.change_log()? {
         Some(log) => newest_entry(&log)
             .map(|entry| entry.files_written.clone())
@@ -169,7 +183,7 @@ fn run_related(
     if let Some(find_related) = find_related {
         for file in changed.iter().filter(|file| !file.trim().is_empty()) {
             let command = find_related.replace("{file}", &shell_quote(file));
-            let outcome = run_shell(&command, env.work_dir, timeout)?;
+            let outcome = run_shell(&command, env.work_dir, timeout, &spec)?;
             if !outcome.succeeded() {
                 continue;
             }
@@ -191,7 +205,7 @@ fn run_related(
         let quoted: Vec<String> = targets.iter().map(|target| shell_quote(target)).collect();
         format!("{} {}", full_suite.trim_end(), quoted.join(" "))
     };
-    let outcome = run_shell(&command, env.work_dir, timeout)?;
+    let outcome = run_shell(&command, env.work_dir, timeout, &spec)?;
     if outcome.succeeded() {
         return Ok(());
     }
