@@ -46,7 +46,10 @@ fn repo(dir: &Path) -> PathBuf {
 }
 
 fn commits(work: &Path) -> usize {
-    git(work, &["rev-list", "--count", "HEAD"]).trim().parse().unwrap()
+    git(work, &["rev-list", "--count", "HEAD"])
+        .trim()
+        .parse()
+        .unwrap()
 }
 
 /// A config with one agent `Dev` (Shell) and the given `Security:` block, and a replay
@@ -81,7 +84,9 @@ fn exec_command(dir: &Path) -> Command {
 }
 
 fn exec(dir: &Path) -> Output {
-    exec_command(dir).output().expect("the fuseraft binary runs")
+    exec_command(dir)
+        .output()
+        .expect("the fuseraft binary runs")
 }
 
 /// The commands the run recorded: command → (succeeded, output).
@@ -183,7 +188,10 @@ fn git_writes_fail_however_spelled_under_block() {
     let (read_ok, read_output) = &results["git status --short && git log --oneline | wc -l"];
     assert!(read_ok, "git reads still work: {read_output}");
     assert_eq!(commits(&work), 1, "no commit was made");
-    assert_eq!(std::fs::read(work.join(".git/config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read(work.join(".git/config")).unwrap(),
+        config_before
+    );
     assert!(!work.join(".git/hooks/pre-commit").exists());
     assert!(work.join(".git/refs").is_dir() && !work.join(".git-moved").exists());
 }
@@ -193,7 +201,12 @@ fn git_writes_work_when_allowed() {
     let dir = scratch("git-allow");
     let work = repo(&dir);
     let command = "env git -c user.name=a -c user.email=a@b commit --allow-empty -m allowed";
-    write_run(&dir, "    Permissions: { git_write: allow }", "", &[(command, None)]);
+    write_run(
+        &dir,
+        "    Permissions: { git_write: allow }",
+        "",
+        &[(command, None)],
+    );
     let results = run_ok(&dir);
     assert!(results[command].0, "{}", results[command].1);
     assert_eq!(commits(&work), 2);
@@ -227,9 +240,18 @@ fn the_network_is_unreachable_under_block_and_reachable_under_allow() {
     }
 
     let dir = scratch("net-allow");
-    write_run(&dir, "    Permissions: { network_api: allow }", "", &[(&python, None)]);
+    write_run(
+        &dir,
+        "    Permissions: { network_api: allow }",
+        "",
+        &[(&python, None)],
+    );
     let results = run_ok(&dir);
-    assert!(results[&python].0, "allowed network works: {}", results[&python].1);
+    assert!(
+        results[&python].0,
+        "allowed network works: {}",
+        results[&python].1
+    );
 }
 
 /// Pids of processes whose command line contains `needle`.
@@ -273,12 +295,21 @@ fn daemons_do_not_outlive_their_command() {
         &dir,
         "    Permissions: { command_execution: allow }",
         "",
-        &[(&setsid, None), (&nohup, None), (&job, None), (&timed_out, Some(1.0))],
+        &[
+            (&setsid, None),
+            (&nohup, None),
+            (&job, None),
+            (&timed_out, Some(1.0)),
+        ],
     );
     let started = Instant::now();
     let results = run_ok(&dir);
     assert!(started.elapsed() < Duration::from_secs(60));
-    assert!(results[&timed_out].1.starts_with("[TIMEOUT]"), "{:?}", results[&timed_out]);
+    assert!(
+        results[&timed_out].1.starts_with("[TIMEOUT]"),
+        "{:?}",
+        results[&timed_out]
+    );
     for n in 1..=4 {
         let left = wait_until_gone(&format!("sleep {tag}{n}"));
         assert!(left.is_empty(), "a daemon outlived its command: {left:?}");
@@ -310,7 +341,10 @@ fn killing_fuseraft_kills_the_command_tree() {
     child.wait().unwrap();
     for n in 1..=2 {
         let left = wait_until_gone(&format!("sleep {tag}{n}"));
-        assert!(left.is_empty(), "the tree outlived a killed fuseraft: {left:?}");
+        assert!(
+            left.is_empty(),
+            "the tree outlived a killed fuseraft: {left:?}"
+        );
     }
 }
 
@@ -348,7 +382,10 @@ fn api_keys_are_not_readable_by_commands() {
             .get(command)
             .unwrap_or_else(|| panic!("`{command}` did not run: {results:?}"));
         assert!(!out.contains(&secret), "`{command}` read a key:\n{out}");
-        assert!(!out.contains("FUSERAFT_VISIBLE_MARKER"), "not allow-listed:\n{out}");
+        assert!(
+            !out.contains("FUSERAFT_VISIBLE_MARKER"),
+            "not allow-listed:\n{out}"
+        );
     }
     assert!(results["env"].0 && results["env"].1.contains("PATH="));
 }
@@ -378,19 +415,35 @@ fn writes_are_confined_to_the_work_dir_and_temp() {
         .chain(&inside)
         .map(|c| (c.as_str(), None))
         .collect();
-    write_run(&dir, "    Permissions: { command_execution: allow }", "", &commands);
+    write_run(
+        &dir,
+        "    Permissions: { command_execution: allow }",
+        "",
+        &commands,
+    );
     let results = run_ok(&dir);
     for command in &outside {
-        assert!(!results[command].0, "`{command}` wrote outside: {}", results[command].1);
+        assert!(
+            !results[command].0,
+            "`{command}` wrote outside: {}",
+            results[command].1
+        );
     }
     assert!(!Path::new(&format!("{home}/fuseraft-sandbox-{id}")).exists());
     assert!(!Path::new(&format!("/etc/fuseraft-sandbox-{id}")).exists());
     assert!(!Path::new(&format!("/var/tmp/fuseraft-sandbox-{id}")).exists());
     assert!(!dir.join("work/.fuseraft/planted").exists());
     for command in &inside[..3] {
-        assert!(results[command].0, "`{command}` failed: {}", results[command].1);
+        assert!(
+            results[command].0,
+            "`{command}` failed: {}",
+            results[command].1
+        );
     }
-    assert_eq!(std::fs::read_to_string(dir.join("work/inside.txt")).unwrap(), "x\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("work/inside.txt")).unwrap(),
+        "x\n"
+    );
     assert!(results["exit 3"].1.starts_with("[EXIT 3]"));
 }
 
@@ -423,5 +476,8 @@ fn a_validator_command_is_sandboxed_too() {
     );
     assert!(!Path::new(&format!("/etc/fuseraft-validator-{id}")).exists());
     assert_eq!(commits(&work), 1, "the validator's commit did not happen");
-    assert_eq!(std::fs::read(work.join(".git/config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read(work.join(".git/config")).unwrap(),
+        config_before
+    );
 }

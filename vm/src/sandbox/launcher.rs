@@ -58,7 +58,10 @@ pub fn main(init: bool, args: &[OsString]) -> i32 {
 
 fn parse(args: &[OsString]) -> Result<(Policy, Vec<OsString>), String> {
     let usage = || "usage: fuseraft __sandbox <policy-json> -- PROGRAM [ARGS...]".to_string();
-    let json = args.first().and_then(|arg| arg.to_str()).ok_or_else(usage)?;
+    let json = args
+        .first()
+        .and_then(|arg| arg.to_str())
+        .ok_or_else(usage)?;
     if args.get(1).and_then(|arg| arg.to_str()) != Some("--") || args.len() < 3 {
         return Err(usage());
     }

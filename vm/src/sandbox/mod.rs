@@ -123,7 +123,9 @@ fn probe(launcher: &std::path::Path) -> Result<(), String> {
             }
         }
     }
-    let output = child.wait_with_output().map_err(|error| error.to_string())?;
+    let output = child
+        .wait_with_output()
+        .map_err(|error| error.to_string())?;
     if output.status.success() {
         return Ok(());
     }
@@ -151,16 +153,23 @@ fn wrapped(launcher: &std::path::Path, policy: &Policy, program: &str, args: &[&
     cmd
 }
 
-/// Says once per process that commands run unconfined.
-fn warn_once(reason: &str) {
-    static WARNED: Mutex<bool> = Mutex::new(false);
-    let mut warned = WARNED.lock().unwrap_or_else(PoisonError::into_inner);
-    if !*warned {
-        *warned = true;
-        eprintln!(
-            "fuseraft: warning: the OS sandbox is unavailable ({reason}); commands run unconfined \
-             with your rights (Security.Sandbox: warn; set it to `refuse` to refuse them instead)"
-        );
+/// Says once per process that the OS sandbox is unavailable and what follows.
+fn say_once(reason: &str, mode: OnUnavailable) {
+    static SAID: Mutex<bool> = Mutex::new(false);
+    let mut said = SAID.lock().unwrap_or_else(PoisonError::into_inner);
+    if !*said {
+        *said = true;
+        match mode {
+            OnUnavailable::Warn => eprintln!(
+                "fuseraft: warning: the OS sandbox is unavailable ({reason}); commands run \
+                 unconfined with your rights (Security.Sandbox: warn; set it to `refuse` to \
+                 refuse them instead)"
+            ),
+            OnUnavailable::Refuse => eprintln!(
+                "fuseraft: the OS sandbox is unavailable ({reason}); commands are refused \
+                 (Security.Sandbox: refuse; `warn` runs them unconfined)"
+            ),
+        }
     }
 }
 
@@ -169,23 +178,31 @@ fn warn_once(reason: &str) {
 /// `spec` says `warn`; an error text when it does not and `spec` says `refuse`. The
 /// environment (allow-list, `GIT_TERMINAL_PROMPT=0`) and the directory are set; standard
 /// streams are left to the caller.
-pub fn command(spec: &Spec, policy: &Policy, program: &str, args: &[&str]) -> Result<Command, String> {
+pub fn command(
+    spec: &Spec,
+    policy: &Policy,
+    program: &str,
+    args: &[&str],
+) -> Result<Command, String> {
     let mut cmd = match available(&spec.launcher) {
         Ok(()) => wrapped(
-            spec.launcher.as_deref().expect("available implies a launcher"),
+            spec.launcher
+                .as_deref()
+                .expect("available implies a launcher"),
             policy,
             program,
             args,
         ),
         Err(reason) => match spec.on_unavailable {
             OnUnavailable::Refuse => {
+                say_once(&reason, OnUnavailable::Refuse);
                 return Err(format!(
                     "the OS sandbox is unavailable ({reason}) and Security.Sandbox is `refuse`: \
                      the command was not run"
-                ))
+                ));
             }
             OnUnavailable::Warn => {
-                warn_once(&reason);
+                say_once(&reason, OnUnavailable::Warn);
                 let mut cmd = Command::new(program);
                 cmd.args(args);
                 cmd
@@ -205,4 +222,64 @@ pub fn setup_failure(code: Option<i32>, output: &str) -> Option<String> {
         .then(|| output.trim_start().strip_prefix(SETUP_FAILED_MARK))
         .flatten()
         .map(|rest| rest.lines().next().unwrap_or_default().trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(on_unavailable: OnUnavailable) -> Spec {
+        Spec {
+            launcher: None,
+            on_unavailable,
+            ..Spec::from_settings(&[])
+        }
+    }
+
+    #[test]
+    fn without_a_sandbox_refuse_runs_nothing() {
+        let dir = std::env::temp_dir();
+        let policy = Policy::new(&dir, &[], false, false);
+        let error =
+            command(&spec(OnUnavailable::Refuse), &policy, "true", &[]).expect_err("refused");
+        assert!(error.contains("OS sandbox is unavailable"), "{error}");
+        assert!(error.contains("`refuse`"), "{error}");
+    }
+
+    #[test]
+    fn without_a_sandbox_warn_runs_unconfined_with_the_allow_listed_environment() {
+        let dir = std::env::temp_dir();
+        let policy = Policy::new(&dir, &[], false, false);
+        let mut cmd = command(&spec(OnUnavailable::Warn), &policy, "true", &[]).expect("runs");
+        assert_eq!(cmd.get_program(), "true");
+        assert!(cmd
+            .get_envs()
+            .any(|(name, value)| name == "GIT_TERMINAL_PROMPT" && value == Some("0".as_ref())));
+        assert!(cmd.status().expect("true runs").success());
+    }
+
+    #[test]
+    fn a_setup_failure_is_told_apart_from_exit_125() {
+        assert_eq!(
+            setup_failure(Some(125), "fuseraft sandbox: Landlock: not enabled\n"),
+            Some("Landlock: not enabled".to_string())
+        );
+        assert_eq!(setup_failure(Some(125), "my tool exits 125"), None);
+        assert_eq!(setup_failure(Some(1), "fuseraft sandbox: x"), None);
+    }
+
+    #[test]
+    fn the_policy_protects_git_and_state_and_round_trips() {
+        let dir = std::env::temp_dir().join(format!("fuseraft-policy-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        let dir = std::fs::canonicalize(&dir).unwrap();
+        let blocked = Policy::new(&dir, &[], false, false);
+        assert!(blocked.read_only.contains(&dir.join(".git")));
+        assert_eq!(blocked.state_dir, Some(dir.join(".fuseraft")));
+        assert!(blocked.writable.contains(&dir));
+        let allowed = Policy::new(&dir, &[], true, true);
+        assert!(!allowed.read_only.contains(&dir.join(".git")));
+        assert_eq!(Policy::from_json(&allowed.to_json()).unwrap(), allowed);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

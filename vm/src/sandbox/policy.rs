@@ -60,7 +60,11 @@ impl Policy {
     pub fn new(work_dir: &Path, protect: &[PathBuf], git_writable: bool, network: bool) -> Policy {
         let work_dir = std::fs::canonicalize(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
         let mut writable = vec![work_dir.clone()];
-        for temp in [std::env::temp_dir(), PathBuf::from("/tmp"), PathBuf::from("/dev/shm")] {
+        for temp in [
+            std::env::temp_dir(),
+            PathBuf::from("/tmp"),
+            PathBuf::from("/dev/shm"),
+        ] {
             if let Ok(temp) = std::fs::canonicalize(temp) {
                 add(&mut writable, temp);
             }

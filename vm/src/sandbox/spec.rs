@@ -131,14 +131,23 @@ mod tests {
         let spec = Spec::from_settings(&settings(&[]));
         assert_eq!(spec.on_unavailable, OnUnavailable::Warn);
         let locked = settings(&[("Security.Permissions.Preset", "locked-down")]);
-        assert_eq!(Spec::from_settings(&locked).on_unavailable, OnUnavailable::Refuse);
+        assert_eq!(
+            Spec::from_settings(&locked).on_unavailable,
+            OnUnavailable::Refuse
+        );
         let warn = settings(&[
             ("Security.Permissions.Preset", "locked-down"),
             ("Security.Sandbox", "Warn"),
         ]);
-        assert_eq!(Spec::from_settings(&warn).on_unavailable, OnUnavailable::Warn);
+        assert_eq!(
+            Spec::from_settings(&warn).on_unavailable,
+            OnUnavailable::Warn
+        );
         let typo = settings(&[("Security.Sandbox", "wran")]);
-        assert_eq!(Spec::from_settings(&typo).on_unavailable, OnUnavailable::Refuse);
+        assert_eq!(
+            Spec::from_settings(&typo).on_unavailable,
+            OnUnavailable::Refuse
+        );
     }
 
     #[test]

@@ -1123,6 +1123,39 @@ async fn tools_shell_spawn_failure_is_an_error() {
 }
 
 #[tokio::test]
+async fn tools_shell_is_refused_without_an_os_sandbox_under_refuse() {
+    let s = setup("refuse");
+    let mut ctx = s.ctx.clone();
+    ctx.sandbox.launcher = None;
+    ctx.sandbox.on_unavailable = crate::sandbox::OnUnavailable::Refuse;
+    let run = call(&ctx, "shell_run", json!({"command": "touch ran"})).await;
+    assert_error(&run, "OS sandbox is unavailable");
+    assert!(!s.sandbox.path("ran").exists(), "the command did not run");
+}
+
+#[tokio::test]
+async fn tools_shell_environment_is_allow_listed() {
+    let s = setup("env-allow-list");
+    let run = call(&s.ctx, "shell_run", json!({"command": "env"})).await;
+    assert!(run.ok, "{}", result(&run));
+    let names: Vec<&str> = result(&run)
+        .lines()
+        .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+        .collect();
+    for name in &names {
+        assert!(
+            crate::sandbox::env::ALLOWED.contains(name)
+                || name.starts_with("LC_")
+                || *name == "GIT_TERMINAL_PROMPT"
+                // Set by bash itself.
+                || ["PWD", "SHLVL", "_", "OLDPWD"].contains(name),
+            "`{name}` is not on the allow-list"
+        );
+    }
+    assert!(names.contains(&"GIT_TERMINAL_PROMPT"));
+}
+
+#[tokio::test]
 async fn tools_shell_records_git_commits() {
     let s = setup("git");
     let has_git = std::process::Command::new("git")
