@@ -147,7 +147,7 @@ pub fn filtered(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsStri
             let name = name.to_string_lossy();
             allowed_name(&name)
                 && !withheld_name(&name)
-                && !secret_values.iter().any(|secret| *secret == value)
+                && !secret_values.contains(&value)
         })
         .cloned()
         .collect()
