@@ -481,3 +481,74 @@ fn a_validator_command_is_sandboxed_too() {
         config_before
     );
 }
+
+#[test]
+fn masked_daemon_sockets_cannot_be_reached() {
+    use std::os::unix::net::UnixListener;
+    let dir = scratch("masked");
+    let work = dir.join("work");
+    let outside = dir.join("daemon");
+    std::fs::create_dir_all(&outside).unwrap();
+    let socket = outside.join("engine.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let connect = format!(
+        "import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}'); print('connected')",
+        socket.display()
+    );
+    let run = |masked: Vec<&Path>| {
+        let policy = json!({
+            "work_dir": work, "writable": [work], "read_only": [], "state_dir": null,
+            "masked": masked, "network": false, "parent": 0
+        });
+        Command::new(BIN)
+            .args([
+                "__sandbox",
+                &policy.to_string(),
+                "--",
+                "python3",
+                "-c",
+                &connect,
+            ])
+            .current_dir(&work)
+            .output()
+            .unwrap()
+    };
+    let masked = run(vec![socket.as_path()]);
+    assert!(
+        !masked.status.success(),
+        "reached a masked socket: {masked:?}"
+    );
+    let masked_dir = run(vec![outside.as_path()]);
+    assert!(
+        !masked_dir.status.success(),
+        "reached a socket in a masked dir: {masked_dir:?}"
+    );
+    match listener.accept() {
+        Err(error) if error.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("a sandboxed command connected to the masked socket: {other:?}"),
+    }
+    let control = run(vec![]);
+    assert!(
+        control.status.success(),
+        "unmasked, the socket works: {control:?}"
+    );
+}
+
+#[test]
+fn a_setup_failure_is_reported_not_run() {
+    let dir = scratch("setup-failure");
+    let policy = json!({
+        "work_dir": dir.join("work"), "writable": [], "read_only": ["/proc/no/such"],
+        "state_dir": null, "network": false, "parent": 1
+    });
+    let output = Command::new(BIN)
+        .args(["__sandbox", &policy.to_string(), "--", "touch", "ran"])
+        .current_dir(dir.join("work"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(125));
+    assert!(text(&output.stderr)
+        .starts_with("fuseraft sandbox: fuseraft, which started this command, is gone"));
+    assert!(!dir.join("work/ran").exists());
+}

@@ -145,9 +145,7 @@ pub fn filtered(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsStri
     vars.iter()
         .filter(|(name, value)| {
             let name = name.to_string_lossy();
-            allowed_name(&name)
-                && !withheld_name(&name)
-                && !secret_values.contains(&value)
+            allowed_name(&name) && !withheld_name(&name) && !secret_values.contains(&value)
         })
         .cloned()
         .collect()

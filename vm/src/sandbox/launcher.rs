@@ -6,6 +6,7 @@
 //! (`PR_SET_PDEATHSIG`); unshares a user, mount and PID namespace, and a network namespace
 //! unless the policy allows the network; maps its uid and gid onto themselves; makes every
 //! mount private; bind-mounts the read-only paths (`.git`, fuseraft's state) read-only;
+//! masks the sockets of daemons that would act for it (`Policy::masked`);
 //! starts stage 2 (the first process it starts becomes the namespace's pid 1) and exits
 //! with its code.
 //!
@@ -116,6 +117,9 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
             bind_read_only(path)?;
         }
     }
+    for path in &policy.masked {
+        mask(path)?;
+    }
     let status = Command::new(exe)
         .arg(INIT_ARG)
         .arg(json)
@@ -151,6 +155,26 @@ fn bind_read_only(path: &Path) -> Result<(), String> {
         }
     }
     mount_remount(path, flags, "").map_err(|error| fail("remount", error))
+}
+
+/// Hides `path` (when it exists): an empty tmpfs over a directory, `/dev/null` over
+/// anything else.
+fn mask(path: &Path) -> Result<(), String> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let result = if meta.is_dir() {
+        rustix::mount::mount(
+            "tmpfs",
+            path,
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            None,
+        )
+    } else {
+        mount_bind("/dev/null", path)
+    };
+    result.map_err(|error| format!("masking `{}`: {error}", path.display()))
 }
 
 fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {

@@ -19,9 +19,43 @@ pub struct Policy {
     /// fuseraft's state directory: created when missing (so that a command cannot plant
     /// one), then mounted read-only.
     pub state_dir: Option<PathBuf>,
+    /// Hidden from the command (an empty tmpfs over a directory, `/dev/null` over a
+    /// file): the sockets of daemons that would run anything for it ([`masked_sockets`]).
+    #[serde(default)]
+    pub masked: Vec<PathBuf>,
     pub network: bool,
     /// The pid of the fuseraft that starts the launcher (0: not checked).
     pub parent: u32,
+}
+
+/// Sockets of daemons that run what a client asks with their own rights (the container
+/// engines, the system bus, systemd's private socket, the user's runtime dir with its
+/// session bus and rootless engines): Landlock before ABI 9 cannot deny `connect` on a
+/// named UNIX socket, so they are masked in the sandbox's mount namespace instead.
+pub fn masked_sockets() -> Vec<PathBuf> {
+    let uid = rustix_uid();
+    [
+        "/run/docker.sock".to_string(),
+        "/var/run/docker.sock".to_string(),
+        "/run/containerd".to_string(),
+        "/run/podman".to_string(),
+        "/run/crio".to_string(),
+        "/run/dbus".to_string(),
+        "/var/run/dbus".to_string(),
+        "/run/systemd/private".to_string(),
+        "/run/systemd/userdb".to_string(),
+        format!("/run/user/{uid}"),
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .collect()
+}
+
+fn rustix_uid() -> u32 {
+    #[cfg(unix)]
+    return rustix::process::getuid().as_raw();
+    #[cfg(not(unix))]
+    0
 }
 
 /// The git directories of `work_dir`: `.git`, and for a `.git` file (worktree, submodule)
@@ -86,6 +120,7 @@ impl Policy {
             writable,
             read_only,
             state_dir: Some(state_dir),
+            masked: masked_sockets(),
             network,
             parent: std::process::id(),
         }
