@@ -160,6 +160,9 @@ const GIT_WRITES: &[&str] = &[
     "printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit",
     "rm -rf .git/refs",
     "mv .git .git-moved",
+    "umount .git && echo '[core]' >> .git/config",
+    "unshare -rm sh -c 'umount -l .git && echo x >> .git/config'",
+    "mount -o remount,rw,bind .git && echo x >> .git/config",
 ];
 
 #[test]
