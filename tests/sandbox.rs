@@ -555,3 +555,21 @@ fn a_setup_failure_is_reported_not_run() {
         .starts_with("fuseraft sandbox: fuseraft, which started this command, is gone"));
     assert!(!dir.join("work/ran").exists());
 }
+
+#[test]
+fn an_allowed_build_works_normally_offline() {
+    let dir = scratch("cargo");
+    let build = "cargo init -q --name sandboxed --vcs none . && cargo build -q --offline && ./target/debug/sandboxed";
+    let version = "cargo --version | grep -c cargo";
+    write_run(
+        &dir,
+        "    Permissions: { network_api: block, git_write: block }",
+        "",
+        &[(build, Some(110.0)), (version, None)],
+    );
+    let results = run_ok(&dir);
+    let (ok, output) = &results[build];
+    assert!(ok, "{output}");
+    assert!(output.contains("Hello, world!"), "{output}");
+    assert!(results[version].0, "{}", results[version].1);
+}
