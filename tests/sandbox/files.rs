@@ -67,6 +67,15 @@ fn git_writes_work_when_allowed() {
     let results = run_ok(&dir);
     assert!(results[command].0, "{}", results[command].1);
     assert_eq!(commits(&work), 2);
+    let log = std::fs::read_to_string(work.join(".fuseraft/state/changes.json")).unwrap();
+    let log: Value = serde_json::from_str(&log).unwrap();
+    let recorded = log["entries"][0]["gitCommits"][0]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        recorded.ends_with(" allowed"),
+        "the new HEAD is recorded: {log}"
+    );
 }
 
 #[test]

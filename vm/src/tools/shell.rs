@@ -26,7 +26,8 @@
 //! - Every command is recorded in the change log (`commandsRun`: command, succeeded =
 //!   exit 0, output capped to 2 KB); a command that creates commits (`git commit`,
 //!   `merge`, ...) and succeeds also adds the new `HEAD` (`<sha> <subject>`) to
-//!   `gitCommits` (or the command itself when the work dir is not a git repository).
+//!   `gitCommits` (or the command itself when the work dir is not a git repository); that
+//!   `git log` probe runs in the sandbox too (read-only `.git`, no network).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -339,14 +340,13 @@ fn exit_code(status: &std::process::ExitStatus) -> i32 {
 
 /// `HEAD` of the work dir as `<sha> <subject>`, or `None` outside a git repository.
 async fn git_head(ctx: &ToolContext) -> Option<String> {
-    let mut cmd = Command::new("git");
-    cmd.args(["log", "-1", "--format=%H %s"])
-        .current_dir(&ctx.work_dir)
-        .env_clear()
-        .envs(crate::sandbox::env::child_env())
-        .stdin(Stdio::null())
+    // In the sandbox too (read-only `.git`, no network): the repository's config is the
+    // command's to write when git writes are allowed.
+    let policy = crate::sandbox::Policy::new(&ctx.work_dir, &[], false, false);
+    let args = ["log", "-1", "--format=%H %s"];
+    let mut cmd = Command::from(crate::sandbox::command(&ctx.sandbox, &policy, "git", &args).ok()?);
+    cmd.stdin(Stdio::null())
         .stderr(Stdio::null())
-        .env("GIT_TERMINAL_PROMPT", "0")
         .kill_on_drop(true);
     let output = tokio::time::timeout(GIT_PROBE_TIMEOUT, cmd.output())
         .await
