@@ -29,6 +29,10 @@ use super::sandbox::{
 use super::{Args, Outcome, ToolContext};
 use crate::confine::{Error, Root};
 
+#[cfg(test)]
+#[path = "fs_tests.rs"]
+mod tests;
+
 /// The largest file `patch_file` edits.
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -326,7 +330,8 @@ pub(crate) fn delete_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcom
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(&root, raw, false, false) {
+    // Missing directories are accepted so that protected state is refused as such.
+    let resolved = match resolve_checked(&root, raw, false, true) {
         Ok(resolved) => resolved,
         Err(outcome) if outcome.text.contains("does not exist") => {
             return Outcome::error(format!("delete_file: `{raw}` does not exist"))
