@@ -106,6 +106,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             ))
         }
     };
+    // A sandbox that does not exist is an error before the first turn, not a wider sandbox.
+    if let Err(message) = driver::sandbox_root(&program, &work_dir) {
+        return usage_error(&format!("{message} (in `{}`)", args.input.display()));
+    }
     let events = match &args.events {
         Some(path) => match EventsFile::open(path) {
             Ok(file) => file,

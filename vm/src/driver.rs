@@ -15,6 +15,10 @@ use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
 
+#[cfg(all(test, unix))]
+#[path = "driver_paths_tests.rs"]
+mod paths_tests;
+
 /// Answers model calls.
 pub trait Models: Sync {
     fn call(
@@ -209,6 +213,20 @@ pub async fn drive<M: Models>(
     let program = machine.program();
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
+    let sandbox = match sandbox_root(program, &env.work_dir) {
+        Ok(sandbox) => sandbox,
+        Err(reason) => {
+            // Before the first turn: nothing ran.
+            let run = machine.into_run();
+            return Summary {
+                outcome: Outcome::Error,
+                reason: Some(reason),
+                turns: run.turn,
+                usage: run.usage,
+                history: run.history,
+            };
+        }
+    };
     let mut saved_turn = None;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
@@ -234,7 +252,7 @@ pub async fn drive<M: Models>(
                 mut calls,
             } => {
                 let context = crate::tools::ToolContext {
-                    work_dir: sandbox_root(program, &env.work_dir),
+                    work_dir: sandbox.clone(),
                     session_id: session_id.clone(),
                     agent,
                     turn,
@@ -304,6 +322,7 @@ pub async fn drive<M: Models>(
             } => Response::Context(read_context(
                 program,
                 &env.work_dir,
+                &sandbox,
                 &change_log,
                 &sources,
                 &session_id,
@@ -325,16 +344,29 @@ pub async fn drive<M: Models>(
     }
 }
 
-/// `Security.FileSystemSandboxPath` (relative to the work dir), or the work dir itself.
-pub fn sandbox_root(program: &Program, work_dir: &Path) -> PathBuf {
-    let configured = program
+/// `Security.FileSystemSandboxPath` (relative to the work dir), canonical, or the work dir
+/// itself when it is not set. A configured path that does not exist or is not a directory
+/// is an error naming it: the sandbox never silently widens to the work dir.
+pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, String> {
+    let Some((_, value)) = program
         .settings
         .iter()
         .find(|(key, _)| key == "Security.FileSystemSandboxPath")
-        .map(|(_, value)| work_dir.join(value));
-    configured
-        .and_then(|path| std::fs::canonicalize(path).ok())
-        .unwrap_or_else(|| work_dir.to_path_buf())
+    else {
+        return Ok(work_dir.to_path_buf());
+    };
+    let path = work_dir.join(value.trim());
+    let problem = match std::fs::canonicalize(&path) {
+        Ok(root) if root.is_dir() => return Ok(root),
+        Ok(_) => "is not a directory".to_string(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        Err(error) => format!("is not accessible ({error})"),
+    };
+    Err(format!(
+        "the sandbox `{}` (`Security.FileSystemSandboxPath: {value}`, relative to the work dir `{}`) {problem}; create it or change the setting",
+        path.display(),
+        work_dir.display()
+    ))
 }
 
 /// Tool limits, with `Security.ReadFileSizeLimit` applied.
@@ -366,6 +398,41 @@ fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {
     Ok(work_dir.join(relative))
 }
 
+/// The most of a `file:` context source read (its text is capped to `MaxChars` after).
+const CONTEXT_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A `file:` context source: a regular file under the sandbox root, resolved race-free (a
+/// symlink leaving the root, a credential file, a FIFO or a device is refused, never
+/// blocking the run).
+fn read_context_file(sandbox: &Path, argument: &str) -> Result<String, String> {
+    use crate::confine::Error;
+    let refused = |why: String| format!("(could not read `{argument}`: {why})");
+    let (text, rel) = match crate::confine::read_text_under(
+        sandbox,
+        Path::new(argument.trim()),
+        CONTEXT_FILE_BYTES,
+    ) {
+        Ok(read) => read,
+        Err(Error::Escapes(place)) => {
+            return Err(format!(
+                "[DENIED: sandbox] `{argument}` resolves to `{place}`, outside the sandbox"
+            ))
+        }
+        Err(Error::TooLarge(size)) => {
+            return Err(refused(format!(
+                "it is {size} bytes, more than the {CONTEXT_FILE_BYTES} bytes read"
+            )))
+        }
+        Err(error) => return Err(refused(error.to_string())),
+    };
+    if crate::tools::is_credential_path(&rel) {
+        return Err(format!(
+            "[DENIED: credentials] `{argument}` is a credential file (Security.DenyCredentialFiles)"
+        ));
+    }
+    Ok(text)
+}
+
 fn capped(text: String, max_chars: u32) -> String {
     let max = if max_chars == 0 {
         4000
@@ -384,6 +451,7 @@ fn capped(text: String, max_chars: u32) -> String {
 fn read_context(
     program: &Program,
     work_dir: &Path,
+    sandbox: &Path,
     change_log: &Path,
     sources: &[ContextSource],
     session_id: &str,
@@ -394,10 +462,7 @@ fn read_context(
             let spec = source.source.replace("{session_id}", session_id);
             let (kind, argument) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
             let body = match kind {
-                "file" => confined(work_dir, argument).and_then(|path| {
-                    std::fs::read_to_string(&path)
-                        .map_err(|error| format!("(could not read `{argument}`: {error})"))
-                }),
+                "file" => read_context_file(sandbox, argument),
                 "changes_recent" => {
                     let count: usize = argument.parse().unwrap_or(3);
                     ChangeLog::load(change_log).map(|log| {

@@ -1,0 +1,127 @@
+//! The driver's paths: a missing `Security.FileSystemSandboxPath` is an error, and `file:`
+//! context sources resolve under the sandbox root like the tools (no symlink out, no
+//! credential file, no FIFO or device that could block the run).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fuseraft_compiler::MemoryFiles;
+
+use super::{read_context_file, sandbox_root};
+
+/// A unique temporary directory, removed on drop.
+struct Temp(PathBuf);
+
+impl Temp {
+    fn new(name: &str) -> Temp {
+        let dir =
+            std::env::temp_dir().join(format!("fuseraft-driver-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Temp(std::fs::canonicalize(&dir).unwrap())
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.0.join(rel)
+    }
+}
+
+impl Drop for Temp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn program(security: &str) -> fuseraft_compiler::ir::Program {
+    let config = format!(
+        "Orchestration:\n  Name: P\n{security}  Agents:\n    - {{ Name: A, Instructions: x }}\n  Selection: {{ Type: sequential }}\n  Termination: {{ Type: maxiterations, MaxIterations: 1 }}\n"
+    );
+    let files = MemoryFiles::new().with("c.yaml", config);
+    let compiled = fuseraft_compiler::compile(Path::new("c.yaml"), &files);
+    compiled
+        .program
+        .unwrap_or_else(|| panic!("{:?}", compiled.diagnostics))
+}
+
+/// Reads a `file:` source on another thread: a blocking open fails the test after 10 s.
+fn read_within(root: &Path, argument: &str) -> Result<String, String> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (root, argument) = (root.to_path_buf(), argument.to_string());
+    std::thread::spawn(move || {
+        let _ = sender.send(read_context_file(&root, &argument));
+    });
+    receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the context source was read within 10 s")
+}
+
+#[test]
+fn a_missing_sandbox_path_is_an_error_not_the_work_dir() {
+    let work = Temp::new("sandbox");
+    std::fs::create_dir_all(work.path("box")).unwrap();
+    std::fs::write(work.path("file.txt"), "x").unwrap();
+    let unset = program("");
+    assert_eq!(sandbox_root(&unset, &work.0).unwrap(), work.0);
+    let set = program("  Security: { FileSystemSandboxPath: box }\n");
+    assert_eq!(sandbox_root(&set, &work.0).unwrap(), work.path("box"));
+    let missing = program("  Security: { FileSystemSandboxPath: no-such-dir }\n");
+    let error = sandbox_root(&missing, &work.0).unwrap_err();
+    assert!(error.contains("does not exist"), "{error}");
+    assert!(
+        error.contains("Security.FileSystemSandboxPath: no-such-dir"),
+        "{error}"
+    );
+    assert!(
+        error.contains(&work.path("no-such-dir").display().to_string()),
+        "{error}"
+    );
+    let file = program("  Security: { FileSystemSandboxPath: file.txt }\n");
+    let error = sandbox_root(&file, &work.0).unwrap_err();
+    assert!(error.contains("is not a directory"), "{error}");
+}
+
+#[test]
+fn file_context_sources_are_confined_and_never_block() {
+    let root = Temp::new("context");
+    let outside = Temp::new("context-outside");
+    std::fs::write(outside.path("secret.txt"), "OUTSIDE").unwrap();
+    std::fs::write(root.path("notes.md"), "inside").unwrap();
+    std::fs::write(root.path(".env"), "KEY=sk-secret").unwrap();
+    std::fs::create_dir_all(root.path("docs")).unwrap();
+    std::os::unix::fs::symlink("notes.md", root.path("alias.md")).unwrap();
+    std::os::unix::fs::symlink(outside.path("secret.txt"), root.path("out.md")).unwrap();
+    std::os::unix::fs::symlink(&outside.0, root.path("outdir")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", root.path("zero")).unwrap();
+    std::os::unix::fs::symlink(".env", root.path("env.md")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &root.path("ctx.fifo"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    assert_eq!(read_within(&root.0, "notes.md").unwrap(), "inside");
+    assert_eq!(read_within(&root.0, "alias.md").unwrap(), "inside");
+    assert_eq!(read_within(&root.0, "docs/../notes.md").unwrap(), "inside");
+    for (argument, needle) in [
+        ("out.md", "[DENIED: sandbox]"),
+        ("outdir/secret.txt", "[DENIED: sandbox]"),
+        ("../context-outside/secret.txt", "[DENIED: sandbox]"),
+        ("/etc/passwd", "[DENIED: sandbox]"),
+        ("zero", "[DENIED: sandbox]"),
+        (".env", "[DENIED: credentials]"),
+        ("env.md", "[DENIED: credentials]"),
+        ("docs/../.env", "[DENIED: credentials]"),
+        ("ctx.fifo", "it is a FIFO (named pipe), not a regular file"),
+        ("docs", "it is a directory, not a regular file"),
+        ("missing.md", "it does not exist"),
+    ] {
+        let error = read_within(&root.0, argument).unwrap_err();
+        assert!(
+            error.contains(needle),
+            "{argument}: `{needle}` not in {error}"
+        );
+        assert!(!error.contains("OUTSIDE") && !error.contains("sk-secret"));
+    }
+}
