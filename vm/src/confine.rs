@@ -513,9 +513,9 @@ pub fn read_regular_path(path: &Path, cap: u64, follow: bool) -> Result<(Vec<u8>
     read_regular(fd, cap)
 }
 
-/// Reads a regular text file under `root` named by untrusted input, at most `cap` bytes
-/// (a longer file is [`Error::TooLarge`]).
-pub fn read_text_under(root: &Path, raw: &Path, cap: u64) -> Result<(String, String), Error> {
+/// Reads a regular file under `root` named by untrusted input, at most `cap` bytes (a longer
+/// file is [`Error::TooLarge`]), with its resolved path relative to the root.
+pub fn read_under(root: &Path, raw: &Path, cap: u64) -> Result<(Vec<u8>, String), Error> {
     let root = Root::open(root).map_err(Error::Io)?;
     let place = root.resolve(
         raw,
@@ -528,5 +528,11 @@ pub fn read_text_under(root: &Path, raw: &Path, cap: u64) -> Result<(String, Str
     if bytes.len() as u64 > cap {
         return Err(Error::TooLarge(size.max(bytes.len() as u64)));
     }
-    Ok((String::from_utf8_lossy(&bytes).into_owned(), place.rel()))
+    Ok((bytes, place.rel()))
+}
+
+/// [`read_under`] as text (invalid UTF-8 replaced).
+pub fn read_text_under(root: &Path, raw: &Path, cap: u64) -> Result<(String, String), Error> {
+    let (bytes, rel) = read_under(root, raw, cap)?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), rel))
 }

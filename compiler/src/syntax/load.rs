@@ -53,27 +53,28 @@ impl<'r> Loader<'r> {
         match &self.project {
             None => self.project = Some(project_of(path)),
             Some(project) if !is_within(project, path) => {
-                let mut diag = Diagnostic::error(
-                    Code::InvalidValue,
-                    format!(
-                        "{what} `{}` is outside the project directory `{}`",
-                        path.display(),
-                        shown_dir(project)
-                    ),
-                )
-                .with_help(
-                    "a config may include only files inside its own directory (after `..` is resolved); copy the file into the project",
+                let message = format!(
+                    "{what} `{}` is outside the project directory `{}`",
+                    path.display(),
+                    shown_dir(project)
                 );
-                if let Some(span) = from {
-                    diag = diag.with_label(span, "this path leaves the project directory");
-                }
-                self.diags.push(diag);
+                self.diags.push(outside_project(message, from));
                 return None;
             }
             Some(_) => {}
         }
         match self.reader.read(path) {
             Ok(text) => Some(self.add(path, text)),
+            Err(error)
+                if error.kind() == std::io::ErrorKind::PermissionDenied && from.is_some() =>
+            {
+                // The reader found the file physically outside the project (a symlink).
+                self.diags.push(outside_project(
+                    format!("cannot read {what} `{}`: {error}", path.display()),
+                    from,
+                ));
+                None
+            }
             Err(error) => {
                 let message = match error.kind() {
                     std::io::ErrorKind::NotFound => {
@@ -139,6 +140,17 @@ impl<'r> Loader<'r> {
         let node = self.parse(file)?;
         Some((file, node))
     }
+}
+
+/// The error for an include outside the project, at the key that names it.
+fn outside_project(message: String, from: Option<Span>) -> Diagnostic {
+    let mut diag = Diagnostic::error(Code::InvalidValue, message).with_help(
+        "a config may include only files inside its own directory (after `..` and symlinks are resolved); copy the file into the project",
+    );
+    if let Some(span) = from {
+        diag = diag.with_label(span, "this path leaves the project directory");
+    }
+    diag
 }
 
 /// The project directory of the first file read: its directory, or `<project>` for
