@@ -506,8 +506,16 @@ fn read_regular(fd: OwnedFd, cap: u64) -> Result<(Vec<u8>, u64), Error> {
 /// from untrusted input go through [`Root::resolve`].
 pub fn read_regular_path(path: &Path, cap: u64, follow: bool) -> Result<(Vec<u8>, u64), Error> {
     let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    if !follow {
+    let stat = if follow {
+        rustix::fs::stat(path)?
+    } else {
         flags |= OFlags::NOFOLLOW;
+        rustix::fs::lstat(path)?
+    };
+    // Judged before opening too: opening a device can have effects of its own.
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(Error::NotRegular(describe(kind)));
     }
     let fd = rustix::fs::open(path, flags, Mode::empty())?;
     read_regular(fd, cap)
