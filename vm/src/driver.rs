@@ -497,9 +497,15 @@ fn read_context(
                             |(_, value)| value.replace("{session_id}", session_id),
                         );
                     confined(work_dir, &brief)
-                        .and_then(|path| {
-                            std::fs::read_to_string(path)
-                                .map_err(|error| format!("(could not read the brief: {error})"))
+                        .and_then(|_| {
+                            // Race-free and regular files only, like `file:` sources.
+                            crate::confine::read_text_under(
+                                work_dir,
+                                Path::new(&brief),
+                                CONTEXT_FILE_BYTES,
+                            )
+                            .map(|(text, _)| text)
+                            .map_err(|error| format!("(could not read the brief: {error})"))
                         })
                         .and_then(|text| {
                             serde_json::from_str::<serde_json::Value>(&text)

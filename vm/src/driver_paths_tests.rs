@@ -125,3 +125,48 @@ fn file_context_sources_are_confined_and_never_block() {
         assert!(!error.contains("OUTSIDE") && !error.contains("sk-secret"));
     }
 }
+
+/// The blocks of a handoff whose sources are a FIFO brief and a FIFO `file:`: both refused
+/// at once, in their blocks, without blocking the run.
+#[test]
+fn context_blocks_with_fifo_sources_come_back_at_once() {
+    let work = Temp::new("context-blocks");
+    std::fs::create_dir_all(work.path(".fuseraft/artifacts")).unwrap();
+    for fifo in [".fuseraft/artifacts/brief.json", "notes.fifo"] {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &work.path(fifo),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+    }
+    let program = program("");
+    let sources: Vec<fuseraft_compiler::ir::ContextSource> =
+        ["brief_field:goal", "file:notes.fifo"]
+            .iter()
+            .map(|source| fuseraft_compiler::ir::ContextSource {
+                source: source.to_string(),
+                max_chars: 0,
+                label: None,
+            })
+            .collect();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let dir = work.0.clone();
+    std::thread::spawn(move || {
+        let blocks = super::read_context(&program, &dir, &dir, Path::new(""), &sources, "s1");
+        let _ = sender.send(blocks);
+    });
+    let blocks = receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the context was read within 10 s");
+    assert!(
+        blocks[0].contains("could not read the brief: it is a FIFO"),
+        "{blocks:?}"
+    );
+    assert!(
+        blocks[1].contains("it is a FIFO (named pipe), not a regular file"),
+        "{blocks:?}"
+    );
+}
