@@ -95,7 +95,7 @@ fn file_context_sources_are_confined_and_never_block() {
     std::os::unix::fs::symlink(".env", root.path("env.md")).unwrap();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root.path("ctx.fifo"),
+        root.path("ctx.fifo"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
@@ -135,7 +135,7 @@ fn context_blocks_with_fifo_sources_come_back_at_once() {
     for fifo in [".fuseraft/artifacts/brief.json", "notes.fifo"] {
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &work.path(fifo),
+            work.path(fifo),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,

@@ -425,7 +425,7 @@ mod tests {
         let dir = fx.dir().to_path_buf();
         rustix::fs::mknodat(
             rustix::fs::CWD,
-            &dir.join("brief.json"),
+            dir.join("brief.json"),
             rustix::fs::FileType::Fifo,
             rustix::fs::Mode::from_raw_mode(0o600),
             0,
