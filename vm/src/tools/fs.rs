@@ -38,12 +38,13 @@ pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Resolves a path argument and applies the credential rule.
 fn resolve_checked(
+    tool: &str,
     root: &Root,
     raw: &str,
     follow_final: bool,
     missing_dirs: bool,
 ) -> Result<Resolved, Outcome> {
-    let resolved = resolve(root, raw, follow_final, missing_dirs)?;
+    let resolved = resolve(tool, root, raw, follow_final, missing_dirs)?;
     if is_credential_path(&resolved.rel) {
         return Err(credential_denial(raw));
     }
@@ -116,7 +117,7 @@ fn read_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
             "{tool}: `{raw}` is {kind}, not a regular file; only regular files are read"
         )),
         Error::Io(error) => Outcome::error(format!("{tool}: cannot read `{raw}`: {error}")),
-        other => walk_error(root, raw, other),
+        other => walk_error(tool, root, raw, other),
     }
 }
 
@@ -129,11 +130,8 @@ pub(crate) fn read_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(&root, raw, true, false) {
+    let resolved = match resolve_checked("read_file", &root, raw, true, false) {
         Ok(resolved) => resolved,
-        Err(outcome) if outcome.text.contains("does not exist") => {
-            return Outcome::error(format!("read_file: `{raw}` does not exist"))
-        }
         Err(outcome) => return outcome,
     };
     let cap = ctx.limits.read_cap;
@@ -169,7 +167,7 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let mut resolved = match writable(&root, raw, ctx) {
+    let mut resolved = match writable("write_file", &root, raw, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -194,11 +192,11 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
 
 /// Resolves a path to write or patch: inside the sandbox, no credential, not protected
 /// state, not a directory.
-fn writable(root: &Root, raw: &str, ctx: &ToolContext) -> Result<Resolved, Outcome> {
+fn writable(tool: &str, root: &Root, raw: &str, ctx: &ToolContext) -> Result<Resolved, Outcome> {
     if raw.trim().is_empty() {
         return Err(Outcome::error("the path is empty"));
     }
-    let resolved = resolve_checked(root, raw, true, true)?;
+    let resolved = resolve_checked(tool, root, raw, true, true)?;
     deny_protected(root, &resolved, raw, ctx)?;
     let is_dir = matches!(
         resolved.place.kind(),
@@ -222,7 +220,7 @@ pub(crate) fn patch_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match writable(&root, raw, ctx) {
+    let resolved = match writable("patch_file", &root, raw, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -281,11 +279,8 @@ pub(crate) fn list_files(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(&root, raw, true, false) {
+    let resolved = match resolve_checked("list_files", &root, raw, true, false) {
         Ok(resolved) => resolved,
-        Err(outcome) if outcome.text.contains("does not exist") => {
-            return Outcome::error(format!("list_files: `{raw}` does not exist"))
-        }
         Err(outcome) => return outcome,
     };
     let names = match resolved.place.list() {
@@ -331,11 +326,8 @@ pub(crate) fn delete_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcom
         Err(outcome) => return outcome,
     };
     // Missing directories are accepted so that protected state is refused as such.
-    let resolved = match resolve_checked(&root, raw, false, true) {
+    let resolved = match resolve_checked("delete_file", &root, raw, false, true) {
         Ok(resolved) => resolved,
-        Err(outcome) if outcome.text.contains("does not exist") => {
-            return Outcome::error(format!("delete_file: `{raw}` does not exist"))
-        }
         Err(outcome) => return outcome,
     };
     if let Err(outcome) = deny_protected(&root, &resolved, raw, ctx) {

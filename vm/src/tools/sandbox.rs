@@ -48,6 +48,7 @@ pub(crate) fn open_root(root: &Path) -> Result<Root, Outcome> {
 /// (for deleting the link rather than its target); `missing_dirs` accepts parent
 /// directories that do not exist yet (for writing).
 pub(crate) fn resolve(
+    tool: &str,
     root: &Root,
     raw: &str,
     follow_final: bool,
@@ -65,18 +66,18 @@ pub(crate) fn resolve(
             rel: place.rel(),
             place,
         }),
-        Err(error) => Err(walk_error(root, raw, error)),
+        Err(error) => Err(walk_error(tool, root, raw, error)),
     }
 }
 
-/// The tool result for a failed resolution or access.
-pub(crate) fn walk_error(root: &Root, raw: &str, error: Error) -> Outcome {
+/// The result of `tool` for a failed resolution or access.
+pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
     match error {
         Error::Escapes(place) => Outcome::fail(format!(
             "[DENIED: sandbox] path escapes the sandbox: `{raw}` resolves to `{place}`, outside `{}`",
             root.path().display()
         )),
-        Error::NotFound => Outcome::error(format!("`{raw}` does not exist")),
+        Error::NotFound => Outcome::error(format!("{tool}: `{raw}` does not exist")),
         Error::Loop => Outcome::error(format!("too many levels of symbolic links in `{raw}`")),
         Error::NotRegular(kind) => {
             Outcome::error(format!("`{raw}` is {kind}, not a regular file"))
