@@ -186,8 +186,8 @@ fn a_tama_agent_symlinked_out_of_the_project_is_refused() {
 #[test]
 fn exec_refuses_a_missing_sandbox_path_before_the_first_turn() {
     let scratch = Scratch::new("sandbox-missing");
-    let config = root().join("fixtures/run/sandbox-missing/config.yaml");
-    let replay = root().join("fixtures/run/sandbox-missing/replay.yaml");
+    let config = root().join("fixtures/paths/sandbox-missing/config.yaml");
+    let replay = root().join("fixtures/paths/sandbox-missing/replay.yaml");
     let work = scratch.path("work");
     let (output, _) = run(&[
         "exec".as_ref(),

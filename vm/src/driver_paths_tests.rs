@@ -170,3 +170,49 @@ fn context_blocks_with_fifo_sources_come_back_at_once() {
         "{blocks:?}"
     );
 }
+
+/// Answers nothing, counting the calls.
+struct CountingModels(std::sync::atomic::AtomicUsize);
+
+impl super::Models for CountingModels {
+    async fn call(
+        &self,
+        _: &crate::effect::ModelCall,
+    ) -> Result<crate::effect::ModelReply, String> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Err("no model here".to_string())
+    }
+}
+
+/// Through the driver (as `fuseraft test` and the library run it): a missing sandbox ends
+/// the run with an error naming it before any model call or tool.
+#[test]
+fn a_missing_sandbox_path_ends_the_run_before_any_model_call() {
+    let work = Temp::new("sandbox-run");
+    let program = program("  Security: { FileSystemSandboxPath: gone }\n");
+    let models = CountingModels(Default::default());
+    let env = super::Env {
+        work_dir: work.0.clone(),
+        approvals: super::Approvals::All,
+    };
+    let options = crate::machine::Options {
+        session_id: "s1".to_string(),
+        task: "t".to_string(),
+        max_turns: None,
+        skip_prompts: false,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let summary = runtime.block_on(super::run(&program, options, &models, &env, &mut |_, _| {}));
+    assert_eq!(summary.outcome, crate::event::Outcome::Error);
+    assert_eq!(summary.turns, 0);
+    let reason = summary.reason.unwrap_or_default();
+    assert!(
+        reason.contains("Security.FileSystemSandboxPath: gone"),
+        "{reason}"
+    );
+    assert!(reason.contains("does not exist"), "{reason}");
+    assert_eq!(models.0.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
