@@ -357,6 +357,10 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
     };
     let path = work_dir.join(value.trim());
     let problem = match std::fs::canonicalize(&path) {
+        Ok(root) if is_state_dir(&root) => {
+            "is inside `.git/` or fuseraft's own state, which the file tools may not change"
+                .to_string()
+        }
         Ok(root) if root.is_dir() => return Ok(root),
         Ok(_) => "is not a directory".to_string(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
@@ -367,6 +371,20 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
         path.display(),
         work_dir.display()
     ))
+}
+
+/// Whether a directory lies in a `.git` directory or in `.fuseraft/{sessions,state,checkpoints}`
+/// (ignoring case): as a sandbox root it would hand the tools what they may not change.
+fn is_state_dir(dir: &Path) -> bool {
+    let parts: Vec<String> = dir
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().to_ascii_lowercase())
+        .collect();
+    parts.iter().any(|part| part == ".git")
+        || parts.windows(2).any(|pair| {
+            pair[0] == ".fuseraft"
+                && matches!(pair[1].as_str(), "sessions" | "state" | "checkpoints")
+        })
 }
 
 /// Tool limits, with `Security.ReadFileSizeLimit` applied.

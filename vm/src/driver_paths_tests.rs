@@ -78,6 +78,24 @@ fn a_missing_sandbox_path_is_an_error_not_the_work_dir() {
     let file = program("  Security: { FileSystemSandboxPath: file.txt }\n");
     let error = sandbox_root(&file, &work.0).unwrap_err();
     assert!(error.contains("is not a directory"), "{error}");
+    // A sandbox inside git's or fuseraft's state would hand the tools what they may not
+    // change (`.git/hooks`, the session store).
+    for state in [
+        ".git/hooks",
+        ".GIT",
+        ".fuseraft/sessions",
+        ".fuseraft/state/x",
+    ] {
+        std::fs::create_dir_all(work.path(state)).unwrap();
+        let inside = program(&format!(
+            "  Security: {{ FileSystemSandboxPath: \"{state}\" }}\n"
+        ));
+        let error = sandbox_root(&inside, &work.0).unwrap_err();
+        assert!(error.contains("fuseraft's own state"), "{state}: {error}");
+    }
+    std::fs::create_dir_all(work.path(".fuseraft/artifacts")).unwrap();
+    let artifacts = program("  Security: { FileSystemSandboxPath: .fuseraft/artifacts }\n");
+    assert!(sandbox_root(&artifacts, &work.0).is_ok());
 }
 
 #[test]
