@@ -383,6 +383,7 @@ async fn fs_fifos_sockets_and_devices_are_refused_without_blocking() {
     mkfifo(&root.path("dir/pipe.txt"));
     let _listener = std::os::unix::net::UnixListener::bind(root.path("sock")).unwrap();
     symlink("/dev/zero", &root.path("zero"));
+    symlink("/proc/self/environ", &root.path("environ"));
     symlink("pipe", &root.path("to-pipe"));
     let ctx = context(&root);
     for (path, needle) in [
@@ -391,6 +392,7 @@ async fn fs_fifos_sockets_and_devices_are_refused_without_blocking() {
         ("to-pipe", "is a FIFO (named pipe), not a regular file"),
         ("sock", "is a socket, not a regular file"),
         ("zero", "[DENIED: sandbox]"),
+        ("environ", "[DENIED: sandbox]"),
         ("/dev/zero", "[DENIED: sandbox]"),
         ("/proc/self/environ", "[DENIED: sandbox]"),
         ("dir", "is a directory"),
