@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use fuseraft_compiler::MemoryFiles;
 
-use super::{read_context_file, sandbox_root};
+use super::context::read_context_file;
+use super::sandbox_root;
 
 /// A unique temporary directory, removed on drop.
 struct Temp(PathBuf);
@@ -173,7 +174,8 @@ fn context_blocks_with_fifo_sources_come_back_at_once() {
     let (sender, receiver) = std::sync::mpsc::channel();
     let dir = work.0.clone();
     std::thread::spawn(move || {
-        let blocks = super::read_context(&program, &dir, &dir, Path::new(""), &sources, "s1");
+        let blocks =
+            super::context::read_context(&program, &dir, &dir, Path::new(""), &sources, "s1");
         let _ = sender.send(blocks);
     });
     let blocks = receiver
