@@ -1,12 +1,22 @@
 //! The real file system behind the compiler's `FileReader`, with a size cap so a huge or
 //! endless file (a FIFO fed forever, `/dev/zero`) cannot exhaust memory, and a bounded wait
 //! for the writer of a named FIFO, whose opening would otherwise block forever.
+//!
+//! [`Project`] is the reader of a compilation: the file the user named is read like
+//! [`Disk`] reads it (the command line is trusted, so `<(...)` works), and every other file
+//! (an `AgentFile`, a tama agent or manifest, named by a config that may come from anyone)
+//! only when it is a regular file that lies *physically* inside the project directory:
+//! resolved race-free from the project's directory descriptor (`fuseraft_vm::confine`),
+//! so a symlink out of the project, a FIFO or a device is refused with an error that the
+//! compiler reports at the key naming the file.
 
 use std::fs::File;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use fuseraft_compiler::syntax::load::{normalize, project_of};
 use fuseraft_compiler::FileReader;
 
 /// Largest config, agent or IR file fuseraft reads.
@@ -87,6 +97,93 @@ fn open_fifo(path: &Path, wait: Duration) -> std::io::Result<File> {
 impl FileReader for Disk {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         read_at_most(path, MAX_FILE_BYTES)
+    }
+
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
+
+/// The reader of one compilation: the first file read fixes the project directory (as the
+/// compiler's loader does) and is read like [`Disk`] reads; every later file must be a
+/// regular file physically inside the project.
+#[derive(Default)]
+pub struct Project {
+    project: OnceLock<PathBuf>,
+}
+
+impl Project {
+    pub fn new() -> Project {
+        Project::default()
+    }
+
+    /// Reads an include: a regular file under `project`, never through a symlink leaving it.
+    #[cfg(unix)]
+    fn read_include(project: &Path, path: &Path) -> std::io::Result<String> {
+        use fuseraft_vm::confine::{read_under, Error};
+        use std::io::ErrorKind;
+        let outside = |place: String| {
+            std::io::Error::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "it resolves to `{place}`, outside the project directory `{}`",
+                    shown(project)
+                ),
+            )
+        };
+        let Ok(rel) = normalize(path).strip_prefix(project).map(Path::to_path_buf) else {
+            return Err(outside(path.display().to_string()));
+        };
+        let root = if project.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            project
+        };
+        match read_under(root, &rel, MAX_FILE_BYTES) {
+            Ok((bytes, _)) => {
+                String::from_utf8(bytes).map_err(|_| std::io::Error::other("not valid UTF-8 text"))
+            }
+            Err(Error::Escapes(place)) => Err(outside(place)),
+            Err(Error::NotFound) => Err(ErrorKind::NotFound.into()),
+            Err(Error::Io(error)) => Err(error),
+            Err(Error::TooLarge(_)) => Err(std::io::Error::other(format!(
+                "larger than the {} MiB limit",
+                MAX_FILE_BYTES / 1024 / 1024
+            ))),
+            Err(other) => Err(std::io::Error::other(other.to_string())),
+        }
+    }
+
+    #[cfg(not(unix))]
+    fn read_include(_project: &Path, path: &Path) -> std::io::Result<String> {
+        read_at_most(path, MAX_FILE_BYTES)
+    }
+}
+
+fn shown(dir: &Path) -> String {
+    if dir.as_os_str().is_empty() {
+        ".".to_string()
+    } else {
+        dir.display().to_string()
+    }
+}
+
+impl FileReader for Project {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        let mut first = false;
+        let project = self.project.get_or_init(|| {
+            first = true;
+            project_of(path)
+        });
+        if first {
+            return read_at_most(path, MAX_FILE_BYTES);
+        }
+        let text = Project::read_include(project, path)?;
+        Ok(text)
     }
 
     fn is_dir(&self, path: &Path) -> bool {

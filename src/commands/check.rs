@@ -11,7 +11,7 @@ use fuseraft_compiler::{Code, Compiled, Severity};
 
 use super::exit;
 use crate::cli::{CheckArgs, CheckFormat};
-use crate::disk::Disk;
+use crate::disk::Project;
 use crate::render::{self, Style};
 use crate::report::{self, Checked};
 
@@ -31,7 +31,7 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
     let mut compiled: Vec<Compiled> = Vec::new();
     let mut findings: Vec<Findings> = Vec::new();
     for input in &args.inputs {
-        let one = fuseraft_compiler::compile(input, &Disk);
+        let one = fuseraft_compiler::compile(input, &Project::new());
         findings.push(check::check(&one));
         compiled.push(one);
     }

@@ -6,11 +6,11 @@ use fuseraft_compiler::ir::{self, PrintOptions};
 
 use super::exit;
 use crate::cli::{CompileArgs, Emit};
-use crate::disk::Disk;
+use crate::disk::Project;
 use crate::render::{self, Style};
 
 pub fn run(args: &CompileArgs, style: Style) -> u8 {
-    let compiled = fuseraft_compiler::compile(&args.input, &Disk);
+    let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     let mut stderr = std::io::stderr().lock();
     let _ = write!(
         stderr,

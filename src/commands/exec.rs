@@ -17,7 +17,7 @@ use serde_json::{json, Value as Json};
 
 use super::exit;
 use crate::cli::{Approve, ExecArgs};
-use crate::disk::Disk;
+use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
 use crate::terminal::Terminal;
@@ -83,7 +83,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     if args.replay.is_some() && (args.model.is_some() || args.endpoint.is_some()) {
         return usage_error("`--replay` answers every model call; it cannot be combined with `--model` or `--endpoint`");
     }
-    let compiled = fuseraft_compiler::compile(&args.input, &Disk);
+    let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     eprint!(
         "{}",
         render::all(&compiled.diagnostics, &compiled.sources, style)
@@ -106,6 +106,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             ))
         }
     };
+    // A sandbox that does not exist is an error before the first turn, not a wider sandbox.
+    if let Err(message) = driver::sandbox_root(&program, &work_dir) {
+        return usage_error(&format!("{message} (in `{}`)", args.input.display()));
+    }
     let events = match &args.events {
         Some(path) => match EventsFile::open(path) {
             Ok(file) => file,

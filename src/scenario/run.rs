@@ -12,7 +12,7 @@ use fuseraft_vm::replay::Replay;
 
 use super::route::{self, Route};
 use super::spec::Scenario;
-use crate::disk::Disk;
+use crate::disk::Project;
 use crate::render::{self, Style};
 
 /// The session id every scenario runs with, so nothing in a trace depends on the clock.
@@ -92,7 +92,7 @@ fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
 
 /// Runs a loaded scenario to its end.
 pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
-    let compiled = fuseraft_compiler::compile(&scenario.config, &Disk);
+    let compiled = fuseraft_compiler::compile(&scenario.config, &Project::new());
     let Some(program) = compiled.program else {
         let rendered = render::all(&compiled.diagnostics, &compiled.sources, Style::plain());
         let first = compiled

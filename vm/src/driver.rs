@@ -4,16 +4,22 @@
 //! tools run sandboxed in the work dir; validators read the artifacts there; approvals are
 //! answered by the caller's policy. Fork branches run concurrently.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
-use fuseraft_compiler::ir::{ContextSource, Program};
+use fuseraft_compiler::ir::Program;
 
-use crate::changes::ChangeLog;
 use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
+
+mod context;
+#[cfg(all(test, unix))]
+#[path = "driver_paths_tests.rs"]
+mod paths_tests;
+
+use context::read_context;
 
 /// Answers model calls.
 pub trait Models: Sync {
@@ -210,6 +216,20 @@ pub async fn drive<M: Models>(
     crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
+    let sandbox = match sandbox_root(program, &env.work_dir) {
+        Ok(sandbox) => sandbox,
+        Err(reason) => {
+            // Before the first turn: nothing ran.
+            let run = machine.into_run();
+            return Summary {
+                outcome: Outcome::Error,
+                reason: Some(reason),
+                turns: run.turn,
+                usage: run.usage,
+                history: run.history,
+            };
+        }
+    };
     let mut saved_turn = None;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
@@ -235,7 +255,7 @@ pub async fn drive<M: Models>(
                 mut calls,
             } => {
                 let context = crate::tools::ToolContext {
-                    work_dir: sandbox_root(program, &env.work_dir),
+                    work_dir: sandbox.clone(),
                     session_id: session_id.clone(),
                     agent,
                     turn,
@@ -306,6 +326,7 @@ pub async fn drive<M: Models>(
             } => Response::Context(read_context(
                 program,
                 &env.work_dir,
+                &sandbox,
                 &change_log,
                 &sources,
                 &session_id,
@@ -342,16 +363,47 @@ fn key_variables(program: &Program) -> Vec<String> {
         .collect()
 }
 
-/// `Security.FileSystemSandboxPath` (relative to the work dir), or the work dir itself.
-pub fn sandbox_root(program: &Program, work_dir: &Path) -> PathBuf {
-    let configured = program
+/// `Security.FileSystemSandboxPath` (relative to the work dir), canonical, or the work dir
+/// itself when it is not set. A configured path that does not exist or is not a directory
+/// is an error naming it: the sandbox never silently widens to the work dir.
+pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, String> {
+    let Some((_, value)) = program
         .settings
         .iter()
         .find(|(key, _)| key == "Security.FileSystemSandboxPath")
-        .map(|(_, value)| work_dir.join(value));
-    configured
-        .and_then(|path| std::fs::canonicalize(path).ok())
-        .unwrap_or_else(|| work_dir.to_path_buf())
+    else {
+        return Ok(work_dir.to_path_buf());
+    };
+    let path = work_dir.join(value.trim());
+    let problem = match std::fs::canonicalize(&path) {
+        Ok(root) if is_state_dir(&root) => {
+            "is inside `.git/` or fuseraft's own state, which the file tools may not change"
+                .to_string()
+        }
+        Ok(root) if root.is_dir() => return Ok(root),
+        Ok(_) => "is not a directory".to_string(),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
+        Err(error) => format!("is not accessible ({error})"),
+    };
+    Err(format!(
+        "the sandbox `{}` (`Security.FileSystemSandboxPath: {value}`, relative to the work dir `{}`) {problem}; create it or change the setting",
+        path.display(),
+        work_dir.display()
+    ))
+}
+
+/// Whether a directory lies in a `.git` directory or in `.fuseraft/{sessions,state,checkpoints}`
+/// (ignoring case): as a sandbox root it would hand the tools what they may not change.
+fn is_state_dir(dir: &Path) -> bool {
+    let parts: Vec<String> = dir
+        .components()
+        .map(|part| part.as_os_str().to_string_lossy().to_ascii_lowercase())
+        .collect();
+    parts.iter().any(|part| part == ".git")
+        || parts.windows(2).any(|pair| {
+            pair[0] == ".fuseraft"
+                && matches!(pair[1].as_str(), "sessions" | "state" | "checkpoints")
+        })
 }
 
 /// Tool limits, with `Security.ReadFileSizeLimit` applied.
@@ -366,111 +418,4 @@ fn limits(program: &Program) -> crate::tools::Limits {
         limits.read_cap = read_cap;
     }
     limits
-}
-
-/// A relative path that stays inside the work dir.
-fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {
-    let relative = Path::new(path);
-    if relative.is_absolute()
-        || relative
-            .components()
-            .any(|part| matches!(part, Component::ParentDir))
-    {
-        return Err(format!(
-            "[DENIED: sandbox] `{path}` is outside the work dir"
-        ));
-    }
-    Ok(work_dir.join(relative))
-}
-
-fn capped(text: String, max_chars: u32) -> String {
-    let max = if max_chars == 0 {
-        4000
-    } else {
-        max_chars as usize
-    };
-    if text.chars().count() <= max {
-        return text;
-    }
-    let mut cut: String = text.chars().take(max).collect();
-    cut.push_str("\n[truncated]");
-    cut
-}
-
-/// The text blocks of `HandoffContext` sources, read from the work dir.
-fn read_context(
-    program: &Program,
-    work_dir: &Path,
-    change_log: &Path,
-    sources: &[ContextSource],
-    session_id: &str,
-) -> Vec<String> {
-    sources
-        .iter()
-        .map(|source| {
-            let spec = source.source.replace("{session_id}", session_id);
-            let (kind, argument) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
-            let body = match kind {
-                "file" => confined(work_dir, argument).and_then(|path| {
-                    std::fs::read_to_string(&path)
-                        .map_err(|error| format!("(could not read `{argument}`: {error})"))
-                }),
-                "changes_recent" => {
-                    let count: usize = argument.parse().unwrap_or(3);
-                    ChangeLog::load(change_log).map(|log| {
-                        let entries: Vec<_> = log.session_entries().collect();
-                        let recent = &entries[entries.len().saturating_sub(count)..];
-                        recent
-                            .iter()
-                            .map(|entry| {
-                                format!(
-                                    "{} (turn {}): wrote {:?}, ran {:?}",
-                                    entry.agent,
-                                    entry.turn_index,
-                                    entry.files_written,
-                                    entry
-                                        .commands_run
-                                        .iter()
-                                        .map(|c| &c.command)
-                                        .collect::<Vec<_>>()
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
-                }
-                "brief_field" => {
-                    let brief = program
-                        .settings
-                        .iter()
-                        .find(|(key, _)| key == "Validation.BriefPath")
-                        .map_or(
-                            ".fuseraft/artifacts/brief.json".to_string(),
-                            |(_, value)| value.replace("{session_id}", session_id),
-                        );
-                    confined(work_dir, &brief)
-                        .and_then(|path| {
-                            std::fs::read_to_string(path)
-                                .map_err(|error| format!("(could not read the brief: {error})"))
-                        })
-                        .and_then(|text| {
-                            serde_json::from_str::<serde_json::Value>(&text)
-                                .map_err(|error| format!("(the brief is not JSON: {error})"))
-                        })
-                        .map(|json| match json.get(argument) {
-                            Some(serde_json::Value::String(text)) => text.clone(),
-                            Some(other) => other.to_string(),
-                            None => format!("(the brief has no `{argument}`)"),
-                        })
-                }
-                other => Err(format!("(context source `{other}` is not available)")),
-            };
-            let body = body.unwrap_or_else(|error| error);
-            let label = source
-                .label
-                .clone()
-                .unwrap_or_else(|| source.source.clone());
-            format!("[Context: {label}]\n{}", capped(body, source.max_chars))
-        })
-        .collect()
 }

@@ -14,6 +14,8 @@
 
 pub mod changes;
 pub mod checkpoint;
+#[cfg(unix)]
+pub mod confine;
 pub mod driver;
 pub mod effect;
 pub mod event;

@@ -1,146 +1,120 @@
 //! Path confinement: every path argument of a FileSystem tool resolves under the sandbox root.
 //!
 //! Security decisions:
-//! - Paths resolve *physically*, one component at a time from the root (or from `/` for an
-//!   absolute path): every symlink met on the way, the final component included, is read
-//!   and its target spliced in, and `..` steps to the parent of the directory actually
-//!   reached, as the kernel would. Only the fully resolved path is checked and used, so a
-//!   symlinked directory, a symlinked file, a dangling symlink and a symlink in a parent of
-//!   a not-yet-existing file all land where the OS would put them, and anything outside the
-//!   root is denied (`[DENIED: sandbox] path escapes the sandbox: ...`). An absolute path
-//!   inside the root is allowed. More than 40 symlinks (a loop) is an error.
-//! - The tools then open the resolved path, not the argument. What remains is a race: a
-//!   process running concurrently (a `shell_run` of another fork branch) could swap a
-//!   directory for a symlink between the check and the use. The shell is not confined by
-//!   this module at all (it runs with the user's rights); confining commands is the
-//!   permission policy's job.
-//! - Credential files are denied for reading, writing, patching, listing and deleting
-//!   (`Security.DenyCredentialFiles`), judged on the resolved path relative to the root,
-//!   ignoring case (so a symlink `notes.txt -> .env` is denied too): see
-//!   [`is_credential_path`]. A hard link to a credential file under another name cannot
-//!   be recognised by path.
+//! - Paths resolve *physically* and race-free through [`crate::confine`]: one component at
+//!   a time from an open descriptor of the root, never letting the kernel follow a symlink.
+//!   A symlink met on the way (the final component included, except for `delete_file`) is
+//!   read and followed when its target stays inside the root, so a symlinked directory or
+//!   file inside the work dir keeps working; one that leaves the root (absolute, or `..`
+//!   past the root) is denied (`[DENIED: sandbox] path escapes the sandbox: ...`), as is any
+//!   `..` past the root. An absolute path is allowed when it names a place under the root.
+//!   More than 40 symlinks (a loop) is an error.
+//! - The tools then act relative to the directory descriptor the walk ended in (`openat`,
+//!   `renameat`, `unlinkat` with `O_NOFOLLOW`), never by name from the root again: a
+//!   process running concurrently (a `shell_run` of another fork branch) that swaps a
+//!   directory for a symlink cannot redirect a read or a write out of the root. The shell
+//!   itself is not confined by this module (that is the OS sandbox's job).
+//! - Every rule on names is judged on the *resolved* path relative to the root, ignoring
+//!   case, so `a/../.env`, a symlink `notes.txt -> .env` or `g -> .git` are caught too:
+//!   - credential files are denied for reading, writing, patching, listing and deleting
+//!     (`Security.DenyCredentialFiles`): see [`is_credential_path`]. A hard link to a
+//!     credential file under another name cannot be recognised by path;
+//!   - fuseraft's and git's own state are read-only to the tools: see [`protected_state`].
 
-use std::collections::VecDeque;
-use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use super::Outcome;
-
-/// Symlinks followed while resolving one path before giving up (Linux's `MAXSYMLINKS`).
-const MAX_LINKS: usize = 40;
+use crate::confine::{Error, Place, Root, Walk};
 
 /// A path argument resolved inside the sandbox.
 #[derive(Debug)]
 pub(crate) struct Resolved {
-    /// The physical path, under the root.
-    pub abs: PathBuf,
-    /// The same path relative to the root, `/`-separated (`""` for the root itself).
+    pub place: Place,
+    /// The resolved path relative to the root, `/`-separated (`""` for the root itself).
     pub rel: String,
 }
 
-/// Resolves `raw` under `root` (canonical). `follow_final` false leaves a final symlink
-/// itself in place (for deleting the link rather than its target).
-pub(crate) fn resolve(root: &Path, raw: &str, follow_final: bool) -> Result<Resolved, Outcome> {
+/// Opens the sandbox root.
+pub(crate) fn open_root(root: &Path) -> Result<Root, Outcome> {
+    Root::open(root).map_err(|error| {
+        Outcome::error(format!(
+            "the work dir `{}` is not accessible: {error}",
+            root.display()
+        ))
+    })
+}
+
+/// Resolves `raw` under `root`. `follow_final` false leaves a final symlink itself in place
+/// (for deleting the link rather than its target); `missing_dirs` accepts parent
+/// directories that do not exist yet (for writing).
+pub(crate) fn resolve(
+    tool: &str,
+    root: &Root,
+    raw: &str,
+    follow_final: bool,
+    missing_dirs: bool,
+) -> Result<Resolved, Outcome> {
     if raw.contains('\0') {
         return Err(Outcome::error("a path may not contain a NUL character"));
     }
-    let raw_path = Path::new(raw.trim());
-    let final_name = match raw_path.components().next_back() {
-        Some(Component::Normal(name)) if !follow_final => Some(name.to_os_string()),
-        _ => None,
+    let walk = Walk {
+        follow_final,
+        missing_dirs,
     };
-    let parent_part = match &final_name {
-        Some(_) => raw_path.parent().unwrap_or(Path::new("")),
-        None => raw_path,
-    };
-    let start = if raw_path.is_absolute() {
-        PathBuf::from("/")
-    } else {
-        root.to_path_buf()
-    };
-    let mut abs = walk(start, parent_part, raw)?;
-    if let Some(name) = final_name {
-        abs.push(name);
-    }
-    match abs.strip_prefix(root) {
-        Ok(rel) => Ok(Resolved {
-            rel: rel
-                .components()
-                .map(|part| part.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/"),
-            abs,
+    match root.resolve(Path::new(raw.trim()), walk) {
+        Ok(place) => Ok(Resolved {
+            rel: place.rel(),
+            place,
         }),
-        Err(_) => Err(Outcome::fail(format!(
-            "[DENIED: sandbox] path escapes the sandbox: `{raw}` resolves to `{}`, outside `{}`",
-            abs.display(),
-            root.display()
-        ))),
+        Err(error) => Err(walk_error(tool, root, raw, error)),
     }
 }
 
-/// Walks `path` from `start`, following symlinks; components past the first one that does
-/// not exist are appended as written (`..` among them removes the previous one).
-fn walk(start: PathBuf, path: &Path, raw: &str) -> Result<PathBuf, Outcome> {
-    let mut pending: VecDeque<OsString> = VecDeque::new();
-    for part in path.components() {
-        match part {
-            Component::Normal(name) => pending.push_back(name.to_os_string()),
-            Component::ParentDir => pending.push_back("..".into()),
-            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+/// The result of `tool` for a failed resolution or access.
+pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
+    match error {
+        Error::Escapes(place) => Outcome::fail(format!(
+            "[DENIED: sandbox] path escapes the sandbox: `{raw}` resolves to `{place}`, outside `{}`",
+            root.path().display()
+        )),
+        Error::NotFound => Outcome::error(format!("{tool}: `{raw}` does not exist")),
+        Error::Loop => Outcome::error(format!("too many levels of symbolic links in `{raw}`")),
+        Error::NotRegular(kind) => {
+            Outcome::error(format!("`{raw}` is {kind}, not a regular file"))
         }
+        Error::TooLarge(size) => Outcome::error(format!("`{raw}` is too large ({size} bytes)")),
+        Error::Io(error) => Outcome::error(format!("cannot access `{raw}`: {error}")),
     }
-    let mut current = start;
-    let mut missing: Vec<OsString> = Vec::new();
-    let mut links = 0;
-    while let Some(part) = pending.pop_front() {
-        if part == ".." {
-            if missing.pop().is_none() {
-                current.pop();
-            }
-            continue;
-        }
-        if !missing.is_empty() {
-            missing.push(part);
-            continue;
-        }
-        let next = current.join(&part);
-        match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                links += 1;
-                if links > MAX_LINKS {
-                    return Err(Outcome::error(format!(
-                        "too many levels of symbolic links in `{raw}`"
-                    )));
-                }
-                let target = std::fs::read_link(&next).map_err(|error| {
-                    Outcome::error(format!(
-                        "cannot read the symlink `{}`: {error}",
-                        next.display()
-                    ))
-                })?;
-                if target.is_absolute() {
-                    current = PathBuf::from("/");
-                }
-                let mut spliced: Vec<OsString> = Vec::new();
-                for piece in target.components() {
-                    match piece {
-                        Component::Normal(name) => spliced.push(name.to_os_string()),
-                        Component::ParentDir => spliced.push("..".into()),
-                        Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-                    }
-                }
-                for piece in spliced.into_iter().rev() {
-                    pending.push_front(piece);
-                }
-            }
-            Ok(_) => current = next,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => missing.push(part),
-            Err(error) => return Err(Outcome::error(format!("cannot access `{raw}`: {error}"))),
-        }
+}
+
+/// Why a resolved path (relative to the sandbox root) is fuseraft's or git's own state,
+/// which the tools may read but not write, patch or delete; `None` when it is not. Ignores
+/// case. Protected: anything under a `.git` directory (or a `.git` file, as in a worktree)
+/// at any depth, and `.fuseraft/sessions/`, `.fuseraft/state/` (the change log, evidence)
+/// and `.fuseraft/checkpoints/`. Agents' own artifacts elsewhere under `.fuseraft/`
+/// (`.fuseraft/artifacts/`, `.fuseraft/brief.json`, ...) stay writable.
+pub fn protected_state(rel: &str) -> Option<&'static str> {
+    let lower = rel.to_ascii_lowercase().replace('\\', "/");
+    let parts: Vec<&str> = lower
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.contains(&".git") {
+        return Some("the git repository's own state (`.git/`)");
     }
-    current.extend(missing);
-    Ok(current)
+    match parts.as_slice() {
+        [".fuseraft", "sessions" | "state" | "checkpoints", ..] => {
+            Some("fuseraft's own state (sessions, change log, checkpoints)")
+        }
+        _ => None,
+    }
+}
+
+/// The denial for a protected path.
+pub(crate) fn protected_denial(raw: &str, what: &str) -> Outcome {
+    Outcome::fail(format!(
+        "[DENIED: sandbox] `{raw}` is {what}, which the file tools may not change"
+    ))
 }
 
 /// Whether a path (relative to the sandbox root, `/`- or `\`-separated) names a credential

@@ -238,29 +238,49 @@ pub fn read_text(artifact: &Artifact) -> Result<String, ReadError> {
     read_path(&artifact.path)
 }
 
-/// [`read_text`] for a path on disk.
+/// [`read_text`] for a path on disk: a regular file only, opened with `O_NONBLOCK` and
+/// checked with `fstat` before a byte is read, so a FIFO or a device planted under an
+/// artifact's name is refused at once instead of blocking the validator (and Ctrl-C).
 pub fn read_path(path: &Path) -> Result<String, ReadError> {
-    let metadata = match std::fs::metadata(path) {
-        Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ReadError::Missing)
-        }
-        Err(error) => return Err(ReadError::Unreadable(error.to_string())),
-    };
-    if metadata.is_dir() {
-        return Err(ReadError::Unreadable(
-            "it is a directory, not a file".to_string(),
-        ));
-    }
-    if metadata.len() > MAX_ARTIFACT_BYTES {
-        return Err(ReadError::Unreadable(format!(
-            "it is {} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit",
-            metadata.len()
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|error| ReadError::Unreadable(error.to_string()))?;
+    let bytes = read_regular(path)?;
     String::from_utf8(bytes)
         .map_err(|_| ReadError::Unreadable("it is not valid UTF-8 text".to_string()))
+}
+
+#[cfg(unix)]
+fn read_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
+    use crate::confine::Error;
+    match crate::confine::read_regular_path(path, MAX_ARTIFACT_BYTES, true) {
+        Ok((_, size)) if size > MAX_ARTIFACT_BYTES => Err(too_large(size)),
+        Ok((bytes, _)) if bytes.len() as u64 > MAX_ARTIFACT_BYTES => {
+            Err(too_large(bytes.len() as u64))
+        }
+        Ok((bytes, _)) => Ok(bytes),
+        Err(Error::NotFound) => Err(ReadError::Missing),
+        Err(Error::NotRegular("a directory")) => Err(ReadError::Unreadable(
+            "it is a directory, not a file".to_string(),
+        )),
+        Err(error) => Err(ReadError::Unreadable(error.to_string())),
+    }
+}
+
+#[cfg(not(unix))]
+fn read_regular(path: &Path) -> Result<Vec<u8>, ReadError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_dir() => Err(ReadError::Unreadable(
+            "it is a directory, not a file".to_string(),
+        )),
+        Ok(metadata) if metadata.len() > MAX_ARTIFACT_BYTES => Err(too_large(metadata.len())),
+        Ok(_) => std::fs::read(path).map_err(|error| ReadError::Unreadable(error.to_string())),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Err(ReadError::Missing),
+        Err(error) => Err(ReadError::Unreadable(error.to_string())),
+    }
+}
+
+fn too_large(size: u64) -> ReadError {
+    ReadError::Unreadable(format!(
+        "it is {size} bytes, over the {MAX_ARTIFACT_BYTES}-byte limit"
+    ))
 }
 
 /// The JSON type of a value, for error messages.
@@ -368,5 +388,60 @@ pub fn truncate(text: &str, limit: usize) -> String {
     match text.char_indices().nth(limit) {
         Some((cut, _)) => format!("{}\n...(truncated)", &text[..cut]),
         None => text.to_string(),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::time::Duration;
+
+    use super::{read_path, ReadError};
+    use crate::validate::testutil::Fixture;
+
+    /// Reads on another thread: a blocking open fails the test after 10 s.
+    fn read_within(path: std::path::PathBuf) -> Result<String, ReadError> {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(read_path(&path));
+        });
+        receiver
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the artifact read returned within 10 s")
+    }
+
+    fn unreadable(result: Result<String, ReadError>) -> String {
+        match result {
+            Err(ReadError::Unreadable(why)) => why,
+            Err(ReadError::Missing) => "missing".to_string(),
+            Ok(text) => panic!("read {text:?}"),
+        }
+    }
+
+    /// A FIFO with no writer, `/dev/zero` and a socket under an artifact's name are refused
+    /// at once, saying what they are; a directory stays "a directory".
+    #[test]
+    fn artifacts_that_are_not_regular_files_never_block() {
+        let fx = Fixture::new("artifact-fifo");
+        let dir = fx.dir().to_path_buf();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.join("brief.json"),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.join("zero.json")).unwrap();
+        let _listener = std::os::unix::net::UnixListener::bind(dir.join("sock.json")).unwrap();
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let fifo = unreadable(read_within(dir.join("brief.json")));
+        assert!(fifo.contains("FIFO"), "{fifo}");
+        let zero = unreadable(read_within(dir.join("zero.json")));
+        assert!(zero.contains("character device"), "{zero}");
+        let sock = unreadable(read_within(dir.join("sock.json")));
+        assert!(sock.contains("socket"), "{sock}");
+        let sub = unreadable(read_within(dir.join("sub")));
+        assert!(sub.contains("it is a directory, not a file"), "{sub}");
+        assert_eq!(unreadable(read_within(dir.join("none.json"))), "missing");
     }
 }

@@ -1,0 +1,267 @@
+//! A resolved path and what can be done there: read a regular file (non-blocking), list a
+//! directory, replace a file by a fresh one renamed over it, unlink; all relative to the
+//! parent directory's descriptor, never by name from the root again.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::{describe, open_dir_at, Error, Root, Walk};
+
+/// A resolved path: its parent directory, held open, and its final name (`None` when the
+/// path names a directory itself, e.g. `.` or `a/..`).
+#[derive(Debug)]
+pub struct Place {
+    pub(super) dir: OwnedFd,
+    /// Directories that do not exist yet between `dir` and `name`.
+    pub(super) missing: Vec<OsString>,
+    pub(super) name: Option<OsString>,
+    pub(super) parts: Vec<OsString>,
+}
+
+impl Place {
+    /// The resolved path relative to the root, `/`-separated (`""` for the root itself).
+    pub fn rel(&self) -> String {
+        self.parts
+            .iter()
+            .map(|part| part.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    /// The resolved components relative to the root.
+    pub fn parts(&self) -> &[OsString] {
+        &self.parts
+    }
+
+    /// The final name (`None`: the place is a directory reached by `.` or `..`).
+    pub fn name(&self) -> Option<&OsStr> {
+        self.name.as_deref()
+    }
+
+    /// Creates the missing parent directories, never following a symlink met on the way.
+    pub fn make_dirs(&mut self) -> Result<(), Error> {
+        for part in std::mem::take(&mut self.missing) {
+            match rustix::fs::mkdirat(&self.dir, &part, Mode::from_raw_mode(0o777)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(errno) => return Err(errno.into()),
+            }
+            // Made by us or by another process meanwhile: a symlink is not followed (`ELOOP`).
+            self.dir = open_dir_at(self.dir.as_fd(), &part)?;
+        }
+        Ok(())
+    }
+
+    /// The type of what is there now (a symlink is not followed), `None` when nothing is.
+    pub fn kind(&self) -> Result<Option<FileType>, Error> {
+        if !self.missing.is_empty() {
+            return Ok(None);
+        }
+        let Some(name) = &self.name else {
+            return Ok(Some(FileType::Directory));
+        };
+        match rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) => Ok(Some(FileType::from_raw_mode(stat.st_mode))),
+            Err(Errno::NOENT) => Ok(None),
+            Err(errno) => Err(errno.into()),
+        }
+    }
+
+    /// Reads the regular file here: at most `cap` + 1 bytes (the caller tells a longer file
+    /// by the length) and the file's size. Anything else is refused without blocking.
+    pub fn read(&self, cap: u64) -> Result<(Vec<u8>, u64), Error> {
+        let Some(name) = &self.name else {
+            return Err(Error::NotRegular("a directory"));
+        };
+        match self.kind()? {
+            None => return Err(Error::NotFound),
+            Some(FileType::RegularFile) => {}
+            Some(kind) => return Err(Error::NotRegular(describe(kind))),
+        }
+        let fd = rustix::fs::openat(
+            &self.dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        read_regular(fd, cap)
+    }
+
+    /// Opens the directory here for listing.
+    pub fn open_dir(&self) -> Result<OwnedFd, Error> {
+        if !self.missing.is_empty() {
+            return Err(Error::NotFound);
+        }
+        match &self.name {
+            None => Ok(self.dir.try_clone().map_err(Error::Io)?),
+            Some(name) => match open_dir_at(self.dir.as_fd(), name) {
+                Ok(fd) => Ok(fd),
+                Err(Errno::NOTDIR) => Err(Error::NotRegular("not a directory")),
+                Err(errno) => Err(errno.into()),
+            },
+        }
+    }
+
+    /// The names in the directory here, sorted, directories ending in `/`.
+    pub fn list(&self) -> Result<Vec<String>, Error> {
+        let fd = self.open_dir()?;
+        let mut dir = rustix::fs::Dir::read_from(&fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = dir.read() {
+            let entry = entry?;
+            let name = OsStr::from_bytes(entry.file_name().to_bytes()).to_os_string();
+            if name == "." || name == ".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => rustix::fs::statat(&fd, &name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|stat| FileType::from_raw_mode(stat.st_mode))
+                    .unwrap_or(FileType::Unknown),
+                kind => kind,
+            };
+            let mut shown = name.to_string_lossy().into_owned();
+            if kind == FileType::Directory {
+                shown.push('/');
+            }
+            names.push(shown);
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Replaces the file here with `content`: a fresh temporary file in the same (already
+    /// open) directory, renamed over the name. Never writes through an existing inode, never
+    /// follows a symlink; keeps a replaced regular file's permission bits.
+    pub fn replace(&self, content: &[u8]) -> Result<(), Error> {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let Some(name) = &self.name else {
+            return Err(Error::NotRegular("a directory"));
+        };
+        if !self.missing.is_empty() {
+            return Err(Error::NotFound);
+        }
+        let mode = match rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
+                Some(Mode::from_raw_mode(stat.st_mode & 0o7777))
+            }
+            _ => None,
+        };
+        let mut attempt = 0;
+        let (temp, fd) = loop {
+            let mut temp = OsString::from(".");
+            temp.push(name);
+            temp.push(format!(
+                ".fuseraft-{}-{}.tmp",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            match rustix::fs::openat(
+                &self.dir,
+                &temp,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o666),
+            ) {
+                Ok(fd) => break (temp, fd),
+                Err(Errno::EXIST) if attempt < 16 => attempt += 1,
+                Err(errno) => return Err(errno.into()),
+            }
+        };
+        let mut file = std::fs::File::from(fd);
+        let written = file
+            .write_all(content)
+            .map_err(Error::Io)
+            .and_then(|()| match mode {
+                Some(mode) => rustix::fs::fchmod(&file, mode).map_err(Error::from),
+                None => Ok(()),
+            })
+            .and_then(|()| {
+                drop(file);
+                rustix::fs::renameat(&self.dir, &temp, &self.dir, name).map_err(Error::from)
+            });
+        if written.is_err() {
+            let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());
+        }
+        written
+    }
+
+    /// Removes the file or symlink here (never a directory).
+    pub fn unlink(&self) -> Result<(), Error> {
+        let Some(name) = &self.name else {
+            return Err(Error::NotRegular("a directory"));
+        };
+        if !self.missing.is_empty() {
+            return Err(Error::NotFound);
+        }
+        rustix::fs::unlinkat(&self.dir, name, AtFlags::empty()).map_err(|errno| match errno {
+            Errno::ISDIR | Errno::PERM => Error::NotRegular("a directory"),
+            other => other.into(),
+        })
+    }
+}
+
+/// Reads an opened file if it is regular (`fstat`): at most `cap` + 1 bytes, and its size.
+fn read_regular(fd: OwnedFd, cap: u64) -> Result<(Vec<u8>, u64), Error> {
+    let stat = rustix::fs::fstat(&fd)?;
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(Error::NotRegular(describe(kind)));
+    }
+    let size = stat.st_size.max(0) as u64;
+    let mut bytes = Vec::new();
+    std::fs::File::from(fd)
+        .take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(Error::Io)?;
+    Ok((bytes, size))
+}
+
+/// Reads a regular file by path, never blocking on a FIFO or a device: opened with
+/// `O_NONBLOCK` (and `O_NOFOLLOW` for the final component when `follow` is false), checked
+/// with `fstat`, at most `cap` + 1 bytes. For paths the user chose or fuseraft built; paths
+/// from untrusted input go through [`Root::resolve`].
+pub fn read_regular_path(path: &Path, cap: u64, follow: bool) -> Result<(Vec<u8>, u64), Error> {
+    let mut flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let stat = if follow {
+        rustix::fs::stat(path)?
+    } else {
+        flags |= OFlags::NOFOLLOW;
+        rustix::fs::lstat(path)?
+    };
+    // Judged before opening too: opening a device can have effects of its own.
+    let kind = FileType::from_raw_mode(stat.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(Error::NotRegular(describe(kind)));
+    }
+    let fd = rustix::fs::open(path, flags, Mode::empty())?;
+    read_regular(fd, cap)
+}
+
+/// Reads a regular file under `root` named by untrusted input, at most `cap` bytes (a longer
+/// file is [`Error::TooLarge`]), with its resolved path relative to the root.
+pub fn read_under(root: &Path, raw: &Path, cap: u64) -> Result<(Vec<u8>, String), Error> {
+    let root = Root::open(root).map_err(Error::Io)?;
+    let place = root.resolve(
+        raw,
+        Walk {
+            follow_final: true,
+            missing_dirs: false,
+        },
+    )?;
+    let (bytes, size) = place.read(cap)?;
+    if bytes.len() as u64 > cap {
+        return Err(Error::TooLarge(size.max(bytes.len() as u64)));
+    }
+    Ok((bytes, place.rel()))
+}
+
+/// [`read_under`] as text (invalid UTF-8 replaced).
+pub fn read_text_under(root: &Path, raw: &Path, cap: u64) -> Result<(String, String), Error> {
+    let (bytes, rel) = read_under(root, raw, cap)?;
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), rel))
+}

@@ -1,0 +1,155 @@
+//! The blocks a handoff injects (`HandoffContext`): `file:` sources and the brief read
+//! race-free and regular-only under their root ([`crate::confine`]), `changes_recent:N`
+//! from the change log, `brief_field:F` from the brief.
+
+use std::path::{Component, Path, PathBuf};
+
+use fuseraft_compiler::ir::{ContextSource, Program};
+
+use crate::changes::ChangeLog;
+
+/// A relative path that stays inside the work dir.
+fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {
+    let relative = Path::new(path);
+    if relative.is_absolute()
+        || relative
+            .components()
+            .any(|part| matches!(part, Component::ParentDir))
+    {
+        return Err(format!(
+            "[DENIED: sandbox] `{path}` is outside the work dir"
+        ));
+    }
+    Ok(work_dir.join(relative))
+}
+
+/// The most of a `file:` context source read (its text is capped to `MaxChars` after).
+const CONTEXT_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// A `file:` context source: a regular file under the sandbox root, resolved race-free (a
+/// symlink leaving the root, a credential file, a FIFO or a device is refused, never
+/// blocking the run).
+pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String, String> {
+    use crate::confine::Error;
+    let refused = |why: String| format!("(could not read `{argument}`: {why})");
+    let (text, rel) = match crate::confine::read_text_under(
+        sandbox,
+        Path::new(argument.trim()),
+        CONTEXT_FILE_BYTES,
+    ) {
+        Ok(read) => read,
+        Err(Error::Escapes(place)) => {
+            return Err(format!(
+                "[DENIED: sandbox] `{argument}` resolves to `{place}`, outside the sandbox"
+            ))
+        }
+        Err(Error::TooLarge(size)) => {
+            return Err(refused(format!(
+                "it is {size} bytes, more than the {CONTEXT_FILE_BYTES} bytes read"
+            )))
+        }
+        Err(error) => return Err(refused(error.to_string())),
+    };
+    if crate::tools::is_credential_path(&rel) {
+        return Err(format!(
+            "[DENIED: credentials] `{argument}` is a credential file (Security.DenyCredentialFiles)"
+        ));
+    }
+    Ok(text)
+}
+
+fn capped(text: String, max_chars: u32) -> String {
+    let max = if max_chars == 0 {
+        4000
+    } else {
+        max_chars as usize
+    };
+    if text.chars().count() <= max {
+        return text;
+    }
+    let mut cut: String = text.chars().take(max).collect();
+    cut.push_str("\n[truncated]");
+    cut
+}
+
+/// The text blocks of `HandoffContext` sources, read from the work dir.
+pub(super) fn read_context(
+    program: &Program,
+    work_dir: &Path,
+    sandbox: &Path,
+    change_log: &Path,
+    sources: &[ContextSource],
+    session_id: &str,
+) -> Vec<String> {
+    sources
+        .iter()
+        .map(|source| {
+            let spec = source.source.replace("{session_id}", session_id);
+            let (kind, argument) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
+            let body = match kind {
+                "file" => read_context_file(sandbox, argument),
+                "changes_recent" => {
+                    let count: usize = argument.parse().unwrap_or(3);
+                    ChangeLog::load(change_log).map(|log| {
+                        let entries: Vec<_> = log.session_entries().collect();
+                        let recent = &entries[entries.len().saturating_sub(count)..];
+                        recent
+                            .iter()
+                            .map(|entry| {
+                                format!(
+                                    "{} (turn {}): wrote {:?}, ran {:?}",
+                                    entry.agent,
+                                    entry.turn_index,
+                                    entry.files_written,
+                                    entry
+                                        .commands_run
+                                        .iter()
+                                        .map(|c| &c.command)
+                                        .collect::<Vec<_>>()
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    })
+                }
+                "brief_field" => {
+                    let brief = program
+                        .settings
+                        .iter()
+                        .find(|(key, _)| key == "Validation.BriefPath")
+                        .map_or(
+                            ".fuseraft/artifacts/brief.json".to_string(),
+                            |(_, value)| value.replace("{session_id}", session_id),
+                        );
+                    confined(work_dir, &brief)
+                        .and_then(|_| {
+                            // Race-free and regular files only, like `file:` sources.
+                            crate::confine::read_text_under(
+                                work_dir,
+                                Path::new(&brief),
+                                CONTEXT_FILE_BYTES,
+                            )
+                            .map(|(text, _)| text)
+                            .map_err(|error| format!("(could not read the brief: {error})"))
+                        })
+                        .and_then(|text| {
+                            serde_json::from_str::<serde_json::Value>(&text)
+                                .map_err(|error| format!("(the brief is not JSON: {error})"))
+                        })
+                        .map(|json| match json.get(argument) {
+                            Some(serde_json::Value::String(text)) => text.clone(),
+                            Some(other) => other.to_string(),
+                            None => format!("(the brief has no `{argument}`)"),
+                        })
+                }
+                other => Err(format!("(context source `{other}` is not available)")),
+            };
+            let body = body.unwrap_or_else(|error| error);
+            let label = source
+                .label
+                .clone()
+                .unwrap_or_else(|| source.source.clone());
+            format!("[Context: {label}]\n{}", capped(body, source.max_chars))
+        })
+        .collect()
+}
