@@ -21,7 +21,9 @@
 //! `http.rs` is the only file here (and in the crate) that names reqwest.
 
 mod anthropic;
+mod endpoint;
 mod http;
+mod keys;
 mod ollama;
 mod openai;
 mod sse;
@@ -32,6 +34,8 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
+use self::endpoint::Endpoint;
+use self::keys::Named;
 use crate::driver::Models;
 use crate::effect::{ModelCall, ModelReply};
 
@@ -40,8 +44,12 @@ use crate::effect::{ModelCall, ModelReply};
 pub struct Overrides {
     /// `--model PROVIDER:MODEL`: the model every agent and manager uses.
     pub model: Option<String>,
-    /// `--endpoint URL`: the endpoint every call goes to.
+    /// `--endpoint URL`: the endpoint every call goes to. Given by the user, so any key
+    /// (a well-known provider key too) may go there.
     pub endpoint: Option<String>,
+    /// `--api-key-env VAR`: the variable whose key every call carries, wherever it goes
+    /// (the user's choice, unlike a config's `ApiKeyEnvVar`).
+    pub api_key_env: Option<String>,
 }
 
 /// Resilience settings.
@@ -54,6 +62,13 @@ pub struct Settings {
     pub max_retries: u32,
     /// The first backoff; doubled per retry, with jitter, capped at 30 s.
     pub base_backoff: Duration,
+    /// The most a reply may hold: streamed text plus tool names and arguments, in bytes.
+    /// The response body as received is capped at 16 times this (framing, usage events),
+    /// and one line of a stream at twice this plus 64 KiB. Exceeding any is a final error.
+    pub max_response_bytes: usize,
+    /// The longest wait for the next bytes of a response (headers or body) before the
+    /// attempt fails as stalled (retried like a timeout).
+    pub idle_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -62,6 +77,8 @@ impl Default for Settings {
             timeout: Duration::from_secs(120),
             max_retries: 4,
             base_backoff: Duration::from_millis(500),
+            max_response_bytes: 4 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -132,6 +149,16 @@ impl Providers {
                 }
             }
         }
+        let given = Given {
+            endpoint: overrides.endpoint.is_some(),
+            api_key_env: overrides
+                .api_key_env
+                .as_ref()
+                .map(|variable| variable.trim().to_string()),
+        };
+        if given.api_key_env.as_deref() == Some("") {
+            return Err("--api-key-env names no variable".to_string());
+        }
         let mut clients: Vec<Target> = Vec::new();
         let mut routes: Vec<(ir::Model, usize)> = Vec::new();
         let mut resolved: Vec<(ir::Model, usize)> = Vec::new();
@@ -140,7 +167,7 @@ impl Providers {
                 if let Some((_, idx)) = resolved.iter().find(|(model, _)| *model == effective) {
                     return Ok(*idx);
                 }
-                let target = Target::resolve(who, &effective, env)?;
+                let target = Target::resolve(who, &effective, &given, env)?;
                 clients.push(target);
                 resolved.push((effective, clients.len() - 1));
                 Ok(clients.len() - 1)
@@ -287,6 +314,15 @@ pub(crate) enum Kind {
     Ollama,
 }
 
+/// What the user's command line decided about endpoints and keys.
+#[derive(Clone, Debug, Default)]
+struct Given {
+    /// `--endpoint`: every endpoint is the user's choice.
+    endpoint: bool,
+    /// `--api-key-env VAR`.
+    api_key_env: Option<String>,
+}
+
 /// A resolved client: where to send, what to ask for, with which key.
 #[derive(Clone, Debug)]
 pub(crate) struct Target {
@@ -297,6 +333,8 @@ pub(crate) struct Target {
     /// The full URL requests are POSTed to.
     pub url: String,
     pub key: Option<Secret>,
+    /// The variable the key was read from (or would have been), for a 401's hint.
+    pub key_variable: Option<String>,
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
@@ -420,20 +458,21 @@ fn family_of(model: &ir::Model) -> Result<Family, String> {
     }
     if let Some(endpoint) = &model.endpoint {
         let endpoint = Endpoint::parse(endpoint)?;
-        if endpoint.host.ends_with("anthropic.com") {
+        if endpoint.host_is("anthropic.com") || endpoint.host_under("anthropic.com") {
             return Ok(Family::Anthropic);
         }
-        if endpoint.host.ends_with(".azure.com") {
+        if endpoint.host_under("azure.com") {
             return Ok(Family::Azure);
         }
-        if endpoint.host == "api.openai.com" {
+        if endpoint.host_is("api.openai.com") {
             return Ok(Family::OpenAi);
         }
-        let path = endpoint.path.trim_end_matches('/');
+        let path = endpoint.path();
+        let path = path.trim_end_matches('/');
         if path.ends_with("/api") || path.ends_with("/api/chat") {
             return Ok(Family::Ollama);
         }
-        if endpoint.port == Some(11434) && !path.contains("/v1") {
+        if endpoint.port() == Some(11434) && !path.contains("/v1") {
             return Ok(Family::Ollama);
         }
         return Ok(Family::Compatible);
@@ -441,83 +480,12 @@ fn family_of(model: &ir::Model) -> Result<Family, String> {
     Ok(Family::OpenAi)
 }
 
-/// A parsed `http(s)://host[:port]/path[?query]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Endpoint {
-    pub scheme: String,
-    pub host: String,
-    pub port: Option<u16>,
-    /// From the first `/` (may be empty), query included.
-    pub path: String,
-}
-
-impl Endpoint {
-    pub(crate) fn parse(text: &str) -> Result<Endpoint, String> {
-        let text = text.trim();
-        let bad = || format!("endpoint `{text}` is not an http:// or https:// URL");
-        let (scheme, rest) = text.split_once("://").ok_or_else(bad)?;
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Err(bad());
-        }
-        let (authority, path) = match rest.find(['/', '?']) {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
-            return Err(format!(
-                "endpoint `{}` carries credentials: put the key in an environment variable",
-                scheme
-            ));
-        }
-        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-            let (host, after) = bracketed.split_once(']').ok_or_else(bad)?;
-            let port = match after.strip_prefix(':') {
-                Some(port) => Some(port.parse().map_err(|_| bad())?),
-                None if after.is_empty() => None,
-                None => return Err(bad()),
-            };
-            (host.to_string(), port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((host, port)) => (host.to_string(), Some(port.parse().map_err(|_| bad())?)),
-                None => (authority.to_string(), None),
-            }
-        };
-        if host.is_empty() {
-            return Err(bad());
-        }
-        Ok(Endpoint {
-            scheme,
-            host: host.to_ascii_lowercase(),
-            port,
-            path: path.to_string(),
-        })
-    }
-
-    pub(crate) fn is_loopback(&self) -> bool {
-        self.host == "localhost" || self.host.starts_with("127.") || self.host == "::1"
-    }
-
-    /// The URL with `path` replacing the path.
-    fn with_path(&self, path: &str) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        match self.port {
-            Some(port) => format!("{}://{host}:{port}{path}", self.scheme),
-            None => format!("{}://{host}{path}", self.scheme),
-        }
-    }
-}
-
 impl Target {
     /// Resolves one model for `who` (`agent `X``), reading its key through `env`.
     fn resolve(
         who: &str,
         model: &ir::Model,
+        given: &Given,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Target, String> {
         let family = family_of(model).map_err(|error| format!("{who}: {error}"))?;
@@ -556,8 +524,8 @@ impl Target {
         };
         let endpoint =
             Endpoint::parse(&endpoint_text).map_err(|error| format!("{who}: {error}"))?;
-        let path = endpoint.path.trim_end_matches('/').to_string();
-        let official = endpoint.host == "api.openai.com";
+        let path = endpoint.path().trim_end_matches('/').to_string();
+        let official = endpoint.host_is("api.openai.com");
         let (kind, url) = match family {
             Family::OpenAi | Family::Compatible => {
                 // A Provider of `ollama` with a `/v1` endpoint lands here too (see below).
@@ -621,27 +589,31 @@ impl Target {
                 (Kind::Ollama, url)
             }
         };
-        // Which variable holds the key, and whether the call cannot go without one. A
-        // provider's well-known variable is sent to that provider's own host only: an
-        // OpenAI-compatible server elsewhere (`Provider: openai` with another Endpoint, as
-        // configs for Open WebUI or x.ai have) or a proxy gets a key through ApiKeyEnvVar.
-        let own_host = match family {
-            Family::OpenAi | Family::Compatible => official,
-            Family::Anthropic => {
-                endpoint.host == "api.anthropic.com" || endpoint.host.ends_with(".anthropic.com")
+        // Which variable holds the key, and whether the call cannot go without one: the
+        // command line's, else the model's ApiKeyEnvVar, else the provider's well-known
+        // variable, which is read only for that provider's own host (an OpenAI-compatible
+        // server elsewhere or a local one gets no key unless one is named).
+        let (variable, named) = match (&given.api_key_env, &model.api_key_env, family) {
+            (Some(variable), _, _) => (Some(variable.clone()), Named::CommandLine),
+            (None, Some(variable), _) => (Some(variable.trim().to_string()), Named::Config),
+            (None, None, Family::OpenAi | Family::Compatible)
+                if keys::belongs("OPENAI_API_KEY", &endpoint) =>
+            {
+                (Some("OPENAI_API_KEY".to_string()), Named::Default)
             }
-            Family::Azure => true,
-            Family::Ollama => false,
-        };
-        let (variable, required) = match (&model.api_key_env, family) {
-            (Some(variable), _) => (Some(variable.trim().to_string()), true),
-            (None, Family::OpenAi | Family::Compatible) if own_host => {
-                (Some("OPENAI_API_KEY".to_string()), true)
+            (None, None, Family::Anthropic) if keys::belongs("ANTHROPIC_API_KEY", &endpoint) => {
+                (Some("ANTHROPIC_API_KEY".to_string()), Named::Default)
             }
-            (None, Family::Azure) => (Some("AZURE_OPENAI_API_KEY".to_string()), true),
-            (None, Family::Anthropic) if own_host => (Some("ANTHROPIC_API_KEY".to_string()), true),
-            (None, _) => (None, false),
+            // Azure always needs a key: its own variable, checked below like any other.
+            (None, None, Family::Azure) => {
+                (Some("AZURE_OPENAI_API_KEY".to_string()), Named::Default)
+            }
+            (None, None, _) => (None, Named::Default),
         };
+        let required = variable.is_some();
+        if let Some(variable) = &variable {
+            keys::check(who, variable, named, &endpoint, given.endpoint)?;
+        }
         let key = match &variable {
             Some(variable) => env(variable)
                 .map(|value| value.trim().to_string())
@@ -674,6 +646,7 @@ impl Target {
             model: model.id.trim().to_string(),
             url,
             key,
+            key_variable: variable,
             temperature,
             max_tokens: model.max_tokens,
             reasoning_effort: model
@@ -728,7 +701,9 @@ mod tests {
     }
 
     fn resolve(model: &ir::Model) -> Result<Target, String> {
-        Target::resolve("agent `A`", model, &|name| Some(format!("key-of-{name}")))
+        Target::resolve("agent `A`", model, &Given::default(), &|name| {
+            Some(format!("key-of-{name}"))
+        })
     }
 
     #[test]
@@ -768,10 +743,12 @@ mod tests {
     #[test]
     fn keys_come_from_the_right_variable() {
         let read = |model: &ir::Model| {
-            Target::resolve("agent `A`", model, &|name| Some(format!("key-of-{name}")))
-                .unwrap()
-                .key
-                .map(|key| key.expose().to_string())
+            Target::resolve("agent `A`", model, &Given::default(), &|name| {
+                Some(format!("key-of-{name}"))
+            })
+            .unwrap()
+            .key
+            .map(|key| key.expose().to_string())
         };
         assert_eq!(
             read(&model(None, "gpt-4o", None)).as_deref(),
@@ -820,19 +797,36 @@ mod tests {
     #[test]
     fn missing_keys_name_who_which_provider_and_which_variable() {
         let none = |_: &str| None;
-        let error =
-            Target::resolve("agent `Planner`", &model(None, "claude-3", None), &none).unwrap_err();
+        let error = Target::resolve(
+            "agent `Planner`",
+            &model(None, "claude-3", None),
+            &Given::default(),
+            &none,
+        )
+        .unwrap_err();
         assert_eq!(
             error,
             "agent `Planner` uses provider `anthropic`, but ANTHROPIC_API_KEY is not set"
         );
         let mut literal = model(Some("openai"), "gpt-4o", None);
         literal.has_literal_key = true;
-        let error = Target::resolve("agent `Dev`", &literal, &none).unwrap_err();
+        let error = Target::resolve("agent `Dev`", &literal, &Given::default(), &none).unwrap_err();
         assert!(error.starts_with("agent `Dev` uses provider `openai`, but OPENAI_API_KEY is not set (the config's literal ApiKey"), "{error}");
         let empty = |_: &str| Some("  ".to_string());
-        assert!(Target::resolve("agent `A`", &model(None, "gpt-4o", None), &empty).is_err());
-        assert!(Target::resolve("agent `A`", &model(Some("ollama"), "q", None), &none).is_ok());
+        assert!(Target::resolve(
+            "agent `A`",
+            &model(None, "gpt-4o", None),
+            &Given::default(),
+            &empty
+        )
+        .is_err());
+        assert!(Target::resolve(
+            "agent `A`",
+            &model(Some("ollama"), "q", None),
+            &Given::default(),
+            &none
+        )
+        .is_ok());
     }
 
     #[test]
@@ -907,8 +901,8 @@ mod tests {
             (Some("anthropic"), None)
         );
         let endpoint = Overrides {
-            model: None,
             endpoint: Some("http://127.0.0.1:1/v1".into()),
+            ..Overrides::default()
         };
         assert_eq!(
             effective_model(Some(&configured), None, &endpoint)

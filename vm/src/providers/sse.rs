@@ -2,7 +2,9 @@
 //!
 //! Chunks from the network split lines, events and UTF-8 sequences anywhere; these
 //! buffers hand on only complete units and say what is left over when the body ends, so a
-//! body cut mid-line is told apart from one that ended cleanly.
+//! body cut mid-line is told apart from one that ended cleanly. Each byte is scanned once:
+//! a line that never ends costs time linear in its length (its length is capped by the
+//! caller, `http.rs`).
 
 use super::http::Failure;
 
@@ -10,6 +12,8 @@ use super::http::Failure;
 #[derive(Debug, Default)]
 pub(crate) struct Lines {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no `\n`: not scanned again.
+    scanned: usize,
 }
 
 impl Lines {
@@ -18,8 +22,9 @@ impl Lines {
         self.buf.extend_from_slice(chunk);
         let mut lines = Vec::new();
         let mut start = 0;
-        while let Some(offset) = self.buf[start..].iter().position(|&byte| byte == b'\n') {
-            let end = start + offset;
+        let mut from = self.scanned;
+        while let Some(offset) = self.buf[from..].iter().position(|&byte| byte == b'\n') {
+            let end = from + offset;
             let mut line = &self.buf[start..end];
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
@@ -28,8 +33,10 @@ impl Lines {
                 .map_err(|_| Failure::fatal("the response is not valid UTF-8"))?;
             lines.push(line.to_string());
             start = end + 1;
+            from = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         Ok(lines)
     }
 
