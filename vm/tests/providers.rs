@@ -6,6 +6,7 @@
 //! The tests live in `mod providers` so that `cargo test -p fuseraft-vm providers` runs them.
 
 mod providers {
+    mod bounds;
     mod common;
     mod config;
     mod faults;

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
+use super::limits::{reply_size, Budget};
 use super::{redact, sse, Secret, Settings};
 use crate::effect::ModelReply;
 
@@ -20,8 +21,6 @@ use crate::effect::ModelReply;
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// The longest computed backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// The most tool calls (content blocks, for Anthropic) one reply may begin.
-const MAX_TOOL_CALLS: usize = 1024;
 /// How much of an error body is read to find the server's message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -286,16 +285,6 @@ impl Http {
     }
 }
 
-/// The bytes of a whole reply: text, tool names and arguments.
-fn reply_size(reply: &ModelReply) -> usize {
-    let calls: usize = reply
-        .tool_calls
-        .iter()
-        .map(|call| call.name.len() + call.args.to_string().len())
-        .sum();
-    reply.text.len() + calls
-}
-
 /// The next piece of a body, or a failure when none comes within `idle`.
 async fn next_chunk(
     response: &mut reqwest::Response,
@@ -330,90 +319,6 @@ fn key_hint(post: &Post) -> String {
               holding this server's key with `--api-key-env VARIABLE` on the command line or \
               ApiKeyEnvVar in the model's config)"
             .to_string(),
-    }
-}
-
-/// The caps of one attempt: the reply, the body as received, one line of a stream.
-struct Budget {
-    max_reply: usize,
-    max_body: usize,
-    max_line: usize,
-    body: usize,
-    /// Bytes since the last line break.
-    line: usize,
-}
-
-impl Budget {
-    fn new(settings: &Settings) -> Budget {
-        let max_reply = settings.max_response_bytes;
-        Budget {
-            max_reply,
-            max_body: max_reply.saturating_mul(16),
-            max_line: max_reply.saturating_mul(2).saturating_add(64 * 1024),
-            body: 0,
-            line: 0,
-        }
-    }
-
-    fn body(&mut self, chunk: &[u8]) -> Result<(), Failure> {
-        self.body = self.body.saturating_add(chunk.len());
-        if self.body > self.max_body {
-            return Err(Failure::fatal(format!(
-                "the response body passed {} without completing the reply; stopped reading \
-                 (the cap is 16 times the reply limit)",
-                bytes(self.max_body)
-            )));
-        }
-        Ok(())
-    }
-
-    /// Linear: one backwards scan of each chunk, nothing buffered.
-    fn lines(&mut self, chunk: &[u8]) -> Result<(), Failure> {
-        self.line = match chunk.iter().rposition(|&byte| byte == b'\n') {
-            Some(at) => chunk.len() - at - 1,
-            None => self.line.saturating_add(chunk.len()),
-        };
-        if self.line > self.max_line {
-            return Err(Failure::fatal(format!(
-                "a line of the response stream passed {} without ending; stopped reading",
-                bytes(self.max_line)
-            )));
-        }
-        Ok(())
-    }
-
-    fn reply(&self, size: usize) -> Result<(), Failure> {
-        if size > self.max_reply {
-            return Err(Failure::fatal(format!(
-                "the reply passed the limit of {} (text and tool-call arguments); stopped reading",
-                bytes(self.max_reply)
-            )));
-        }
-        Ok(())
-    }
-}
-
-impl Budget {
-    fn calls(&self, count: usize) -> Result<(), Failure> {
-        if count > MAX_TOOL_CALLS {
-            return Err(Failure::fatal(format!(
-                "the reply began more than {MAX_TOOL_CALLS} tool calls; stopped reading"
-            )));
-        }
-        Ok(())
-    }
-}
-
-/// `4 MiB`, `64 KiB`, `100 bytes`.
-fn bytes(count: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * 1024;
-    if count >= MIB && count % MIB == 0 {
-        format!("{} MiB", count / MIB)
-    } else if count >= KIB && count % KIB == 0 {
-        format!("{} KiB", count / KIB)
-    } else {
-        format!("{count} bytes")
     }
 }
 

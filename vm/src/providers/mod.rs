@@ -24,6 +24,7 @@ mod anthropic;
 mod endpoint;
 mod http;
 mod keys;
+mod limits;
 mod ollama;
 mod openai;
 mod sse;
