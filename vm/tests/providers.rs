@@ -10,6 +10,7 @@ mod providers {
     mod common;
     mod config;
     mod faults;
+    mod keys;
     mod server;
     mod wire;
 }

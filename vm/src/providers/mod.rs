@@ -14,9 +14,12 @@
 //! `/api` or on port 11434 (not `/v1`) is Ollama native; anything else is OpenAI-compatible.
 //! `--endpoint` replaces every endpoint.
 //!
-//! Keys: the model's `ApiKeyEnvVar`, else the provider's well-known variable
-//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `AZURE_OPENAI_API_KEY`), which is sent to that
-//! provider's own host only, never to a third-party or local server. Keys never leave
+//! Keys: `--api-key-env VAR` (the user's choice, sent wherever the model goes), else the
+//! model's `ApiKeyEnvVar`, else the provider's well-known variable (`OPENAI_API_KEY`,
+//! `ANTHROPIC_API_KEY`, `AZURE_OPENAI_API_KEY`), read only for that provider's own host. A
+//! well-known variable goes only over https to its owner's hosts or to an `--endpoint`
+//! the user gave; a config aiming one elsewhere is refused before the first call
+//! (`keys.rs`). Endpoints are parsed by the `url` crate (`endpoint.rs`). Keys never leave
 //! `Secret`: Debug output and every error string are redacted.
 //! `http.rs` is the only file here (and in the crate) that names reqwest.
 
