@@ -1,4 +1,4 @@
-//! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL]]
+//! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
 //! [--json]`: run a workflow, checkpointing after every turn.
 
@@ -80,8 +80,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             )
         }
     };
-    if args.replay.is_some() && (args.model.is_some() || args.endpoint.is_some()) {
-        return usage_error("`--replay` answers every model call; it cannot be combined with `--model` or `--endpoint`");
+    if args.replay.is_some()
+        && (args.model.is_some() || args.endpoint.is_some() || args.api_key_env.is_some())
+    {
+        return usage_error("`--replay` answers every model call; it cannot be combined with `--model`, `--endpoint` or `--api-key-env`");
     }
     let compiled = fuseraft_compiler::compile(&args.input, &Disk);
     eprint!(
@@ -164,6 +166,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             let overrides = Overrides {
                 model: args.model.clone(),
                 endpoint: args.endpoint.clone(),
+                api_key_env: args.api_key_env.clone(),
             };
             let providers = Providers::new(
                 &program,
