@@ -247,6 +247,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         Err(error) => return usage_error(&format!("cannot start the runtime: {error}")),
     };
     let result = runtime.block_on(async {
+        // Listening starts before the first turn: from then on SIGINT, SIGTERM and SIGHUP
+        // cancel. The drive future is dropped, which kills a running tool's process group.
+        let stop = StopSignals::listen();
         tokio::select! {
             summary = driver::drive(
                 machine,
@@ -254,28 +257,31 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 &env,
                 &mut on_event,
                 if args.ephemeral { None } else { Some(&mut on_checkpoint) },
-            ) => Some(summary),
-            _ = tokio::signal::ctrl_c() => None,
+            ) => Ok(summary),
+            signal = stop.recv() => Err(signal),
         }
     });
     terminal.flush();
-    let Some(summary) = result else {
-        // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
-        if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-            warn_unsaved(&error, &log);
-        }
-        eprintln!(
-            "\n── cancelled · resume with: fuseraft exec {} --resume {session} --work-dir {}",
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(signal) => {
+            // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
+            if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
+                warn_unsaved(&error, &log);
+            }
+            eprintln!(
+            "\n── cancelled ({signal}) · resume with: fuseraft exec {} --resume {session} --work-dir {}",
             args.input.display(),
             work_dir.display()
         );
-        if args.json {
-            println!(
-                "{}",
-                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
-            );
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+                );
+            }
+            return Outcome::Cancelled.exit_code();
         }
-        return Outcome::Cancelled.exit_code();
     };
     if let Err(error) = log.finish() {
         warn_unsaved(&error, &log);
@@ -331,6 +337,63 @@ fn absolute(path: &Path) -> String {
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
         .to_string()
+}
+
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP: each cancels a run the same way.
+struct StopSignals {
+    #[cfg(unix)]
+    listeners: [(&'static str, Option<tokio::signal::unix::Signal>); 3],
+}
+
+impl StopSignals {
+    /// Installs the handlers now (not on first poll), so no signal is missed once the run
+    /// has started.
+    fn listen() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            StopSignals {
+                listeners: [
+                    ("SIGINT", signal(SignalKind::interrupt()).ok()),
+                    ("SIGTERM", signal(SignalKind::terminate()).ok()),
+                    ("SIGHUP", signal(SignalKind::hangup()).ok()),
+                ],
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
+    }
+
+    /// The name of the first signal received.
+    async fn recv(self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let [(int, mut a), (term, mut b), (hup, mut c)] = self.listeners;
+            tokio::select! {
+                _ = received(&mut a) => int,
+                _ = received(&mut b) => term,
+                _ = received(&mut c) => hup,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
+}
+
+/// Resolves when `listener` receives its signal; never when it could not be installed.
+#[cfg(unix)]
+async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
+    match listener {
+        Some(listener) => {
+            if listener.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
 }
 
 fn ask_on_terminal(from: &str, to: &str, signal: &str) -> bool {
