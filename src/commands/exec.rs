@@ -20,7 +20,7 @@ use crate::cli::{Approve, ExecArgs};
 use crate::disk::Disk;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
-use crate::terminal::Terminal;
+use crate::terminal::{approval_question, json_line, neutralise, Terminal};
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
@@ -34,7 +34,7 @@ fn session_id() -> String {
 }
 
 fn usage_error(message: &str) -> u8 {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", neutralise(message));
     exit::USAGE
 }
 
@@ -120,13 +120,24 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         },
         None => EventsFile::none(),
     };
+    let states: Vec<String> = program
+        .states
+        .iter()
+        .map(|state| state.name.clone())
+        .collect();
     let approvals = match args.approve {
         Some(Approve::All) => Approvals::All,
         Some(Approve::None) => Approvals::None,
-        None if std::io::stdin().is_terminal() => Approvals::Ask(Box::new(ask_on_terminal)),
-        None => Approvals::Ask(Box::new(|from: &str, to: &str, _: &str| {
+        None if std::io::stdin().is_terminal() => {
+            Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+                ask_on_terminal(&approval_question(from, to, signal, &states))
+            }))
+        }
+        None => Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+            let question = approval_question(from, to, signal, &states);
             eprintln!(
-                "approval needed for `{from}` → `{to}`, but standard input is not a terminal: refused (pass `--approve all` or `--approve none`)"
+                "{}\n  standard input is not a terminal: refused (pass `--approve all` or `--approve none`)",
+                question.trim_end_matches(" [y/N] ")
             );
             false
         })),
@@ -299,7 +310,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         summary
             .reason
             .as_deref()
-            .map(|reason| format!("\n   {reason}"))
+            .map(|reason| format!("\n   {}", neutralise(reason)))
             .unwrap_or_default(),
     );
     if args.json {
@@ -315,7 +326,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "elapsed_seconds": elapsed,
             "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
         });
-        println!("{object}");
+        println!("{}", json_line(&object));
     }
     code
 }
@@ -396,8 +407,8 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-fn ask_on_terminal(from: &str, to: &str, signal: &str) -> bool {
-    eprint!("approve route `{from}` → `{to}` on `{signal}`? [y/N] ");
+fn ask_on_terminal(question: &str) -> bool {
+    eprint!("{question}");
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
