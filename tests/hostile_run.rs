@@ -218,3 +218,114 @@ fn an_approval_shows_the_whole_command_escaped_and_says_tool_call() {
     assert!(work.join("precious").exists(), "refused, so not run");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A pseudo-terminal: the master (kept open, never written) and a handle on its slave side.
+fn terminal() -> (rustix::fd::OwnedFd, std::fs::File) {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pty");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    (master, slave)
+}
+
+#[test]
+fn sigterm_during_an_approval_prompt_cancels_and_the_session_resumes() {
+    use std::io::Read;
+    let dir = scratch("prompt");
+    let config = config(
+        &dir,
+        "  Security:\n    Permissions:\n      command_execution: require-approval\n",
+    );
+    let replay = replay(&dir, "echo approved > ran.txt", "done");
+    let work = dir.join("work");
+    // Standard input is a terminal that never answers; stderr shows the prompt.
+    let (_master, slave) = terminal();
+    let mut child = exec(&config, &replay, &work, &[])
+        .stdin(Stdio::from(slave))
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(20);
+    while !String::from_utf8_lossy(&seen.lock().unwrap()).contains("approve tool call? [y/N]") {
+        assert!(
+            Instant::now() < until,
+            "no prompt: {}",
+            String::from_utf8_lossy(&seen.lock().unwrap())
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Still waiting for an answer after a while.
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the prompt waits");
+    let pid = child.id().to_string();
+    let sent = Instant::now();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // Bounded: a prompt deaf to signals would otherwise hang the test.
+    while child.try_wait().unwrap().is_none() {
+        if sent.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("SIGTERM did not end a run waiting at an approval prompt");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let output = child.wait_with_output().unwrap();
+    let status = output.status;
+    reader.join().unwrap();
+    let shown = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+    let summary: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&output.stdout).trim()).unwrap();
+    assert_eq!(summary["outcome"], "cancelled");
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("cancelled (SIGTERM) during an approval · resume with:"),
+        "{shown}"
+    );
+    assert!(!work.join("ran.txt").exists(), "neither approved nor run");
+    // The session resumes; this time the command is approved.
+    let session = summary["session_id"].as_str().unwrap().to_string();
+    assert!(shown.contains(&format!("--resume {session}")), "{shown}");
+    let resumed = exec(
+        &config,
+        &replay,
+        &work,
+        &["--resume", &session, "--approve", "all"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        resumed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    assert!(work.join("ran.txt").exists());
+    let _ = std::fs::remove_dir_all(dir);
+}

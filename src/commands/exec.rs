@@ -125,12 +125,27 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         .iter()
         .map(|state| state.name.clone())
         .collect();
+    let session = args.resume.clone().unwrap_or_else(session_id);
     let approvals = match args.approve {
         Some(Approve::All) => Approvals::All,
         Some(Approve::None) => Approvals::None,
         None if std::io::stdin().is_terminal() => {
+            // A prompt blocks the run's thread: a signal during it is seen by a watcher
+            // thread, and the prompt ends the process (the last checkpoint stays resumable).
+            let stopped = watch_stop_signals();
+            let hint = resume_hint(args, &session, &work_dir);
+            let summary = args.json.then(|| {
+                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+            });
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
-                ask_on_terminal(&approval_question(from, to, signal, &states))
+                let question = approval_question(from, to, signal, &states);
+                ask_on_terminal(&question, &stopped).unwrap_or_else(|signal| {
+                    eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
+                    if let Some(summary) = &summary {
+                        println!("{summary}");
+                    }
+                    std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+                })
             }))
         }
         None => Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
@@ -143,7 +158,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         })),
     };
     let options = Options {
-        session_id: args.resume.clone().unwrap_or_else(session_id),
+        session_id: session,
         task,
         max_turns: args.max_turns,
         skip_prompts: false,
@@ -281,10 +296,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 warn_unsaved(&error, &log);
             }
             eprintln!(
-            "\n── cancelled ({signal}) · resume with: fuseraft exec {} --resume {session} --work-dir {}",
-            args.input.display(),
-            work_dir.display()
-        );
+                "\n── cancelled ({signal}) · {}",
+                resume_hint(args, &session, &work_dir)
+            );
             if args.json {
                 println!(
                     "{}",
@@ -407,12 +421,60 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-fn ask_on_terminal(question: &str) -> bool {
+/// `resume with: fuseraft exec INPUT --resume ID --work-dir DIR`.
+fn resume_hint(args: &ExecArgs, session: &str, work_dir: &Path) -> String {
+    format!(
+        "resume with: fuseraft exec {} --resume {session} --work-dir {}",
+        args.input.display(),
+        work_dir.display()
+    )
+}
+
+/// The stop signal received, once one is: set by a thread with its own runtime, so it is
+/// seen while the run's thread is blocked (in an approval prompt).
+type Stopped = std::sync::Arc<std::sync::OnceLock<&'static str>>;
+
+fn watch_stop_signals() -> Stopped {
+    let stopped = Stopped::default();
+    let set = stopped.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    if let Ok(runtime) = runtime {
+        // Installed here, before the run starts; the thread lives as long as the process.
+        let stop = runtime.block_on(async { StopSignals::listen() });
+        std::thread::spawn(move || {
+            let signal = runtime.block_on(stop.recv());
+            let _ = set.set(signal);
+        });
+    }
+    stopped
+}
+
+/// Asks on the terminal: `Ok(approved)`, or `Err(signal)` when a stop signal came first.
+fn ask_on_terminal(question: &str, stopped: &Stopped) -> Result<bool, &'static str> {
     eprint!("{question}");
     let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
-        return false;
+    let (send, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = std::io::stdin().read_line(&mut line).map(|_| line);
+        let _ = send.send(read);
+    });
+    loop {
+        match answer.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(Ok(line)) => {
+                return Ok(matches!(
+                    line.trim().to_ascii_lowercase().as_str(),
+                    "y" | "yes"
+                ))
+            }
+            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(false),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(signal) = stopped.get() {
+                    return Err(signal);
+                }
+            }
+        }
     }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
