@@ -93,6 +93,38 @@ pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) 
     }
 }
 
+/// Asks on the terminal (stderr, an answer line on stdin): `Ok(approved)`, or `Err(signal)`
+/// when `stopped` is set first (a stop signal, seen by another thread, while this one waits).
+pub fn ask(
+    question: &str,
+    stopped: &std::sync::OnceLock<&'static str>,
+) -> Result<bool, &'static str> {
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let (send, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = std::io::stdin().read_line(&mut line).map(|_| line);
+        let _ = send.send(read);
+    });
+    loop {
+        match answer.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(Ok(line)) => {
+                return Ok(matches!(
+                    line.trim().to_ascii_lowercase().as_str(),
+                    "y" | "yes"
+                ))
+            }
+            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(false),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(signal) = stopped.get() {
+                    return Err(signal);
+                }
+            }
+        }
+    }
+}
+
 /// Shared between the event callback and the provider's token sink.
 pub struct Terminal {
     json_mode: bool,

@@ -139,7 +139,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             });
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
-                ask_on_terminal(&question, &stopped).unwrap_or_else(|signal| {
+                crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
                     eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
                     if let Some(summary) = &summary {
                         println!("{summary}");
@@ -449,32 +449,4 @@ fn watch_stop_signals() -> Stopped {
         });
     }
     stopped
-}
-
-/// Asks on the terminal: `Ok(approved)`, or `Err(signal)` when a stop signal came first.
-fn ask_on_terminal(question: &str, stopped: &Stopped) -> Result<bool, &'static str> {
-    eprint!("{question}");
-    let _ = std::io::stderr().flush();
-    let (send, answer) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let read = std::io::stdin().read_line(&mut line).map(|_| line);
-        let _ = send.send(read);
-    });
-    loop {
-        match answer.recv_timeout(std::time::Duration::from_millis(50)) {
-            Ok(Ok(line)) => {
-                return Ok(matches!(
-                    line.trim().to_ascii_lowercase().as_str(),
-                    "y" | "yes"
-                ))
-            }
-            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(false),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                if let Some(signal) = stopped.get() {
-                    return Err(signal);
-                }
-            }
-        }
-    }
 }
