@@ -154,6 +154,21 @@ mod tests {
     }
 
     #[test]
+    fn a_long_line_is_scanned_once() {
+        let mut lines = Lines::default();
+        for round in 1..=1000 {
+            assert!(lines.push(&[b'x'; 1024]).unwrap().is_empty());
+            // Everything buffered is known to hold no line break: the next push scans
+            // only its own bytes.
+            assert_eq!(lines.scanned, round * 1024);
+        }
+        let done = lines.push(b"\nrest").unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].len(), 1000 * 1024);
+        assert_eq!((lines.rest(), lines.scanned), (&b"rest"[..], 4));
+    }
+
+    #[test]
     fn events_assemble_across_chunks() {
         let mut sse = Sse::default();
         let body = b": keep-alive\n\nevent: ping\ndata: {}\n\ndata: a\ndata: b\n\ndata: [DONE]\n\n";
