@@ -109,13 +109,13 @@ pub fn ask(
     });
     loop {
         match answer.recv_timeout(std::time::Duration::from_millis(50)) {
-            Ok(Ok(line)) => {
+            Ok(Ok(line)) if !line.is_empty() => {
                 return Ok(matches!(
                     line.trim().to_ascii_lowercase().as_str(),
                     "y" | "yes"
                 ))
             }
-            Ok(Err(_)) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Ok(false),
+            Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                 if let Some(signal) = stopped.get() {
                     return Err(signal);
@@ -123,6 +123,15 @@ pub fn ask(
             }
         }
     }
+    // End of input: a terminal that hung up sends SIGHUP too; a signal on its way cancels
+    // instead of counting as a refusal.
+    for _ in 0..25 {
+        if let Some(signal) = stopped.get() {
+            return Err(signal);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(false)
 }
 
 /// Shared between the event callback and the provider's token sink.

@@ -236,8 +236,18 @@ fn terminal() -> (rustix::fd::OwnedFd, std::fs::File) {
 
 #[test]
 fn sigterm_during_an_approval_prompt_cancels_and_the_session_resumes() {
+    signal_at_prompt("TERM", false);
+}
+
+#[test]
+fn a_terminal_hanging_up_at_a_prompt_cancels_rather_than_refuses() {
+    // The terminal goes away (its reads end) and SIGHUP follows: cancelled, not refused.
+    signal_at_prompt("HUP", true);
+}
+
+fn signal_at_prompt(signal: &str, hang_up: bool) {
     use std::io::Read;
-    let dir = scratch("prompt");
+    let dir = scratch(&format!("prompt-{signal}"));
     let config = config(
         &dir,
         "  Security:\n    Permissions:\n      command_execution: require-approval\n",
@@ -245,7 +255,8 @@ fn sigterm_during_an_approval_prompt_cancels_and_the_session_resumes() {
     let replay = replay(&dir, "echo approved > ran.txt", "done");
     let work = dir.join("work");
     // Standard input is a terminal that never answers; stderr shows the prompt.
-    let (_master, slave) = terminal();
+    let (master, slave) = terminal();
+    let mut master = Some(master);
     let mut child = exec(&config, &replay, &work, &[])
         .stdin(Stdio::from(slave))
         .spawn()
@@ -276,13 +287,16 @@ fn sigterm_during_an_approval_prompt_cancels_and_the_session_resumes() {
     // Still waiting for an answer after a while.
     std::thread::sleep(Duration::from_millis(300));
     assert!(child.try_wait().unwrap().is_none(), "the prompt waits");
-    let pid = child.id().to_string();
+    if hang_up {
+        master.take();
+        std::thread::sleep(Duration::from_millis(30));
+    }
     let sent = Instant::now();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .unwrap()
-        .success());
+    let signal_number = match signal {
+        "HUP" => rustix::process::Signal::HUP,
+        _ => rustix::process::Signal::TERM,
+    };
+    rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal_number).unwrap();
     // Bounded: a prompt deaf to signals would otherwise hang the test.
     while child.try_wait().unwrap().is_none() {
         if sent.elapsed() > Duration::from_secs(5) {
@@ -305,7 +319,9 @@ fn sigterm_during_an_approval_prompt_cancels_and_the_session_resumes() {
     );
     assert_eq!(status.code(), Some(1), "{shown}");
     assert!(
-        shown.contains("cancelled (SIGTERM) during an approval · resume with:"),
+        shown.contains(&format!(
+            "cancelled (SIG{signal}) during an approval · resume with:"
+        )),
         "{shown}"
     );
     assert!(!work.join("ran.txt").exists(), "neither approved nor run");
