@@ -132,6 +132,11 @@ pub struct ExecArgs {
     /// Send model calls to this endpoint (an OpenAI-compatible, Anthropic or Ollama base URL).
     #[arg(long, value_name = "URL")]
     pub endpoint: Option<String>,
+    /// Send the key held by this environment variable with every model call, to whatever
+    /// endpoint it goes (a config cannot aim a well-known key like OPENAI_API_KEY at a host
+    /// other than its provider's; this flag, like `--endpoint`, is how you allow it).
+    #[arg(long, value_name = "VAR")]
+    pub api_key_env: Option<String>,
     /// Continue the session with this id from its checkpoint.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,

@@ -5,7 +5,13 @@
 //! On a terminal every event is shown as it happens. Redirected to a file or a pipe, a turn's
 //! lines are collected and written at once when the next turn starts or the run ends, so a
 //! fast run makes one write per turn instead of one per line.
+//!
+//! Nothing a model, a tool or a config wrote reaches the terminal raw: [`neutralise`] shows
+//! every control character but `\n` and `\t` (ESC, BEL, CR, DEL, the C1 range U+0080–U+009F
+//! that some terminals read as CSI/OSC) and the bidirectional overrides escaped, so no
+//! escape sequence can retitle the window, clear the screen or hide text.
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,6 +19,120 @@ use std::sync::{Arc, Mutex};
 use fuseraft_vm::event::Event;
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
+
+/// Whether `c` must not reach a terminal as is: a control character other than `\n` and
+/// `\t`, or a bidirectional formatting character (which can reorder what is shown).
+fn unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with every unsafe character shown escaped: `\x1b`, `\r`, `\u{9b}`, `\u{202e}`.
+pub fn neutralise(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\r' => out.push_str("\\r"),
+            c if unsafe_char(c) && (c as u32) < 0x80 => {
+                out.push_str(&format!("\\x{:02x}", c as u32));
+            }
+            c if unsafe_char(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A JSON value as one line for a terminal: serde_json escapes C0 controls already; C1
+/// controls, DEL and bidirectional overrides are escaped too (`\u009b`), still valid JSON.
+pub fn json_line(value: &serde_json::Value) -> String {
+    let text = value.to_string();
+    if !text.chars().any(unsafe_char) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// What an approval asks, for the operator: which tool call (the driver passes the agent,
+/// the action, e.g. `run `COMMAND``, and the signal `tool`) or which route (from a state to
+/// a state of `states`, or `end`, on a signal). The action is shown whole, a line per line,
+/// with control characters escaped, so the text approved is the text that runs.
+pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) -> String {
+    let route = to == "end" || states.iter().any(|state| state == to);
+    if signal == "tool" && !route {
+        let shown = neutralise(to);
+        let mut text = format!("approve this tool call by agent `{}`?\n", neutralise(from));
+        for line in shown.split('\n') {
+            text.push_str("    │ ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        if matches!(shown, Cow::Owned(_)) {
+            text.push_str("    (control characters are shown escaped, as \\xNN or \\u{NN})\n");
+        }
+        text.push_str("approve tool call? [y/N] ");
+        text
+    } else {
+        format!(
+            "approve route `{}` → `{}` on `{}`? [y/N] ",
+            neutralise(from),
+            neutralise(to),
+            neutralise(signal)
+        )
+    }
+}
+
+/// Asks on the terminal (stderr, an answer line on stdin): `Ok(approved)`, or `Err(signal)`
+/// when `stopped` is set first (a stop signal, seen by another thread, while this one waits).
+pub fn ask(
+    question: &str,
+    stopped: &std::sync::OnceLock<&'static str>,
+) -> Result<bool, &'static str> {
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let (send, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let read = std::io::stdin().read_line(&mut line).map(|_| line);
+        let _ = send.send(read);
+    });
+    loop {
+        match answer.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(Ok(line)) if !line.is_empty() => {
+                return Ok(matches!(
+                    line.trim().to_ascii_lowercase().as_str(),
+                    "y" | "yes"
+                ))
+            }
+            Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                if let Some(signal) = stopped.get() {
+                    return Err(signal);
+                }
+            }
+        }
+    }
+    // End of input: a terminal that hung up sends SIGHUP too; a signal on its way cancels
+    // instead of counting as a refusal.
+    for _ in 0..25 {
+        if let Some(signal) = stopped.get() {
+            return Err(signal);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Ok(false)
+}
 
 /// Shared between the event callback and the provider's token sink.
 pub struct Terminal {
@@ -79,7 +199,7 @@ impl Terminal {
             return;
         };
         self.clear_waiting(&mut out);
-        out.extend_from_slice(delta.as_bytes());
+        out.extend_from_slice(neutralise(delta).as_bytes());
         self.write_out(&mut out);
         self.mid_reply
             .store(!delta.ends_with('\n'), Ordering::SeqCst);
@@ -104,6 +224,7 @@ impl Terminal {
                     .get("state")
                     .and_then(|s| s.as_str())
                     .unwrap_or("");
+                let (agent, state) = (neutralise(agent), neutralise(state));
                 let _ = writeln!(out, "── turn {} · {agent} · {state} ──", event.turn + 1);
                 if self.streaming && self.tty {
                     let _ = write!(out, "  ⋯ waiting for {agent}");
@@ -121,10 +242,10 @@ impl Terminal {
                 };
                 for call in &message.tool_calls {
                     let outcome = if call.ok { "ok" } else { "failed" };
-                    let _ = writeln!(out, "  ⚙ {} ({outcome})", call.name);
+                    let _ = writeln!(out, "  ⚙ {} ({outcome})", neutralise(&call.name));
                 }
                 if !self.streaming && !message.content.is_empty() {
-                    let _ = writeln!(out, "{}", message.content.trim_end());
+                    let _ = writeln!(out, "{}", neutralise(message.content.trim_end()));
                 }
             }
             "agent_routed" => {
@@ -138,9 +259,9 @@ impl Terminal {
                     .get("signal")
                     .and_then(|signal| signal.as_str());
                 let via = signal
-                    .map(|signal| format!(" on `{signal}`"))
+                    .map(|signal| format!(" on `{}`", neutralise(signal)))
                     .unwrap_or_default();
-                let _ = writeln!(out, "  → {to}{via}");
+                let _ = writeln!(out, "  → {}{via}", neutralise(to));
             }
             "correction_injected"
             | "validation_fail"
@@ -149,7 +270,12 @@ impl Terminal {
             | "tool_blocked"
             | "model_error" => {
                 self.clear_waiting(out);
-                let _ = writeln!(out, "  ! {} {}", event.event_type, event.payload);
+                let _ = writeln!(
+                    out,
+                    "  ! {} {}",
+                    event.event_type,
+                    json_line(&event.payload)
+                );
             }
             _ => {}
         }
@@ -159,5 +285,49 @@ impl Terminal {
 impl Drop for Terminal {
     fn drop(&mut self) {
         self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(neutralise("plain\ttext\n"), "plain\ttext\n");
+        let hostile = "\x1b]0;pwned\x07 \x1b[2J \u{9b}31m safe\rrm -rf ~ \u{202e}txt.exe \x7f";
+        let shown = neutralise(hostile);
+        assert_eq!(
+            shown,
+            "\\x1b]0;pwned\\x07 \\x1b[2J \\u{9b}31m safe\\rrm -rf ~ \\u{202e}txt.exe \\x7f"
+        );
+        assert!(!shown.chars().any(unsafe_char));
+        let json = json_line(&serde_json::json!({ "text": hostile }));
+        assert!(!json.chars().any(unsafe_char), "{json}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["text"], hostile, "still the same JSON");
+    }
+
+    #[test]
+    fn approvals_say_what_they_approve_and_show_it_whole() {
+        let states = vec!["Build".to_string(), "Deploy".to_string()];
+        let route = approval_question("Build", "Deploy", "DEPLOY", &states);
+        assert_eq!(
+            route,
+            "approve route `Build` → `Deploy` on `DEPLOY`? [y/N] "
+        );
+        assert!(approval_question("Build", "end", "tool", &states).starts_with("approve route"));
+        let hidden = "run `echo hello\rrm -rf ~/important # \x1b[2K`";
+        let tool = approval_question("Dev", hidden, "tool", &states);
+        assert_eq!(
+            tool,
+            "approve this tool call by agent `Dev`?\n    │ run `echo hello\\rrm -rf ~/important # \\x1b[2K`\n    (control characters are shown escaped, as \\xNN or \\u{NN})\napprove tool call? [y/N] "
+        );
+        let lines = approval_question("Dev", "run `set -e\nmake\nmake install`", "tool", &states);
+        assert!(
+            lines.contains("    │ run `set -e\n    │ make\n    │ make install`\n"),
+            "{lines}"
+        );
+        assert!(!lines.contains("route"));
     }
 }

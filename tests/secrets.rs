@@ -122,3 +122,84 @@ fn the_api_key_is_sent_to_the_model_and_written_nowhere() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A config that names `OPENAI_API_KEY` as its `ApiKeyEnvVar` and aims it at `endpoint`.
+fn aimed_config(dir: &Path, endpoint: &str) -> std::path::PathBuf {
+    let config = dir.join("aimed.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "Orchestration:\n  Name: Aimed\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Model: {{ Provider: openai, ModelId: gpt-4o, Endpoint: \"{endpoint}\", ApiKeyEnvVar: OPENAI_API_KEY }}\n  Selection:\n    Type: keyword\n    Routes:\n      - {{ Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }}\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn exec_aimed(config: &Path, work: &Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", config.to_str().unwrap(), "--task", "t", "--json"])
+        .args(["--work-dir", work.to_str().unwrap()])
+        .args(extra)
+        .env("OPENAI_API_KEY", KEY)
+        .output()
+        .expect("fuseraft runs")
+}
+
+#[test]
+fn a_config_cannot_aim_a_well_known_key_at_another_host() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-aimed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let config = aimed_config(&dir, &endpoint);
+    let work = dir.join("work");
+
+    // Refused before any call, with what, why and how to allow it; the key is not printed.
+    let refused = exec_aimed(&config, &work, &[]);
+    let stderr = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    for part in [
+        &format!("agent `Worker`: refusing to send OPENAI_API_KEY to {endpoint}"),
+        "goes only to https://api.openai.com",
+        &format!("`--endpoint {endpoint}`"),
+        "`--api-key-env OPENAI_API_KEY`",
+    ] {
+        assert!(stderr.contains(part), "{part}: {stderr}");
+    }
+    assert!(!stderr.contains(KEY) && !String::from_utf8_lossy(&refused.stdout).contains(KEY));
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err(), "no request was made");
+    listener.set_nonblocking(false).unwrap();
+
+    // The command line allows it: `--api-key-env`, then `--endpoint`.
+    let reply = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FINISHED"}}]
+    })
+    .to_string();
+    let server = common::serve(listener, vec![reply.clone(), reply]);
+    let by_variable = exec_aimed(&config, &work, &["--api-key-env", "OPENAI_API_KEY"]);
+    assert_eq!(
+        by_variable.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&by_variable.stderr)
+    );
+    let by_endpoint = exec_aimed(&config, &work, &["--endpoint", &endpoint]);
+    assert_eq!(
+        by_endpoint.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&by_endpoint.stderr)
+    );
+    let heads = server.join().unwrap();
+    assert_eq!(heads.len(), 2);
+    assert!(heads
+        .iter()
+        .all(|head| head.contains(&format!("Bearer {KEY}"))));
+    let _ = std::fs::remove_dir_all(dir);
+}

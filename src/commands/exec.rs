@@ -1,4 +1,4 @@
-//! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL]]
+//! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
 //! [--json]`: run a workflow, checkpointing after every turn.
 
@@ -20,7 +20,7 @@ use crate::cli::{Approve, ExecArgs};
 use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
-use crate::terminal::Terminal;
+use crate::terminal::{approval_question, json_line, neutralise, Terminal};
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
@@ -34,7 +34,7 @@ fn session_id() -> String {
 }
 
 fn usage_error(message: &str) -> u8 {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", neutralise(message));
     exit::USAGE
 }
 
@@ -80,8 +80,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             )
         }
     };
-    if args.replay.is_some() && (args.model.is_some() || args.endpoint.is_some()) {
-        return usage_error("`--replay` answers every model call; it cannot be combined with `--model` or `--endpoint`");
+    if args.replay.is_some()
+        && (args.model.is_some() || args.endpoint.is_some() || args.api_key_env.is_some())
+    {
+        return usage_error("`--replay` answers every model call; it cannot be combined with `--model`, `--endpoint` or `--api-key-env`");
     }
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     eprint!(
@@ -122,19 +124,45 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         },
         None => EventsFile::none(),
     };
+    let states: Vec<String> = program
+        .states
+        .iter()
+        .map(|state| state.name.clone())
+        .collect();
+    let session = args.resume.clone().unwrap_or_else(session_id);
     let approvals = match args.approve {
         Some(Approve::All) => Approvals::All,
         Some(Approve::None) => Approvals::None,
-        None if std::io::stdin().is_terminal() => Approvals::Ask(Box::new(ask_on_terminal)),
-        None => Approvals::Ask(Box::new(|from: &str, to: &str, _: &str| {
+        None if std::io::stdin().is_terminal() => {
+            // A prompt blocks the run's thread: a signal during it is seen by a watcher
+            // thread, and the prompt ends the process (the last checkpoint stays resumable).
+            let stopped = watch_stop_signals();
+            let hint = resume_hint(args, &session, &work_dir);
+            let summary = args.json.then(|| {
+                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+            });
+            Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+                let question = approval_question(from, to, signal, &states);
+                crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
+                    eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
+                    if let Some(summary) = &summary {
+                        println!("{summary}");
+                    }
+                    std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+                })
+            }))
+        }
+        None => Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+            let question = approval_question(from, to, signal, &states);
             eprintln!(
-                "approval needed for `{from}` → `{to}`, but standard input is not a terminal: refused (pass `--approve all` or `--approve none`)"
+                "{}\n  standard input is not a terminal: refused (pass `--approve all` or `--approve none`)",
+                question.trim_end_matches(" [y/N] ")
             );
             false
         })),
     };
     let options = Options {
-        session_id: args.resume.clone().unwrap_or_else(session_id),
+        session_id: session,
         task,
         max_turns: args.max_turns,
         skip_prompts: false,
@@ -168,6 +196,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             let overrides = Overrides {
                 model: args.model.clone(),
                 endpoint: args.endpoint.clone(),
+                api_key_env: args.api_key_env.clone(),
             };
             let providers = Providers::new(
                 &program,
@@ -248,6 +277,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         Err(error) => return usage_error(&format!("cannot start the runtime: {error}")),
     };
     let result = runtime.block_on(async {
+        // Listening starts before the first turn: from then on SIGINT, SIGTERM and SIGHUP
+        // cancel. The drive future is dropped, which kills a running tool's process group.
+        let stop = StopSignals::listen();
         tokio::select! {
             summary = driver::drive(
                 machine,
@@ -255,28 +287,30 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 &env,
                 &mut on_event,
                 if args.ephemeral { None } else { Some(&mut on_checkpoint) },
-            ) => Some(summary),
-            _ = tokio::signal::ctrl_c() => None,
+            ) => Ok(summary),
+            signal = stop.recv() => Err(signal),
         }
     });
     terminal.flush();
-    let Some(summary) = result else {
-        // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
-        if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-            warn_unsaved(&error, &log);
-        }
-        eprintln!(
-            "\n── cancelled · resume with: fuseraft exec {} --resume {session} --work-dir {}",
-            args.input.display(),
-            work_dir.display()
-        );
-        if args.json {
-            println!(
-                "{}",
-                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+    let summary = match result {
+        Ok(summary) => summary,
+        Err(signal) => {
+            // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
+            if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
+                warn_unsaved(&error, &log);
+            }
+            eprintln!(
+                "\n── cancelled ({signal}) · {}",
+                resume_hint(args, &session, &work_dir)
             );
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+                );
+            }
+            return Outcome::Cancelled.exit_code();
         }
-        return Outcome::Cancelled.exit_code();
     };
     if let Err(error) = log.finish() {
         warn_unsaved(&error, &log);
@@ -294,7 +328,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         summary
             .reason
             .as_deref()
-            .map(|reason| format!("\n   {reason}"))
+            .map(|reason| format!("\n   {}", neutralise(reason)))
             .unwrap_or_default(),
     );
     if args.json {
@@ -310,7 +344,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "elapsed_seconds": elapsed,
             "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
         });
-        println!("{object}");
+        println!("{}", json_line(&object));
     }
     code
 }
@@ -334,12 +368,89 @@ fn absolute(path: &Path) -> String {
         .to_string()
 }
 
-fn ask_on_terminal(from: &str, to: &str, signal: &str) -> bool {
-    eprint!("approve route `{from}` → `{to}` on `{signal}`? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    if std::io::stdin().read_line(&mut answer).is_err() {
-        return false;
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP: each cancels a run the same way.
+struct StopSignals {
+    #[cfg(unix)]
+    listeners: [(&'static str, Option<tokio::signal::unix::Signal>); 3],
+}
+
+impl StopSignals {
+    /// Installs the handlers now (not on first poll), so no signal is missed once the run
+    /// has started.
+    fn listen() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            StopSignals {
+                listeners: [
+                    ("SIGINT", signal(SignalKind::interrupt()).ok()),
+                    ("SIGTERM", signal(SignalKind::terminate()).ok()),
+                    ("SIGHUP", signal(SignalKind::hangup()).ok()),
+                ],
+            }
+        }
+        #[cfg(not(unix))]
+        StopSignals {}
     }
-    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+
+    /// The name of the first signal received.
+    async fn recv(self) -> &'static str {
+        #[cfg(unix)]
+        {
+            let [(int, mut a), (term, mut b), (hup, mut c)] = self.listeners;
+            tokio::select! {
+                _ = received(&mut a) => int,
+                _ = received(&mut b) => term,
+                _ = received(&mut c) => hup,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+            "Ctrl-C"
+        }
+    }
+}
+
+/// Resolves when `listener` receives its signal; never when it could not be installed.
+#[cfg(unix)]
+async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
+    match listener {
+        Some(listener) => {
+            if listener.recv().await.is_none() {
+                std::future::pending::<()>().await;
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
+/// `resume with: fuseraft exec INPUT --resume ID --work-dir DIR`.
+fn resume_hint(args: &ExecArgs, session: &str, work_dir: &Path) -> String {
+    format!(
+        "resume with: fuseraft exec {} --resume {session} --work-dir {}",
+        args.input.display(),
+        work_dir.display()
+    )
+}
+
+/// The stop signal received, once one is: set by a thread with its own runtime, so it is
+/// seen while the run's thread is blocked (in an approval prompt).
+type Stopped = std::sync::Arc<std::sync::OnceLock<&'static str>>;
+
+fn watch_stop_signals() -> Stopped {
+    let stopped = Stopped::default();
+    let set = stopped.clone();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    if let Ok(runtime) = runtime {
+        // Installed here, before the run starts; the thread lives as long as the process.
+        let stop = runtime.block_on(async { StopSignals::listen() });
+        std::thread::spawn(move || {
+            let signal = runtime.block_on(stop.recv());
+            let _ = set.set(signal);
+        });
+    }
+    stopped
 }

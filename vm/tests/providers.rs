@@ -6,9 +6,11 @@
 //! The tests live in `mod providers` so that `cargo test -p fuseraft-vm providers` runs them.
 
 mod providers {
+    mod bounds;
     mod common;
     mod config;
     mod faults;
+    mod keys;
     mod server;
     mod wire;
 }

@@ -61,6 +61,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
     Post {
         label: target.label(),
         url: target.url.clone(),
+        key_variable: target.key_variable.clone(),
         headers: vec![
             ("anthropic-version", VERSION.to_string()),
             ("accept", "text/event-stream".to_string()),
@@ -156,6 +157,8 @@ pub(crate) struct Stream {
     usage: Usage,
     started: bool,
     done: bool,
+    /// Bytes of text, tool names and tool input so far.
+    size: usize,
 }
 
 impl Stream {
@@ -169,6 +172,7 @@ impl Stream {
             usage: Usage::default(),
             started: false,
             done: false,
+            size: 0,
         }
     }
 
@@ -231,6 +235,9 @@ impl Stream {
                     },
                     _ => Block::Other, // thinking, redacted_thinking, server tools
                 };
+                if let Block::Tool { name, json, .. } = &block {
+                    self.size += name.len() + json.len();
+                }
                 self.blocks.push((index, block));
             }
             "content_block_delta" => {
@@ -246,7 +253,10 @@ impl Stream {
                             .and_then(Json::as_str)
                             .unwrap_or("");
                         match self.block(index) {
-                            Some(Block::Tool { json, .. }) => json.push_str(part),
+                            Some(Block::Tool { json, .. }) => {
+                                json.push_str(part);
+                                self.size += part.len();
+                            }
                             _ => {
                                 return Err(Failure::fatal(format!(
                                     "input_json_delta for content block {index}, which is not a tool_use block"
@@ -285,6 +295,7 @@ impl Stream {
         if text.is_empty() {
             return;
         }
+        self.size += text.len();
         self.text.push_str(text);
         if let Some(sink) = &self.sink {
             sink(&self.agent, text);
@@ -335,6 +346,14 @@ impl Decoder for Stream {
         }
         self.done = true;
         self.finish()
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn calls(&self) -> usize {
+        self.blocks.len()
     }
 
     fn finish(mut self) -> Result<ModelReply, Failure> {
@@ -413,6 +432,7 @@ mod tests {
             model: "claude-x".into(),
             url: "http://127.0.0.1:1/v1/messages".into(),
             key: None,
+            key_variable: None,
             temperature: None,
             max_tokens: None,
             reasoning_effort: Some("high".into()),

@@ -1,17 +1,20 @@
 //! The providers' HTTP: a POST whose body streams into a [`Decoder`], with retries,
-//! exponential backoff with jitter, `Retry-After`, and a per-attempt timeout.
+//! exponential backoff with jitter, `Retry-After`, a per-attempt timeout, an idle timeout
+//! (no bytes for a while), and caps on the reply, the body and one line of it.
 //!
 //! This is the only file of the crate that names reqwest. A failure is a [`Failure`]: a
 //! message plus whether retrying may help. 429, 408, 409, 5xx, connection errors, a stream
 //! cut short and a timeout are retried; any other status is final. Every message leaving
-//! this file has the request's key scrubbed out of it.
+//! this file has the request's key scrubbed out of it. Redirects are not followed: a key
+//! goes to the URL that was checked for it, and nowhere a server points.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
-use super::{redact, Secret, Settings};
+use super::limits::{reply_size, Budget};
+use super::{redact, sse, Secret, Settings};
 use crate::effect::ModelReply;
 
 /// The longest `Retry-After` honoured; a server asking for more is waited on this long.
@@ -57,6 +60,10 @@ pub(crate) trait Decoder: Send {
     fn feed(&mut self, chunk: &[u8]) -> Result<(), Failure>;
     /// The body ended: the reply, or why it is incomplete.
     fn finish(self) -> Result<ModelReply, Failure>;
+    /// The bytes of reply decoded so far: text, tool names and tool arguments.
+    fn size(&self) -> usize;
+    /// The tool calls (or content blocks) begun so far.
+    fn calls(&self) -> usize;
     /// The whole body of a server that answered with one JSON document
     /// (`application/json`) instead of a stream.
     fn whole(mut self, body: &[u8]) -> Result<ModelReply, Failure>
@@ -73,6 +80,8 @@ pub(crate) struct Post {
     /// Names the endpoint in error messages: `openai model `gpt-4o` at URL`.
     pub label: String,
     pub url: String,
+    /// The variable the key comes from, for the hint of a 401 or 403.
+    pub key_variable: Option<String>,
     /// Plain headers (`anthropic-version`).
     pub headers: Vec<(&'static str, String)>,
     /// The credential header (`authorization: Bearer …`, `x-api-key`, `api-key`), if any.
@@ -102,6 +111,7 @@ impl Http {
         let builder = || {
             reqwest::Client::builder()
                 .connect_timeout(settings.timeout)
+                .redirect(reqwest::redirect::Policy::none())
                 .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
         };
         let remote = builder()
@@ -197,29 +207,51 @@ impl Http {
         } else {
             &self.remote
         };
-        let mut response = client
+        let idle = self.settings.idle_timeout;
+        let sent = client
             .post(&post.url)
             .headers(headers)
             .body(body.to_vec())
-            .send()
-            .await
-            .map_err(|error| Failure::transient(format!("request failed: {}", describe(error))))?;
+            .send();
+        let mut response = match tokio::time::timeout(idle, sent).await {
+            Ok(sent) => sent.map_err(|error| {
+                Failure::transient(format!("request failed: {}", describe(error)))
+            })?,
+            Err(_) => return Err(stalled(idle, "before the response began")),
+        };
         let status = response.status();
+        if status.is_redirection() {
+            let to = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|value| value.to_str().ok())
+                .unwrap_or("(no Location)");
+            return Err(Failure::fatal(format!(
+                "HTTP {} redirect to `{}`: redirects are not followed (the key would go along); \
+                 give the final URL as the endpoint",
+                status.as_u16(),
+                sse::snippet(to)
+            )));
+        }
         if !status.is_success() {
             let after = retry_after(response.headers());
             let mut text = Vec::new();
             while text.len() < MAX_ERROR_BODY {
-                match response.chunk().await {
-                    Ok(Some(chunk)) => text.extend_from_slice(&chunk),
+                match next_chunk(&mut response, idle).await {
+                    Ok(Some(chunk)) => text.extend_from_slice(chunk.as_ref()),
                     _ => break,
                 }
             }
             let code = status.as_u16();
             let retry = matches!(code, 408 | 409 | 429) || status.is_server_error();
             let reason = status.canonical_reason().unwrap_or("");
+            let hint = match code {
+                401 | 403 => key_hint(post),
+                _ => String::new(),
+            };
             return Err(Failure {
                 message: format!(
-                    "HTTP {code} {reason}: {}",
+                    "HTTP {code} {reason}: {}{hint}",
                     server_message(&String::from_utf8_lossy(&text))
                 ),
                 retry,
@@ -231,33 +263,62 @@ impl Http {
             .get(CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .is_some_and(|value| value.trim().starts_with("application/json"));
+        let mut budget = Budget::new(&self.settings);
         if whole {
             let mut body = Vec::new();
-            loop {
-                match response.chunk().await {
-                    Ok(Some(chunk)) => body.extend_from_slice(&chunk),
-                    Ok(None) => return decoder.whole(&body),
-                    Err(error) => {
-                        return Err(Failure::transient(format!(
-                            "the connection broke mid-response: {}",
-                            describe(error)
-                        )))
-                    }
-                }
+            while let Some(chunk) = next_chunk(&mut response, idle).await? {
+                budget.body(chunk.as_ref())?;
+                body.extend_from_slice(chunk.as_ref());
             }
+            let reply = decoder.whole(&body)?;
+            budget.reply(reply_size(&reply))?;
+            return Ok(reply);
         }
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => decoder.feed(&chunk)?,
-                Ok(None) => return decoder.finish(),
-                Err(error) => {
-                    return Err(Failure::transient(format!(
-                        "the connection broke mid-response: {}",
-                        describe(error)
-                    )))
-                }
-            }
+        while let Some(chunk) = next_chunk(&mut response, idle).await? {
+            budget.body(chunk.as_ref())?;
+            budget.lines(chunk.as_ref())?;
+            decoder.feed(chunk.as_ref())?;
+            budget.reply(decoder.size())?;
+            budget.calls(decoder.calls())?;
         }
+        decoder.finish()
+    }
+}
+
+/// The next piece of a body, or a failure when none comes within `idle`.
+async fn next_chunk(
+    response: &mut reqwest::Response,
+    idle: Duration,
+) -> Result<Option<impl AsRef<[u8]>>, Failure> {
+    match tokio::time::timeout(idle, response.chunk()).await {
+        Ok(Ok(chunk)) => Ok(chunk),
+        Ok(Err(error)) => Err(Failure::transient(format!(
+            "the connection broke mid-response: {}",
+            describe(error)
+        ))),
+        Err(_) => Err(stalled(idle, "mid-response")),
+    }
+}
+
+fn stalled(idle: Duration, when: &str) -> Failure {
+    Failure::transient(format!(
+        "the server sent nothing for {} {when} (stalled; the idle timeout)",
+        seconds(idle)
+    ))
+}
+
+/// What a 401 or 403 says about keys: which variable was sent, or that none was.
+fn key_hint(post: &Post) -> String {
+    match (&post.auth, &post.key_variable) {
+        (Some(_), Some(variable)) => format!(
+            " (the key sent came from {variable}: check that it is valid for this endpoint, \
+             or pass the variable holding the right one with `--api-key-env VARIABLE`)"
+        ),
+        _ => " (no key was sent: a provider's well-known key, like OPENAI_API_KEY or \
+              ANTHROPIC_API_KEY, goes only to that provider's own host; name the variable \
+              holding this server's key with `--api-key-env VARIABLE` on the command line or \
+              ApiKeyEnvVar in the model's config)"
+            .to_string(),
     }
 }
 
@@ -360,12 +421,7 @@ pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
     exponential.mul_f64(factor)
 }
 
-/// Whether a URL's host is on the loopback interface.
-fn is_loopback(url: &str) -> bool {
-    super::Endpoint::parse(url)
-        .map(|endpoint| endpoint.is_loopback())
-        .unwrap_or(false)
-}
+use super::endpoint::is_loopback;
 
 #[cfg(test)]
 mod tests {

@@ -14,16 +14,23 @@
 //! `/api` or on port 11434 (not `/v1`) is Ollama native; anything else is OpenAI-compatible.
 //! `--endpoint` replaces every endpoint.
 //!
-//! Keys: the model's `ApiKeyEnvVar`, else the provider's well-known variable
-//! (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `AZURE_OPENAI_API_KEY`), which is sent to that
-//! provider's own host only, never to a third-party or local server. Keys never leave
+//! Keys: `--api-key-env VAR` (the user's choice, sent wherever the model goes), else the
+//! model's `ApiKeyEnvVar`, else the provider's well-known variable (`OPENAI_API_KEY`,
+//! `ANTHROPIC_API_KEY`, `AZURE_OPENAI_API_KEY`), read only for that provider's own host. A
+//! well-known variable goes only over https to its owner's hosts or to an `--endpoint`
+//! the user gave; a config aiming one elsewhere is refused before the first call
+//! (`keys.rs`). Endpoints are parsed by the `url` crate (`endpoint.rs`). Keys never leave
 //! `Secret`: Debug output and every error string are redacted.
 //! `http.rs` is the only file here (and in the crate) that names reqwest.
 
 mod anthropic;
+mod endpoint;
 mod http;
+mod keys;
+mod limits;
 mod ollama;
 mod openai;
+mod resolve;
 mod sse;
 
 use std::fmt;
@@ -32,6 +39,8 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
+use self::resolve::{effective_model, parse_model_flag, Given};
+pub(crate) use self::resolve::{Kind, Target};
 use crate::driver::Models;
 use crate::effect::{ModelCall, ModelReply};
 
@@ -40,8 +49,12 @@ use crate::effect::{ModelCall, ModelReply};
 pub struct Overrides {
     /// `--model PROVIDER:MODEL`: the model every agent and manager uses.
     pub model: Option<String>,
-    /// `--endpoint URL`: the endpoint every call goes to.
+    /// `--endpoint URL`: the endpoint every call goes to. Given by the user, so any key
+    /// (a well-known provider key too) may go there.
     pub endpoint: Option<String>,
+    /// `--api-key-env VAR`: the variable whose key every call carries, wherever it goes
+    /// (the user's choice, unlike a config's `ApiKeyEnvVar`).
+    pub api_key_env: Option<String>,
 }
 
 /// Resilience settings.
@@ -54,6 +67,13 @@ pub struct Settings {
     pub max_retries: u32,
     /// The first backoff; doubled per retry, with jitter, capped at 30 s.
     pub base_backoff: Duration,
+    /// The most a reply may hold: streamed text plus tool names and arguments, in bytes.
+    /// The response body as received is capped at 16 times this (framing, usage events),
+    /// and one line of a stream at twice this plus 64 KiB. Exceeding any is a final error.
+    pub max_response_bytes: usize,
+    /// The longest wait for the next bytes of a response (headers or body) before the
+    /// attempt fails as stalled (retried like a timeout).
+    pub idle_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -62,6 +82,8 @@ impl Default for Settings {
             timeout: Duration::from_secs(120),
             max_retries: 4,
             base_backoff: Duration::from_millis(500),
+            max_response_bytes: 4 * 1024 * 1024,
+            idle_timeout: Duration::from_secs(60),
         }
     }
 }
@@ -132,6 +154,16 @@ impl Providers {
                 }
             }
         }
+        let given = Given {
+            endpoint: overrides.endpoint.is_some(),
+            api_key_env: overrides
+                .api_key_env
+                .as_ref()
+                .map(|variable| variable.trim().to_string()),
+        };
+        if given.api_key_env.as_deref() == Some("") {
+            return Err("--api-key-env names no variable".to_string());
+        }
         let mut clients: Vec<Target> = Vec::new();
         let mut routes: Vec<(ir::Model, usize)> = Vec::new();
         let mut resolved: Vec<(ir::Model, usize)> = Vec::new();
@@ -140,7 +172,7 @@ impl Providers {
                 if let Some((_, idx)) = resolved.iter().find(|(model, _)| *model == effective) {
                     return Ok(*idx);
                 }
-                let target = Target::resolve(who, &effective, env)?;
+                let target = Target::resolve(who, &effective, &given, env)?;
                 clients.push(target);
                 resolved.push((effective, clients.len() - 1));
                 Ok(clients.len() - 1)
@@ -274,432 +306,6 @@ pub(crate) fn redact(text: &str, secret: &Secret) -> String {
     out
 }
 
-/// The wire format a client speaks.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Chat completions. `official`: OpenAI's or Azure's own service (they take
-    /// `max_completion_tokens`; other servers take `max_tokens`).
-    OpenAi {
-        azure: bool,
-        official: bool,
-    },
-    Anthropic,
-    Ollama,
-}
-
-/// A resolved client: where to send, what to ask for, with which key.
-#[derive(Clone, Debug)]
-pub(crate) struct Target {
-    pub kind: Kind,
-    /// The provider as named or inferred (`openai`, `azure`, `vllm`, `anthropic`, ...).
-    pub provider: String,
-    pub model: String,
-    /// The full URL requests are POSTed to.
-    pub url: String,
-    pub key: Option<Secret>,
-    pub temperature: Option<f64>,
-    pub max_tokens: Option<u64>,
-    pub reasoning_effort: Option<String>,
-}
-
-pub(crate) const OPENAI_ENDPOINT: &str = "https://api.openai.com/v1";
-pub(crate) const ANTHROPIC_ENDPOINT: &str = "https://api.anthropic.com";
-pub(crate) const OLLAMA_ENDPOINT: &str = "http://localhost:11434";
-const AZURE_API_VERSION: &str = "2024-10-21";
-
-/// The provider family a `Provider` name (or `--model` prefix) selects.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Family {
-    OpenAi,
-    Azure,
-    /// Another OpenAI-compatible server (vLLM, llama.cpp, LM Studio, ...).
-    Compatible,
-    Anthropic,
-    Ollama,
-}
-
-const PROVIDER_NAMES: &str =
-    "openai, azure, anthropic, ollama, vllm, llamacpp, lmstudio, openai-compatible";
-
-/// A provider name lower-cased without separators: `LM-Studio` → `lmstudio`.
-fn normalized(name: &str) -> String {
-    name.trim()
-        .to_ascii_lowercase()
-        .chars()
-        .filter(|c| !matches!(c, '-' | '_' | '.' | ' '))
-        .collect()
-}
-
-fn family_named(name: &str) -> Option<Family> {
-    Some(match normalized(name).as_str() {
-        "openai" => Family::OpenAi,
-        "azure" | "azureopenai" => Family::Azure,
-        "anthropic" | "claude" => Family::Anthropic,
-        "ollama" => Family::Ollama,
-        "vllm" | "llamacpp" | "lmstudio" | "openaicompatible" | "compatible" | "custom"
-        | "local" => Family::Compatible,
-        _ => return None,
-    })
-}
-
-/// `--model PROVIDER:MODEL` (or a bare model id, its provider inferred).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct ModelFlag {
-    provider: Option<String>,
-    id: String,
-}
-
-fn parse_model_flag(text: &str) -> Result<ModelFlag, String> {
-    let text = text.trim();
-    let flag = match text.split_once(':') {
-        Some((provider, id)) if family_named(provider).is_some() => ModelFlag {
-            provider: Some(provider.trim().to_ascii_lowercase()),
-            id: id.trim().to_string(),
-        },
-        // `llama3.2:3b`: an Ollama tag, not a provider.
-        _ => ModelFlag {
-            provider: None,
-            id: text.to_string(),
-        },
-    };
-    if flag.id.is_empty() {
-        return Err(format!(
-            "--model `{text}` names no model: expected PROVIDER:MODEL ({PROVIDER_NAMES})"
-        ));
-    }
-    Ok(flag)
-}
-
-/// The model a call really uses, the overrides applied.
-fn effective_model(
-    configured: Option<&ir::Model>,
-    forced: Option<&ModelFlag>,
-    overrides: &Overrides,
-) -> Result<ir::Model, String> {
-    let mut model = match (configured, forced) {
-        (Some(configured), None) => configured.clone(),
-        (configured, Some(flag)) => {
-            let mut model = ir::Model {
-                provider: flag.provider.clone(),
-                id: flag.id.clone(),
-                ..ir::Model::default()
-            };
-            if let Some(configured) = configured {
-                model.alias = configured.alias.clone();
-                model.temperature = configured.temperature.clone();
-                model.max_tokens = configured.max_tokens;
-                model.reasoning_effort = configured.reasoning_effort.clone();
-                // The endpoint and key belong to the configured provider: keep them only
-                // when the flag keeps that provider.
-                if family_of(configured)? == family_of(&model)? {
-                    model.endpoint = configured.endpoint.clone();
-                    model.api_key_env = configured.api_key_env.clone();
-                    model.has_literal_key = configured.has_literal_key;
-                }
-            }
-            model
-        }
-        (None, None) => return Err("no model: pass --model PROVIDER:MODEL".to_string()),
-    };
-    if let Some(endpoint) = &overrides.endpoint {
-        model.endpoint = Some(endpoint.trim().to_string());
-    }
-    Ok(model)
-}
-
-/// The provider family of a model: explicit, else inferred from its id and endpoint.
-fn family_of(model: &ir::Model) -> Result<Family, String> {
-    if let Some(provider) = &model.provider {
-        return family_named(provider).ok_or_else(|| {
-            format!("unknown provider `{provider}` (expected one of {PROVIDER_NAMES})")
-        });
-    }
-    let id = model.id.to_ascii_lowercase();
-    if id.starts_with("claude") {
-        return Ok(Family::Anthropic);
-    }
-    if let Some(endpoint) = &model.endpoint {
-        let endpoint = Endpoint::parse(endpoint)?;
-        if endpoint.host.ends_with("anthropic.com") {
-            return Ok(Family::Anthropic);
-        }
-        if endpoint.host.ends_with(".azure.com") {
-            return Ok(Family::Azure);
-        }
-        if endpoint.host == "api.openai.com" {
-            return Ok(Family::OpenAi);
-        }
-        let path = endpoint.path.trim_end_matches('/');
-        if path.ends_with("/api") || path.ends_with("/api/chat") {
-            return Ok(Family::Ollama);
-        }
-        if endpoint.port == Some(11434) && !path.contains("/v1") {
-            return Ok(Family::Ollama);
-        }
-        return Ok(Family::Compatible);
-    }
-    Ok(Family::OpenAi)
-}
-
-/// A parsed `http(s)://host[:port]/path[?query]`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Endpoint {
-    pub scheme: String,
-    pub host: String,
-    pub port: Option<u16>,
-    /// From the first `/` (may be empty), query included.
-    pub path: String,
-}
-
-impl Endpoint {
-    pub(crate) fn parse(text: &str) -> Result<Endpoint, String> {
-        let text = text.trim();
-        let bad = || format!("endpoint `{text}` is not an http:// or https:// URL");
-        let (scheme, rest) = text.split_once("://").ok_or_else(bad)?;
-        let scheme = scheme.to_ascii_lowercase();
-        if scheme != "http" && scheme != "https" {
-            return Err(bad());
-        }
-        let (authority, path) = match rest.find(['/', '?']) {
-            Some(at) => (&rest[..at], &rest[at..]),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
-            return Err(format!(
-                "endpoint `{}` carries credentials: put the key in an environment variable",
-                scheme
-            ));
-        }
-        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-            let (host, after) = bracketed.split_once(']').ok_or_else(bad)?;
-            let port = match after.strip_prefix(':') {
-                Some(port) => Some(port.parse().map_err(|_| bad())?),
-                None if after.is_empty() => None,
-                None => return Err(bad()),
-            };
-            (host.to_string(), port)
-        } else {
-            match authority.rsplit_once(':') {
-                Some((host, port)) => (host.to_string(), Some(port.parse().map_err(|_| bad())?)),
-                None => (authority.to_string(), None),
-            }
-        };
-        if host.is_empty() {
-            return Err(bad());
-        }
-        Ok(Endpoint {
-            scheme,
-            host: host.to_ascii_lowercase(),
-            port,
-            path: path.to_string(),
-        })
-    }
-
-    pub(crate) fn is_loopback(&self) -> bool {
-        self.host == "localhost" || self.host.starts_with("127.") || self.host == "::1"
-    }
-
-    /// The URL with `path` replacing the path.
-    fn with_path(&self, path: &str) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        match self.port {
-            Some(port) => format!("{}://{host}:{port}{path}", self.scheme),
-            None => format!("{}://{host}{path}", self.scheme),
-        }
-    }
-}
-
-impl Target {
-    /// Resolves one model for `who` (`agent `X``), reading its key through `env`.
-    fn resolve(
-        who: &str,
-        model: &ir::Model,
-        env: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Target, String> {
-        let family = family_of(model).map_err(|error| format!("{who}: {error}"))?;
-        let provider = match (&model.provider, family) {
-            (Some(provider), _) => provider.trim().to_ascii_lowercase(),
-            (None, Family::OpenAi) => "openai".to_string(),
-            (None, Family::Azure) => "azure".to_string(),
-            (None, Family::Compatible) => "openai-compatible".to_string(),
-            (None, Family::Anthropic) => "anthropic".to_string(),
-            (None, Family::Ollama) => "ollama".to_string(),
-        };
-        if model.id.trim().is_empty() {
-            return Err(format!("{who}: provider `{provider}` needs a model id"));
-        }
-        let endpoint_text = match (&model.endpoint, family) {
-            (Some(endpoint), _) => endpoint.clone(),
-            (None, Family::OpenAi) => OPENAI_ENDPOINT.to_string(),
-            // The local servers' own defaults; a generic compatible server must say where.
-            (None, Family::Compatible) => match normalized(&provider).as_str() {
-                "vllm" => "http://localhost:8000/v1".to_string(),
-                "llamacpp" => "http://localhost:8080/v1".to_string(),
-                "lmstudio" => "http://localhost:1234/v1".to_string(),
-                _ => {
-                    return Err(format!(
-                        "{who}: provider `{provider}` needs an Endpoint (the server's URL, like http://localhost:8000/v1)"
-                    ))
-                }
-            },
-            (None, Family::Anthropic) => ANTHROPIC_ENDPOINT.to_string(),
-            (None, Family::Ollama) => OLLAMA_ENDPOINT.to_string(),
-            (None, Family::Azure) => {
-                return Err(format!(
-                    "{who}: provider `azure` needs an Endpoint (https://RESOURCE.openai.azure.com)"
-                ))
-            }
-        };
-        let endpoint =
-            Endpoint::parse(&endpoint_text).map_err(|error| format!("{who}: {error}"))?;
-        let path = endpoint.path.trim_end_matches('/').to_string();
-        let official = endpoint.host == "api.openai.com";
-        let (kind, url) = match family {
-            Family::OpenAi | Family::Compatible => {
-                // A Provider of `ollama` with a `/v1` endpoint lands here too (see below).
-                (
-                    Kind::OpenAi {
-                        azure: false,
-                        official,
-                    },
-                    openai_url(&endpoint, &path),
-                )
-            }
-            Family::Azure => {
-                let url = if path.contains("/chat/completions") {
-                    endpoint.with_path(&path)
-                } else if path.contains("/openai/deployments/") {
-                    endpoint.with_path(&format!(
-                        "{path}/chat/completions?api-version={AZURE_API_VERSION}"
-                    ))
-                } else if path.ends_with("/openai/v1") || path.ends_with("/v1") {
-                    endpoint.with_path(&format!("{path}/chat/completions"))
-                } else {
-                    endpoint.with_path(&format!(
-                        "{path}/openai/deployments/{}/chat/completions?api-version={AZURE_API_VERSION}",
-                        model.id.trim()
-                    ))
-                };
-                (
-                    Kind::OpenAi {
-                        azure: true,
-                        official: true,
-                    },
-                    url,
-                )
-            }
-            Family::Anthropic => {
-                let url = if path.ends_with("/messages") {
-                    endpoint.with_path(&path)
-                } else if path.ends_with("/v1") {
-                    endpoint.with_path(&format!("{path}/messages"))
-                } else {
-                    endpoint.with_path(&format!("{path}/v1/messages"))
-                };
-                (Kind::Anthropic, url)
-            }
-            Family::Ollama if path.ends_with("/v1") || path.contains("/v1/") => (
-                // Ollama's OpenAI-compatible API.
-                Kind::OpenAi {
-                    azure: false,
-                    official: false,
-                },
-                openai_url(&endpoint, &path),
-            ),
-            Family::Ollama => {
-                let url = if path.ends_with("/api/chat") {
-                    endpoint.with_path(&path)
-                } else if path.ends_with("/api") {
-                    endpoint.with_path(&format!("{path}/chat"))
-                } else {
-                    endpoint.with_path(&format!("{path}/api/chat"))
-                };
-                (Kind::Ollama, url)
-            }
-        };
-        // Which variable holds the key, and whether the call cannot go without one. A
-        // provider's well-known variable is sent to that provider's own host only: an
-        // OpenAI-compatible server elsewhere (`Provider: openai` with another Endpoint, as
-        // configs for Open WebUI or x.ai have) or a proxy gets a key through ApiKeyEnvVar.
-        let own_host = match family {
-            Family::OpenAi | Family::Compatible => official,
-            Family::Anthropic => {
-                endpoint.host == "api.anthropic.com" || endpoint.host.ends_with(".anthropic.com")
-            }
-            Family::Azure => true,
-            Family::Ollama => false,
-        };
-        let (variable, required) = match (&model.api_key_env, family) {
-            (Some(variable), _) => (Some(variable.trim().to_string()), true),
-            (None, Family::OpenAi | Family::Compatible) if own_host => {
-                (Some("OPENAI_API_KEY".to_string()), true)
-            }
-            (None, Family::Azure) => (Some("AZURE_OPENAI_API_KEY".to_string()), true),
-            (None, Family::Anthropic) if own_host => (Some("ANTHROPIC_API_KEY".to_string()), true),
-            (None, _) => (None, false),
-        };
-        let key = match &variable {
-            Some(variable) => env(variable)
-                .map(|value| value.trim().to_string())
-                .filter(|value| !value.is_empty())
-                .map(Secret),
-            None => None,
-        };
-        if key.is_none() && (required || model.has_literal_key) {
-            let variable = variable.unwrap_or_else(|| "the variable named by ApiKeyEnvVar".into());
-            let literal = if model.has_literal_key {
-                " (the config's literal ApiKey is never read: keys stay out of the IR; use ApiKeyEnvVar)"
-            } else {
-                ""
-            };
-            return Err(format!(
-                "{who} uses provider `{provider}`, but {variable} is not set{literal}"
-            ));
-        }
-        let temperature = match &model.temperature {
-            Some(text) => Some(
-                text.trim()
-                    .parse::<f64>()
-                    .map_err(|_| format!("{who}: Temperature `{text}` is not a number"))?,
-            ),
-            None => None,
-        };
-        Ok(Target {
-            kind,
-            provider,
-            model: model.id.trim().to_string(),
-            url,
-            key,
-            temperature,
-            max_tokens: model.max_tokens,
-            reasoning_effort: model
-                .reasoning_effort
-                .as_ref()
-                .map(|effort| effort.trim().to_ascii_lowercase())
-                .filter(|effort| !effort.is_empty()),
-        })
-    }
-
-    /// `openai model `gpt-4o` at URL`, for error messages.
-    pub(crate) fn label(&self) -> String {
-        format!("{} model `{}` at {}", self.provider, self.model, self.url)
-    }
-}
-
-fn openai_url(endpoint: &Endpoint, path: &str) -> String {
-    if path.ends_with("/chat/completions") {
-        endpoint.with_path(path)
-    } else if path.is_empty() {
-        endpoint.with_path("/v1/chat/completions")
-    } else {
-        endpoint.with_path(&format!("{path}/chat/completions"))
-    }
-}
-
 /// The `id` of tool call `idx` of a reply when the server sent none.
 pub(crate) fn fallback_call_id(idx: usize) -> String {
     format!("call_{}", idx + 1)
@@ -717,207 +323,6 @@ pub(crate) fn parse_arguments(raw: &str) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn model(provider: Option<&str>, id: &str, endpoint: Option<&str>) -> ir::Model {
-        ir::Model {
-            provider: provider.map(str::to_string),
-            id: id.to_string(),
-            endpoint: endpoint.map(str::to_string),
-            ..ir::Model::default()
-        }
-    }
-
-    fn resolve(model: &ir::Model) -> Result<Target, String> {
-        Target::resolve("agent `A`", model, &|name| Some(format!("key-of-{name}")))
-    }
-
-    #[test]
-    fn providers_and_urls() {
-        let cases = [
-            (model(None, "gpt-4o", None), "openai", "https://api.openai.com/v1/chat/completions"),
-            (model(None, "claude-sonnet-4-5", None), "anthropic", "https://api.anthropic.com/v1/messages"),
-            (model(Some("anthropic"), "x", Some("http://127.0.0.1:9/v1")), "anthropic", "http://127.0.0.1:9/v1/messages"),
-            (model(Some("ollama"), "qwen3", None), "ollama", "http://localhost:11434/api/chat"),
-            (model(None, "qwen3", Some("http://box:11434")), "ollama", "http://box:11434/api/chat"),
-            (model(None, "qwen3", Some("http://box:11434/v1")), "openai-compatible", "http://box:11434/v1/chat/completions"),
-            (model(Some("ollama"), "qwen3", Some("http://box:11434/v1")), "ollama", "http://box:11434/v1/chat/completions"),
-            (model(None, "grok", Some("https://api.x.ai/v1")), "openai-compatible", "https://api.x.ai/v1/chat/completions"),
-            (model(None, "m", Some("https://host/api/openai/v1")), "openai-compatible", "https://host/api/openai/v1/chat/completions"),
-            (model(Some("vllm"), "m", Some("http://[::1]:8000")), "vllm", "http://[::1]:8000/v1/chat/completions"),
-            (model(Some("azure"), "gpt4o-deploy", Some("https://res.openai.azure.com/")), "azure", "https://res.openai.azure.com/openai/deployments/gpt4o-deploy/chat/completions?api-version=2024-10-21"),
-            (model(None, "d", Some("https://res.openai.azure.com/openai/deployments/d")), "azure", "https://res.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-10-21"),
-        ];
-        for (model, provider, url) in cases {
-            let target = resolve(&model).unwrap();
-            assert_eq!(
-                (target.provider.as_str(), target.url.as_str()),
-                (provider, url),
-                "{model:?}"
-            );
-        }
-        let ollama_v1 = resolve(&model(Some("ollama"), "q", Some("http://h:11434/v1"))).unwrap();
-        assert!(matches!(
-            ollama_v1.kind,
-            Kind::OpenAi {
-                official: false,
-                ..
-            }
-        ));
-    }
-
-    #[test]
-    fn keys_come_from_the_right_variable() {
-        let read = |model: &ir::Model| {
-            Target::resolve("agent `A`", model, &|name| Some(format!("key-of-{name}")))
-                .unwrap()
-                .key
-                .map(|key| key.expose().to_string())
-        };
-        assert_eq!(
-            read(&model(None, "gpt-4o", None)).as_deref(),
-            Some("key-of-OPENAI_API_KEY")
-        );
-        assert_eq!(
-            read(&model(None, "claude-3", None)).as_deref(),
-            Some("key-of-ANTHROPIC_API_KEY")
-        );
-        assert_eq!(
-            read(&model(
-                Some("azure"),
-                "d",
-                Some("https://r.openai.azure.com")
-            ))
-            .as_deref(),
-            Some("key-of-AZURE_OPENAI_API_KEY")
-        );
-        // No OpenAI key to third parties or local servers.
-        assert_eq!(
-            read(&model(None, "grok", Some("https://api.x.ai/v1"))),
-            None
-        );
-        assert_eq!(read(&model(Some("ollama"), "q", None)), None);
-        assert_eq!(
-            read(&model(
-                Some("openai"),
-                "m",
-                Some("https://owui.example/api/openai/v1")
-            )),
-            None
-        );
-        assert_eq!(
-            read(&model(
-                Some("anthropic"),
-                "claude-3",
-                Some("http://127.0.0.1:9")
-            )),
-            None
-        );
-        let mut xai = model(None, "grok", Some("https://api.x.ai/v1"));
-        xai.api_key_env = Some("XAI_API_KEY".into());
-        assert_eq!(read(&xai).as_deref(), Some("key-of-XAI_API_KEY"));
-    }
-
-    #[test]
-    fn missing_keys_name_who_which_provider_and_which_variable() {
-        let none = |_: &str| None;
-        let error =
-            Target::resolve("agent `Planner`", &model(None, "claude-3", None), &none).unwrap_err();
-        assert_eq!(
-            error,
-            "agent `Planner` uses provider `anthropic`, but ANTHROPIC_API_KEY is not set"
-        );
-        let mut literal = model(Some("openai"), "gpt-4o", None);
-        literal.has_literal_key = true;
-        let error = Target::resolve("agent `Dev`", &literal, &none).unwrap_err();
-        assert!(error.starts_with("agent `Dev` uses provider `openai`, but OPENAI_API_KEY is not set (the config's literal ApiKey"), "{error}");
-        let empty = |_: &str| Some("  ".to_string());
-        assert!(Target::resolve("agent `A`", &model(None, "gpt-4o", None), &empty).is_err());
-        assert!(Target::resolve("agent `A`", &model(Some("ollama"), "q", None), &none).is_ok());
-    }
-
-    #[test]
-    fn bad_configs_are_errors() {
-        let error = resolve(&model(Some("bedrock"), "m", None)).unwrap_err();
-        assert!(
-            error.starts_with("agent `A`: unknown provider `bedrock`"),
-            "{error}"
-        );
-        let mut hot = model(None, "gpt-4o", None);
-        hot.temperature = Some("warm".into());
-        assert_eq!(
-            resolve(&hot).unwrap_err(),
-            "agent `A`: Temperature `warm` is not a number"
-        );
-        assert!(resolve(&model(None, "m", Some("ftp://x"))).is_err());
-        assert!(resolve(&model(Some("openai-compatible"), "m", None))
-            .unwrap_err()
-            .contains("needs an Endpoint"));
-        assert_eq!(
-            resolve(&model(Some("LM-Studio"), "m", None)).unwrap().url,
-            "http://localhost:1234/v1/chat/completions"
-        );
-        assert!(resolve(&model(Some("azure"), "m", None))
-            .unwrap_err()
-            .contains("needs an Endpoint"));
-    }
-
-    #[test]
-    fn model_flag() {
-        assert_eq!(
-            parse_model_flag("ollama:llama3.2:3b").unwrap(),
-            ModelFlag {
-                provider: Some("ollama".into()),
-                id: "llama3.2:3b".into()
-            }
-        );
-        assert_eq!(
-            parse_model_flag("llama3.2:3b").unwrap(),
-            ModelFlag {
-                provider: None,
-                id: "llama3.2:3b".into()
-            }
-        );
-        assert!(parse_model_flag("openai:").is_err());
-        // The flag replaces provider and id; sampling settings stay; the endpoint stays
-        // only for the same provider.
-        let mut configured = model(Some("ollama"), "qwen3", Some("http://gpu:11434"));
-        configured.temperature = Some("0.2".into());
-        let same = effective_model(
-            Some(&configured),
-            Some(&parse_model_flag("ollama:llama3").unwrap()),
-            &Overrides::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            (
-                same.id.as_str(),
-                same.endpoint.as_deref(),
-                same.temperature.as_deref()
-            ),
-            ("llama3", Some("http://gpu:11434"), Some("0.2"))
-        );
-        let other = effective_model(
-            Some(&configured),
-            Some(&parse_model_flag("anthropic:claude-x").unwrap()),
-            &Overrides::default(),
-        )
-        .unwrap();
-        assert_eq!(
-            (other.provider.as_deref(), other.endpoint.as_deref()),
-            (Some("anthropic"), None)
-        );
-        let endpoint = Overrides {
-            model: None,
-            endpoint: Some("http://127.0.0.1:1/v1".into()),
-        };
-        assert_eq!(
-            effective_model(Some(&configured), None, &endpoint)
-                .unwrap()
-                .endpoint
-                .as_deref(),
-            Some("http://127.0.0.1:1/v1")
-        );
-    }
 
     #[test]
     fn redaction() {

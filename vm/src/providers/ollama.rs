@@ -51,6 +51,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
     Post {
         label: target.label(),
         url: target.url.clone(),
+        key_variable: target.key_variable.clone(),
         headers: Vec::new(),
         // Ollama itself takes no key; a proxy in front of it may (ApiKeyEnvVar).
         auth: target.key.clone().map(|key| ("authorization", key)),
@@ -105,6 +106,8 @@ pub(crate) struct Stream {
     calls: Vec<ToolCall>,
     usage: Usage,
     done: bool,
+    /// Bytes of text, tool names and arguments so far.
+    size: usize,
 }
 
 impl Stream {
@@ -117,6 +120,7 @@ impl Stream {
             calls: Vec::new(),
             usage: Usage::default(),
             done: false,
+            size: 0,
         }
     }
 
@@ -137,6 +141,7 @@ impl Stream {
         if let Some(message) = chunk.get("message") {
             if let Some(text) = message.get("content").and_then(Json::as_str) {
                 if !text.is_empty() {
+                    self.size += text.len();
                     self.text.push_str(text);
                     if let Some(sink) = &self.sink {
                         sink(&self.agent, text);
@@ -157,13 +162,15 @@ impl Stream {
                         .filter(|id| !id.is_empty())
                         .map(str::to_string)
                         .unwrap_or_else(|| fallback_call_id(self.calls.len()));
+                    let name = function
+                        .get("name")
+                        .and_then(Json::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    self.size += name.len() + args.to_string().len();
                     self.calls.push(ToolCall {
                         id,
-                        name: function
-                            .get("name")
-                            .and_then(Json::as_str)
-                            .unwrap_or("")
-                            .to_string(),
+                        name,
                         args,
                         result: None,
                         ok: false,
@@ -189,6 +196,14 @@ impl Decoder for Stream {
             self.line(&line)?;
         }
         Ok(())
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.len()
     }
 
     fn finish(mut self) -> Result<ModelReply, Failure> {

@@ -65,6 +65,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
     Post {
         label: target.label(),
         url: target.url.clone(),
+        key_variable: target.key_variable.clone(),
         headers: vec![("accept", "text/event-stream".to_string())],
         auth,
         body: Json::Object(body),
@@ -125,6 +126,8 @@ pub(crate) struct Stream {
     calls: Vec<PartialCall>,
     usage: Usage,
     done: bool,
+    /// Bytes of text, tool names and arguments so far.
+    size: usize,
 }
 
 impl Stream {
@@ -137,6 +140,7 @@ impl Stream {
             calls: Vec::new(),
             usage: Usage::default(),
             done: false,
+            size: 0,
         }
     }
 
@@ -178,6 +182,7 @@ impl Stream {
         };
         if let Some(text) = delta.get("content").and_then(Json::as_str) {
             if !text.is_empty() {
+                self.size += text.len();
                 self.text.push_str(text);
                 if let Some(sink) = &self.sink {
                     sink(&self.agent, text);
@@ -235,7 +240,9 @@ impl Stream {
         }
         if call.name.is_empty() {
             call.name = name.to_string();
+            self.size += name.len();
         }
+        self.size += arguments.len();
         call.arguments.push_str(&arguments);
     }
 }
@@ -255,6 +262,14 @@ impl Decoder for Stream {
         self.event(text)?;
         self.done = true;
         self.finish()
+    }
+
+    fn size(&self) -> usize {
+        self.size
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.len()
     }
 
     fn finish(mut self) -> Result<ModelReply, Failure> {
@@ -302,6 +317,7 @@ mod tests {
             model: "o4-mini".into(),
             url: "https://api.openai.com/v1/chat/completions".into(),
             key: Some(super::super::Secret("sk-x".into())),
+            key_variable: None,
             temperature: None,
             max_tokens: Some(100),
             reasoning_effort: Some("high".into()),

@@ -2,7 +2,9 @@
 //!
 //! Chunks from the network split lines, events and UTF-8 sequences anywhere; these
 //! buffers hand on only complete units and say what is left over when the body ends, so a
-//! body cut mid-line is told apart from one that ended cleanly.
+//! body cut mid-line is told apart from one that ended cleanly. Each byte is scanned once:
+//! a line that never ends costs time linear in its length (its length is capped by the
+//! caller, `http.rs`).
 
 use super::http::Failure;
 
@@ -10,6 +12,8 @@ use super::http::Failure;
 #[derive(Debug, Default)]
 pub(crate) struct Lines {
     buf: Vec<u8>,
+    /// How much of `buf` is known to hold no `\n`: not scanned again.
+    scanned: usize,
 }
 
 impl Lines {
@@ -18,8 +22,9 @@ impl Lines {
         self.buf.extend_from_slice(chunk);
         let mut lines = Vec::new();
         let mut start = 0;
-        while let Some(offset) = self.buf[start..].iter().position(|&byte| byte == b'\n') {
-            let end = start + offset;
+        let mut from = self.scanned;
+        while let Some(offset) = self.buf[from..].iter().position(|&byte| byte == b'\n') {
+            let end = from + offset;
             let mut line = &self.buf[start..end];
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
@@ -28,8 +33,10 @@ impl Lines {
                 .map_err(|_| Failure::fatal("the response is not valid UTF-8"))?;
             lines.push(line.to_string());
             start = end + 1;
+            from = start;
         }
         self.buf.drain(..start);
+        self.scanned = self.buf.len();
         Ok(lines)
     }
 
@@ -144,6 +151,21 @@ mod tests {
         let mut lines = Lines::default();
         assert!(lines.push(&snow[..1]).unwrap().is_empty());
         assert_eq!(lines.push(&snow[1..]).unwrap(), vec!["☃"]);
+    }
+
+    #[test]
+    fn a_long_line_is_scanned_once() {
+        let mut lines = Lines::default();
+        for round in 1..=1000 {
+            assert!(lines.push(&[b'x'; 1024]).unwrap().is_empty());
+            // Everything buffered is known to hold no line break: the next push scans
+            // only its own bytes.
+            assert_eq!(lines.scanned, round * 1024);
+        }
+        let done = lines.push(b"\nrest").unwrap();
+        assert_eq!(done.len(), 1);
+        assert_eq!(done[0].len(), 1000 * 1024);
+        assert_eq!((lines.rest(), lines.scanned), (&b"rest"[..], 4));
     }
 
     #[test]

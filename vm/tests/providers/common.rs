@@ -128,6 +128,7 @@ pub fn quick() -> Settings {
         timeout: Duration::from_secs(10),
         max_retries: 2,
         base_backoff: Duration::from_millis(1),
+        ..Settings::default()
     }
 }
 
@@ -148,21 +149,20 @@ pub fn providers(program: &ir::Program, overrides: &Overrides, settings: Setting
     Providers::new(program, overrides, settings, &env_with_keys, None).unwrap()
 }
 
-/// One call of agent `Planner` on `model`, against `server`.
+/// One call of agent `Planner` on `model`, against `server`. The endpoint is given as the
+/// user gives it (`--endpoint`), so a well-known key may go to the loopback server.
 pub async fn ask(
     model: ir::Model,
     settings: Settings,
 ) -> (Result<ModelReply, String>, Tokens, Duration) {
     let program = program(&[("Planner", Some(model.clone()))]);
     let (tokens, sink) = sink();
-    let providers = Providers::new(
-        &program,
-        &Overrides::default(),
-        settings,
-        &env_with_keys,
-        Some(sink),
-    )
-    .unwrap();
+    let overrides = Overrides {
+        endpoint: model.endpoint.clone(),
+        ..Overrides::default()
+    };
+    let providers =
+        Providers::new(&program, &overrides, settings, &env_with_keys, Some(sink)).unwrap();
     let started = Instant::now();
     let reply = providers.call(&call("Planner", Some(model))).await;
     if let Err(error) = &reply {

@@ -14,6 +14,7 @@ async fn model_flag_and_endpoint_route_agents_without_a_model() {
     let overrides = Overrides {
         model: Some("ollama:llama3.2:3b".into()),
         endpoint: Some(server.url.clone()),
+        ..Overrides::default()
     };
     let providers = providers(&program, &overrides, quick());
     let reply = providers.call(&call("Planner", None)).await.unwrap();
@@ -36,6 +37,7 @@ async fn model_flag_replaces_configured_models() {
     let overrides = Overrides {
         model: Some("vllm:qwen3-32b".into()),
         endpoint: Some(format!("{}/v1", server.url)),
+        ..Overrides::default()
     };
     let providers = providers(&program, &overrides, quick());
     providers

@@ -170,6 +170,7 @@ async fn a_hanging_server_times_out() {
         timeout: Duration::from_millis(200),
         max_retries: 1,
         base_backoff: Duration::from_millis(1),
+        ..Settings::default()
     };
     let (reply, _, elapsed) = ask(openai_model(&server), settings).await;
     let error = reply.unwrap_err();
@@ -190,6 +191,7 @@ async fn a_stream_that_stalls_midway_times_out() {
         timeout: Duration::from_millis(200),
         max_retries: 0,
         base_backoff: Duration::from_millis(1),
+        ..Settings::default()
     };
     let (reply, tokens, _) = ask(openai_model(&server), settings).await;
     let error = reply.unwrap_err();

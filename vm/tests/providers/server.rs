@@ -19,6 +19,14 @@ pub enum Reply {
     Hang,
     /// Writes these pieces, then goes silent with the connection open.
     Stall(Vec<Vec<u8>>),
+    /// A 200 with this content type, then `start` once and `piece` over and over as
+    /// chunks, until the client hangs up (or 30 s pass). Reports the bytes it sent.
+    Endless {
+        content_type: String,
+        start: Vec<u8>,
+        piece: Vec<u8>,
+        sent: Arc<Mutex<Option<usize>>>,
+    },
 }
 
 #[derive(Debug)]
@@ -99,6 +107,44 @@ pub async fn handle(
         Some(Reply::Stall(pieces)) => {
             write_pieces(&mut stream, &pieces).await;
             tokio::time::sleep(Duration::from_secs(10)).await;
+        }
+        Some(Reply::Endless {
+            content_type,
+            start,
+            piece,
+            sent,
+        }) => {
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            );
+            let mut total = 0;
+            let chunk = |bytes: &[u8]| {
+                let mut chunk = format!("{:x}\r\n", bytes.len()).into_bytes();
+                chunk.extend_from_slice(bytes);
+                chunk.extend_from_slice(b"\r\n");
+                chunk
+            };
+            let mut pieces = vec![head.into_bytes()];
+            if !start.is_empty() {
+                pieces.push(chunk(&start));
+            }
+            let piece = chunk(&piece);
+            let until = tokio::time::Instant::now() + Duration::from_secs(30);
+            'send: loop {
+                for bytes in pieces
+                    .drain(..)
+                    .chain(std::iter::repeat_n(piece.clone(), 64))
+                {
+                    if stream.write_all(&bytes).await.is_err() {
+                        break 'send;
+                    }
+                    total += bytes.len();
+                }
+                if tokio::time::Instant::now() > until {
+                    break;
+                }
+            }
+            *sent.lock().unwrap() = Some(total);
         }
         Some(Reply::Hang) => {
             // Bounded: the client gives up long before.
@@ -187,6 +233,20 @@ pub fn streamed(content_type: &str, body: &str, piece: usize) -> Reply {
     }
     pieces.push(b"0\r\n\r\n".to_vec());
     Reply::Pieces(pieces)
+}
+
+/// An endless 200 (see [`Reply::Endless`]) and the slot where it reports what it sent.
+pub fn endless(content_type: &str, start: &str, piece: &str) -> (Reply, Arc<Mutex<Option<usize>>>) {
+    let sent = Arc::new(Mutex::new(None));
+    (
+        Reply::Endless {
+            content_type: content_type.to_string(),
+            start: start.as_bytes().to_vec(),
+            piece: piece.as_bytes().to_vec(),
+            sent: sent.clone(),
+        },
+        sent,
+    )
 }
 
 pub fn sse(body: &str) -> Reply {
