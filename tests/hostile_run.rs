@@ -61,6 +61,27 @@ fn gone(pid: u32) -> bool {
     }
 }
 
+/// The host pid of the process whose argv[0] is `name`, waiting for it to appear.
+fn find_process(name: &str) -> u32 {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        let found = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .find_map(|entry| {
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+                let argv0 = cmdline.split(|byte| *byte == 0).next()?;
+                (argv0 == name.as_bytes()).then_some(pid)
+            });
+        if let Some(pid) = found {
+            return pid;
+        }
+        assert!(Instant::now() < until, "no process named `{name}` appeared");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn wait_for_file(path: &Path) -> String {
     let until = Instant::now() + Duration::from_secs(20);
     loop {
@@ -77,16 +98,20 @@ fn wait_for_file(path: &Path) -> String {
 fn signal_mid_tool_call(signal: &str) {
     let dir = scratch(signal);
     let config = config(&dir, "");
-    // The first time, the command records its pid and becomes `sleep 30`; on resume it
-    // finds the record and ends at once.
+    // The first time, the command marks its start and becomes `sleep 30` under a name of
+    // its own; on resume it finds the mark and ends at once. The command runs in the OS
+    // sandbox's PID namespace, where `$$` is not the host's pid: the sleeper is found by
+    // its name in the host's `/proc`.
+    let name = format!("fuseraft-sleeper-{}-{signal}", std::process::id());
     let replay = replay(
         &dir,
-        "if [ -e started ]; then echo again; else echo $$ > started; exec sleep 30; fi",
+        &format!("if [ -e started ]; then echo again; else echo up > started; exec -a {name} sleep 30; fi"),
         "done",
     );
     let work = dir.join("work");
     let child = exec(&config, &replay, &work, &[]).spawn().unwrap();
-    let sleeper: u32 = wait_for_file(&work.join("started")).trim().parse().unwrap();
+    wait_for_file(&work.join("started"));
+    let sleeper = find_process(&name);
     assert!(!gone(sleeper), "the tool is running");
     let sent = Instant::now();
     let status = Command::new("kill")
