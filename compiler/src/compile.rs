@@ -248,7 +248,10 @@ mod tests {
                 state + 1
             ));
         }
-        text.push_str(&format!("        S{}:\n          Terminal: true\n", STATES - 1));
+        text.push_str(&format!(
+            "        S{}:\n          Terminal: true\n",
+            STATES - 1
+        ));
         let files = MemoryFiles::new().with("big.yaml", text);
         let compiled = compile(Path::new("big.yaml"), &files);
         let errors: Vec<_> = compiled

@@ -66,12 +66,12 @@ fn lower_strategy(
                     return;
                 }
                 out.push(TermCond::Regex {
-                pattern: pattern.value.clone(),
-                agents: decl
-                    .agent_names
-                    .iter()
-                    .map(|name| name.value.clone())
-                    .collect(),
+                    pattern: pattern.value.clone(),
+                    agents: decl
+                        .agent_names
+                        .iter()
+                        .map(|name| name.value.clone())
+                        .collect(),
                 })
             }
             None => builder.diags.push(
