@@ -485,13 +485,26 @@ fn state(name: String, sizes: Sizes) -> impl Strategy<Value = State> {
 }
 
 fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
-    let term = prop_oneof![
-        (any_text(10), proptest::collection::vec(any_text(6), 0..2))
-            .prop_map(|(pattern, agents)| TermCond::Regex { pattern, agents }),
-        any::<u32>().prop_map(TermCond::MaxTurns),
-        any::<u64>().prop_map(TermCond::Tokens),
-        cond().prop_map(TermCond::Cond),
-    ];
+    let term =
+        prop_oneof![
+            (any_text(10), proptest::collection::vec(any_text(6), 0..2)).prop_map(
+                |(text, agents)| TermCond::Regex {
+                    // Any text, as a pattern that compiles (`ir::parse` refuses one that does not).
+                    pattern: text
+                        .chars()
+                        .map(|ch| if ch.is_ascii_punctuation() {
+                            format!("\\{ch}")
+                        } else {
+                            ch.to_string()
+                        })
+                        .collect(),
+                    agents,
+                }
+            ),
+            any::<u32>().prop_map(TermCond::MaxTurns),
+            any::<u64>().prop_map(TermCond::Tokens),
+            cond().prop_map(TermCond::Cond),
+        ];
     (
         proptest::collection::vec(term, 0..3),
         proptest::collection::vec(guard(sizes), 0..2),

@@ -706,7 +706,22 @@ impl Builder {
                     termination.any.push(TermCond::Tokens(int(&first(&item)?)?));
                 }
                 Rule::term_regex => {
-                    let pattern = string(&first(&item)?)?;
+                    let pattern_pair = first(&item)?;
+                    let pattern = string(&pattern_pair)?;
+                    // The VM compiles it the same way; one that does not compile would never
+                    // end the run.
+                    if let Err(error) = regex::RegexBuilder::new(&pattern)
+                        .case_insensitive(true)
+                        .build()
+                    {
+                        let reason = error.to_string();
+                        let reason = reason.lines().last().unwrap_or_default().trim();
+                        let reason = reason.trim_start_matches("error: ");
+                        return Err(error_at(
+                            &pattern_pair,
+                            format!("termination pattern `{pattern}` does not compile: {reason}"),
+                        ));
+                    }
                     let agents = match item
                         .clone()
                         .into_inner()
