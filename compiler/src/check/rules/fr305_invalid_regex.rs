@@ -5,11 +5,13 @@
 //! (Rust's `regex` crate, case-insensitive): `Termination.Pattern` (at any depth of a
 //! composite) and `Validation.TestAssertionPatterns`. The caret points at the offending
 //! part *inside* the pattern. The Rust engine has no look-around and no backreferences,
-//! which .NET patterns written for upstream sometimes use.
+//! which .NET patterns written for upstream sometimes use. A `Termination` pattern that
+//! does not compile is an error of the compilation itself, so `fuseraft compile` and
+//! `fuseraft exec` refuse the config too.
 //!
 //! ## Why is this bad?
 //! The failure would otherwise appear at the first turn, after the first paid model call,
-//! or the termination would silently never fire.
+//! or the termination would silently never fire and the run go on until its budget.
 //!
 //! ## Example
 //! ```yaml
