@@ -80,6 +80,14 @@ pub(super) fn lower_security(config: &Config, builder: &mut Builder<'_>) {
             .map(|_| &key[PERMISSIONS.len()..]);
         match permission {
             Some(name) => lower_permission(name, value, builder),
+            None if key.eq_ignore_ascii_case("Security.Permissions") => builder.diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    "`Security.Permissions` must be a mapping, not a single value",
+                )
+                .with_label(value.span, "a preset and category keys go under it")
+                .with_help("write `Permissions: { Preset: locked-down }`, with category keys such as `git_write: block`"),
+            ),
             None => {
                 if key.eq_ignore_ascii_case(ENVELOPE) {
                     check_envelope(value, builder);
