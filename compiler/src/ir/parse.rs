@@ -620,7 +620,21 @@ impl Builder {
                                 format!("`{key_text}` is written as a `permissions` or `permission` line, not a setting"),
                             ));
                         }
-                        program.settings.push((key_text, string(&value)?));
+                        let value_text = string(&value)?;
+                        if key_text.eq_ignore_ascii_case("Security.ChangeEnvelope") {
+                            for glob in value_text.lines().filter(|glob| !glob.trim().is_empty()) {
+                                if let Err(error) = super::envelope_glob(glob) {
+                                    return Err(error_at(
+                                        &value,
+                                        format!(
+                                            "invalid `Security.ChangeEnvelope` glob `{glob}`: {}",
+                                            error.kind()
+                                        ),
+                                    ));
+                                }
+                            }
+                        }
+                        program.settings.push((key_text, value_text));
                     }
                 }
                 Rule::permissions_line => {
