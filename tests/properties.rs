@@ -9,11 +9,12 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use fuseraft_compiler::ir::{
-    self, Agent, AgentId, Cond, Context, ContextMode, ContextSource, Contract, ContractId, Counter,
-    CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, Field, FileIdx,
-    Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select,
-    SelectStyle, SelectionKind, State, StateId, StateKind, StuckPolicy, Target, TermCond,
-    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
+    self, Action, Agent, AgentId, Category, Cond, Context, ContextMode, ContextSource, Contract,
+    ContractId, Counter, CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy,
+    FailureRule, Field, FileIdx, Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin,
+    Permissions, Predicate, Preset, Program, Select, SelectStyle, SelectionKind, State, StateId,
+    StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination, ToolChoice, Trigger,
+    TurnUnit,
 };
 use fuseraft_compiler::MemoryFiles;
 use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
@@ -484,13 +485,26 @@ fn state(name: String, sizes: Sizes) -> impl Strategy<Value = State> {
 }
 
 fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
-    let term = prop_oneof![
-        (any_text(10), proptest::collection::vec(any_text(6), 0..2))
-            .prop_map(|(pattern, agents)| TermCond::Regex { pattern, agents }),
-        any::<u32>().prop_map(TermCond::MaxTurns),
-        any::<u64>().prop_map(TermCond::Tokens),
-        cond().prop_map(TermCond::Cond),
-    ];
+    let term =
+        prop_oneof![
+            (any_text(10), proptest::collection::vec(any_text(6), 0..2)).prop_map(
+                |(text, agents)| TermCond::Regex {
+                    // Any text, as a pattern that compiles (`ir::parse` refuses one that does not).
+                    pattern: text
+                        .chars()
+                        .map(|ch| if ch.is_ascii_punctuation() {
+                            format!("\\{ch}")
+                        } else {
+                            ch.to_string()
+                        })
+                        .collect(),
+                    agents,
+                }
+            ),
+            any::<u32>().prop_map(TermCond::MaxTurns),
+            any::<u64>().prop_map(TermCond::Tokens),
+            cond().prop_map(TermCond::Cond),
+        ];
     (
         proptest::collection::vec(term, 0..3),
         proptest::collection::vec(guard(sizes), 0..2),
@@ -594,6 +608,7 @@ fn program() -> impl Strategy<Value = Program> {
                     termination(sizes),
                     failure(),
                     proptest::collection::vec((any_text(8), any_text(8)), 0..3),
+                    permissions(),
                 ),
             )
         })
@@ -605,7 +620,7 @@ fn program() -> impl Strategy<Value = Program> {
                 states,
                 contracts,
                 counters,
-                (termination, failure, settings),
+                (termination, failure, settings, permissions),
             )| Program {
                 name,
                 origin,
@@ -618,8 +633,25 @@ fn program() -> impl Strategy<Value = Program> {
                 termination,
                 failure,
                 settings,
+                permissions,
             },
         )
+}
+
+fn permissions() -> impl Strategy<Value = Permissions> {
+    (
+        0..Preset::ALL.len(),
+        proptest::sample::subsequence(Category::ALL.to_vec(), 0..=Category::ALL.len()),
+        proptest::collection::vec(0..Action::ALL.len(), Category::ALL.len()),
+    )
+        .prop_map(|(preset, categories, actions)| Permissions {
+            preset: Preset::ALL[preset],
+            overrides: categories
+                .into_iter()
+                .zip(actions)
+                .map(|(category, action)| (category, Action::ALL[action]))
+                .collect(),
+        })
 }
 
 proptest! {

@@ -227,3 +227,40 @@ fn compile_ir(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::MemoryFiles;
+
+    /// A generated config as large as the FSM state cap: its own nodes are bounded by its
+    /// size, not by the alias budget (which refused it near 87,000 states).
+    #[test]
+    fn a_generated_100000_state_machine_compiles() {
+        const STATES: usize = 100_000;
+        let mut text = String::with_capacity(STATES * 120);
+        text.push_str(
+            "Orchestration:\n  Agents:\n    - Name: A\n      Instructions: Go.\n  Selection:\n    Type: statemachine\n    StateMachine:\n      Initial: S0\n      States:\n",
+        );
+        for state in 0..STATES - 1 {
+            text.push_str(&format!(
+                "        S{state}:\n          Agent: A\n          Transitions:\n            - To: S{}\n              Signal: NEXT\n",
+                state + 1
+            ));
+        }
+        text.push_str(&format!(
+            "        S{}:\n          Terminal: true\n",
+            STATES - 1
+        ));
+        let files = MemoryFiles::new().with("big.yaml", text);
+        let compiled = compile(Path::new("big.yaml"), &files);
+        let errors: Vec<_> = compiled
+            .diagnostics
+            .iter()
+            .filter(|diag| diag.is_error())
+            .map(|diag| diag.message.clone())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(compiled.program.expect("a program").states.len(), STATES);
+    }
+}

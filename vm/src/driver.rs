@@ -267,30 +267,28 @@ pub async fn drive<M: Models>(
                     .agent_named(&context.agent)
                     .map(|id| program.agent(id));
                 for call in &mut calls {
-                    let refused = match crate::tools::permissions::decide(
-                        call,
-                        agent_ir,
-                        &program.settings,
-                    ) {
-                        crate::tools::permissions::Decision::Allow => None,
-                        crate::tools::permissions::Decision::Block(reason) => Some(reason),
-                        crate::tools::permissions::Decision::Ask(action) => {
+                    // The call's name is resolved once, here; that tool is judged and run.
+                    use crate::tools::permissions::{decide, Decision};
+                    let permitted = match decide(call, agent_ir, program, &context.work_dir) {
+                        Decision::Allow(tool) => Ok(tool),
+                        Decision::Block(reason) => Err(reason),
+                        Decision::Ask(tool, action) => {
                             let approved = match &env.approvals {
                                 Approvals::All => true,
                                 Approvals::None => false,
                                 Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
                             };
-                            (!approved).then(|| {
+                            approved.then_some(tool).ok_or_else(|| {
                                 format!("[DENIED: permission] {action} was refused by the operator")
                             })
                         }
                     };
-                    match refused {
-                        Some(reason) => {
+                    match permitted {
+                        Err(reason) => {
                             call.result = Some(reason);
                             call.ok = false;
                         }
-                        None => crate::tools::execute(call, &context).await,
+                        Ok(tool) => crate::tools::execute_tool(call, tool, &context).await,
                     }
                 }
                 Response::Tools(calls)

@@ -22,7 +22,7 @@ mod context;
 mod flow;
 pub mod matcher;
 mod paths;
-mod rules;
+pub(crate) mod rules;
 mod suppress;
 
 pub use paths::{paths, PathKind};

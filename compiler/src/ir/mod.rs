@@ -9,6 +9,7 @@ mod cond;
 mod conditions;
 mod matching;
 mod parse;
+mod policy;
 mod print;
 mod tools;
 mod views;
@@ -18,8 +19,9 @@ pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use matching::is_punctuation;
 pub use parse::{parse, ParseError};
+pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
-pub use tools::{canonical_tool, permission_policy, tool_offered, PLUGIN_TOOLS};
+pub use tools::{Capability, Plugin, Tool};
 pub use views::{to_dot, to_json, to_mermaid, trigger_label};
 
 use std::fmt;
@@ -71,7 +73,10 @@ pub struct Program {
     pub failure: FailurePolicy,
     /// Run-wide settings the validators and tools read (`Validation.BriefPath`,
     /// `Security.FileSystemSandboxPath`, `TestSelector.FullSuiteCommand`, ...), by dotted key.
+    /// `Security.Permissions.*` is not among them: it is [`Program::permissions`].
     pub settings: Vec<(String, String)>,
+    /// The permission policy (`Security.Permissions`).
+    pub permissions: Permissions,
 }
 
 /// The frontend and routing family a program was lowered from.
@@ -157,7 +162,7 @@ pub struct Agent {
     pub tool_choice: ToolChoice,
     /// Per-plugin capability tags (`Capabilities: { FileSystem: [read] }`): a plugin listed
     /// here offers only the tools its tags allow; plugins not listed offer all their tools.
-    pub capabilities: Vec<(String, Vec<String>)>,
+    pub capabilities: Vec<(Plugin, Vec<Capability>)>,
     /// What history the agent sees.
     pub context: Context,
     /// The tama pattern of an opaque tama agent (`react`, `oneshot`, `scatter`, ...).

@@ -13,6 +13,7 @@ use pest::Parser as _;
 use pest_derive::Parser;
 
 use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_VERSION};
+use super::{Action, Capability, Category, Permissions, Plugin, Preset};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
@@ -114,6 +115,8 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::termination_block,
     Rule::failure_line,
     Rule::setting_line,
+    Rule::permissions_line,
+    Rule::permission_line,
     Rule::contract_block,
     Rule::counter_line,
     Rule::agent_block,
@@ -182,6 +185,8 @@ fn describe(rule: Rule) -> &'static str {
         Rule::file_line => "`file`",
         Rule::entry_line => "`entry`",
         Rule::setting_line => "`setting`",
+        Rule::permissions_line => "`permissions`",
+        Rule::permission_line => "`permission`",
         Rule::counter_line => "`counter`",
         Rule::termination_block => "`termination`",
         Rule::term_item => "a termination line",
@@ -342,6 +347,12 @@ fn string(pair: &Pair<'_>) -> Result<String> {
 }
 
 /// A bare or quoted name.
+/// `Security.Permissions.*`, which the IR holds typed in `Program::permissions`.
+fn is_permission_setting(key: &str) -> bool {
+    key.get(..21)
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case("Security.Permissions."))
+}
+
 fn name(pair: &Pair<'_>) -> Result<String> {
     match pair.as_rule() {
         Rule::bare_name => Ok(pair.as_str().to_string()),
@@ -580,8 +591,10 @@ impl Builder {
             termination: Termination::default(),
             failure: FailurePolicy::default(),
             settings: Vec::new(),
+            permissions: Permissions::default(),
         };
         let mut entry = None;
+        let mut preset = None;
         let mut termination = None;
         let mut failure = None;
         for item in items {
@@ -598,10 +611,65 @@ impl Builder {
                     set_once(&mut failure, failure_policy(&item)?, &item, "failure")?;
                 }
                 Rule::setting_line => {
-                    let mut inner = item.into_inner();
+                    let mut inner = item.clone().into_inner();
                     if let (Some(key), Some(value)) = (inner.next(), inner.next()) {
-                        program.settings.push((string(&key)?, string(&value)?));
+                        let key_text = string(&key)?;
+                        if is_permission_setting(&key_text) {
+                            return Err(error_at(
+                                &key,
+                                format!("`{key_text}` is written as a `permissions` or `permission` line, not a setting"),
+                            ));
+                        }
+                        let value_text = string(&value)?;
+                        if key_text.eq_ignore_ascii_case("Security.ChangeEnvelope") {
+                            for glob in value_text.lines().filter(|glob| !glob.trim().is_empty()) {
+                                if let Err(error) = super::envelope_glob(glob) {
+                                    return Err(error_at(
+                                        &value,
+                                        format!(
+                                            "invalid `Security.ChangeEnvelope` glob `{glob}`: {}",
+                                            error.kind()
+                                        ),
+                                    ));
+                                }
+                            }
+                        }
+                        program.settings.push((key_text, value_text));
                     }
+                }
+                Rule::permissions_line => {
+                    let pair = first(&item)?;
+                    let text = name(&pair)?;
+                    let value = Preset::parse(&text).ok_or_else(|| {
+                        error_at(&pair, format!("unknown permission preset `{text}`"))
+                    })?;
+                    set_once(&mut preset, value, &item, "permissions")?;
+                }
+                Rule::permission_line => {
+                    let mut inner = item.clone().into_inner();
+                    let (Some(key), Some(value)) = (inner.next(), inner.next()) else {
+                        return Err(error_at(&item, "incomplete `permission` line"));
+                    };
+                    let key_text = name(&key)?;
+                    let category = Category::parse(&key_text).ok_or_else(|| {
+                        error_at(&key, format!("unknown permission category `{key_text}`"))
+                    })?;
+                    let value_text = name(&value)?;
+                    let action = Action::parse(&value_text).ok_or_else(|| {
+                        error_at(&value, format!("unknown permission action `{value_text}`"))
+                    })?;
+                    if program
+                        .permissions
+                        .overrides
+                        .iter()
+                        .any(|(known, _)| *known == category)
+                    {
+                        return Err(error_at(
+                            &item,
+                            format!("duplicate `permission {category}`"),
+                        ));
+                    }
+                    program.permissions.overrides.push((category, action));
                 }
                 Rule::contract_block => program.contracts.push(self.contract(item)?),
                 Rule::counter_line => program.counters.push(Counter {
@@ -622,6 +690,7 @@ impl Builder {
         };
         program.termination = termination.unwrap_or_default();
         program.failure = failure.unwrap_or_default();
+        program.permissions.preset = preset.unwrap_or_default();
         Ok(program)
     }
 
@@ -651,7 +720,22 @@ impl Builder {
                     termination.any.push(TermCond::Tokens(int(&first(&item)?)?));
                 }
                 Rule::term_regex => {
-                    let pattern = string(&first(&item)?)?;
+                    let pattern_pair = first(&item)?;
+                    let pattern = string(&pattern_pair)?;
+                    // The VM compiles it the same way; one that does not compile would never
+                    // end the run.
+                    if let Err(error) = regex::RegexBuilder::new(&pattern)
+                        .case_insensitive(true)
+                        .build()
+                    {
+                        let reason = error.to_string();
+                        let reason = reason.lines().last().unwrap_or_default().trim();
+                        let reason = reason.trim_start_matches("error: ");
+                        return Err(error_at(
+                            &pattern_pair,
+                            format!("termination pattern `{pattern}` does not compile: {reason}"),
+                        ));
+                    }
                     let agents = match item
                         .clone()
                         .into_inner()
@@ -732,15 +816,32 @@ impl Builder {
                 }
                 Rule::agent_capability => {
                     let mut inner = part.clone().into_inner();
-                    let plugin = match inner.next() {
-                        Some(pair) => name(&pair)?,
-                        None => String::new(),
+                    let (Some(plugin), Some(tags)) = (inner.next(), inner.next()) else {
+                        return Err(error_at(&part, "incomplete `capability` line"));
                     };
-                    let tags = match inner.next() {
-                        Some(pair) => names(pair)?,
-                        None => Vec::new(),
-                    };
-                    capabilities.push((plugin, tags));
+                    let plugin_text = name(&plugin)?;
+                    let plugin = Plugin::parse(&plugin_text).ok_or_else(|| {
+                        error_at(
+                            &plugin,
+                            format!("unknown plugin `{plugin_text}` in a capability"),
+                        )
+                    })?;
+                    let mut parsed = Vec::new();
+                    for tag in tags.clone().into_inner() {
+                        let text = name(&tag)?;
+                        match Capability::parse(&text)
+                            .filter(|tag| plugin.capabilities().contains(tag))
+                        {
+                            Some(tag) => parsed.push(tag),
+                            None => {
+                                return Err(error_at(
+                                    &tag,
+                                    format!("`{text}` is not a capability of plugin `{plugin}`"),
+                                ))
+                            }
+                        }
+                    }
+                    capabilities.push((plugin, parsed));
                 }
                 Rule::agent_tool_choice => {
                     let value = tool_choice(&first(&part)?);

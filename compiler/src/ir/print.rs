@@ -164,6 +164,15 @@ impl Printer<'_> {
         for (key, value) in &program.settings {
             self.line(false, &format!("setting {} {}", quote(key), quote(value)));
         }
+        if !program.permissions.is_default() {
+            self.line(
+                false,
+                &format!("permissions {}", program.permissions.preset),
+            );
+            for (category, action) in &program.permissions.overrides {
+                self.line(false, &format!("permission {category} {action}"));
+            }
+        }
         for contract in &program.contracts {
             self.contract(contract);
         }
@@ -332,7 +341,16 @@ impl Printer<'_> {
         for (plugin, tags) in &agent.capabilities {
             self.line(
                 true,
-                &format!("capability {} {}", name(plugin), name_list(tags)),
+                &format!(
+                    "capability {} {}",
+                    name(plugin.as_str()),
+                    name_list(
+                        &tags
+                            .iter()
+                            .map(|tag| tag.as_str().to_string())
+                            .collect::<Vec<_>>()
+                    )
+                ),
             );
         }
         if agent.tool_choice != ToolChoice::Auto {
@@ -734,8 +752,11 @@ pub(super) mod samples {
         let mut developer = agent("Developer", Some(fast.clone()), "Implement the brief.");
         developer.tools = vec!["FileSystem".into(), "Shell".into()];
         developer.capabilities = vec![
-            ("FileSystem".into(), vec!["read".into(), "write".into()]),
-            ("Shell".into(), vec!["run".into()]),
+            (
+                Plugin::FileSystem,
+                vec![Capability::Read, Capability::Write],
+            ),
+            (Plugin::Shell, vec![Capability::Run]),
         ];
         developer.loc = loc(110, 7);
         let mut reviewer = agent("Reviewer", Some(fast), "Review the change. Say APPROVED.");
@@ -857,6 +878,7 @@ pub(super) mod samples {
                 "Validation.BriefPath".into(),
                 ".fuseraft/artifacts/brief.json".into(),
             )],
+            permissions: Permissions::default(),
         }
     }
 
@@ -1235,6 +1257,14 @@ pub(super) mod samples {
                     "/tmp/\"x\"\n".into(),
                 ),
             ],
+            permissions: Permissions {
+                preset: Preset::ApprovalRequired,
+                overrides: vec![
+                    (Category::GitWrite, Action::Block),
+                    (Category::CommandExecution, Action::RequireApproval),
+                    (Category::NetworkApi, Action::Allow),
+                ],
+            },
         }
     }
 
@@ -1262,6 +1292,7 @@ pub(super) mod samples {
             termination: Termination::default(),
             failure: FailurePolicy::default(),
             settings: Vec::new(),
+            permissions: Permissions::default(),
         }
     }
 

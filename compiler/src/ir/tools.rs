@@ -1,90 +1,297 @@
-//! What an agent's `tools` (plugins) and `capabilities` mean: which tool functions each
-//! plugin offers and which capability tag grants each one. Shared by the VM (what a model is
-//! offered and may call) and `check` (whether an agent can produce a validator's evidence).
+//! The closed set of tools an agent can call, the plugins that offer them and the capability
+//! tags that grant them: the one authority on what a called name means. The VM resolves a
+//! call's name once with [`Tool::resolve`] and that value decides both permission and
+//! execution; `check` asks the same questions (can this agent produce a validator's evidence?).
 
-/// The tools a plugin offers, each with the capability tag that grants it.
-pub const PLUGIN_TOOLS: &[(&str, &[(&str, &str)])] = &[
-    (
-        "filesystem",
-        &[
-            ("read_file", "read"),
-            ("list_files", "read"),
-            ("write_file", "write"),
-            ("patch_file", "write"),
-            ("delete_file", "delete"),
-        ],
-    ),
-    ("shell", &[("shell_run", "run")]),
-    ("changes", &[("changes_read_latest", "read")]),
-    ("handoff", &[("handoff", "handoff")]),
-    ("finish", &[("finish", "finish")]),
-];
+use std::fmt;
 
-fn tools() -> impl Iterator<Item = &'static str> {
-    PLUGIN_TOOLS
-        .iter()
-        .flat_map(|(_, tools)| tools.iter().map(|(tool, _)| *tool))
+use super::policy::Category;
+
+/// A plugin of an agent's `Plugins` that offers tools (compared case-insensitively).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Plugin {
+    FileSystem,
+    Shell,
+    Changes,
+    Handoff,
+    Finish,
 }
 
-/// The canonical tool a called name stands for (`FileSystem-write_file` → `write_file`).
-pub fn canonical_tool(name: &str) -> Option<&'static str> {
-    let lower = name.to_ascii_lowercase();
-    tools()
-        .find(|tool| {
-            lower == *tool
-                || lower.ends_with(&format!("-{tool}"))
-                || lower.ends_with(&format!(".{tool}"))
-        })
-        .or_else(|| tools().find(|tool| lower.contains(tool)))
-}
+impl Plugin {
+    pub const ALL: &'static [Plugin] = &[
+        Plugin::FileSystem,
+        Plugin::Shell,
+        Plugin::Changes,
+        Plugin::Handoff,
+        Plugin::Finish,
+    ];
 
-/// Is `tool` offered to an agent with these plugins and capabilities? A plugin without a
-/// `Capabilities` entry offers all its tools.
-pub fn tool_offered(
-    tool: &str,
-    plugins: &[String],
-    capabilities: &[(String, Vec<String>)],
-) -> bool {
-    let Some(tool) = canonical_tool(tool) else {
-        return false;
-    };
-    PLUGIN_TOOLS.iter().any(|(plugin, tools)| {
-        let Some((_, tag)) = tools.iter().find(|(name, _)| *name == tool) else {
-            return false;
-        };
-        let has_plugin = plugins.iter().any(|p| p.eq_ignore_ascii_case(plugin));
-        let granted = match capabilities
-            .iter()
-            .find(|(p, _)| p.eq_ignore_ascii_case(plugin))
-        {
-            Some((_, tags)) => tags.iter().any(|t| t.eq_ignore_ascii_case(tag)),
-            None => true,
-        };
-        has_plugin && granted
-    })
-}
-
-/// The permission policy (`Security.Permissions`) for an action category
-/// (`file_write_delete`, `command_execution`, `git_write`, `network_api`): `allow`, `block`
-/// or `require-approval`. `Preset` is `unrestricted` (default), `approval-required` or
-/// `locked-down`; a category key overrides it.
-pub fn permission_policy(settings: &[(String, String)], category: &str) -> &'static str {
-    let setting = |key: &str| {
-        settings
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(key))
-            .map(|(_, value)| value.trim().to_ascii_lowercase().replace('_', "-"))
-    };
-    if let Some(value) = setting(&format!("Security.Permissions.{category}")) {
-        return match value.as_str() {
-            "block" | "deny" => "block",
-            "require-approval" | "approval" | "ask" => "require-approval",
-            _ => "allow",
-        };
+    /// The spelling used in configs and the IR.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plugin::FileSystem => "FileSystem",
+            Plugin::Shell => "Shell",
+            Plugin::Changes => "Changes",
+            Plugin::Handoff => "Handoff",
+            Plugin::Finish => "Finish",
+        }
     }
-    match setting("Security.Permissions.Preset").as_deref() {
-        Some("locked-down") => "block",
-        Some("approval-required") => "require-approval",
-        _ => "allow",
+
+    /// The plugin named `text` (ASCII case-insensitive, surrounding blanks ignored).
+    pub fn parse(text: &str) -> Option<Plugin> {
+        let text = text.trim();
+        Plugin::ALL
+            .iter()
+            .copied()
+            .find(|plugin| plugin.as_str().eq_ignore_ascii_case(text))
+    }
+
+    /// The tools this plugin offers.
+    pub fn tools(self) -> impl Iterator<Item = Tool> {
+        Tool::ALL
+            .iter()
+            .copied()
+            .filter(move |tool| tool.plugin() == self)
+    }
+
+    /// The capability tags that grant something in this plugin, each once.
+    pub fn capabilities(self) -> Vec<Capability> {
+        let mut tags: Vec<Capability> = Vec::new();
+        for tool in self.tools() {
+            if !tags.contains(&tool.capability()) {
+                tags.push(tool.capability());
+            }
+        }
+        tags
+    }
+}
+
+impl fmt::Display for Plugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A capability tag of `Capabilities: { Plugin: [tags] }`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Capability {
+    Read,
+    Write,
+    Delete,
+    Run,
+    Handoff,
+    Finish,
+}
+
+impl Capability {
+    pub const ALL: &'static [Capability] = &[
+        Capability::Read,
+        Capability::Write,
+        Capability::Delete,
+        Capability::Run,
+        Capability::Handoff,
+        Capability::Finish,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Read => "read",
+            Capability::Write => "write",
+            Capability::Delete => "delete",
+            Capability::Run => "run",
+            Capability::Handoff => "handoff",
+            Capability::Finish => "finish",
+        }
+    }
+
+    /// The tag named `text` (ASCII case-insensitive, surrounding blanks ignored).
+    pub fn parse(text: &str) -> Option<Capability> {
+        let text = text.trim();
+        Capability::ALL
+            .iter()
+            .copied()
+            .find(|tag| tag.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The tools, by the function names models call.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Tool {
+    ReadFile,
+    ListFiles,
+    WriteFile,
+    PatchFile,
+    DeleteFile,
+    ShellRun,
+    ChangesReadLatest,
+    Handoff,
+    Finish,
+}
+
+impl Tool {
+    /// In the order models are offered them.
+    pub const ALL: &'static [Tool] = &[
+        Tool::ReadFile,
+        Tool::WriteFile,
+        Tool::PatchFile,
+        Tool::ListFiles,
+        Tool::DeleteFile,
+        Tool::ShellRun,
+        Tool::ChangesReadLatest,
+        Tool::Handoff,
+        Tool::Finish,
+    ];
+
+    /// The function name offered to models.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tool::ReadFile => "read_file",
+            Tool::ListFiles => "list_files",
+            Tool::WriteFile => "write_file",
+            Tool::PatchFile => "patch_file",
+            Tool::DeleteFile => "delete_file",
+            Tool::ShellRun => "shell_run",
+            Tool::ChangesReadLatest => "changes_read_latest",
+            Tool::Handoff => "handoff",
+            Tool::Finish => "finish",
+        }
+    }
+
+    /// The plugin that offers this tool.
+    pub fn plugin(self) -> Plugin {
+        match self {
+            Tool::ReadFile
+            | Tool::ListFiles
+            | Tool::WriteFile
+            | Tool::PatchFile
+            | Tool::DeleteFile => Plugin::FileSystem,
+            Tool::ShellRun => Plugin::Shell,
+            Tool::ChangesReadLatest => Plugin::Changes,
+            Tool::Handoff => Plugin::Handoff,
+            Tool::Finish => Plugin::Finish,
+        }
+    }
+
+    /// The capability tag that grants this tool when its plugin lists `Capabilities`.
+    pub fn capability(self) -> Capability {
+        match self {
+            Tool::ReadFile | Tool::ListFiles | Tool::ChangesReadLatest => Capability::Read,
+            Tool::WriteFile | Tool::PatchFile => Capability::Write,
+            Tool::DeleteFile => Capability::Delete,
+            Tool::ShellRun => Capability::Run,
+            Tool::Handoff => Capability::Handoff,
+            Tool::Finish => Capability::Finish,
+        }
+    }
+
+    /// The action category of the permission policy this tool falls in, if any. A
+    /// `shell_run` is `command_execution` here; the VM puts a git write under `git_write`.
+    pub fn category(self) -> Option<Category> {
+        match self {
+            Tool::WriteFile | Tool::PatchFile | Tool::DeleteFile => Some(Category::FileWriteDelete),
+            Tool::ShellRun => Some(Category::CommandExecution),
+            _ => None,
+        }
+    }
+
+    /// The tool a called name stands for: the exact name (`write_file`), or the forms
+    /// Semantic Kernel qualifies it with, by its own plugin only (`FileSystem-write_file`,
+    /// `FileSystem_write_file`, `FileSystem.write_file`); ASCII case-insensitive. Nothing
+    /// else: not a name that merely contains a tool's (`my_write_file`, `write_file_x`), not
+    /// another plugin's prefix (`Shell-write_file`).
+    pub fn resolve(called: &str) -> Option<Tool> {
+        Tool::ALL.iter().copied().find(|tool| {
+            if called.eq_ignore_ascii_case(tool.name()) {
+                return true;
+            }
+            let plugin = tool.plugin().as_str();
+            let (Some(prefix), Some(rest)) =
+                (called.get(..plugin.len()), called.get(plugin.len()..))
+            else {
+                return false;
+            };
+            prefix.eq_ignore_ascii_case(plugin)
+                && matches!(rest.as_bytes().first(), Some(b'-' | b'_' | b'.'))
+                && rest[1..].eq_ignore_ascii_case(tool.name())
+        })
+    }
+
+    /// Is this tool offered to an agent with these `Plugins` and `Capabilities`? A plugin
+    /// without a `Capabilities` entry offers all its tools.
+    pub fn offered(self, plugins: &[String], capabilities: &[(Plugin, Vec<Capability>)]) -> bool {
+        let plugin = self.plugin();
+        let has_plugin = plugins
+            .iter()
+            .any(|name| Plugin::parse(name) == Some(plugin));
+        let granted = capabilities
+            .iter()
+            .filter(|(listed, _)| *listed == plugin)
+            .map(|(_, tags)| tags.contains(&self.capability()))
+            .reduce(|a, b| a || b)
+            .unwrap_or(true);
+        has_plugin && granted
+    }
+}
+
+impl fmt::Display for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exact_names_and_own_plugin_prefixes_resolve() {
+        for called in [
+            "write_file",
+            "WRITE_FILE",
+            "FileSystem-write_file",
+            "filesystem_write_file",
+            "FILESYSTEM.Write_File",
+        ] {
+            assert_eq!(Tool::resolve(called), Some(Tool::WriteFile), "{called}");
+        }
+        assert_eq!(Tool::resolve("Shell-shell_run"), Some(Tool::ShellRun));
+        for called in [
+            "write_file_x",
+            "my_write_file",
+            "FileSystem-write_filex",
+            "read_file_then_write_file",
+            "Shell-write_file",
+            "FileSystem--write_file",
+            "FileSystem write_file",
+            " write_file",
+            "write_file ",
+            "FileSystem-",
+            "",
+            "launch_missiles",
+        ] {
+            assert_eq!(Tool::resolve(called), None, "{called}");
+        }
+    }
+
+    #[test]
+    fn capabilities_narrow_a_plugin() {
+        let plugins = vec!["FileSystem".to_string(), "shell".to_string()];
+        let read_only = vec![(Plugin::FileSystem, vec![Capability::Read])];
+        assert!(Tool::ReadFile.offered(&plugins, &read_only));
+        assert!(Tool::ListFiles.offered(&plugins, &read_only));
+        assert!(!Tool::WriteFile.offered(&plugins, &read_only));
+        assert!(!Tool::DeleteFile.offered(&plugins, &read_only));
+        assert!(Tool::ShellRun.offered(&plugins, &read_only));
+        assert!(!Tool::ShellRun.offered(&["FileSystem".to_string()], &[]));
+        assert_eq!(
+            Plugin::FileSystem.capabilities(),
+            vec![Capability::Read, Capability::Write, Capability::Delete]
+        );
     }
 }

@@ -61,7 +61,7 @@ fn agent_json(agent: &Agent) -> Json {
         "description": agent.description,
         "model": agent.model.as_ref().map(model_json),
         "tools": agent.tools,
-        "capabilities": agent.capabilities.iter().map(|(plugin, tags)| json!({"plugin": plugin, "tags": tags})).collect::<Vec<_>>(),
+        "capabilities": agent.capabilities.iter().map(|(plugin, tags)| json!({"plugin": plugin.as_str(), "tags": tags.iter().map(|tag| tag.as_str()).collect::<Vec<_>>()})).collect::<Vec<_>>(),
         "tool_choice": format!("{:?}", agent.tool_choice).to_lowercase(),
         "context": context_name(agent.context.mode),
         "pattern": agent.pattern,
@@ -230,6 +230,10 @@ pub fn to_json(program: &Program) -> Json {
             "unit": format!("{:?}", program.termination.unit).to_lowercase(),
         },
         "settings": program.settings.iter().map(|(k, v)| json!([k, v])).collect::<Vec<_>>(),
+        "permissions": {
+            "preset": program.permissions.preset.as_str(),
+            "overrides": program.permissions.overrides.iter().map(|(category, action)| json!([category.key(), action.as_str()])).collect::<Vec<_>>(),
+        },
     })
 }
 

@@ -83,6 +83,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
             .model
             .as_ref()
             .map(|model| resolve_model(config, model, builder));
+        let capabilities = super::policy::lower_capabilities(&decl.capabilities, builder);
         let loc = builder.loc(decl.span);
         builder.program.agents.push(Agent {
             name: name.value.clone(),
@@ -99,18 +100,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 .map(|plugin| plugin.value.clone())
                 .collect(),
             tool_choice,
-            capabilities: decl
-                .capabilities
-                .iter()
-                .map(|(plugin, tags)| {
-                    (
-                        plugin.value.clone(),
-                        tags.iter()
-                            .map(|tag| tag.value.to_ascii_lowercase())
-                            .collect(),
-                    )
-                })
-                .collect(),
+            capabilities,
             context: Context {
                 mode,
                 sources,

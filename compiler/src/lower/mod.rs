@@ -6,6 +6,7 @@
 mod adversarial;
 mod agents;
 mod graph;
+mod policy;
 mod rotation;
 mod routes;
 mod state_machine;
@@ -54,6 +55,7 @@ impl<'a> Builder<'a> {
                 termination: Termination::default(),
                 failure: ir::FailurePolicy::default(),
                 settings: Vec::new(),
+                permissions: Default::default(),
             },
             state_names: HashMap::new(),
         }
@@ -261,11 +263,7 @@ pub(crate) fn lower_config(
     }
     agents::lower_contracts(config, &mut builder);
     termination::lower_failure(config, &mut builder);
-    builder.program.settings = config
-        .settings
-        .iter()
-        .map(|(key, value)| (key.clone(), value.value.clone()))
-        .collect();
+    policy::lower_security(config, &mut builder);
 
     let lowered = match kind {
         SelectionKind::Sequential | SelectionKind::RoundRobin => {

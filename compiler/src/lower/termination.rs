@@ -56,14 +56,24 @@ fn lower_strategy(
     };
     match kind.as_str() {
         "regex" => match &decl.pattern {
-            Some(pattern) => out.push(TermCond::Regex {
-                pattern: pattern.value.clone(),
-                agents: decl
-                    .agent_names
-                    .iter()
-                    .map(|name| name.value.clone())
-                    .collect(),
-            }),
+            Some(pattern) => {
+                if let Some(diag) = crate::check::rules::fr305_invalid_regex::compile_error(
+                    builder.sources,
+                    pattern,
+                    "termination pattern",
+                ) {
+                    builder.diags.push(diag);
+                    return;
+                }
+                out.push(TermCond::Regex {
+                    pattern: pattern.value.clone(),
+                    agents: decl
+                        .agent_names
+                        .iter()
+                        .map(|name| name.value.clone())
+                        .collect(),
+                })
+            }
             None => builder.diags.push(
                 Diagnostic::error(
                     Code::MissingRequiredKey,

@@ -378,13 +378,11 @@ impl JsonParser<'_> {
 
     fn count_node(&mut self, start: usize) -> Result<(), Diagnostic> {
         self.nodes += 1;
-        if self.nodes > self.budget.max_nodes {
+        let max_nodes = self.budget.document_nodes(self.text.len());
+        if self.nodes > max_nodes {
             return Err(Diagnostic::error(
                 Code::ResourceLimit,
-                format!(
-                    "json document has more than {} nodes",
-                    self.budget.max_nodes
-                ),
+                format!("json document has more than {max_nodes} nodes"),
             )
             .with_label(
                 point_span(self.file, self.text, start),

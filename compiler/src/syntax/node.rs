@@ -36,7 +36,8 @@ pub enum NodeKind {
 pub struct Budget {
     /// The deepest nesting of lists and mappings (the root collection is level 1).
     pub max_depth: usize,
-    /// The most nodes (keys included), counted after alias expansion.
+    /// The most nodes (keys included) that YAML aliases may produce by expansion, and the
+    /// least node budget of a document's own text (see [`Budget::document_nodes`]).
     pub max_nodes: usize,
     /// The most alias uses (`*name`) in one document.
     pub max_alias_expansions: usize,
@@ -52,6 +53,18 @@ impl Default for Budget {
             max_alias_expansions: 10_000,
             max_bytes: 16 * 1024 * 1024,
         }
+    }
+}
+
+/// A document may hold one node per this many bytes of its text, whatever `max_nodes` says:
+/// a large plain document (a generated 100,000-state machine) is bounded by its size, which
+/// `max_bytes` caps, while copies made by aliases stay under `max_nodes`.
+const BYTES_PER_NODE: usize = 4;
+
+impl Budget {
+    /// The most nodes a document of `bytes` bytes may write out itself (aliases not counted).
+    pub fn document_nodes(&self, bytes: usize) -> usize {
+        self.max_nodes.max(bytes / BYTES_PER_NODE)
     }
 }
 

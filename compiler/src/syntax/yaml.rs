@@ -46,6 +46,8 @@ pub fn parse(file: FileId, text: &str, budget: &Budget) -> Result<Node, Diagnost
         anchors: HashMap::new(),
         root: None,
         nodes: 0,
+        max_nodes: budget.document_nodes(text.len()),
+        expanded: 0,
         bytes: 0,
         expansions: 0,
         last_end: 0,
@@ -115,8 +117,11 @@ struct Builder<'a> {
     /// Completed anchored nodes by saphyr's anchor id (unique per stream).
     anchors: HashMap<usize, (Rc<Tree>, Stats)>,
     root: Option<Tree>,
-    /// Nodes so far, aliases expanded.
+    /// Nodes written in the document itself, and their budget.
     nodes: usize,
+    max_nodes: usize,
+    /// Nodes produced by alias expansion (budgeted by `Budget::max_nodes`).
+    expanded: usize,
     /// Scalar text bytes so far, aliases expanded.
     bytes: usize,
     expansions: usize,
@@ -309,8 +314,8 @@ impl Builder<'_> {
                 format!("this alias nests {} levels here", stats.height),
             ));
         }
-        self.nodes = self.nodes.saturating_add(stats.nodes);
-        if self.nodes > self.budget.max_nodes {
+        self.expanded = self.expanded.saturating_add(stats.nodes);
+        if self.expanded > self.budget.max_nodes {
             return Err(self.limit(
                 format!(
                     "yaml aliases expand to more than {} nodes",
@@ -367,12 +372,9 @@ impl Builder<'_> {
 
     fn count_node(&mut self, span: Span) -> Result<(), Diagnostic> {
         self.nodes = self.nodes.saturating_add(1);
-        if self.nodes > self.budget.max_nodes {
+        if self.nodes > self.max_nodes {
             return Err(self.limit(
-                format!(
-                    "yaml document has more than {} nodes",
-                    self.budget.max_nodes
-                ),
+                format!("yaml document has more than {} nodes", self.max_nodes),
                 span,
                 "the limit is reached here",
             ));

@@ -7,11 +7,13 @@
 //! ```
 //!
 //! Every failure is a result, never an `Err` or a panic: `[ERROR] ...` for bad arguments
-//! and IO errors, `[DENIED: sandbox] ...` for a path outside the work dir,
+//! and IO errors, `[DENIED: unknown tool] ...` for a name that is not exactly a tool's,
+//! `[DENIED: sandbox] ...` for a path outside the work dir,
 //! `[DENIED: credentials] ...` for a credential file, and for `shell_run` the prefixes the
 //! validators read: `[EXIT n]`, `[TIMEOUT]`, `[ERROR]`. The security decisions are listed
-//! in `sandbox.rs` (paths and credentials), `fs.rs` (writes by fresh-file replace) and
-//! `shell.rs` (process groups, environment).
+//! in `permissions.rs` (tool names, policy, envelope), `sandbox.rs` (paths and
+//! credentials), `fs.rs` (writes by fresh-file replace) and `shell.rs` (process groups,
+//! environment).
 
 mod fs;
 pub mod permissions;
@@ -31,6 +33,9 @@ use serde_json::{json, Map, Value as Json};
 use crate::changes::DEFAULT_PATH;
 use crate::effect::ToolSchema;
 use crate::history::ToolCall;
+
+use fuseraft_compiler::ir::Plugin;
+pub use permissions::Tool;
 
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
@@ -99,54 +104,9 @@ impl Default for Limits {
     }
 }
 
-/// The tools, by the function names models call.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Tool {
-    ChangesReadLatest,
-    ReadFile,
-    WriteFile,
-    PatchFile,
-    ListFiles,
-    DeleteFile,
-    ShellRun,
-    Handoff,
-    Finish,
-}
-
-/// Checked in this order: exact names first, then containment (`FileSystem-write_file`).
-const TOOLS: [(&str, Tool); 9] = [
-    ("changes_read_latest", Tool::ChangesReadLatest),
-    ("read_file", Tool::ReadFile),
-    ("write_file", Tool::WriteFile),
-    ("patch_file", Tool::PatchFile),
-    ("list_files", Tool::ListFiles),
-    ("delete_file", Tool::DeleteFile),
-    ("shell_run", Tool::ShellRun),
-    ("handoff", Tool::Handoff),
-    ("finish", Tool::Finish),
-];
-
-impl Tool {
-    fn find(name: &str) -> Option<Tool> {
-        let lower = name.trim().to_ascii_lowercase();
-        TOOLS
-            .iter()
-            .find(|(known, _)| lower == *known)
-            .or_else(|| TOOLS.iter().find(|(known, _)| lower.contains(known)))
-            .map(|(_, tool)| *tool)
-    }
-
-    fn name(self) -> &'static str {
-        TOOLS
-            .iter()
-            .find(|(_, tool)| *tool == self)
-            .map_or("?", |(name, _)| name)
-    }
-}
-
 /// `handoff` and `finish` end a turn: the machine answers them, [`execute`] does not run them.
 pub fn is_internal(name: &str) -> bool {
-    matches!(Tool::find(name), Some(Tool::Handoff | Tool::Finish))
+    matches!(Tool::resolve(name), Some(Tool::Handoff | Tool::Finish))
 }
 
 /// What a tool produced: the text fed back and whether it counts as success.
@@ -175,10 +135,23 @@ impl Outcome {
     }
 }
 
-/// Runs one tool call in the sandbox, filling `call.result` and `call.ok`. Never panics and
-/// never fails: errors, denials and timeouts are results.
+/// Runs one tool call in the sandbox, filling `call.result` and `call.ok`: its name resolved
+/// exactly (`ir::Tool::resolve`), any other name refused. Never panics and never fails:
+/// errors, denials and timeouts are results. The driver resolves a call once, in
+/// [`permissions::decide`], and runs that tool with [`execute_tool`].
 pub async fn execute(call: &mut ToolCall, ctx: &ToolContext) {
-    let outcome = std::panic::AssertUnwindSafe(run(call, ctx))
+    match permissions::resolve(call, None) {
+        Ok(tool) => execute_tool(call, tool, ctx).await,
+        Err(reason) => {
+            call.result = Some(reason);
+            call.ok = false;
+        }
+    }
+}
+
+/// Runs `tool` (the resolution of `call.name`, already permitted) with the call's arguments.
+pub async fn execute_tool(call: &mut ToolCall, tool: Tool, ctx: &ToolContext) {
+    let outcome = std::panic::AssertUnwindSafe(run(tool, call, ctx))
         .catch_unwind()
         .await;
     let outcome = outcome.unwrap_or_else(|_| {
@@ -191,15 +164,7 @@ pub async fn execute(call: &mut ToolCall, ctx: &ToolContext) {
     call.ok = outcome.ok;
 }
 
-async fn run(call: &ToolCall, ctx: &ToolContext) -> Outcome {
-    let Some(tool) = Tool::find(&call.name) else {
-        let names: Vec<&str> = TOOLS.iter().map(|(name, _)| *name).collect();
-        return Outcome::error(format!(
-            "unknown tool `{}`; the tools are {}",
-            call.name,
-            names.join(", ")
-        ));
-    };
+async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
     let args = match Args::new(tool.name(), &call.args) {
         Ok(args) => args,
         Err(outcome) => return outcome,
@@ -339,75 +304,73 @@ fn string_prop(description: &str) -> Json {
 /// `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
 /// a plugin named twice is offered once.
 pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
-    let mut seen: Vec<String> = Vec::new();
+    let mut seen: Vec<Plugin> = Vec::new();
     let mut out = Vec::new();
-    for plugin in plugins {
-        let plugin = plugin.trim().to_ascii_lowercase();
+    for plugin in plugins.iter().filter_map(|name| Plugin::parse(name)) {
         if seen.contains(&plugin) {
             continue;
         }
-        seen.push(plugin.clone());
-        match plugin.as_str() {
-            "filesystem" => out.extend(filesystem_schemas()),
-            "shell" => out.push(schema(
-                "shell_run",
-                "Run a bash command in the work directory and return its combined stdout and stderr. \
-                 A non-zero exit status is reported as `[EXIT n]` before the output, a timeout as `[TIMEOUT]`.",
-                json!({
-                    "command": string_prop("The bash command line to run."),
-                    "timeout_seconds": {"type": "number", "description": "Optional: stop the command after this many seconds (capped by the run's limit)."},
-                }),
-                &["command"],
-            )),
-            "changes" => out.push(schema(
-                "changes_read_latest",
-                "Read the newest change-log entry of this session: files written and deleted, commands run.",
-                json!({}),
-                &[],
-            )),
-            "handoff" => out.push(schema(
-                "handoff",
-                "Hand the conversation to the next agent by naming the route keyword. Ends your turn.",
-                json!({
-                    "route_keyword": string_prop("The route keyword, exactly as given in your instructions."),
-                    "goal": string_prop("Optional: what the next agent should achieve."),
-                    "background": string_prop("Optional: what the next agent needs to know."),
-                    "constraints": string_prop("Optional: limits the next agent must respect."),
-                }),
-                &["route_keyword"],
-            )),
-            "finish" => out.push(schema(
-                "finish",
-                "Finish this step with an outcome key and the value passed to the next step. Ends your turn.",
-                json!({
-                    "key": string_prop("The outcome key that selects the next step."),
-                    "value": string_prop("The result handed to the next step."),
-                }),
-                &["key", "value"],
-            )),
-            _ => {}
-        }
+        seen.push(plugin);
+        out.extend(plugin.tools().map(schema_of));
     }
     out
 }
 
-fn filesystem_schemas() -> Vec<ToolSchema> {
+/// The function schema of one tool.
+fn schema_of(tool: Tool) -> ToolSchema {
     let path = || string_prop("A path relative to the work directory.");
-    vec![
-        schema(
-            "read_file",
+    let name = tool.name();
+    match tool {
+        Tool::ShellRun => schema(
+            name,
+            "Run a bash command in the work directory and return its combined stdout and stderr. \
+             A non-zero exit status is reported as `[EXIT n]` before the output, a timeout as `[TIMEOUT]`.",
+            json!({
+                "command": string_prop("The bash command line to run."),
+                "timeout_seconds": {"type": "number", "description": "Optional: stop the command after this many seconds (capped by the run's limit)."},
+            }),
+            &["command"],
+        ),
+        Tool::ChangesReadLatest => schema(
+            name,
+            "Read the newest change-log entry of this session: files written and deleted, commands run.",
+            json!({}),
+            &[],
+        ),
+        Tool::Handoff => schema(
+            name,
+            "Hand the conversation to the next agent by naming the route keyword. Ends your turn.",
+            json!({
+                "route_keyword": string_prop("The route keyword, exactly as given in your instructions."),
+                "goal": string_prop("Optional: what the next agent should achieve."),
+                "background": string_prop("Optional: what the next agent needs to know."),
+                "constraints": string_prop("Optional: limits the next agent must respect."),
+            }),
+            &["route_keyword"],
+        ),
+        Tool::Finish => schema(
+            name,
+            "Finish this step with an outcome key and the value passed to the next step. Ends your turn.",
+            json!({
+                "key": string_prop("The outcome key that selects the next step."),
+                "value": string_prop("The result handed to the next step."),
+            }),
+            &["key", "value"],
+        ),
+        Tool::ReadFile => schema(
+            name,
             "Read a text file. Long files are truncated (the result says so).",
             json!({"path": path()}),
             &["path"],
         ),
-        schema(
-            "write_file",
+        Tool::WriteFile => schema(
+            name,
             "Create or replace a file with the given content, creating parent directories.",
             json!({"path": path(), "content": string_prop("The complete new content of the file.")}),
             &["path", "content"],
         ),
-        schema(
-            "patch_file",
+        Tool::PatchFile => schema(
+            name,
             "Replace exactly one occurrence of `old` with `new` in a file. `old` must match the file's text \
              exactly (whitespace included) and occur once.",
             json!({
@@ -417,12 +380,12 @@ fn filesystem_schemas() -> Vec<ToolSchema> {
             }),
             &["path", "old", "new"],
         ),
-        schema(
-            "list_files",
+        Tool::ListFiles => schema(
+            name,
             "List a directory (default: the work directory), one entry per line, directories ending in `/`.",
             json!({"path": string_prop("Optional: a directory relative to the work directory.")}),
             &[],
         ),
-        schema("delete_file", "Delete a file.", json!({"path": path()}), &["path"]),
-    ]
+        Tool::DeleteFile => schema(name, "Delete a file.", json!({"path": path()}), &["path"]),
+    }
 }

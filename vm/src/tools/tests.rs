@@ -1393,10 +1393,7 @@ async fn tools_arguments_are_checked_never_panicking() {
         &call(&s.ctx, "read_file", json!([1, 2])).await,
         "JSON object",
     );
-    assert_error(
-        &call(&s.ctx, "unheard_of", json!({})).await,
-        "unknown tool `unheard_of`",
-    );
+    assert_denied(&call(&s.ctx, "unheard_of", json!({})).await, "unknown tool");
     // Every tool, every odd argument: always a result.
     let odd = [
         Json::Null,
@@ -1413,7 +1410,7 @@ async fn tools_arguments_are_checked_never_panicking() {
         json!({"command": "true", "timeout_seconds": 1e308}),
         json!({"route_keyword": 3, "key": null}),
     ];
-    for (name, _) in TOOLS {
+    for name in Tool::ALL.iter().map(|tool| tool.name()) {
         for args in &odd {
             let done = call(&s.ctx, name, args.clone()).await;
             assert!(done.result.is_some(), "{name} {args}");

@@ -50,6 +50,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
         termination: ir::Termination::default(),
         failure: ir::FailurePolicy::default(),
         settings: Vec::new(),
+        permissions: ir::Permissions::default(),
     }
 }
 

@@ -5,11 +5,13 @@
 //! (Rust's `regex` crate, case-insensitive): `Termination.Pattern` (at any depth of a
 //! composite) and `Validation.TestAssertionPatterns`. The caret points at the offending
 //! part *inside* the pattern. The Rust engine has no look-around and no backreferences,
-//! which .NET patterns written for upstream sometimes use.
+//! which .NET patterns written for upstream sometimes use. A `Termination` pattern that
+//! does not compile is an error of the compilation itself, so `fuseraft compile` and
+//! `fuseraft exec` refuse the config too.
 //!
 //! ## Why is this bad?
 //! The failure would otherwise appear at the first turn, after the first paid model call,
-//! or the termination would silently never fire.
+//! or the termination would silently never fire and the run go on until its budget.
 //!
 //! ## Example
 //! ```yaml
@@ -32,14 +34,19 @@
 
 use super::super::context::{value_sub_span, Ctx};
 use crate::diagnostic::{Code, Diagnostic};
-use crate::source::Span;
+use crate::source::{SourceMap, Span};
 use crate::syntax::fields::Spanned;
 use crate::syntax::fuseraft::TerminationDecl;
 
 pub(crate) fn check(ctx: &mut Ctx<'_>) {
     let mut found = Vec::new();
+    // Termination patterns are compiled (and reported) by the lowering: an invalid one is a
+    // compile error, since the run would otherwise never stop on it.
     for (pattern, what) in patterns(ctx) {
-        if let Some(diag) = compile_error(ctx, &pattern, what) {
+        if what == TERMINATION {
+            continue;
+        }
+        if let Some(diag) = compile_error(ctx.sources, &pattern, what) {
             found.push(diag);
         }
     }
@@ -91,7 +98,7 @@ pub(crate) fn patterns(ctx: &Ctx<'_>) -> Vec<(Spanned<String>, &'static str)> {
 
 fn termination_patterns(decl: &TerminationDecl, out: &mut Vec<(Spanned<String>, &'static str)>) {
     if let Some(pattern) = &decl.pattern {
-        out.push((pattern.clone(), "termination pattern"));
+        out.push((pattern.clone(), TERMINATION));
     }
     for child in &decl.strategies {
         termination_patterns(child, out);
@@ -129,7 +136,16 @@ fn scalar_end(text: &str, start: usize) -> usize {
     }
 }
 
-fn compile_error(ctx: &Ctx<'_>, pattern: &Spanned<String>, what: &str) -> Option<Diagnostic> {
+const TERMINATION: &str = "termination pattern";
+
+/// The diagnostic for a pattern that does not compile (with Rust's `regex`,
+/// case-insensitive), pointing inside it; `None` when it compiles. Also used by the lowering
+/// of `Termination` patterns.
+pub(crate) fn compile_error(
+    sources: &SourceMap,
+    pattern: &Spanned<String>,
+    what: &str,
+) -> Option<Diagnostic> {
     let parsed = regex_syntax::ParserBuilder::new()
         .case_insensitive(true)
         .build()
@@ -168,7 +184,7 @@ fn compile_error(ctx: &Ctx<'_>, pattern: &Spanned<String>, what: &str) -> Option
             } else {
                 end
             };
-            value_sub_span(ctx.sources, pattern.span, &pattern.value, start, end)
+            value_sub_span(sources, pattern.span, &pattern.value, start, end)
         }
         None => pattern.span,
     };

@@ -51,20 +51,20 @@
 use super::super::context::Ctx;
 use super::super::flow::Flow;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::ir::{permission_policy, tool_offered, Agent, Guard, Program};
+use crate::ir::{Action, Agent, Category, Guard, Permissions, Program, Tool};
 
 /// Why `agent` cannot produce what `validator` looks for, if it cannot.
 fn impossible(
     validator: &str,
     params: &[(String, String)],
     agent: &Agent,
-    settings: &[(String, String)],
+    permissions: &Permissions,
 ) -> Option<String> {
-    let can = |tool: &str| tool_offered(tool, &agent.tools, &agent.capabilities);
-    let allowed = |category: &str| permission_policy(settings, category) != "block";
-    let shell = can("shell_run") && allowed("command_execution");
+    let can = |tool: Tool| tool.offered(&agent.tools, &agent.capabilities);
+    let allowed = |category: Category| permissions.action(category) != Action::Block;
+    let shell = can(Tool::ShellRun) && allowed(Category::CommandExecution);
     match validator.to_ascii_lowercase().as_str() {
-        "requireshellpass" if !shell => Some(if can("shell_run") {
+        "requireshellpass" if !shell => Some(if can(Tool::ShellRun) {
             "the permission policy blocks `command_execution`".to_string()
         } else {
             format!(
@@ -73,13 +73,14 @@ fn impossible(
             )
         }),
         "requirewritefile" => {
-            let writes = (can("write_file") || can("patch_file")) && allowed("file_write_delete");
+            let writes = (can(Tool::WriteFile) || can(Tool::PatchFile))
+                && allowed(Category::FileWriteDelete);
             let fallback = params
                 .iter()
                 .any(|(key, _)| key.eq_ignore_ascii_case("ShellFallbackPattern"))
                 && shell;
             (!writes && !fallback).then(|| {
-                if can("write_file") || can("patch_file") {
+                if can(Tool::WriteFile) || can(Tool::PatchFile) {
                     "the permission policy blocks `file_write_delete`".to_string()
                 } else {
                     format!(
@@ -111,7 +112,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
                 let Guard::Validator { name, params } = guard else {
                     continue;
                 };
-                let Some(reason) = impossible(name, params, agent, &program.settings) else {
+                let Some(reason) = impossible(name, params, agent, &program.permissions) else {
                     continue;
                 };
                 let mut diag = Diagnostic::warning(

@@ -19,7 +19,7 @@ mod fr301_duplicate_route;
 mod fr302_shadowed_keyword;
 mod fr303_catch_all_not_last;
 mod fr304_unconditional_exit_shadows;
-mod fr305_invalid_regex;
+pub(crate) mod fr305_invalid_regex;
 mod fr306_pattern_always_matches;
 mod fr307_signal_not_instructed;
 mod fr308_keyword_never_matches;
