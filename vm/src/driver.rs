@@ -261,7 +261,7 @@ pub async fn drive<M: Models>(
                     turn,
                     change_log: change_log.clone(),
                     limits: limits(program),
-                    sandbox: crate::sandbox::Spec::from_settings(&program.settings),
+                    sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
                 };
                 let agent_ir = program
                     .agent_named(&context.agent)

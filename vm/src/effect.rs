@@ -81,6 +81,8 @@ pub struct CheckContext {
     pub turn_messages: Vec<Message>,
     /// Run settings by dotted key (`Validation.BriefPath`, `TestSelector.FullSuiteCommand`, ...).
     pub settings: Vec<(String, String)>,
+    /// The run's permission policy (`Security.Permissions`): what commands may do.
+    pub permissions: fuseraft_compiler::ir::Permissions,
     pub session_id: String,
     /// The turn index (change-log entries are keyed by it).
     pub turn: u32,

@@ -312,6 +312,7 @@ impl Machine<'_> {
         CheckContext {
             turn_messages: current_turn(&self.run.history).to_vec(),
             settings: self.program.settings.clone(),
+            permissions: self.program.permissions.clone(),
             session_id: self.run.session_id.clone(),
             turn: self.run.turn.saturating_sub(1),
         }

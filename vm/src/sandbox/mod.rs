@@ -232,7 +232,7 @@ mod tests {
         Spec {
             launcher: None,
             on_unavailable,
-            ..Spec::from_settings(&[])
+            ..Spec::default()
         }
     }
 

@@ -1,12 +1,14 @@
 //! What the run's settings say about the sandbox: which grants the permission policy gives
 //! commands (git writes, network) and what to do where the OS sandbox is unavailable.
 //!
-//! Read from the IR settings the simple way, in one place ([`Spec::from_settings`]):
-//! `Security.Sandbox` is `refuse` or `warn` (any other value counts as `refuse`: a typo
-//! must not open the sandbox); unset, it is `refuse` under the `locked-down` preset and
-//! `warn` otherwise.
+//! Read in one place ([`Spec::new`]) from the compiled permission policy
+//! (`ir::Permissions`) and the `Security.Sandbox` setting: `refuse` or `warn` (any other
+//! value counts as `refuse`: a typo must not open the sandbox); unset, it is `refuse` under
+//! the `locked-down` preset and `warn` otherwise.
 
 use std::path::{Path, PathBuf};
+
+use fuseraft_compiler::ir::{Action, Category, Permissions, Preset};
 
 use super::Policy;
 
@@ -20,11 +22,11 @@ pub enum Grant {
 }
 
 impl Grant {
-    fn of(settings: &[(String, String)], category: &str) -> Grant {
-        match fuseraft_compiler::ir::permission_policy(settings, category) {
-            "allow" => Grant::Allow,
-            "require-approval" => Grant::OnApproval,
-            _ => Grant::Block,
+    fn of(permissions: &Permissions, category: Category) -> Grant {
+        match permissions.action(category) {
+            Action::Allow => Grant::Allow,
+            Action::RequireApproval => Grant::OnApproval,
+            Action::Block => Grant::Block,
         }
     }
 }
@@ -52,12 +54,12 @@ pub struct Spec {
 impl Default for Spec {
     /// Everything allowed, `warn` where unavailable, the registered launcher.
     fn default() -> Spec {
-        Spec::from_settings(&[])
+        Spec::new(&[], &Permissions::default())
     }
 }
 
 impl Spec {
-    pub fn from_settings(settings: &[(String, String)]) -> Spec {
+    pub fn new(settings: &[(String, String)], permissions: &Permissions) -> Spec {
         let setting = |key: &str| {
             settings
                 .iter()
@@ -67,16 +69,14 @@ impl Spec {
         let on_unavailable = match setting("Security.Sandbox").as_deref() {
             Some("warn") => OnUnavailable::Warn,
             Some(_) => OnUnavailable::Refuse,
-            None if setting("Security.Permissions.Preset").as_deref() == Some("locked-down") => {
-                OnUnavailable::Refuse
-            }
+            None if permissions.preset == Preset::LockedDown => OnUnavailable::Refuse,
             None => OnUnavailable::Warn,
         };
         Spec {
             launcher: super::launcher(),
-            git_write: Grant::of(settings, "git_write"),
-            network: Grant::of(settings, "network_api"),
-            commands: Grant::of(settings, "command_execution"),
+            git_write: Grant::of(permissions, Category::GitWrite),
+            network: Grant::of(permissions, Category::NetworkApi),
+            commands: Grant::of(permissions, Category::CommandExecution),
             on_unavailable,
         }
     }
@@ -126,37 +126,44 @@ mod tests {
             .collect()
     }
 
+    fn locked_down() -> Permissions {
+        Permissions {
+            preset: Preset::LockedDown,
+            overrides: Vec::new(),
+        }
+    }
+
     #[test]
     fn the_mode_follows_the_preset_unless_set() {
-        let spec = Spec::from_settings(&settings(&[]));
+        let spec = Spec::new(&[], &Permissions::default());
         assert_eq!(spec.on_unavailable, OnUnavailable::Warn);
-        let locked = settings(&[("Security.Permissions.Preset", "locked-down")]);
         assert_eq!(
-            Spec::from_settings(&locked).on_unavailable,
+            Spec::new(&[], &locked_down()).on_unavailable,
             OnUnavailable::Refuse
         );
-        let warn = settings(&[
-            ("Security.Permissions.Preset", "locked-down"),
-            ("Security.Sandbox", "Warn"),
-        ]);
+        let warn = settings(&[("Security.Sandbox", "Warn")]);
         assert_eq!(
-            Spec::from_settings(&warn).on_unavailable,
+            Spec::new(&warn, &locked_down()).on_unavailable,
             OnUnavailable::Warn
         );
         let typo = settings(&[("Security.Sandbox", "wran")]);
         assert_eq!(
-            Spec::from_settings(&typo).on_unavailable,
+            Spec::new(&typo, &Permissions::default()).on_unavailable,
             OnUnavailable::Refuse
         );
     }
 
     #[test]
     fn approval_grants_only_the_approved_command() {
-        let spec = Spec::from_settings(&settings(&[
-            ("Security.Permissions.git_write", "require-approval"),
-            ("Security.Permissions.network_api", "require-approval"),
-            ("Security.Permissions.command_execution", "allow"),
-        ]));
+        let permissions = Permissions {
+            preset: Preset::Unrestricted,
+            overrides: vec![
+                (Category::GitWrite, Action::RequireApproval),
+                (Category::NetworkApi, Action::RequireApproval),
+                (Category::CommandExecution, Action::Allow),
+            ],
+        };
+        let spec = Spec::new(&[], &permissions);
         let dir = std::env::temp_dir();
         let commit = spec.for_tool_command(&dir, &[], true);
         assert!(commit.network);

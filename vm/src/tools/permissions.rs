@@ -147,18 +147,14 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
         }
     }
     let raw = call.arg("path").unwrap_or_default();
-    let root = match std::fs::canonicalize(root) {
+    let root = match super::sandbox::open_root(root) {
         Ok(root) => root,
-        Err(error) => {
-            return Some(format!(
-                "[DENIED: envelope] the sandbox root `{}` is not accessible: {error}",
-                root.display()
-            ))
-        }
+        Err(outcome) => return Some(outcome.text),
     };
-    // A delete removes a final symlink itself; a write or patch lands on its target.
+    // A delete removes a final symlink itself; a write or patch lands on its target, whose
+    // parent directories may not exist yet.
     let follow_final = tool != Tool::DeleteFile;
-    let resolved = match super::sandbox::resolve(&root, raw, follow_final) {
+    let resolved = match super::sandbox::resolve(tool.name(), &root, raw, follow_final, true) {
         Ok(resolved) => resolved,
         Err(outcome) => return Some(outcome.text),
     };

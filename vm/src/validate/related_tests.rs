@@ -172,7 +172,7 @@ fn run_related(
     full_suite: &str,
     timeout: Duration,
 ) -> Result<(), String> {
-    let spec = crate::sandbox::Spec::from_settings(&env.context.settings);
+    let spec = crate::sandbox::Spec::new(&env.context.settings, &env.context.permissions);
     let changed: Vec<String> = match env.change_log()? {
         Some(log) => newest_entry(&log)
             .map(|entry| entry.files_written.clone())

@@ -74,6 +74,7 @@ impl Fixture {
         CheckContext {
             turn_messages: messages,
             settings: self.settings.clone(),
+            permissions: Default::default(),
             session_id: self.session_id.clone(),
             turn: 7,
         }
