@@ -1,6 +1,6 @@
 //! Lowering the security policy into enums: `Capabilities` (plugins and tags),
-//! `Security.Permissions` (preset, category keys, actions) and the `Security.ChangeEnvelope`
-//! globs. An unknown or misspelled value is an error with a did-you-mean: the VM would
+//! `Security.Permissions` (preset, category keys, actions), `Security.Sandbox` (what to do
+//! where the OS sandbox is unavailable) and the `Security.ChangeEnvelope` globs. An unknown or misspelled value is an error with a did-you-mean: the VM would
 //! otherwise read it as "allow".
 
 use super::Builder;
@@ -12,6 +12,10 @@ use crate::syntax::fuseraft::Config;
 
 const PERMISSIONS: &str = "Security.Permissions.";
 const ENVELOPE: &str = "Security.ChangeEnvelope";
+const SANDBOX: &str = "Security.Sandbox";
+/// The values of `Security.Sandbox`: refuse to run commands, or run them unconfined after a
+/// warning, where the kernel lacks Landlock or user namespaces.
+const SANDBOX_MODES: [&str; 2] = ["refuse", "warn"];
 
 /// An agent's `Capabilities`, typed. Unknown plugins and tags are reported.
 pub(super) fn lower_capabilities(
@@ -88,6 +92,19 @@ pub(super) fn lower_security(config: &Config, builder: &mut Builder<'_>) {
                 .with_label(value.span, "a preset and category keys go under it")
                 .with_help("write `Permissions: { Preset: locked-down }`, with category keys such as `git_write: block`"),
             ),
+            None if key.eq_ignore_ascii_case(SANDBOX) => {
+                let mode = value.value.trim().to_ascii_lowercase();
+                if SANDBOX_MODES.contains(&mode.as_str()) {
+                    settings.push((SANDBOX.to_string(), mode));
+                } else {
+                    builder.diags.push(unknown_value(
+                        format!("unknown `Security.Sandbox` mode `{}`", value.value),
+                        value,
+                        SANDBOX_MODES.into_iter(),
+                        "modes",
+                    ));
+                }
+            }
             None => {
                 if key.eq_ignore_ascii_case(ENVELOPE) {
                     check_envelope(value, builder);

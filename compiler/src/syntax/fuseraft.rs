@@ -168,6 +168,7 @@ const SETTING_SECTIONS: &[(&str, &[&str])] = &[
             "ShellPolicy",
             "DenyCredentialFiles",
             "Permissions",
+            "Sandbox",
         ],
     ),
     ("TestSelector", &["FindRelatedCommand", "FullSuiteCommand"]),
