@@ -43,6 +43,11 @@ struct Prepared<'a> {
     args: &'a ExecArgs,
     program: &'a Program,
     saved: Option<Json>,
+    /// The session key (or why there is none) and the chain to continue.
+    key: Option<Arc<crate::session::Key>>,
+    chain: crate::session::key::Tag,
+    /// The digest of the program, recorded in every checkpoint.
+    config: Option<String>,
     options: Options,
     work_dir: PathBuf,
     events: EventsFile,
@@ -53,12 +58,40 @@ struct Prepared<'a> {
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let started = Instant::now();
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let session = match &args.resume {
+        Some(id) if !crate::session::valid_id(id) => {
+            return usage_error(&crate::session::invalid_id(id))
+        }
+        Some(id) => id.clone(),
+        None => session_id(),
+    };
+    // The session is locked before it is read (a resume repairs its log) and for the run.
+    let store = match open_store(args, &work_dir, &session) {
+        Ok(store) => store,
+        Err(message) => return usage_error(&message),
+    };
+    let mut chain = [0; crate::session::key::MAC_LEN];
     // A resumed session brings its own task.
     let saved = match &args.resume {
-        Some(id) => match crate::session::load_for_resume(&work_dir, id) {
-            Ok(saved) => Some(saved),
-            Err(message) => return usage_error(&message),
-        },
+        Some(id) => {
+            let trust = crate::session::Trust {
+                key: store.key.as_deref().map_err(String::as_str),
+                allow_unverified: args.allow_unverified,
+            };
+            match crate::session::load_for_resume(&work_dir, id, &trust) {
+                Ok(loaded) => {
+                    for note in &loaded.notes {
+                        eprintln!("note: {note}");
+                    }
+                    if loaded.unverified {
+                        eprintln!("warning: session `{id}` is not authenticated; resuming it as `--allow-unverified` asks");
+                    }
+                    chain = loaded.chain;
+                    Some(loaded.state)
+                }
+                Err(message) => return usage_error(&message),
+            }
+        }
         None => None,
     };
     let task = match (&saved, &args.task) {
@@ -90,6 +123,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     );
     let Some(program) = compiled.program else {
         return exit::USAGE;
+    };
+    let config = if args.ephemeral {
+        None
+    } else {
+        match check_config(args, &work_dir, &session, &program, saved.as_ref()) {
+            Ok(digest) => Some(digest),
+            Err(message) => return usage_error(&message),
+        }
     };
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
         return usage_error(&format!(
@@ -129,8 +170,17 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
+    if let (Ok(key), false) = (&store.key, args.ephemeral) {
+        if key_inside(key.path(), &work_dir) {
+            eprintln!(
+                "warning: the session key `{}` is inside the work dir, where agents' tools can read it and forge sessions; set `{}` to a path outside it",
+                key.path().display(),
+                crate::session::key::KEY_ENV
+            );
+        }
+    }
     let options = Options {
-        session_id: args.resume.clone().unwrap_or_else(session_id),
+        session_id: session,
         task,
         max_turns: args.max_turns,
         skip_prompts: false,
@@ -139,6 +189,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         args,
         program: &program,
         saved,
+        key: store.key.ok(),
+        chain,
+        config,
         options,
         work_dir,
         events,
@@ -190,6 +243,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         args,
         program,
         saved,
+        key,
+        chain,
+        config,
         options,
         work_dir,
         mut events,
@@ -222,11 +278,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
     let config_path = json!(config_path.display().to_string());
     let working_directory = json!(work_dir.display().to_string());
-    let mut log = crate::session::SessionLog::new(&work_dir, &session);
+    let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
+    let config_digest = json!(config.unwrap_or_default());
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         let updated_at = json!(crate::events::timestamp());
         let extra = [
             ("ConfigPath", &config_path),
+            ("ConfigDigest", &config_digest),
             ("WorkingDirectory", &working_directory),
             ("StartedAt", &started_at),
             ("LastUpdatedAt", &updated_at),
@@ -309,6 +367,98 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{object}");
     }
     code
+}
+
+/// The session store of a run: its key and its lock (held until the run ends).
+struct Store {
+    key: Result<Arc<crate::session::Key>, String>,
+    _lock: Option<crate::session::lock::RunLock>,
+}
+
+/// Loads the session key and locks the session; `Err` when the run must not start (the
+/// session is in use, or cannot be locked for a resume).
+fn open_store(args: &ExecArgs, work_dir: &Path, session: &str) -> Result<Store, String> {
+    use crate::session::lock::{self, LockError};
+    if args.ephemeral {
+        return Ok(Store {
+            key: Err("an ephemeral run keeps no session".to_string()),
+            _lock: None,
+        });
+    }
+    let key = crate::session::Key::load_or_create().map(Arc::new);
+    if let (Err(problem), None) = (&key, &args.resume) {
+        eprintln!(
+            "warning: {problem}; this session is saved without authentication, and resuming it will need `--allow-unverified`"
+        );
+    }
+    let lock = match lock::acquire(work_dir, session) {
+        Ok(lock) => Some(lock),
+        Err(error @ LockError::Busy(_)) => return Err(error.message(session)),
+        Err(error) if args.resume.is_some() => return Err(error.message(session)),
+        // A store that cannot be written is reported (once) when the first checkpoint is.
+        Err(LockError::Io(_)) => None,
+    };
+    Ok(Store { key, _lock: lock })
+}
+
+/// Refuses to resume a session with a config that compiles to another program (unless
+/// `--allow-config-change`); keeps the program's text for later comparisons. Returns the
+/// digest to record.
+fn check_config(
+    args: &ExecArgs,
+    work_dir: &Path,
+    session: &str,
+    program: &Program,
+    saved: Option<&Json>,
+) -> Result<String, String> {
+    use crate::session::config;
+    let text = config::normalized(program);
+    let digest = config::digest(&text);
+    let recorded = saved.map(|saved| {
+        (
+            saved
+                .get("ConfigDigest")
+                .and_then(Json::as_str)
+                .unwrap_or_default(),
+            saved
+                .get("ConfigPath")
+                .and_then(Json::as_str)
+                .unwrap_or("?"),
+        )
+    });
+    match recorded {
+        Some(("", _)) => eprintln!(
+            "warning: session `{session}` recorded no config digest (an older fuseraft), so the config cannot be checked against the one it ran"
+        ),
+        Some((recorded, recorded_path)) => {
+            let now_path = absolute(&args.input);
+            if let Some(difference) =
+                config::difference(work_dir, session, recorded, recorded_path, &text, &now_path)
+            {
+                if !args.allow_config_change {
+                    return Err(difference);
+                }
+                eprintln!("warning: {}", difference.lines().next().unwrap_or_default());
+                eprintln!("warning: resuming with the new config, as `--allow-config-change` asks");
+            } else {
+                return Ok(digest);
+            }
+        }
+        None => {}
+    }
+    // A new session, or a changed config: keep its text (best effort; the digest suffices
+    // to refuse a change, the text only shows where).
+    let _ = config::save_text(work_dir, session, &text);
+    Ok(digest)
+}
+
+/// Whether the key file lies under the work dir.
+fn key_inside(key: &Path, work_dir: &Path) -> bool {
+    let key = key
+        .parent()
+        .and_then(|dir| std::fs::canonicalize(dir).ok())
+        .unwrap_or_else(|| key.to_path_buf());
+    key.starts_with(work_dir)
 }
 
 /// The one warning of a session store that cannot be written.
