@@ -70,7 +70,7 @@ pub fn digest(text: &str) -> String {
 /// Keeps the normalized text of a session's config (atomically, 0600).
 pub fn save_text(work_dir: &Path, id: &str, text: &str) -> std::io::Result<()> {
     let dir = work_dir.join(super::DIR);
-    std::fs::create_dir_all(&dir)?;
+    super::private_dir(&dir)?;
     let temp = dir.join(format!(".{id}.config.fir.tmp"));
     let written =
         super::private_file(&temp, false).and_then(|mut file| file.write_all(text.as_bytes()));

@@ -78,8 +78,8 @@ struct Log {
     record: Option<Record>,
     /// Whether any record carried a MAC.
     authenticated: bool,
-    /// Whether any record did not.
-    unauthenticated: bool,
+    /// The line of the first record without a MAC.
+    unauthenticated: Option<usize>,
     /// Where reading stopped before the end, and why.
     damage: Option<String>,
 }
@@ -101,7 +101,7 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
         message_ends: Vec::new(),
         record: None,
         authenticated: false,
-        unauthenticated: false,
+        unauthenticated: None,
         damage: None,
     };
     let altered = |number: usize, why: &str| {
@@ -179,7 +179,7 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
                     chain = tag;
                 }
                 None => {
-                    log.unauthenticated = true;
+                    log.unauthenticated.get_or_insert(number);
                     chain = [0; key::MAC_LEN];
                 }
             }
@@ -223,8 +223,14 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
         )
     })?;
     let log = read_log(&bytes, id, trust, &log_path)?;
+    if let (Some(true), Some(number)) = (snapshot_verified, log.unauthenticated) {
+        return Err(format!(
+            "session `{id}` was altered: the state record at line {number} of `{}` has no MAC where the session's snapshot has one; it will not be resumed or shown (remove it with `fuseraft sessions rm {id}`)",
+            log_path.display()
+        ));
+    }
     let mut notes = Vec::new();
-    let mut unverified = log.unauthenticated || snapshot_verified.is_none();
+    let mut unverified = log.unauthenticated.is_some() || snapshot_verified.is_none();
     let (mut state, end, chain) = match log.record {
         Some(record) if log.authenticated => {
             // Only what a MAC covers is used: the last record that verifies, whatever the

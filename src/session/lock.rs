@@ -47,7 +47,7 @@ pub fn path(work_dir: &Path, id: &str) -> PathBuf {
 /// Takes the lock of session `id` without waiting.
 pub fn acquire(work_dir: &Path, id: &str) -> Result<RunLock, LockError> {
     let path = path(work_dir, id);
-    std::fs::create_dir_all(work_dir.join(super::DIR)).map_err(LockError::Io)?;
+    super::private_dir(&work_dir.join(super::DIR)).map_err(LockError::Io)?;
     loop {
         let mut file = open(&path).map_err(LockError::Io)?;
         match try_lock(&file, false) {

@@ -148,7 +148,7 @@ impl SessionLog {
         let file = match &mut self.file {
             Some(file) => file,
             None => {
-                std::fs::create_dir_all(self.work_dir.join(DIR))?;
+                super::private_dir(&self.work_dir.join(DIR))?;
                 let file = private_file(&messages_path(&self.work_dir, &self.id), true)?;
                 self.len = file.metadata()?.len();
                 self.file.insert(file)
@@ -227,7 +227,7 @@ impl SessionLog {
 /// Writes the session's state file, atomically.
 fn save(work_dir: &Path, id: &str, checkpoint: &Json) -> std::io::Result<()> {
     let dir = work_dir.join(DIR);
-    std::fs::create_dir_all(&dir)?;
+    super::private_dir(&dir)?;
     let target = path(work_dir, id);
     let temp = dir.join(format!(".{id}.json.tmp"));
     let text = serde_json::to_string_pretty(checkpoint).map_err(std::io::Error::other)?;

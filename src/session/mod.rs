@@ -112,6 +112,18 @@ pub fn messages_path(work_dir: &Path, id: &str) -> PathBuf {
     work_dir.join(DIR).join(format!("{id}.messages.jsonl"))
 }
 
+/// Creates the session directory (and missing parents) for its owner only (0700).
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
 /// Opens a file readable and writable by its owner only (0600 on creation).
 pub(crate) fn private_file(path: &Path, append: bool) -> std::io::Result<File> {
     let mut options = std::fs::OpenOptions::new();
