@@ -314,6 +314,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     });
     terminal.flush();
+    compact_change_log(program, &work_dir, &session);
     let Some(summary) = result else {
         // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
         if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
@@ -450,6 +451,15 @@ fn check_config(
     // to refuse a change, the text only shows where).
     let _ = config::save_text(work_dir, session, &text);
     Ok(digest)
+}
+
+/// Merges the run's change-log records into `changes.json`, so that it alone holds them all
+/// for readers other than fuseraft.
+fn compact_change_log(program: &Program, work_dir: &Path, session: &str) {
+    let path = driver::change_log_path(program, work_dir, session);
+    if let Err(error) = fuseraft_vm::changes::store::compact(&path) {
+        eprintln!("warning: {error}");
+    }
 }
 
 /// Whether the key file lies under the work dir.
