@@ -285,3 +285,6 @@ fn push_unique(list: &mut Vec<String>, item: String) {
         list.push(item);
     }
 }
+
+#[cfg(test)]
+mod tests;
