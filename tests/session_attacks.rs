@@ -638,3 +638,62 @@ fn every_file_a_run_writes_for_itself_is_private() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_session_saved_without_a_key_resumes_only_with_allow_unverified() {
+    let dir = scratch("upgrade");
+    let work = dir.join("work");
+    let output = command(
+        &dir,
+        &[
+            "exec",
+            KEYWORD,
+            "--replay",
+            KEYWORD_REPLAY,
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--task",
+            "Add a flag.",
+            "--max-turns",
+            "2",
+            "--json",
+        ],
+    )
+    .env("FUSERAFT_SESSION_KEY", "/proc/no-such-dir/session.key")
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let id = serde_json::from_slice::<Json>(&output.stdout).unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let refused = resume(&dir, KEYWORD, KEYWORD_REPLAY, &id, &["--max-turns", "3"]);
+    let message = stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains("saved without authentication"),
+        "{message}"
+    );
+    // Allowed: it goes on, now with MACs after the unverified start.
+    let output = resume(
+        &dir,
+        KEYWORD,
+        KEYWORD_REPLAY,
+        &id,
+        &["--max-turns", "3", "--allow-unverified"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("is not authenticated"),
+        "{}",
+        stderr(&output)
+    );
+    // Its unverified start still needs the flag; with it the session completes.
+    let refused = resume(&dir, KEYWORD, KEYWORD_REPLAY, &id, &[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let output = resume(&dir, KEYWORD, KEYWORD_REPLAY, &id, &["--allow-unverified"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let summary: Json = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(summary["outcome"], "completed");
+    let _ = std::fs::remove_dir_all(&dir);
+}

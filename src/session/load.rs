@@ -223,7 +223,11 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
         )
     })?;
     let log = read_log(&bytes, id, trust, &log_path)?;
-    if let (Some(true), Some(number)) = (snapshot_verified, log.unauthenticated) {
+    // Records without MACs under an authenticated snapshot: the MACs were stripped. (A
+    // session written before keys and continued with one has MAC'd records after them.)
+    if let (Some(true), false, Some(number)) =
+        (snapshot_verified, log.authenticated, log.unauthenticated)
+    {
         return Err(format!(
             "session `{id}` was altered: the state record at line {number} of `{}` has no MAC where the session's snapshot has one; it will not be resumed or shown (remove it with `fuseraft sessions rm {id}`)",
             log_path.display()
@@ -241,7 +245,9 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
                     path(work_dir, id).display()
                 ));
             }
-            unverified = false;
+            // Records before the first MAC'd one (a session an older fuseraft began) stay
+            // unverified.
+            unverified = log.unauthenticated.is_some();
             if message_count(&snapshot) > message_count(&record.state) {
                 notes.push(format!(
                     "the log of session `{id}` ends before its newest saved state{}; continuing from the last whole turn it holds",
