@@ -697,3 +697,31 @@ fn a_session_saved_without_a_key_resumes_only_with_allow_unverified() {
     assert_eq!(summary["outcome"], "completed");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_session_key_inside_the_work_dir_is_warned_about() {
+    let dir = scratch("key-inside");
+    let work = dir.join("work");
+    let output = command(
+        &dir,
+        &[
+            "exec",
+            KEYWORD,
+            "--replay",
+            KEYWORD_REPLAY,
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--task",
+            "Add a flag.",
+            "--max-turns",
+            "1",
+        ],
+    )
+    .env("FUSERAFT_SESSION_KEY", work.join("secret/session.key"))
+    .output()
+    .unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert!(message.contains("is inside the work dir"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -66,7 +66,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         None => session_id(),
     };
     // The session is locked before it is read (a resume repairs its log) and for the run.
-    let store = match open_store(args, &work_dir, &session) {
+    let store = match crate::session::Store::open(
+        &work_dir,
+        &session,
+        args.ephemeral,
+        args.resume.is_some(),
+    ) {
         Ok(store) => store,
         Err(message) => return usage_error(&message),
     };
@@ -127,7 +132,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let config = if args.ephemeral {
         None
     } else {
-        match check_config(args, &work_dir, &session, &program, saved.as_ref()) {
+        match crate::session::config::check(
+            &work_dir,
+            &session,
+            &program,
+            saved.as_ref(),
+            &absolute(&args.input),
+            args.allow_config_change,
+        ) {
             Ok(digest) => Some(digest),
             Err(message) => return usage_error(&message),
         }
@@ -170,15 +182,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
-    if let (Ok(key), false) = (&store.key, args.ephemeral) {
-        if key_inside(key.path(), &work_dir) {
-            eprintln!(
-                "warning: the session key `{}` is inside the work dir, where agents' tools can read it and forge sessions; set `{}` to a path outside it",
-                key.path().display(),
-                crate::session::key::KEY_ENV
-            );
-        }
-    }
+    store.warn_if_key_inside(&work_dir);
     let options = Options {
         session_id: session,
         task,
@@ -370,89 +374,6 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     code
 }
 
-/// The session store of a run: its key and its lock (held until the run ends).
-struct Store {
-    key: Result<Arc<crate::session::Key>, String>,
-    _lock: Option<crate::session::lock::RunLock>,
-}
-
-/// Loads the session key and locks the session; `Err` when the run must not start (the
-/// session is in use, or cannot be locked for a resume).
-fn open_store(args: &ExecArgs, work_dir: &Path, session: &str) -> Result<Store, String> {
-    use crate::session::lock::{self, LockError};
-    if args.ephemeral {
-        return Ok(Store {
-            key: Err("an ephemeral run keeps no session".to_string()),
-            _lock: None,
-        });
-    }
-    let key = crate::session::Key::load_or_create().map(Arc::new);
-    if let (Err(problem), None) = (&key, &args.resume) {
-        eprintln!(
-            "warning: {problem}; this session is saved without authentication, and resuming it will need `--allow-unverified`"
-        );
-    }
-    let lock = match lock::acquire(work_dir, session) {
-        Ok(lock) => Some(lock),
-        Err(error @ LockError::Busy(_)) => return Err(error.message(session)),
-        Err(error) if args.resume.is_some() => return Err(error.message(session)),
-        // A store that cannot be written is reported (once) when the first checkpoint is.
-        Err(LockError::Io(_)) => None,
-    };
-    Ok(Store { key, _lock: lock })
-}
-
-/// Refuses to resume a session with a config that compiles to another program (unless
-/// `--allow-config-change`); keeps the program's text for later comparisons. Returns the
-/// digest to record.
-fn check_config(
-    args: &ExecArgs,
-    work_dir: &Path,
-    session: &str,
-    program: &Program,
-    saved: Option<&Json>,
-) -> Result<String, String> {
-    use crate::session::config;
-    let text = config::normalized(program);
-    let digest = config::digest(&text);
-    let recorded = saved.map(|saved| {
-        (
-            saved
-                .get("ConfigDigest")
-                .and_then(Json::as_str)
-                .unwrap_or_default(),
-            saved
-                .get("ConfigPath")
-                .and_then(Json::as_str)
-                .unwrap_or("?"),
-        )
-    });
-    match recorded {
-        Some(("", _)) => eprintln!(
-            "warning: session `{session}` recorded no config digest (an older fuseraft), so the config cannot be checked against the one it ran"
-        ),
-        Some((recorded, recorded_path)) => {
-            let now_path = absolute(&args.input);
-            if let Some(difference) =
-                config::difference(work_dir, session, recorded, recorded_path, &text, &now_path)
-            {
-                if !args.allow_config_change {
-                    return Err(difference);
-                }
-                eprintln!("warning: {}", difference.lines().next().unwrap_or_default());
-                eprintln!("warning: resuming with the new config, as `--allow-config-change` asks");
-            } else {
-                return Ok(digest);
-            }
-        }
-        None => {}
-    }
-    // A new session, or a changed config: keep its text (best effort; the digest suffices
-    // to refuse a change, the text only shows where).
-    let _ = config::save_text(work_dir, session, &text);
-    Ok(digest)
-}
-
 /// Merges the run's change-log records into `changes.json`, so that it alone holds them all
 /// for readers other than fuseraft.
 fn compact_change_log(program: &Program, work_dir: &Path, session: &str) {
@@ -460,15 +381,6 @@ fn compact_change_log(program: &Program, work_dir: &Path, session: &str) {
     if let Err(error) = fuseraft_vm::changes::store::compact(&path) {
         eprintln!("warning: {error}");
     }
-}
-
-/// Whether the key file lies under the work dir.
-fn key_inside(key: &Path, work_dir: &Path) -> bool {
-    let key = key
-        .parent()
-        .and_then(|dir| std::fs::canonicalize(dir).ok())
-        .unwrap_or_else(|| key.to_path_buf());
-    key.starts_with(work_dir)
 }
 
 /// The one warning of a session store that cannot be written.

@@ -10,7 +10,53 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use fuseraft_compiler::ir::{self, Program};
+use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
+
+/// Refuses to resume a session (`saved`) with a config (`program`, from `now_path`) that
+/// compiles to another program unless `allow_change`; keeps the program's text for later
+/// comparisons. Returns the digest to record in the session's checkpoints.
+pub fn check(
+    work_dir: &Path,
+    session: &str,
+    program: &Program,
+    saved: Option<&Json>,
+    now_path: &str,
+    allow_change: bool,
+) -> Result<String, String> {
+    let text = normalized(program);
+    let digest = digest(&text);
+    if let Some(saved) = saved {
+        let recorded = saved
+            .get("ConfigDigest")
+            .and_then(Json::as_str)
+            .unwrap_or_default();
+        let recorded_path = saved
+            .get("ConfigPath")
+            .and_then(Json::as_str)
+            .unwrap_or("?");
+        if recorded.is_empty() {
+            eprintln!(
+                "warning: session `{session}` recorded no config digest (an older fuseraft), so the config cannot be checked against the one it ran"
+            );
+        } else {
+            match difference(work_dir, session, recorded, recorded_path, &text, now_path) {
+                None => return Ok(digest),
+                Some(difference) if !allow_change => return Err(difference),
+                Some(difference) => {
+                    eprintln!("warning: {}", difference.lines().next().unwrap_or_default());
+                    eprintln!(
+                        "warning: resuming with the new config, as `--allow-config-change` asks"
+                    );
+                }
+            }
+        }
+    }
+    // A new session, or a changed config: keep its text (best effort; the digest suffices
+    // to refuse a change, the text only shows where).
+    let _ = save_text(work_dir, session, &text);
+    Ok(digest)
+}
 
 pub fn text_path(work_dir: &Path, id: &str) -> PathBuf {
     work_dir.join(super::DIR).join(format!("{id}.config.fir"))

@@ -51,10 +51,12 @@ pub mod key;
 mod load;
 pub mod lock;
 mod log;
+mod store;
 
 pub use key::Key;
 pub use load::{load, load_for_resume, Loaded, Trust};
 pub use log::SessionLog;
+pub use store::Store;
 
 pub const DIR: &str = ".fuseraft/sessions";
 
