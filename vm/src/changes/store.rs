@@ -198,6 +198,12 @@ fn prepare(file: &mut File) -> std::io::Result<u64> {
         file.set_len(0)?;
         return Ok(0);
     }
+    let mut last = [0u8; 1];
+    file.seek(SeekFrom::Start(len - 1))?;
+    file.read_exact(&mut last)?;
+    if last[0] == b'\n' {
+        return Ok(len);
+    }
     // Back from the end to the last newline.
     let mut end = len;
     let mut chunk = [0u8; 4096];
