@@ -45,7 +45,7 @@ struct Prepared<'a> {
     saved: Option<Json>,
     /// The session key (or why there is none) and the chain to continue.
     key: Option<Arc<crate::session::Key>>,
-    chain: crate::session::key::Tag,
+    chain: crate::session::Chain,
     /// The digest of the program, recorded in every checkpoint.
     config: Option<String>,
     options: Options,
@@ -75,7 +75,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Ok(store) => store,
         Err(message) => return usage_error(&message),
     };
-    let mut chain = [0; crate::session::key::MAC_LEN];
+    let mut chain = crate::session::Chain::default();
     // A resumed session brings its own task.
     let saved = match &args.resume {
         Some(id) => {

@@ -14,6 +14,7 @@ use std::path::Path;
 use serde_json::Value as Json;
 
 use super::key::{self, Key, Tag};
+use super::Chain;
 use super::{
     invalid_id, messages_path, path, valid_id, verify_snapshot, DIR, LOG_DOMAIN, MAC_CLOSE,
     MAC_OPEN, MAC_SUFFIX_LEN, RECORD_OPEN,
@@ -32,8 +33,8 @@ pub struct Trust<'a> {
 pub struct Loaded {
     /// The newest state, with `Messages` from the log.
     pub state: Json,
-    /// The MAC of the record loaded: the next record written chains to it.
-    pub chain: Tag,
+    /// Where the next record written continues the chain.
+    pub chain: Chain,
     /// It was written (in part) without MACs, and the caller allowed that.
     pub unverified: bool,
     /// What the user should know (a log that ends before the snapshot, ...).
@@ -235,6 +236,7 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
     }
     let mut notes = Vec::new();
     let mut unverified = log.unauthenticated.is_some() || snapshot_verified.is_none();
+    let record_end = log.record.as_ref().map_or(0, |record| record.end);
     let (mut state, end, chain) = match log.record {
         Some(record) if log.authenticated => {
             // Only what a MAC covers is used: the last record that verifies, whatever the
@@ -255,10 +257,17 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
                 ));
             }
             let tag = record.tag.unwrap_or([0; key::MAC_LEN]);
-            (record.state, record.end, tag)
+            (
+                record.state,
+                record.end,
+                Chain {
+                    tag,
+                    carry: Vec::new(),
+                },
+            )
         }
         Some(record) if message_count(&record.state) >= message_count(&snapshot) => {
-            (record.state, record.end, [0; key::MAC_LEN])
+            (record.state, record.end, Chain::default())
         }
         _ => {
             // The snapshot is the newest state: a session written before state records.
@@ -277,7 +286,16 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
             let end = count
                 .checked_sub(1)
                 .map_or(0, |last| log.message_ends[last]);
-            (snapshot, end, [0; key::MAC_LEN])
+            // The messages after the last record belong to the first new record's MAC.
+            let carry = bytes.get(record_end..end).unwrap_or_default().to_vec();
+            (
+                snapshot,
+                end,
+                Chain {
+                    tag: [0; key::MAC_LEN],
+                    carry,
+                },
+            )
         }
     };
     if unverified && !trust.allow_unverified {

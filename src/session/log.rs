@@ -11,6 +11,7 @@ use fuseraft_vm::driver::Checkpoint;
 use serde_json::Value as Json;
 
 use super::key::{self, Key, Tag};
+use super::Chain;
 use super::{
     messages_path, path, private_file, snapshot_mac, DIR, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN,
     RECORD_OPEN, SNAPSHOT_INTERVAL, SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
@@ -40,12 +41,14 @@ pub struct SessionLog {
     key: Option<Arc<Key>>,
     /// The MAC of the last record written (or loaded): the next record's chains to it.
     chain: Tag,
+    /// Bytes already in the log that the next record's MAC covers too (see [`Chain`]).
+    carry: Vec<u8>,
 }
 
 impl SessionLog {
     /// A log for session `id`, continuing after `chain` (the MAC of the last record of the
     /// log already on disk: [`super::Loaded::chain`]; zeros for a new session).
-    pub fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Tag) -> SessionLog {
+    pub fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Chain) -> SessionLog {
         SessionLog {
             work_dir: work_dir.to_path_buf(),
             id: id.to_string(),
@@ -58,7 +61,8 @@ impl SessionLog {
             last_snapshot: None,
             failed: false,
             key,
-            chain,
+            chain: chain.tag,
+            carry: chain.carry,
         }
     }
 
@@ -134,7 +138,13 @@ impl SessionLog {
     fn write_record(&mut self, state: std::ops::Range<usize>) -> std::io::Result<()> {
         let tag = match &self.key {
             Some(key) => {
-                let tag = key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &self.buffer]);
+                let tag = if self.carry.is_empty() {
+                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &self.buffer])
+                } else {
+                    let mut covered = std::mem::take(&mut self.carry);
+                    covered.extend_from_slice(&self.buffer);
+                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &covered])
+                };
                 self.buffer.extend_from_slice(MAC_OPEN);
                 self.buffer.extend_from_slice(key::to_hex(&tag).as_bytes());
                 self.buffer.extend_from_slice(MAC_CLOSE);

@@ -90,6 +90,15 @@ const SNAPSHOT_MAC_KEY: &str = "Mac";
 const LOG_DOMAIN: &[u8] = b"fuseraft session log record v1";
 const SNAPSHOT_DOMAIN: &[u8] = b"fuseraft session snapshot v1";
 
+/// Where a resumed log continues: the MAC of its last record (zeros when it has none with a
+/// MAC), and the bytes after that record the first new record's MAC must also cover (the
+/// messages of an unverified session loaded from its snapshot; usually none).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Chain {
+    pub tag: key::Tag,
+    pub carry: Vec<u8>,
+}
+
 /// Session ids are eight lowercase hex digits; anything else never becomes a path.
 pub fn valid_id(id: &str) -> bool {
     id.len() == 8
