@@ -65,8 +65,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Some(id) => id.clone(),
         None => session_id(),
     };
-    // The session is locked before it is read (a resume repairs its log) and for the run.
-    let store = match crate::session::Store::open(
+    // A resumed session is locked before it is read (a resume repairs its log), a new one
+    // once its config compiled; either for the whole run.
+    let mut store = match crate::session::Store::open(
         &work_dir,
         &session,
         args.ephemeral,
@@ -182,7 +183,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
-    store.warn_if_key_inside(&work_dir);
+    if let Err(message) = store.begin(&work_dir, &session) {
+        return usage_error(&message);
+    }
     let options = Options {
         session_id: session,
         task,

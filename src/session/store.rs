@@ -10,12 +10,14 @@ use super::lock::{self, LockError, RunLock};
 pub struct Store {
     /// The session key, or why there is none.
     pub key: Result<Arc<Key>, String>,
-    _lock: Option<RunLock>,
+    lock: Option<RunLock>,
+    ephemeral: bool,
 }
 
 impl Store {
-    /// Loads the key and locks session `id`; `Err` when the run must not start (the session
-    /// is in use, or cannot be locked for a resume). An ephemeral run keeps no session.
+    /// Loads the key, and locks session `id` when `resuming` (a new session is locked by
+    /// [`Store::begin`], once its config compiled); `Err` when the run must not start (the
+    /// session is in use, or cannot be locked). An ephemeral run keeps no session.
     pub fn open(
         work_dir: &Path,
         id: &str,
@@ -25,7 +27,8 @@ impl Store {
         if ephemeral {
             return Ok(Store {
                 key: Err("an ephemeral run keeps no session".to_string()),
-                _lock: None,
+                lock: None,
+                ephemeral,
             });
         }
         let key = Key::load_or_create().map(Arc::new);
@@ -34,20 +37,32 @@ impl Store {
                 "warning: {problem}; this session is saved without authentication, and resuming it will need `--allow-unverified`"
             );
         }
-        let lock = match lock::acquire(work_dir, id) {
-            Ok(lock) => Some(lock),
-            Err(error @ LockError::Busy(_)) => return Err(error.message(id)),
-            Err(error) if resuming => return Err(error.message(id)),
-            // A store that cannot be written is reported (once) when the first checkpoint is.
-            Err(LockError::Io(_)) => None,
+        let lock = match resuming {
+            true => Some(lock::acquire(work_dir, id).map_err(|error| error.message(id))?),
+            false => None,
         };
-        Ok(Store { key, _lock: lock })
+        Ok(Store {
+            key,
+            lock,
+            ephemeral,
+        })
     }
 
-    /// Warns when the key file lies under the (canonical) work dir, where the agents' tools
-    /// could read it.
-    pub fn warn_if_key_inside(&self, work_dir: &Path) {
-        let Ok(key) = &self.key else { return };
+    /// Before the run starts: locks a new session (a store that cannot be written is
+    /// reported, once, when the first checkpoint is), and warns when the key file lies
+    /// under the (canonical) work dir, where the agents' tools could read it.
+    pub fn begin(&mut self, work_dir: &Path, id: &str) -> Result<(), String> {
+        if self.ephemeral {
+            return Ok(());
+        }
+        if self.lock.is_none() {
+            match lock::acquire(work_dir, id) {
+                Ok(lock) => self.lock = Some(lock),
+                Err(error @ LockError::Busy(_)) => return Err(error.message(id)),
+                Err(LockError::Io(_)) => {}
+            }
+        }
+        let Ok(key) = &self.key else { return Ok(()) };
         let dir = key
             .path()
             .parent()
@@ -59,5 +74,6 @@ impl Store {
                 key.path().display()
             );
         }
+        Ok(())
     }
 }
