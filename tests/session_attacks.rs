@@ -733,3 +733,27 @@ fn a_session_key_inside_the_work_dir_is_warned_about() {
     assert!(message.contains("is inside the work dir"), "{message}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_config_that_does_not_compile_leaves_no_session_behind() {
+    let dir = scratch("bad-config");
+    let config = dir.join("bad.yaml");
+    std::fs::write(&config, "Orchestration:\n  Agents: 3\n").unwrap();
+    let work = dir.join("work");
+    let output = fuseraft(
+        &dir,
+        &[
+            "exec",
+            config.to_str().unwrap(),
+            "--replay",
+            KEYWORD_REPLAY,
+            "--work-dir",
+            work.to_str().unwrap(),
+            "--task",
+            "Add a flag.",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(!work.join(".fuseraft").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
