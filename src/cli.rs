@@ -46,7 +46,13 @@ pub enum SessionsAction {
     /// One line per session: id, last update, status, turns, task.
     List,
     /// Print a session's checkpoint (JSON).
-    Show { id: String },
+    Show {
+        id: String,
+        /// Show a session saved without authentication (by an older fuseraft or without a
+        /// session key).
+        #[arg(long)]
+        allow_unverified: bool,
+    },
     /// Delete a session's checkpoint.
     Rm { id: String },
 }
@@ -144,6 +150,13 @@ pub struct ExecArgs {
     /// runs and benchmarks that do not need durability).
     #[arg(long, conflicts_with = "resume")]
     pub ephemeral: bool,
+    /// Resume a session saved without authentication (by an older fuseraft or without a
+    /// session key), whose files fuseraft cannot tell unaltered.
+    #[arg(long, requires = "resume")]
+    pub allow_unverified: bool,
+    /// Resume even when the config compiles to another program than the session ran.
+    #[arg(long, requires = "resume")]
+    pub allow_config_change: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

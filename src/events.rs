@@ -25,10 +25,15 @@ impl EventsFile {
         {
             std::fs::create_dir_all(parent)?;
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
+        let mut options = std::fs::OpenOptions::new();
+        options.create(true).append(true);
+        // Events hold model replies and tool output: readable by the user only.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let file = options.open(path)?;
         Ok(EventsFile {
             file: Some(BufWriter::with_capacity(64 * 1024, file)),
             failed: false,

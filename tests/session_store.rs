@@ -1,4 +1,4 @@
-//! The session store (`src/session.rs`) end to end: a long reply is kept whole in the session
+//! The session store (`src/session/`) end to end: a long reply is kept whole in the session
 //! log and bounded in memory (issue 7), a torn or damaged end of the log resumes from the
 //! checkpoint before it, and a full disk costs the run one warning and nothing else.
 //!

@@ -43,6 +43,11 @@ struct Prepared<'a> {
     args: &'a ExecArgs,
     program: &'a Program,
     saved: Option<Json>,
+    /// The session key (or why there is none) and the chain to continue.
+    key: Option<Arc<crate::session::Key>>,
+    chain: crate::session::Chain,
+    /// The digest of the program, recorded in every checkpoint.
+    config: Option<String>,
     options: Options,
     work_dir: PathBuf,
     events: EventsFile,
@@ -53,12 +58,46 @@ struct Prepared<'a> {
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let started = Instant::now();
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let session = match &args.resume {
+        Some(id) if !crate::session::valid_id(id) => {
+            return usage_error(&crate::session::invalid_id(id))
+        }
+        Some(id) => id.clone(),
+        None => session_id(),
+    };
+    // A resumed session is locked before it is read (a resume repairs its log), a new one
+    // once its config compiled; either for the whole run.
+    let mut store = match crate::session::Store::open(
+        &work_dir,
+        &session,
+        args.ephemeral,
+        args.resume.is_some(),
+    ) {
+        Ok(store) => store,
+        Err(message) => return usage_error(&message),
+    };
+    let mut chain = crate::session::Chain::default();
     // A resumed session brings its own task.
     let saved = match &args.resume {
-        Some(id) => match crate::session::load_for_resume(&work_dir, id) {
-            Ok(saved) => Some(saved),
-            Err(message) => return usage_error(&message),
-        },
+        Some(id) => {
+            let trust = crate::session::Trust {
+                key: store.key.as_deref().map_err(String::as_str),
+                allow_unverified: args.allow_unverified,
+            };
+            match crate::session::load_for_resume(&work_dir, id, &trust) {
+                Ok(loaded) => {
+                    for note in &loaded.notes {
+                        eprintln!("note: {note}");
+                    }
+                    if loaded.unverified {
+                        eprintln!("warning: session `{id}` is not authenticated; resuming it as `--allow-unverified` asks");
+                    }
+                    chain = loaded.chain;
+                    Some(loaded.state)
+                }
+                Err(message) => return usage_error(&message),
+            }
+        }
         None => None,
     };
     let task = match (&saved, &args.task) {
@@ -92,6 +131,21 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     );
     let Some(program) = compiled.program else {
         return exit::USAGE;
+    };
+    let config = if args.ephemeral {
+        None
+    } else {
+        match crate::session::config::check(
+            &work_dir,
+            &session,
+            &program,
+            saved.as_ref(),
+            &absolute(&args.input),
+            args.allow_config_change,
+        ) {
+            Ok(digest) => Some(digest),
+            Err(message) => return usage_error(&message),
+        }
     };
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
         return usage_error(&format!(
@@ -161,6 +215,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
+    if let Err(message) = store.begin(&work_dir, &session) {
+        return usage_error(&message);
+    }
     let options = Options {
         session_id: session,
         task,
@@ -171,6 +228,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         args,
         program: &program,
         saved,
+        key: store.key.ok(),
+        chain,
+        config,
         options,
         work_dir,
         events,
@@ -223,6 +283,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         args,
         program,
         saved,
+        key,
+        chain,
+        config,
         options,
         work_dir,
         mut events,
@@ -255,11 +318,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
     let config_path = json!(config_path.display().to_string());
     let working_directory = json!(work_dir.display().to_string());
-    let mut log = crate::session::SessionLog::new(&work_dir, &session);
+    let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
+    let config_digest = json!(config.unwrap_or_default());
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         let updated_at = json!(crate::events::timestamp());
         let extra = [
             ("ConfigPath", &config_path),
+            ("ConfigDigest", &config_digest),
             ("WorkingDirectory", &working_directory),
             ("StartedAt", &started_at),
             ("LastUpdatedAt", &updated_at),
@@ -292,6 +357,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     });
     terminal.flush();
+    compact_change_log(program, &work_dir, &session);
     let summary = match result {
         Ok(summary) => summary,
         Err(signal) => {
@@ -347,6 +413,15 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{}", json_line(&object));
     }
     code
+}
+
+/// Merges the run's change-log records into `changes.json`, so that it alone holds them all
+/// for readers other than fuseraft.
+fn compact_change_log(program: &Program, work_dir: &Path, session: &str) {
+    let path = driver::change_log_path(program, work_dir, session);
+    if let Err(error) = fuseraft_vm::changes::store::compact(&path) {
+        eprintln!("warning: {error}");
+    }
 }
 
 /// The one warning of a session store that cannot be written.

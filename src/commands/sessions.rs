@@ -4,13 +4,14 @@ use std::path::PathBuf;
 
 use super::exit;
 use crate::cli::{SessionsAction, SessionsArgs};
-use crate::session;
+use crate::session::{self, lock, Key, Trust};
 
 pub fn run(args: &SessionsArgs) -> u8 {
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match &args.action {
         SessionsAction::List => {
-            let listed = session::list(&work_dir);
+            let key = Key::load_or_create();
+            let listed = session::list(&work_dir, key.as_ref().ok());
             if listed.is_empty() {
                 eprintln!("no sessions in `{}`", work_dir.join(session::DIR).display());
             }
@@ -23,35 +24,65 @@ pub fn run(args: &SessionsArgs) -> u8 {
             }
             exit::OK
         }
-        SessionsAction::Show { id } => match session::load(&work_dir, id) {
-            Ok(json) => {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&json).unwrap_or_default()
-                );
-                exit::OK
+        SessionsAction::Show {
+            id,
+            allow_unverified,
+        } => {
+            if !session::valid_id(id) {
+                return fail(&session::invalid_id(id));
             }
-            Err(message) => {
-                eprintln!("error: {message}");
-                exit::USAGE
+            let key = Key::load_or_create();
+            let trust = Trust {
+                key: key.as_ref().map_err(String::as_str),
+                allow_unverified: *allow_unverified,
+            };
+            match session::load(&work_dir, id, &trust) {
+                Ok(loaded) => {
+                    for note in &loaded.notes {
+                        eprintln!("note: {note}");
+                    }
+                    if loaded.unverified {
+                        eprintln!("warning: session `{id}` is not authenticated");
+                    }
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&loaded.state).unwrap_or_default()
+                    );
+                    exit::OK
+                }
+                Err(message) => fail(&message),
             }
-        },
+        }
         SessionsAction::Rm { id } => {
-            if let Err(message) = session::load(&work_dir, id) {
-                eprintln!("error: {message}");
-                return exit::USAGE;
+            if !session::valid_id(id) {
+                return fail(&session::invalid_id(id));
+            }
+            // An altered session can be removed; a running one cannot.
+            let _lock = match lock::acquire(&work_dir, id) {
+                Ok(lock) => lock,
+                Err(error) => return fail(&error.message(id)),
+            };
+            let state = session::path(&work_dir, id);
+            if !state.exists() {
+                return fail(&format!(
+                    "no session `{id}` in `{}`",
+                    work_dir.join(session::DIR).display()
+                ));
             }
             let _ = std::fs::remove_file(session::messages_path(&work_dir, id));
-            match std::fs::remove_file(session::path(&work_dir, id)) {
+            let _ = std::fs::remove_file(session::config::text_path(&work_dir, id));
+            match std::fs::remove_file(state) {
                 Ok(()) => {
                     eprintln!("removed session `{id}`");
                     exit::OK
                 }
-                Err(error) => {
-                    eprintln!("error: cannot remove session `{id}`: {error}");
-                    exit::USAGE
-                }
+                Err(error) => fail(&format!("cannot remove session `{id}`: {error}")),
             }
         }
     }
+}
+
+fn fail(message: &str) -> u8 {
+    eprintln!("error: {message}");
+    exit::USAGE
 }

@@ -1,14 +1,14 @@
 //! Recording tool effects in the change log, and the `changes_read_latest` tool.
 //!
-//! Every write, patch, delete and command is added to the entry of `(session, agent, turn)`
-//! by load, change, save (the save is atomic). A process-wide lock serialises these, so
-//! the concurrent branches of a fork never lose each other's records; two fuseraft
-//! processes sharing one change log are not coordinated.
+//! Every write, patch, delete and command becomes one record of what it added to the entry
+//! of `(session, agent, turn)`, appended to the change log's append log under its file lock
+//! (`crate::changes::store`): bounded work per call, and no record lost to a concurrent
+//! branch of a fork or to another fuseraft process in the same work dir.
 
 use std::sync::{Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::changes::{ChangeLog, Entry};
+use crate::changes::{store, ChangeLog, Entry};
 
 use super::{Outcome, ToolContext};
 
@@ -23,11 +23,18 @@ pub(crate) fn record(ctx: &ToolContext, change: impl FnOnce(&mut Entry)) -> Resu
     if ctx.change_log.as_os_str().is_empty() {
         return Ok(());
     }
+    let mut delta = Entry {
+        agent: ctx.agent.clone(),
+        turn_index: ctx.turn,
+        timestamp: now_rfc3339(),
+        session_id: ctx.session_id.clone(),
+        ..Entry::default()
+    };
+    change(&mut delta);
+    // The file lock serialises processes; this one the threads of this process, which
+    // would otherwise each open and wait on the lock file.
     let _guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut log = ChangeLog::load(&ctx.change_log)?;
-    let entry = log.entry_mut(&ctx.session_id, &ctx.agent, ctx.turn, &now_rfc3339());
-    change(entry);
-    log.save(&ctx.change_log)
+    store::record(&ctx.change_log, &delta)
 }
 
 /// Adds a record and turns a failure into a note on the tool's result.
@@ -76,11 +83,7 @@ pub(crate) fn read_latest(ctx: &ToolContext) -> Outcome {
             ctx.session_id
         )),
         Some(entry) => {
-            let single = ChangeLog {
-                active_session_id: ctx.session_id.clone(),
-                entries: vec![entry.clone()],
-            };
-            let json = single.to_json()["entries"][0].clone();
+            let json = entry.to_json();
             Outcome::ok(serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     }

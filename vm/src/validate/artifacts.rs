@@ -161,12 +161,30 @@ impl<'a> Env<'a> {
         self.resolve(raw, "change log")
     }
 
-    /// The change log when its file exists (`None` otherwise: every rule that reads it is
-    /// skipped or falls back, as upstream's are when the file is absent). An unreadable or
-    /// malformed log is an error, never an empty log.
+    /// The change log when it exists (`None` otherwise: every rule that reads it is skipped
+    /// or falls back, as upstream's are when the file is absent): the snapshot merged with
+    /// the records of its append log (`changes::store`). An unreadable or malformed log is
+    /// an error, never an empty log.
     pub fn change_log(&self) -> Result<Option<ChangeLog>, String> {
         let artifact = self.change_log_path()?;
-        let text = match read_text(&artifact) {
+        // Held across both reads, so that no compaction falls between them.
+        let _lock = changes::store::lock(&artifact.path, false).ok();
+        let snapshot = self.change_log_snapshot(&artifact)?;
+        let pending =
+            changes::store::read_pending(&artifact.path, snapshot.as_ref()).map_err(|error| {
+                error.replace(&artifact.path.display().to_string(), &artifact.shown)
+            })?;
+        if snapshot.is_none() && pending.is_empty() {
+            return Ok(None);
+        }
+        let mut log = snapshot.unwrap_or_default();
+        log.absorb_all(pending);
+        Ok(Some(log))
+    }
+
+    /// `changes.json` alone, checked for upstream's shape.
+    fn change_log_snapshot(&self, artifact: &Artifact) -> Result<Option<ChangeLog>, String> {
+        let text = match read_text(artifact) {
             Ok(text) => text,
             Err(ReadError::Missing) => return Ok(None),
             Err(ReadError::Unreadable(error)) => {

@@ -1,0 +1,256 @@
+//! Writing a session: [`SessionLog`], the append-only log with its authenticated state
+//! records, and the atomic `<id>.json` snapshot (see the module doc of [`super`]).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use fuseraft_vm::driver::Checkpoint;
+use serde_json::Value as Json;
+
+use super::key::{self, Key, Tag};
+use super::Chain;
+use super::{
+    messages_path, path, private_file, snapshot_mac, DIR, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN,
+    RECORD_OPEN, SNAPSHOT_INTERVAL, SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
+};
+
+/// The session log of a running session, open for the whole run (see the module doc).
+/// Nothing touches the disk before the first checkpoint.
+pub struct SessionLog {
+    work_dir: PathBuf,
+    id: String,
+    file: Option<File>,
+    /// The bytes of the log up to its last whole checkpoint.
+    len: u64,
+    /// A checkpoint's bytes, reused from turn to turn.
+    buffer: Vec<u8>,
+    /// The newest state written to the log (its JSON text): what the next snapshot holds.
+    state: Vec<u8>,
+    /// Bytes were written since the last fdatasync.
+    unsynced: bool,
+    last_sync: Instant,
+    /// When `<id>.json` was last written; `None` before the first time.
+    last_snapshot: Option<Instant>,
+    /// A write failed: the log was cut back and nothing more is written.
+    failed: bool,
+    /// The key that authenticates records and snapshots; without one they are written
+    /// without MACs (and resuming them needs `--allow-unverified`).
+    key: Option<Arc<Key>>,
+    /// The MAC of the last record written (or loaded): the next record's chains to it.
+    chain: Tag,
+    /// Bytes already in the log that the next record's MAC covers too (see [`Chain`]).
+    carry: Vec<u8>,
+}
+
+impl SessionLog {
+    /// A log for session `id`, continuing after `chain` (the MAC of the last record of the
+    /// log already on disk: [`super::Loaded::chain`]; zeros for a new session).
+    pub fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Chain) -> SessionLog {
+        SessionLog {
+            work_dir: work_dir.to_path_buf(),
+            id: id.to_string(),
+            file: None,
+            len: 0,
+            buffer: Vec::new(),
+            state: Vec::new(),
+            unsynced: false,
+            last_sync: Instant::now(),
+            last_snapshot: None,
+            failed: false,
+            key,
+            chain: chain.tag,
+            carry: chain.carry,
+        }
+    }
+
+    /// Whether `<id>.json` exists (written by this run or the one it resumes), so that
+    /// `--resume` can continue the session.
+    pub fn resumable(&self) -> bool {
+        self.last_snapshot.is_some() || path(&self.work_dir, &self.id).exists()
+    }
+
+    /// Appends a checkpoint: its new messages and its state with the `extra` keys (which
+    /// must be new) after the state's own. Returns the first error only: after it the log
+    /// ends with its last whole checkpoint and later checkpoints are ignored.
+    pub fn append(
+        &mut self,
+        checkpoint: &Checkpoint<'_>,
+        extra: &[(&str, &Json)],
+    ) -> std::io::Result<()> {
+        if self.failed {
+            return Ok(());
+        }
+        self.buffer.clear();
+        let buffer = &mut self.buffer;
+        let state = checkpoint.write_messages(buffer).and_then(|()| {
+            buffer.extend_from_slice(RECORD_OPEN);
+            let start = buffer.len();
+            checkpoint.write_state(extra, buffer)?;
+            Ok(start..buffer.len())
+        });
+        let result = state
+            .map_err(std::io::Error::from)
+            .and_then(|state| self.write_record(state));
+        self.fail_on(result)
+    }
+
+    /// Ends the session: the log is synced and `<id>.json` written. After a failed write, the
+    /// snapshot of the last whole checkpoint is still tried (quietly), so that `fuseraft
+    /// sessions list` shows where `--resume` would continue.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        if self.failed {
+            let _ = self.snapshot();
+            return Ok(());
+        }
+        let result = self.snapshot();
+        self.fail_on(result)
+    }
+
+    /// Ends a cancelled session: its last state, marked `Cancelled` at `updated_at`, is
+    /// appended and the session finished.
+    pub fn cancel(&mut self, updated_at: Json) -> std::io::Result<()> {
+        let mut appended = Ok(());
+        if !self.failed && !self.state.is_empty() {
+            let result = serde_json::from_slice::<Json>(&self.state)
+                .and_then(|mut state| {
+                    state["Cancelled"] = Json::Bool(true);
+                    state["LastUpdatedAt"] = updated_at;
+                    self.buffer.clear();
+                    self.buffer.extend_from_slice(RECORD_OPEN);
+                    let start = self.buffer.len();
+                    serde_json::to_writer(&mut self.buffer, &state)?;
+                    Ok(start..self.buffer.len())
+                })
+                .map_err(std::io::Error::from)
+                .and_then(|state| self.write_record(state));
+            appended = self.fail_on(result);
+        }
+        let finished = self.finish();
+        appended.and(finished)
+    }
+
+    /// Closes the record in the buffer (its state at `state`) with its MAC, which covers the
+    /// whole buffer (the messages and the state since the last record) and the previous
+    /// record's MAC, and writes the buffer in one write; then syncs or snapshots as due.
+    fn write_record(&mut self, state: std::ops::Range<usize>) -> std::io::Result<()> {
+        let tag = match &self.key {
+            Some(key) => {
+                let tag = if self.carry.is_empty() {
+                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &self.buffer])
+                } else {
+                    let mut covered = std::mem::take(&mut self.carry);
+                    covered.extend_from_slice(&self.buffer);
+                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &covered])
+                };
+                self.buffer.extend_from_slice(MAC_OPEN);
+                self.buffer.extend_from_slice(key::to_hex(&tag).as_bytes());
+                self.buffer.extend_from_slice(MAC_CLOSE);
+                tag
+            }
+            None => {
+                self.buffer.extend_from_slice(b"}\n");
+                [0; key::MAC_LEN]
+            }
+        };
+        let file = match &mut self.file {
+            Some(file) => file,
+            None => {
+                super::private_dir(&self.work_dir.join(DIR))?;
+                let file = private_file(&messages_path(&self.work_dir, &self.id), true)?;
+                self.len = file.metadata()?.len();
+                self.file.insert(file)
+            }
+        };
+        if let Err(error) = file.write_all(&self.buffer) {
+            // A partial write is undone so the log still ends with a whole checkpoint.
+            let _ = file.set_len(self.len);
+            return Err(error);
+        }
+        self.len += self.buffer.len() as u64;
+        self.chain = tag;
+        self.unsynced = true;
+        self.state.clear();
+        self.state.extend_from_slice(&self.buffer[state]);
+        if self.buffer.capacity() > 1 << 20 {
+            // Do not keep a megabyte reply's worth of buffer for the rest of the run.
+            self.buffer = Vec::new();
+        }
+        if self
+            .last_snapshot
+            .is_none_or(|at| at.elapsed() >= SNAPSHOT_INTERVAL)
+        {
+            self.snapshot()
+        } else if self.last_sync.elapsed() >= SYNC_INTERVAL {
+            self.sync()
+        } else {
+            Ok(())
+        }
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        if self.unsynced {
+            if let Some(file) = &self.file {
+                file.sync_data()?;
+            }
+            self.unsynced = false;
+        }
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+
+    /// Writes `<id>.json` from the newest state, after syncing the log it must not outrun.
+    fn snapshot(&mut self) -> std::io::Result<()> {
+        if self.state.is_empty() {
+            return Ok(());
+        }
+        self.sync()?;
+        let mut state: Json = serde_json::from_slice(&self.state)?;
+        if let Some(key) = &self.key {
+            let tag = snapshot_mac(key, &self.id, &state);
+            if let Some(object) = state.as_object_mut() {
+                object.insert(
+                    SNAPSHOT_MAC_KEY.to_string(),
+                    Json::String(key::to_hex(&tag)),
+                );
+            }
+        }
+        save(&self.work_dir, &self.id, &state)?;
+        self.last_snapshot = Some(Instant::now());
+        Ok(())
+    }
+
+    fn fail_on(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
+        if result.is_err() {
+            self.failed = true;
+            if self.len == 0 && self.last_snapshot.is_none() {
+                // Nothing was saved: leave no empty log behind.
+                let _ = std::fs::remove_file(messages_path(&self.work_dir, &self.id));
+            }
+        }
+        result
+    }
+}
+
+/// Writes the session's state file, atomically.
+fn save(work_dir: &Path, id: &str, checkpoint: &Json) -> std::io::Result<()> {
+    let dir = work_dir.join(DIR);
+    super::private_dir(&dir)?;
+    let target = path(work_dir, id);
+    let temp = dir.join(format!(".{id}.json.tmp"));
+    let text = serde_json::to_string_pretty(checkpoint).map_err(std::io::Error::other)?;
+    let written = private_file(&temp, false).and_then(|mut file| {
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    });
+    if let Err(error) = written.and_then(|_| std::fs::rename(&temp, &target)) {
+        let _ = std::fs::remove_file(&temp);
+        return Err(error);
+    }
+    if let Ok(dir) = File::open(&dir) {
+        let _ = dir.sync_all();
+    }
+    Ok(())
+}
