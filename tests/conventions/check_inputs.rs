@@ -12,6 +12,7 @@ use super::{fuseraft, run, stderr, stdout};
 fn inputs_checked(out: &str) -> Vec<&str> {
     out.lines()
         .filter_map(|line| line.strip_prefix("# "))
+        .filter(|name| !name.starts_with("no program"))
         .collect()
 }
 

@@ -40,19 +40,22 @@ fn the_bash_script_parses_and_completes() {
     let syntax = Command::new("bash").arg("-n").arg(&path).output().unwrap();
     assert!(syntax.status.success(), "{}", stderr(&syntax));
     // Source it and ask for the completions of `fuseraft ch` and `fuseraft init --template `.
-    let complete = |words: &str, current: usize| {
+    // Bash calls the function with the command, the word being completed and the one
+    // before it.
+    let complete = |words: &str, current: usize, cur: &str, prev: &str| {
         let probe = format!(
-            "source {path}; COMP_WORDS=({words}); COMP_CWORD={current}; COMP_LINE='{words}'; \
-             COMP_POINT=${{#COMP_LINE}}; _fuseraft fuseraft; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            "source {path}; COMP_WORDS=({words}); COMP_CWORD={current}; COMP_LINE=\"{words}\"; \
+             COMP_POINT=${{#COMP_LINE}}; _fuseraft fuseraft '{cur}' '{prev}'; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
             path = path.display()
         );
         let output = Command::new("bash").arg("-c").arg(probe).output().unwrap();
         assert!(output.status.success(), "{}", stderr(&output));
         stdout(&output)
     };
-    let commands = complete("fuseraft ch", 1);
+    let commands = complete("fuseraft ch", 1, "ch", "fuseraft");
     assert!(commands.lines().any(|w| w == "check"), "{commands}");
-    let templates = complete("fuseraft init --template ''", 3);
+    let templates = complete("fuseraft init --template ''", 3, "", "--template");
     for name in ["dev-team", "tama-fsm", "statemachine"] {
         assert!(templates.lines().any(|w| w == name), "{templates}");
     }
@@ -106,14 +109,14 @@ fn upstream_spellings_are_accepted() {
         stdout(&ran)
     );
     // `validate` is `check`, and `--diagram` prints the Mermaid view of each valid input.
-    let validated = run(&["validate", "fixtures/compile/ok/graph.yaml"]);
+    let validated = run(&["validate", "fixtures/cli/tree/team.yaml"]);
     assert_eq!(validated.status.code(), Some(0));
     assert_eq!(stdout(&validated), "no problems found in 1 file\n");
-    let diagram = run(&["validate", "--diagram", "fixtures/compile/ok/graph.yaml"]);
+    let diagram = run(&["validate", "--diagram", "fixtures/cli/tree/team.yaml"]);
     assert_eq!(diagram.status.code(), Some(0), "{}", stderr(&diagram));
     let mermaid = stdout(&run(&[
         "compile",
-        "fixtures/compile/ok/graph.yaml",
+        "fixtures/cli/tree/team.yaml",
         "--emit",
         "mermaid",
     ]));

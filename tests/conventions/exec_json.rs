@@ -87,7 +87,10 @@ fn early_failures_print_one_summary() {
         "missing-sandbox.yaml",
     );
     // A session id that cannot be one.
-    assert_failed(&[config, "--resume", "../x", "--replay", replay], "");
+    assert_failed(
+        &[config, "--resume", "../x", "--replay", replay],
+        "`../x` is not a session id",
+    );
 }
 
 #[test]
