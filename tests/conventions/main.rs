@@ -6,6 +6,7 @@ mod check_inputs;
 mod completions;
 mod exec_json;
 mod init;
+#[cfg(unix)]
 mod pipes;
 
 use std::path::{Path, PathBuf};

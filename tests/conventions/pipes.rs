@@ -3,7 +3,6 @@
 //! command exits with the code it would have had (or 141, as SIGPIPE would), never with a
 //! panic (101).
 
-use std::os::fd::OwnedFd;
 use std::process::Stdio;
 
 use super::{fuseraft, scratch, stderr, text};
@@ -14,7 +13,7 @@ fn with_closed_stdout(args: &[&str]) -> std::process::Output {
     drop(read);
     fuseraft()
         .args(args)
-        .stdout(Stdio::from(OwnedFd::from(write)))
+        .stdout(Stdio::from(write))
         .stderr(Stdio::piped())
         .output()
         .expect("the fuseraft binary runs")
