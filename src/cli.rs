@@ -12,13 +12,14 @@ use clap::{Parser, Subcommand, ValueEnum};
     about,
     long_about = None,
     disable_version_flag = true,
+    propagate_version = true,
     after_help = examples::MAIN
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Print the version (`-v` as the VS Code extension spells it, `-V` as clap does).
-    #[arg(short = 'v', long, short_alias = 'V', action = clap::ArgAction::Version)]
+    #[arg(short = 'v', long, short_alias = 'V', action = clap::ArgAction::Version, global = true)]
     pub version: Option<bool>,
     /// Colour in diagnostics: auto (when stderr is a terminal), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]

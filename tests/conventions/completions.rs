@@ -93,6 +93,9 @@ fn upstream_spellings_are_accepted() {
             format!("fuseraft {}\n", env!("CARGO_PKG_VERSION"))
         );
     }
+    let sub = run(&["exec", "-v"]);
+    assert_eq!(sub.status.code(), Some(0), "{}", stderr(&sub));
+    assert!(stdout(&sub).ends_with(concat!(" ", env!("CARGO_PKG_VERSION"), "\n")));
     // `run` is `exec`.
     let ran = run(&[
         "run",
