@@ -113,6 +113,21 @@ fn exec_json_ends_quietly() {
         ],
         &[0, 141],
     );
+    // Without `--json` the run's own output goes to the closed stdout; the run still ends.
+    assert_quiet(
+        &[
+            "exec",
+            "fixtures/run/keyword/config.yaml",
+            "--task",
+            "Add a --verbose flag.",
+            "--replay",
+            "fixtures/run/keyword/replay.yaml",
+            "--work-dir",
+            text(&work),
+            "--ephemeral",
+        ],
+        &[0, 141],
+    );
     // An early failure's summary too.
     assert_quiet(
         &[
