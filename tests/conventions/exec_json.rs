@@ -1,13 +1,19 @@
 //! `exec --json` prints exactly one summary object on standard output, also when the run
 //! never started: `succeeded: false`, the reason in `error_message`, the exit code.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use serde_json::Value as Json;
 
 use super::{run, scratch, stderr, stdout, text};
 
 /// Runs `exec --json` and returns the one object it printed (asserting there is one).
 fn summary(args: &[&str]) -> (Json, i32) {
-    let work = scratch(&format!("exec-json-{}", args.len()));
+    static RUNS: AtomicUsize = AtomicUsize::new(0);
+    let work = scratch(&format!(
+        "exec-json-{}",
+        RUNS.fetch_add(1, Ordering::Relaxed)
+    ));
     let mut all = vec!["exec", "--json", "--work-dir", text(&work)];
     all.extend_from_slice(args);
     let output = run(&all);
