@@ -49,7 +49,13 @@ pub fn neutralise(text: &str) -> Cow<'_, str> {
 /// A JSON value as one line for a terminal: serde_json escapes C0 controls already; C1
 /// controls, DEL and bidirectional overrides are escaped too (`\u009b`), still valid JSON.
 pub fn json_line(value: &serde_json::Value) -> String {
-    let text = value.to_string();
+    json_safe(value.to_string())
+}
+
+/// JSON text (one line or pretty) with C1 controls, DEL and bidirectional overrides escaped
+/// as `\u009b`; serde_json escaped the C0 controls inside strings already, and the newlines
+/// and tabs left are the layout's.
+pub fn json_safe(text: String) -> String {
     if !text.chars().any(unsafe_char) {
         return text;
     }

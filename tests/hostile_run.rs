@@ -212,6 +212,41 @@ fn escapes_from_a_reply_and_a_tool_never_reach_the_terminal() {
         stdout.contains(r"Here it is: \x1b]0;pwned\x07\x1b[2J\u{9b}31m done"),
         "{stdout}"
     );
+    // The session keeps the reply as written; `sessions list` and `show` print it escaped.
+    let listed = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "sessions",
+            "list",
+            "--work-dir",
+            dir.join("work").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_no_raw_controls("sessions list", &listed.stdout);
+    let id = String::from_utf8_lossy(&listed.stdout)
+        .split_whitespace()
+        .next()
+        .expect("a session is listed")
+        .to_string();
+    let shown = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "sessions",
+            "show",
+            &id,
+            "--work-dir",
+            dir.join("work").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        shown.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert_no_raw_controls("sessions show", &shown.stdout);
+    let state: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("valid JSON");
+    assert!(state.to_string().contains("\u{9b}") || state.to_string().contains('\u{9b}'));
     let _ = std::fs::remove_dir_all(dir);
 }
 

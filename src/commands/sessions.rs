@@ -17,6 +17,7 @@ pub fn run(args: &SessionsArgs) -> u8 {
             }
             for entry in listed {
                 let task: String = entry.task.chars().take(60).collect();
+                let task = crate::terminal::neutralise(&task);
                 let line = format!(
                     "{}  {}  {:<22} {:>4} turns  {task}\n",
                     entry.id, entry.updated, entry.status, entry.turns
@@ -50,7 +51,11 @@ pub fn run(args: &SessionsArgs) -> u8 {
                     if loaded.unverified {
                         eprintln!("warning: session `{id}` is not authenticated");
                     }
-                    let mut text = serde_json::to_string_pretty(&loaded.state).unwrap_or_default();
+                    // The state holds model and tool text: printed as JSON with every control
+                    // character escaped, so nothing in it drives the terminal.
+                    let mut text = crate::terminal::json_safe(
+                        serde_json::to_string_pretty(&loaded.state).unwrap_or_default(),
+                    );
                     text.push('\n');
                     super::print_or_fail(&text).unwrap_or(exit::OK)
                 }
