@@ -64,17 +64,24 @@ fn deny_protected(
     if ctx.change_log.as_os_str().is_empty() {
         return Ok(());
     }
-    let log = canonical_target(&ctx.change_log);
-    let is_log = log
-        .strip_prefix(root.path())
-        .ok()
-        .map(|rel| {
-            rel.components()
-                .map(|part| part.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/")
-        })
-        .is_some_and(|rel| rel.eq_ignore_ascii_case(&resolved.rel));
+    // The change log is three files: the snapshot, its append log and its lock.
+    let files = [
+        ctx.change_log.clone(),
+        crate::changes::store::append_log_path(&ctx.change_log),
+        crate::changes::store::lock_path(&ctx.change_log),
+    ];
+    let is_log = files.iter().any(|file| {
+        canonical_target(file)
+            .strip_prefix(root.path())
+            .ok()
+            .map(|rel| {
+                rel.components()
+                    .map(|part| part.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/")
+            })
+            .is_some_and(|rel| rel.eq_ignore_ascii_case(&resolved.rel))
+    });
     if is_log {
         return Err(Outcome::fail(format!(
             "[DENIED: sandbox] `{raw}` is the change log, which only fuseraft writes"

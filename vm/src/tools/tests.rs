@@ -852,6 +852,20 @@ async fn tools_change_log_cannot_be_forged() {
         "sandbox",
     );
     assert_eq!(log(&s.ctx).entries[0].files_written, vec!["a.txt"]);
+    // A change log moved out of `.fuseraft/` (`ChangeTracking.Path`) keeps all three of its
+    // files out of the tools' reach: the snapshot, the append log and the lock.
+    let mut moved = s.ctx.clone();
+    moved.change_log = moved.work_dir.join("audit/changes.json");
+    for path in [
+        "audit/changes.json",
+        "audit/changes.jsonl",
+        "audit/changes.lock",
+        "AUDIT/../audit/CHANGES.JSONL",
+    ] {
+        let denied = call(&moved, "write_file", json!({"path": path, "content": "{}"})).await;
+        assert_denied(&denied, "sandbox");
+        assert!(result(&denied).contains("change log"), "{path}");
+    }
     // Reading it is fine.
     assert!(
         call(
