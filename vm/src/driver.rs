@@ -41,6 +41,12 @@ pub trait Models: Sync {
 
     /// Returns to a position saved by [`Models::state`].
     fn restore(&self, _state: &serde_json::Value) {}
+
+    /// How many replies so far came without token usage (their server reported none), so
+    /// their tokens are unknown rather than 0.
+    fn usage_unreported(&self) -> u32 {
+        0
+    }
 }
 
 impl Models for Replay {
@@ -88,7 +94,37 @@ pub struct Summary {
     pub reason: Option<String>,
     pub turns: u32,
     pub usage: Usage,
+    /// Model calls of this run whose server reported no usage: when not 0, `usage` is a
+    /// lower bound (or unknown when it is 0).
+    pub usage_unreported: u32,
     pub history: Vec<Message>,
+}
+
+/// The usage of a turn or a run as events and summaries show it: `complete` unless some
+/// call's server reported none; `known` unless no call reported any.
+pub fn usage_json(usage: Usage, unreported: u32) -> serde_json::Value {
+    serde_json::json!({
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "complete": unreported == 0,
+        "known": unreported == 0 || usage.total() > 0,
+    })
+}
+
+/// Adds `usage` (see [`usage_json`]) to a `turn_end` or `session_end` payload when some of
+/// its calls reported no usage.
+fn mark_usage(event: &Event, unreported: u32) -> Option<Event> {
+    if unreported == 0 || !matches!(event.event_type, "turn_end" | "session_end") {
+        return None;
+    }
+    let count = |key: &str| event.payload.get(key).and_then(serde_json::Value::as_u64);
+    let usage = Usage {
+        input_tokens: count("input_tokens").unwrap_or(0),
+        output_tokens: count("output_tokens").unwrap_or(0),
+    };
+    let mut event = event.clone();
+    event.payload["usage"] = usage_json(usage, unreported);
+    Some(event)
 }
 
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
@@ -226,11 +262,15 @@ pub async fn drive<M: Models>(
                 reason: Some(reason),
                 turns: run.turn,
                 usage: run.usage,
+                usage_unreported: 0,
                 history: run.history,
             };
         }
     };
     let mut saved_turn = None;
+    // Replies without usage: before this run, and by the end of the last turn.
+    let unreported_before = models.usage_unreported();
+    let mut unreported_turn = unreported_before;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
@@ -239,7 +279,17 @@ pub async fn drive<M: Models>(
         }
         let request = machine.step();
         for event in machine.drain_events() {
-            on_event(&event, machine.run());
+            let unreported = models.usage_unreported();
+            let missing = match event.event_type {
+                "turn_end" => {
+                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported))
+                }
+                _ => unreported.saturating_sub(unreported_before),
+            };
+            match mark_usage(&event, missing) {
+                Some(marked) => on_event(&marked, machine.run()),
+                None => on_event(&event, machine.run()),
+            }
         }
         let response = match request {
             Request::Done => break,
@@ -342,6 +392,7 @@ pub async fn drive<M: Models>(
         reason: run.reason,
         turns: run.turn,
         usage: run.usage,
+        usage_unreported: models.usage_unreported().saturating_sub(unreported_before),
         history: run.history,
     }
 }

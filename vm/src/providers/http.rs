@@ -9,6 +9,7 @@
 //! goes to the URL that was checked for it, and nowhere a server points.
 
 use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -32,6 +33,8 @@ pub(crate) struct Failure {
     pub retry: bool,
     /// The server's `Retry-After`, when it sent one.
     pub after: Option<Duration>,
+    /// The HTTP status of an error response.
+    pub status: Option<u16>,
 }
 
 impl Failure {
@@ -41,6 +44,7 @@ impl Failure {
             message: message.into(),
             retry: false,
             after: None,
+            status: None,
         }
     }
 
@@ -50,6 +54,7 @@ impl Failure {
             message: message.into(),
             retry: true,
             after: None,
+            status: None,
         }
     }
 }
@@ -89,6 +94,45 @@ pub(crate) struct Post {
     pub body: serde_json::Value,
 }
 
+/// How one call is sent: whether its client already fell back to not streaming, and where
+/// retry notices go.
+pub(crate) struct How<'a> {
+    /// Set once a server refused a streamed request and answered an unstreamed one.
+    pub unstreamed: &'a AtomicBool,
+    /// Receives a one-line notice before each retry (key already scrubbed).
+    pub notice: &'a (dyn Fn(&str) + Sync),
+}
+
+impl How<'_> {
+    fn notice(&self, text: &str) {
+        (self.notice)(text)
+    }
+}
+
+/// The body of `body` asked for without streaming, when it asks for streaming.
+fn unstreamed_body(body: &serde_json::Value) -> Option<serde_json::Value> {
+    if body.get("stream") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let mut body = body.clone();
+    body["stream"] = serde_json::Value::Bool(false);
+    if let Some(object) = body.as_object_mut() {
+        object.remove("stream_options");
+    }
+    Some(body)
+}
+
+/// Whether a failure may be a server refusing to stream: llama.cpp's server answers a
+/// streamed request with tools by a 500, others by a 501, or by a 400 or 422 whose message
+/// speaks of streaming.
+fn rejects_streaming(failure: &Failure) -> bool {
+    match failure.status {
+        Some(500 | 501) => true,
+        Some(400 | 422) => failure.message.to_ascii_lowercase().contains("stream"),
+        _ => false,
+    }
+}
+
 /// The HTTP clients and the resilience settings.
 pub(crate) struct Http {
     /// For remote endpoints: honours the proxy environment variables.
@@ -110,7 +154,7 @@ impl Http {
     pub fn new(settings: Settings) -> Result<Http, String> {
         let builder = || {
             reqwest::Client::builder()
-                .connect_timeout(settings.timeout)
+                .connect_timeout(settings.connect_timeout)
                 .redirect(reqwest::redirect::Policy::none())
                 .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
         };
@@ -129,19 +173,37 @@ impl Http {
     }
 
     /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
-    /// succeed on another attempt. The error names the endpoint and never the key.
+    /// succeed on another attempt. A streamed request the server refuses with an error status
+    /// is tried once without streaming; if that succeeds, `how.unstreamed` remembers it for
+    /// the run. Each retry is announced through `how.notice` first. The error names the
+    /// endpoint and never the key.
     pub async fn send<D: Decoder>(
         &self,
         post: &Post,
         decoder: impl Fn() -> D,
+        how: &How<'_>,
     ) -> Result<ModelReply, String> {
         let secret = post.auth.as_ref().map(|(_, secret)| secret);
-        let body = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
+        let scrub = |text: String| match secret {
+            Some(secret) => redact(&text, secret),
+            None => text,
+        };
+        let streamed = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
+        let unstreamed = match unstreamed_body(&post.body) {
+            Some(body) => Some(serde_json::to_vec(&body).map_err(|error| error.to_string())?),
+            None => None,
+        };
+        let mut streaming = unstreamed.is_some() && !how.unstreamed.load(Ordering::Relaxed);
+        let mut fell_back = false;
         let mut attempt: u32 = 0;
         loop {
+            let body = match (&unstreamed, streaming) {
+                (Some(unstreamed), false) => unstreamed,
+                _ => &streamed,
+            };
             let outcome = match tokio::time::timeout(
                 self.settings.timeout,
-                self.attempt(post, &body, decoder()),
+                self.attempt(post, body, decoder()),
             )
             .await
             {
@@ -152,28 +214,53 @@ impl Http {
                 ))),
             };
             let failure = match outcome {
-                Ok(reply) => return Ok(reply),
+                Ok(reply) => {
+                    if fell_back && !streaming {
+                        how.unstreamed.store(true, Ordering::Relaxed);
+                    }
+                    return Ok(reply);
+                }
                 Err(failure) => failure,
             };
+            if streaming && !fell_back && rejects_streaming(&failure) {
+                fell_back = true;
+                streaming = false;
+                how.notice(&scrub(format!(
+                    "{}: {}; trying once without streaming",
+                    post.label, failure.message
+                )));
+                continue;
+            }
+            if fell_back && !streaming && unstreamed.is_some() {
+                // Not streaming did not help either: back to the usual retries.
+                streaming = !how.unstreamed.load(Ordering::Relaxed);
+            }
             if failure.retry && attempt < self.settings.max_retries {
                 let wait = match failure.after {
                     Some(after) => after.min(MAX_RETRY_AFTER),
                     None => backoff(self.settings.base_backoff, attempt),
                 };
                 attempt += 1;
+                how.notice(&scrub(format!(
+                    "{}: {}; retry {attempt} of {} in {:.1}s",
+                    post.label,
+                    failure.message,
+                    self.settings.max_retries,
+                    wait.as_secs_f64()
+                )));
                 tokio::time::sleep(wait).await;
                 continue;
             }
-            let attempts = if attempt > 0 {
-                format!(" (gave up after {} attempts)", attempt + 1)
+            let tries = attempt + 1 + u32::from(fell_back);
+            let attempts = if tries > 1 {
+                format!(" (gave up after {tries} attempts)")
             } else {
                 String::new()
             };
-            let message = format!("{}: {}{attempts}", post.label, failure.message);
-            return Err(match secret {
-                Some(secret) => redact(&message, secret),
-                None => message,
-            });
+            return Err(scrub(format!(
+                "{}: {}{attempts}",
+                post.label, failure.message
+            )));
         }
     }
 
@@ -256,6 +343,7 @@ impl Http {
                 ),
                 retry,
                 after,
+                status: Some(code),
             });
         }
         let whole = response
