@@ -143,6 +143,8 @@ pub struct Terminal {
     waiting: AtomicBool,
     /// Tokens of the current turn were printed and the line is not finished.
     mid_reply: AtomicBool,
+    /// Tokens of the current model request were printed (a retry discards them).
+    printed: AtomicBool,
     tty: bool,
     /// Output not written yet.
     pending: Mutex<Vec<u8>>,
@@ -160,6 +162,7 @@ impl Terminal {
             streaming,
             waiting: AtomicBool::new(false),
             mid_reply: AtomicBool::new(false),
+            printed: AtomicBool::new(false),
             tty,
             pending: Mutex::new(Vec::new()),
         })
@@ -203,6 +206,31 @@ impl Terminal {
         self.write_out(&mut out);
         self.mid_reply
             .store(!delta.ends_with('\n'), Ordering::SeqCst);
+        self.printed.store(true, Ordering::SeqCst);
+    }
+
+    /// A model request failed and is retried: one line saying so, and that the text the
+    /// failed attempt streamed (above it) is discarded, not continued by the retry.
+    pub fn retry(&self, agent: &str, notice: &str) {
+        let Ok(mut out) = self.pending.lock() else {
+            return;
+        };
+        self.clear_waiting(&mut out);
+        if self.mid_reply.swap(false, Ordering::SeqCst) {
+            let _ = writeln!(out);
+        }
+        let discarded = if self.printed.swap(false, Ordering::SeqCst) {
+            " · the partial reply above is discarded"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  ↻ {}: {}{discarded}",
+            neutralise(agent),
+            neutralise(notice)
+        );
+        self.write_out(&mut out);
     }
 
     pub fn event(&self, event: &Event, run: &Run) {
@@ -226,6 +254,7 @@ impl Terminal {
                     .unwrap_or("");
                 let (agent, state) = (neutralise(agent), neutralise(state));
                 let _ = writeln!(out, "── turn {} · {agent} · {state} ──", event.turn + 1);
+                self.printed.store(false, Ordering::SeqCst);
                 if self.streaming && self.tty {
                     let _ = write!(out, "  ⋯ waiting for {agent}");
                     self.waiting.store(true, Ordering::SeqCst);
@@ -246,6 +275,9 @@ impl Terminal {
                 }
                 if !self.streaming && !message.content.is_empty() {
                     let _ = writeln!(out, "{}", neutralise(message.content.trim_end()));
+                }
+                if self.streaming {
+                    let _ = writeln!(out, "  · {}", turn_tokens(&event.payload));
                 }
             }
             "agent_routed" => {
@@ -279,6 +311,22 @@ impl Terminal {
             }
             _ => {}
         }
+    }
+}
+
+/// A turn's tokens from its `turn_end` payload: `tokens in 120 / out 42`, or `unknown` /
+/// `partial` when the driver marked calls whose server reported no usage.
+fn turn_tokens(payload: &serde_json::Value) -> String {
+    let count = |key: &str| payload.get(key).and_then(|n| n.as_u64()).unwrap_or(0);
+    let (input, output) = (count("input_tokens"), count("output_tokens"));
+    match payload.get("usage") {
+        Some(usage) if usage.get("known") == Some(&serde_json::Value::Bool(false)) => {
+            "tokens unknown (the server reported no usage)".to_string()
+        }
+        Some(usage) if usage.get("complete") == Some(&serde_json::Value::Bool(false)) => {
+            format!("tokens in {input}+ (partial) / out {output}+")
+        }
+        _ => format!("tokens in {input} / out {output}"),
     }
 }
 

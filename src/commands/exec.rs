@@ -1,6 +1,9 @@
 //! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
-//! [--json]`: run a workflow, checkpointing after every turn.
+//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S]`: run a workflow,
+//! checkpointing after every turn. The provider flags are recorded in the session
+//! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
+//! `--resume` without any of them reuses them.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -53,6 +56,122 @@ struct Prepared<'a> {
     events: EventsFile,
     approvals: Approvals,
     started: Instant,
+    /// The provider flags this run uses (given, or recorded by the session).
+    provider: ProviderFlags,
+}
+
+/// `--model`, `--endpoint` and `--api-key-env` (a variable's name, never a key): what a
+/// session records as `ProviderOptions` so that `--resume` runs against the same provider.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct ProviderFlags {
+    model: Option<String>,
+    endpoint: Option<String>,
+    api_key_env: Option<String>,
+}
+
+impl ProviderFlags {
+    fn given(args: &ExecArgs) -> ProviderFlags {
+        ProviderFlags {
+            model: args.model.clone(),
+            endpoint: args.endpoint.clone(),
+            api_key_env: args.api_key_env.clone(),
+        }
+    }
+
+    /// What a checkpoint recorded (`ProviderOptions`), if anything.
+    fn recorded(saved: &Json) -> ProviderFlags {
+        let options = saved.get("ProviderOptions");
+        let field = |name: &str| {
+            options
+                .and_then(|options| options.get(name))
+                .and_then(Json::as_str)
+                .map(str::to_string)
+        };
+        ProviderFlags {
+            model: field("Model"),
+            endpoint: field("Endpoint"),
+            api_key_env: field("ApiKeyEnv"),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == ProviderFlags::default()
+    }
+
+    fn json(&self) -> Json {
+        json!({"Model": self.model, "Endpoint": self.endpoint, "ApiKeyEnv": self.api_key_env})
+    }
+
+    /// ` --model 'openai:x' --endpoint 'http://…'`, shell-quoted.
+    fn flags(&self) -> String {
+        let mut text = String::new();
+        for (flag, value) in [
+            ("--model", &self.model),
+            ("--endpoint", &self.endpoint),
+            ("--api-key-env", &self.api_key_env),
+        ] {
+            if let Some(value) = value {
+                text.push_str(&format!(" {flag} {}", shell_quoted(value)));
+            }
+        }
+        text
+    }
+}
+
+/// `text` as one shell word: as is when it holds only safe characters, else single-quoted.
+fn shell_quoted(text: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.:/@%+=,".contains(c);
+    if !text.is_empty() && text.chars().all(safe) {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// The resilience settings, the timeout flags applied.
+fn provider_settings(args: &ExecArgs) -> Result<Settings, String> {
+    let mut settings = Settings::default();
+    for (flag, value, slot) in [
+        ("--timeout", args.timeout, &mut settings.timeout),
+        (
+            "--idle-timeout",
+            args.idle_timeout,
+            &mut settings.idle_timeout,
+        ),
+        (
+            "--connect-timeout",
+            args.connect_timeout,
+            &mut settings.connect_timeout,
+        ),
+    ] {
+        if let Some(seconds) = value {
+            *slot = std::time::Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|duration| !duration.is_zero())
+                .ok_or_else(|| {
+                    format!("{flag} {seconds}: expected a positive number of seconds")
+                })?;
+        }
+    }
+    Ok(settings)
+}
+
+/// Token counts for the summary line: `tokens in 1200 / out 300`, or with calls whose
+/// server reported no usage, `tokens in 1200+ (partial) / out 300+` or `tokens unknown`.
+fn tokens_text(usage: fuseraft_vm::history::Usage, unreported: u32) -> String {
+    if unreported == 0 {
+        format!(
+            "tokens in {} / out {}",
+            usage.input_tokens, usage.output_tokens
+        )
+    } else if usage.total() == 0 {
+        "tokens unknown (the server reported no usage)".to_string()
+    } else {
+        format!(
+            "tokens in {}+ (partial) / out {}+",
+            usage.input_tokens, usage.output_tokens
+        )
+    }
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -124,6 +243,17 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     {
         return usage_error("`--replay` answers every model call; it cannot be combined with `--model`, `--endpoint` or `--api-key-env`");
     }
+    // A resume without provider flags runs against the provider the session recorded.
+    let provider = match (&saved, ProviderFlags::given(args)) {
+        (Some(saved), given) if given.is_empty() && args.replay.is_none() => {
+            ProviderFlags::recorded(saved)
+        }
+        (_, given) => given,
+    };
+    let settings = match provider_settings(args) {
+        Ok(settings) => settings,
+        Err(message) => return usage_error(&message),
+    };
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     eprint!(
         "{}",
@@ -191,14 +321,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             // A prompt blocks the run's thread: a signal during it is seen by a watcher
             // thread, and the prompt ends the process (the last checkpoint stays resumable).
             let stopped = watch_stop_signals();
-            let hint = resume_hint(args, &session, &work_dir);
+            let hint = resume_hint(args, &provider, &session, &work_dir);
             let summary = args.json.then(|| {
                 json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
             });
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
                 crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
-                    eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
+                    eprintln!("\n── cancelled ({signal}) during an approval{hint}");
                     if let Some(summary) = &summary {
                         println!("{summary}");
                     }
@@ -236,6 +366,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         events,
         approvals,
         started,
+        provider: provider.clone(),
     };
     match &args.replay {
         Some(path) => {
@@ -253,20 +384,26 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         None => {
             let terminal = Terminal::new(args.json, true);
             let sink_terminal = Arc::clone(&terminal);
+            let notice_terminal = Arc::clone(&terminal);
             let overrides = Overrides {
-                model: args.model.clone(),
-                endpoint: args.endpoint.clone(),
-                api_key_env: args.api_key_env.clone(),
+                model: provider.model,
+                endpoint: provider.endpoint,
+                api_key_env: provider.api_key_env,
             };
             let providers = Providers::new(
                 &program,
                 &overrides,
-                Settings::default(),
+                settings,
                 &|name| std::env::var(name).ok(),
                 Some(Arc::new(move |_agent: &str, delta: &str| {
                     sink_terminal.token(delta)
                 })),
-            );
+            )
+            .map(|providers| {
+                providers.with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
+                    notice_terminal.retry(agent, notice)
+                }))
+            });
             match providers {
                 Ok(providers) => execute(&providers, prepared, terminal),
                 Err(message) => usage_error(&format!(
@@ -291,6 +428,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         mut events,
         approvals,
         started,
+        provider,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -320,15 +458,20 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let working_directory = json!(work_dir.display().to_string());
     let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
     let config_digest = json!(config.unwrap_or_default());
+    // Recorded for `--resume` (a replay run records none: its resume names the file).
+    let provider_options = args.replay.is_none().then(|| provider.json());
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         let updated_at = json!(crate::events::timestamp());
-        let extra = [
+        let mut extra = vec![
             ("ConfigPath", &config_path),
             ("ConfigDigest", &config_digest),
             ("WorkingDirectory", &working_directory),
             ("StartedAt", &started_at),
             ("LastUpdatedAt", &updated_at),
         ];
+        if let Some(options) = &provider_options {
+            extra.push(("ProviderOptions", options));
+        }
         // The log reports its first error only, so the warning comes once.
         if let Err(error) = log.append(&checkpoint, &extra) {
             warn_unsaved(&error, &log);
@@ -366,8 +509,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 warn_unsaved(&error, &log);
             }
             eprintln!(
-                "\n── cancelled ({signal}) · {}",
-                resume_hint(args, &session, &work_dir)
+                "\n── cancelled ({signal}){}",
+                resume_hint(args, &provider, &session, &work_dir)
             );
             if args.json {
                 println!(
@@ -385,11 +528,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let code = summary.outcome.exit_code();
     let _ = writeln!(
         std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · tokens in {} / out {} · {:.2}s{}",
+        "── {} after {} turn(s) · session {session} · {} · {:.2}s{}",
         summary.outcome.as_str(),
         summary.turns,
-        summary.usage.input_tokens,
-        summary.usage.output_tokens,
+        tokens_text(summary.usage, summary.usage_unreported),
         elapsed,
         summary
             .reason
@@ -409,6 +551,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "turns": summary.turns,
             "elapsed_seconds": elapsed,
             "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
+            "usage": driver::usage_json(summary.usage, summary.usage_unreported),
+            "provider": provider_options_summary(args, &provider),
         });
         println!("{}", json_line(&object));
     }
@@ -500,13 +644,41 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
     }
 }
 
-/// `resume with: fuseraft exec INPUT --resume ID --work-dir DIR`.
-fn resume_hint(args: &ExecArgs, session: &str, work_dir: &Path) -> String {
+/// ` · resume with: fuseraft exec INPUT --resume ID --work-dir DIR` and the provider flags
+/// the run used (`--model`, `--endpoint`, `--api-key-env`, or `--replay FILE`); nothing
+/// for an `--ephemeral` run, which cannot be resumed.
+fn resume_hint(
+    args: &ExecArgs,
+    provider: &ProviderFlags,
+    session: &str,
+    work_dir: &Path,
+) -> String {
+    if args.ephemeral {
+        return String::new();
+    }
+    let replay = args
+        .replay
+        .as_ref()
+        .map(|path| format!(" --replay {}", shell_quoted(&path.display().to_string())))
+        .unwrap_or_default();
     format!(
-        "resume with: fuseraft exec {} --resume {session} --work-dir {}",
-        args.input.display(),
-        work_dir.display()
+        " · resume with: fuseraft exec {} --resume {session} --work-dir {}{replay}{}",
+        shell_quoted(&args.input.display().to_string()),
+        shell_quoted(&work_dir.display().to_string()),
+        provider.flags()
     )
+}
+
+/// The provider options of the run for `--json`: the flags used, or `replay`.
+fn provider_options_summary(args: &ExecArgs, provider: &ProviderFlags) -> Json {
+    match &args.replay {
+        Some(path) => json!({"replay": path.display().to_string()}),
+        None => json!({
+            "model": provider.model,
+            "endpoint": provider.endpoint,
+            "api_key_env": provider.api_key_env,
+        }),
+    }
 }
 
 /// The stop signal received, once one is: set by a thread with its own runtime, so it is
