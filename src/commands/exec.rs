@@ -132,15 +132,15 @@ fn shell_quoted(text: &str) -> String {
 fn provider_settings(args: &ExecArgs) -> Result<Settings, String> {
     let mut settings = Settings::default();
     for (flag, value, slot) in [
-        ("--timeout", args.timeout, &mut settings.timeout),
+        ("--timeout", args.timeouts.timeout, &mut settings.timeout),
         (
             "--idle-timeout",
-            args.idle_timeout,
+            args.timeouts.idle_timeout,
             &mut settings.idle_timeout,
         ),
         (
             "--connect-timeout",
-            args.connect_timeout,
+            args.timeouts.connect_timeout,
             &mut settings.connect_timeout,
         ),
     ] {
