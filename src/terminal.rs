@@ -315,11 +315,12 @@ impl Terminal {
 }
 
 /// A turn's tokens from its `turn_end` payload: `tokens in 120 / out 42`, or `unknown` /
-/// `partial` when the driver marked calls whose server reported no usage.
+/// `partial` when the driver marked calls whose server reported no usage; and its cost
+/// when the driver added one.
 fn turn_tokens(payload: &serde_json::Value) -> String {
     let count = |key: &str| payload.get(key).and_then(|n| n.as_u64()).unwrap_or(0);
     let (input, output) = (count("input_tokens"), count("output_tokens"));
-    match payload.get("usage") {
+    let tokens = match payload.get("usage") {
         Some(usage) if usage.get("known") == Some(&serde_json::Value::Bool(false)) => {
             "tokens unknown (the server reported no usage)".to_string()
         }
@@ -327,6 +328,14 @@ fn turn_tokens(payload: &serde_json::Value) -> String {
             format!("tokens in {input}+ (partial) / out {output}+")
         }
         _ => format!("tokens in {input} / out {output}"),
+    };
+    match payload
+        .get("cost")
+        .and_then(|cost| cost.get("usd"))
+        .and_then(|usd| usd.as_f64())
+    {
+        Some(usd) => format!("{tokens} · cost ${usd:.4}"),
+        None => tokens,
     }
 }
 

@@ -263,3 +263,56 @@ fn an_interrupted_ephemeral_run_prints_no_resume_hint() {
     assert!(!stderr.contains("--resume"), "{stderr}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_priced_model_shows_its_cost_per_turn_and_in_the_summary() {
+    let dir = scratch("cost");
+    let (listener, _) = listen();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let message = serde_json::json!({
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "FINISHED"}], "stop_reason": "end_turn",
+        "usage": {"input_tokens": 1000, "output_tokens": 200},
+    });
+    let server = common::serve(listener, vec![message.to_string()]);
+    let config = config(&dir);
+    let events = dir.join("events.jsonl");
+    let output = exec(&[
+        config.to_str().unwrap(),
+        "--task",
+        "t",
+        "--json",
+        "--ephemeral",
+        "--max-turns",
+        "1",
+        "--events",
+        events.to_str().unwrap(),
+        "--work-dir",
+        dir.join("work").to_str().unwrap(),
+        "--model",
+        "anthropic:claude-sonnet-4-5",
+        "--endpoint",
+        &endpoint,
+        "--api-key-env",
+        "FUSERAFT_TEST_KEY",
+    ])
+    .output()
+    .unwrap();
+    server.join().unwrap();
+    let result = summary(&output);
+    // $3 / $15 per million tokens: 1000 in, 200 out.
+    let usd = result["cost"]["usd"].as_f64().expect("a cost");
+    assert!((usd - 0.006).abs() < 1e-12, "{result}");
+    assert_eq!(result["cost"]["complete"], true);
+    assert!(result["cost"]["prices"].is_string());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cost $0.0060"), "{stderr}");
+    let turn_end = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|event| event["event_type"] == "turn_end")
+        .expect("a turn_end event");
+    assert_eq!(turn_end["payload"]["cost"]["complete"], true, "{turn_end}");
+    let _ = std::fs::remove_dir_all(dir);
+}

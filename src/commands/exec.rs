@@ -156,6 +156,28 @@ fn provider_settings(args: &ExecArgs) -> Result<Settings, String> {
     Ok(settings)
 }
 
+/// ` · cost $0.0123` by the bundled price table, `$0.0123+ (partial)` when some calls had
+/// no known price; nothing when none had.
+fn cost_text(cost: &driver::Cost) -> String {
+    match (cost.priced, cost.unpriced) {
+        (0, _) => String::new(),
+        (_, 0) => format!(" · cost ${:.4}", cost.usd),
+        _ => format!(" · cost ${:.4}+ (partial)", cost.usd),
+    }
+}
+
+/// The run's cost for `--json`: `{usd, complete, prices}` (the price table's date), or null.
+fn cost_json(cost: &driver::Cost) -> Json {
+    let mut json = cost.json();
+    if let Some(object) = json.as_object_mut() {
+        object.insert(
+            "prices".into(),
+            json!(fuseraft_vm::providers::PRICE_TABLE_DATE),
+        );
+    }
+    json
+}
+
 /// Token counts for the summary line: `tokens in 1200 / out 300`, or with calls whose
 /// server reported no usage, `tokens in 1200+ (partial) / out 300+` or `tokens unknown`.
 fn tokens_text(usage: fuseraft_vm::history::Usage, unreported: u32) -> String {
@@ -528,10 +550,11 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let code = summary.outcome.exit_code();
     let _ = writeln!(
         std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · {} · {:.2}s{}",
+        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}",
         summary.outcome.as_str(),
         summary.turns,
         tokens_text(summary.usage, summary.usage_unreported),
+        cost_text(&summary.cost),
         elapsed,
         summary
             .reason
@@ -552,6 +575,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "elapsed_seconds": elapsed,
             "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
             "usage": driver::usage_json(summary.usage, summary.usage_unreported),
+            "cost": cost_json(&summary.cost),
             "provider": provider_options_summary(args, &provider),
         });
         println!("{}", json_line(&object));

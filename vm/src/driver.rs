@@ -47,6 +47,39 @@ pub trait Models: Sync {
     fn usage_unreported(&self) -> u32 {
         0
     }
+
+    /// What the replies so far cost, by their models' known prices.
+    fn cost(&self) -> Cost {
+        Cost::default()
+    }
+}
+
+/// What model calls cost in US dollars, by the models' list prices: `priced` calls had a
+/// known price, `unpriced` calls did not (a local server, a model not in the table).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub usd: f64,
+    pub priced: u32,
+    pub unpriced: u32,
+}
+
+impl Cost {
+    /// The calls made since `before`.
+    pub fn since(self, before: Cost) -> Cost {
+        Cost {
+            usd: (self.usd - before.usd).max(0.0),
+            priced: self.priced.saturating_sub(before.priced),
+            unpriced: self.unpriced.saturating_sub(before.unpriced),
+        }
+    }
+
+    /// `{usd, complete}` for events and `--json`, or null when no call had a price.
+    pub fn json(&self) -> serde_json::Value {
+        if self.priced == 0 {
+            return serde_json::Value::Null;
+        }
+        serde_json::json!({ "usd": self.usd, "complete": self.unpriced == 0 })
+    }
 }
 
 impl Models for Replay {
@@ -97,6 +130,8 @@ pub struct Summary {
     /// Model calls of this run whose server reported no usage: when not 0, `usage` is a
     /// lower bound (or unknown when it is 0).
     pub usage_unreported: u32,
+    /// What this run's model calls cost (not those of earlier runs of a resumed session).
+    pub cost: Cost,
     pub history: Vec<Message>,
 }
 
@@ -112,18 +147,25 @@ pub fn usage_json(usage: Usage, unreported: u32) -> serde_json::Value {
 }
 
 /// Adds `usage` (see [`usage_json`]) to a `turn_end` or `session_end` payload when some of
-/// its calls reported no usage.
-fn mark_usage(event: &Event, unreported: u32) -> Option<Event> {
-    if unreported == 0 || !matches!(event.event_type, "turn_end" | "session_end") {
+/// its calls reported no usage, and `cost` (see [`Cost::json`]) when some had a price.
+fn mark_usage(event: &Event, unreported: u32, cost: Cost) -> Option<Event> {
+    if (unreported == 0 && cost.priced == 0)
+        || !matches!(event.event_type, "turn_end" | "session_end")
+    {
         return None;
     }
-    let count = |key: &str| event.payload.get(key).and_then(serde_json::Value::as_u64);
-    let usage = Usage {
-        input_tokens: count("input_tokens").unwrap_or(0),
-        output_tokens: count("output_tokens").unwrap_or(0),
-    };
     let mut event = event.clone();
-    event.payload["usage"] = usage_json(usage, unreported);
+    if unreported > 0 {
+        let count = |key: &str| event.payload.get(key).and_then(serde_json::Value::as_u64);
+        let usage = Usage {
+            input_tokens: count("input_tokens").unwrap_or(0),
+            output_tokens: count("output_tokens").unwrap_or(0),
+        };
+        event.payload["usage"] = usage_json(usage, unreported);
+    }
+    if cost.priced > 0 {
+        event.payload["cost"] = cost.json();
+    }
     Some(event)
 }
 
@@ -263,6 +305,7 @@ pub async fn drive<M: Models>(
                 turns: run.turn,
                 usage: run.usage,
                 usage_unreported: 0,
+                cost: Cost::default(),
                 history: run.history,
             };
         }
@@ -271,6 +314,8 @@ pub async fn drive<M: Models>(
     // Replies without usage: before this run, and by the end of the last turn.
     let unreported_before = models.usage_unreported();
     let mut unreported_turn = unreported_before;
+    let cost_before = models.cost();
+    let mut cost_turn = cost_before;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
@@ -279,14 +324,18 @@ pub async fn drive<M: Models>(
         }
         let request = machine.step();
         for event in machine.drain_events() {
-            let unreported = models.usage_unreported();
-            let missing = match event.event_type {
-                "turn_end" => {
-                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported))
-                }
-                _ => unreported.saturating_sub(unreported_before),
+            let (unreported, cost) = (models.usage_unreported(), models.cost());
+            let (missing, spent) = match event.event_type {
+                "turn_end" => (
+                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported)),
+                    cost.since(std::mem::replace(&mut cost_turn, cost)),
+                ),
+                _ => (
+                    unreported.saturating_sub(unreported_before),
+                    cost.since(cost_before),
+                ),
             };
-            match mark_usage(&event, missing) {
+            match mark_usage(&event, missing, spent) {
                 Some(marked) => on_event(&marked, machine.run()),
                 None => on_event(&event, machine.run()),
             }
@@ -393,6 +442,7 @@ pub async fn drive<M: Models>(
         turns: run.turn,
         usage: run.usage,
         usage_unreported: models.usage_unreported().saturating_sub(unreported_before),
+        cost: models.cost().since(cost_before),
         history: run.history,
     }
 }

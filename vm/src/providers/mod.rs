@@ -30,19 +30,21 @@ mod keys;
 mod limits;
 mod ollama;
 mod openai;
+mod pricing;
 mod resolve;
 mod sse;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
+pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
-use crate::driver::Models;
+use crate::driver::{Cost, Models};
 use crate::effect::{ModelCall, ModelReply};
 
 /// Command-line overrides of the configured models.
@@ -118,6 +120,10 @@ pub struct Providers {
     choices: Vec<(String, ir::ToolChoice)>,
     /// Replies whose server reported no token usage.
     unreported: AtomicU32,
+    /// Per client: its model's list price, if known (`pricing.rs`).
+    prices: Vec<Option<pricing::Price>>,
+    /// What the replies so far cost.
+    cost: Mutex<Cost>,
 }
 
 impl fmt::Debug for Providers {
@@ -214,6 +220,10 @@ impl Providers {
         Ok(Providers {
             http: http::Http::new(settings)?,
             unstreamed: clients.iter().map(|_| AtomicBool::new(false)).collect(),
+            prices: clients
+                .iter()
+                .map(|target| pricing::price(target.kind, &target.model))
+                .collect(),
             clients,
             routes,
             fallback,
@@ -225,6 +235,7 @@ impl Providers {
                 .map(|agent| (agent.name.clone(), agent.tool_choice))
                 .collect(),
             unreported: AtomicU32::new(0),
+            cost: Mutex::new(Cost::default()),
         })
     }
 
@@ -302,14 +313,29 @@ impl Models for Providers {
                     .await
             }
         }?;
-        if reply.usage == crate::history::Usage::default() {
+        let unreported = reply.usage == crate::history::Usage::default();
+        if unreported {
             self.unreported.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Ok(mut cost) = self.cost.lock() {
+            match self.prices[idx] {
+                // A reply without usage has a cost, just not a known one.
+                Some(price) if !unreported => {
+                    cost.usd += price.cost(reply.usage.input_tokens, reply.usage.output_tokens);
+                    cost.priced += 1;
+                }
+                _ => cost.unpriced += 1,
+            }
         }
         Ok(reply)
     }
 
     fn usage_unreported(&self) -> u32 {
         self.unreported.load(Ordering::Relaxed)
+    }
+
+    fn cost(&self) -> Cost {
+        self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
 }
 

@@ -1,5 +1,6 @@
 //! Token usage a server does not report is counted as unreported (unknown), not as 0
-//! tokens: on every provider, and when only some calls report it.
+//! tokens: on every provider, and when only some calls report it. Calls to a model of the
+//! price table cost their tokens; others are unpriced.
 
 use fuseraft_vm::driver::Models;
 use fuseraft_vm::providers::Overrides;
@@ -77,4 +78,44 @@ async fn anthropic_and_ollama_without_usage_are_unreported() {
         assert_eq!(reply.text, "hi", "{model:?}");
         assert_eq!(providers.usage_unreported(), 1, "{model:?}");
     }
+}
+
+#[tokio::test]
+async fn a_priced_model_costs_its_tokens_and_a_reply_without_usage_is_unpriced() {
+    let server = Server::start(vec![sse(&anthropic_stream()), sse(&anthropic_stream())]).await;
+    let claude = anthropic_model(&server);
+    let priced = program(&[("Planner", Some(claude.clone()))]);
+    let overrides = Overrides {
+        endpoint: claude.endpoint.clone(),
+        ..Overrides::default()
+    };
+    let anthropic = providers(&priced, &overrides, quick());
+    assert_eq!(anthropic.cost().priced, 0);
+    for _ in 0..2 {
+        anthropic
+            .call(&call("Planner", Some(claude.clone())))
+            .await
+            .unwrap();
+    }
+    // claude-sonnet-4-5 at $3 / $15 per million: 250 in and 89 out, twice.
+    let cost = anthropic.cost();
+    assert_eq!((cost.priced, cost.unpriced), (2, 0));
+    assert!((cost.usd - 2.0 * 0.002085).abs() < 1e-12, "{cost:?}");
+
+    // An OpenAI-compatible server is not priced, whatever the model is called.
+    let server = Server::start(vec![sse(&openai_text_stream("hi"))]).await;
+    let local = model(Some("vllm"), "gpt-4o", &format!("{}/v1", server.url));
+    let program = program(&[("Planner", Some(local.clone()))]);
+    let overrides = Overrides {
+        endpoint: local.endpoint.clone(),
+        ..Overrides::default()
+    };
+    let providers = providers(&program, &overrides, quick());
+    providers
+        .call(&call("Planner", Some(local)))
+        .await
+        .unwrap();
+    let cost = providers.cost();
+    assert_eq!((cost.priced, cost.unpriced, cost.usd), (0, 1, 0.0));
+    assert!(cost.json().is_null());
 }
