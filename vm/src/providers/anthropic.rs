@@ -23,7 +23,9 @@ pub(crate) const VERSION: &str = "2023-06-01";
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
 
 /// The request for `call`. `choice` (the agent's `FunctionChoice`): `required` is
-/// `tool_choice: {"type": "any"}`, `none` sends no tools, `auto` is the API's default.
+/// `tool_choice: {"type": "any"}`, `auto` is the API's default, `none` sends no tools, or,
+/// when the history holds tool calls (the API refuses `tool_use` blocks without the tools
+/// defined), the tools with `tool_choice: {"type": "none"}`.
 pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
     let mut body = Map::new();
     body.insert("model".into(), json!(target.model));
@@ -42,7 +44,11 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         body.insert("system".into(), json!(system.join("\n\n")));
     }
     body.insert("messages".into(), Json::Array(messages(call)));
-    if !call.tools.is_empty() && choice != ToolChoice::None {
+    let tool_history = call
+        .messages
+        .iter()
+        .any(|message| !message.tool_calls.is_empty() || message.role == ChatRole::Tool);
+    if !call.tools.is_empty() && (choice != ToolChoice::None || tool_history) {
         let tools = call
             .tools
             .iter()
@@ -55,8 +61,14 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
             })
             .collect();
         body.insert("tools".into(), Json::Array(tools));
-        if choice == ToolChoice::Required {
-            body.insert("tool_choice".into(), json!({ "type": "any" }));
+        match choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!({ "type": "any" }));
+            }
+            ToolChoice::None => {
+                body.insert("tool_choice".into(), json!({ "type": "none" }));
+            }
         }
     }
     if let Some(temperature) = target.temperature {

@@ -201,13 +201,14 @@ async fn function_choice_is_each_providers_tool_choice() {
         anthropic_model(&server),
         ollama_model(&server),
     ];
+    // A call whose history holds no tool calls.
+    let mut fresh = call("Planner", None);
+    fresh.messages.truncate(2);
     for model in &models {
         for choice in [Required, NoTools] {
             let (providers, _, _) = providers_for(model, choice, quick());
-            providers
-                .call(&call("Planner", Some(model.clone())))
-                .await
-                .unwrap();
+            fresh.model = Some(model.clone());
+            providers.call(&fresh).await.unwrap();
         }
     }
     let sent: Vec<Json> = server.requests().iter().map(body).collect();
@@ -223,6 +224,21 @@ async fn function_choice_is_each_providers_tool_choice() {
     assert_eq!(sent[4]["tools"].as_array().unwrap().len(), 2);
     assert!(sent[4].get("tool_choice").is_none());
     assert!(sent[5].get("tools").is_none());
+}
+
+#[tokio::test]
+async fn anthropic_none_with_tool_calls_in_the_history_keeps_the_tools_and_says_none() {
+    // The API refuses `tool_use` blocks in a request that defines no tools.
+    let server = Server::start(vec![sse(&anthropic_stream())]).await;
+    let model = anthropic_model(&server);
+    let (providers, _, _) = providers_for(&model, ir::ToolChoice::None, quick());
+    providers
+        .call(&two_tool_turn("Planner", model))
+        .await
+        .unwrap();
+    let sent = body(&server.requests()[0]);
+    assert_eq!(sent["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(sent["tool_choice"], json!({ "type": "none" }));
 }
 
 /// A chat completion answered whole (as to `stream: false`), with a tool call.
