@@ -387,4 +387,37 @@ mod tests {
         );
         assert!(!lines.contains("route"));
     }
+
+    #[test]
+    fn a_turns_tokens_say_when_unknown_or_partial_and_show_its_cost() {
+        let payload = |extra: serde_json::Value| {
+            let mut payload = serde_json::json!({"input_tokens": 120, "output_tokens": 42});
+            for (key, value) in extra.as_object().unwrap() {
+                payload[key] = value.clone();
+            }
+            payload
+        };
+        assert_eq!(
+            turn_tokens(&payload(serde_json::json!({}))),
+            "tokens in 120 / out 42"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"usage": {"complete": false, "known": true}})
+            )),
+            "tokens in 120+ (partial) / out 42+"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"usage": {"complete": false, "known": false}})
+            )),
+            "tokens unknown (the server reported no usage)"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"cost": {"usd": 0.00072, "complete": true}})
+            )),
+            "tokens in 120 / out 42 · cost $0.0007"
+        );
+    }
 }

@@ -14,7 +14,7 @@ use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::{self, Approvals, Env, Models};
 use fuseraft_vm::event::{Event, Outcome};
 use fuseraft_vm::machine::{Machine, Options, Run};
-use fuseraft_vm::providers::{Overrides, Providers, Settings};
+use fuseraft_vm::providers::{Overrides, Providers};
 use fuseraft_vm::replay::Replay;
 use serde_json::{json, Value as Json};
 
@@ -24,6 +24,13 @@ use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
 use crate::terminal::{approval_question, json_line, neutralise, Terminal};
+
+#[path = "exec_provider.rs"]
+mod provider;
+use provider::{
+    cost_json, cost_text, provider_options_summary, provider_settings, resume_hint, tokens_text,
+    ProviderFlags,
+};
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
@@ -58,142 +65,6 @@ struct Prepared<'a> {
     started: Instant,
     /// The provider flags this run uses (given, or recorded by the session).
     provider: ProviderFlags,
-}
-
-/// `--model`, `--endpoint` and `--api-key-env` (a variable's name, never a key): what a
-/// session records as `ProviderOptions` so that `--resume` runs against the same provider.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct ProviderFlags {
-    model: Option<String>,
-    endpoint: Option<String>,
-    api_key_env: Option<String>,
-}
-
-impl ProviderFlags {
-    fn given(args: &ExecArgs) -> ProviderFlags {
-        ProviderFlags {
-            model: args.model.clone(),
-            endpoint: args.endpoint.clone(),
-            api_key_env: args.api_key_env.clone(),
-        }
-    }
-
-    /// What a checkpoint recorded (`ProviderOptions`), if anything.
-    fn recorded(saved: &Json) -> ProviderFlags {
-        let options = saved.get("ProviderOptions");
-        let field = |name: &str| {
-            options
-                .and_then(|options| options.get(name))
-                .and_then(Json::as_str)
-                .map(str::to_string)
-        };
-        ProviderFlags {
-            model: field("Model"),
-            endpoint: field("Endpoint"),
-            api_key_env: field("ApiKeyEnv"),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        *self == ProviderFlags::default()
-    }
-
-    fn json(&self) -> Json {
-        json!({"Model": self.model, "Endpoint": self.endpoint, "ApiKeyEnv": self.api_key_env})
-    }
-
-    /// ` --model 'openai:x' --endpoint 'http://…'`, shell-quoted.
-    fn flags(&self) -> String {
-        let mut text = String::new();
-        for (flag, value) in [
-            ("--model", &self.model),
-            ("--endpoint", &self.endpoint),
-            ("--api-key-env", &self.api_key_env),
-        ] {
-            if let Some(value) = value {
-                text.push_str(&format!(" {flag} {}", shell_quoted(value)));
-            }
-        }
-        text
-    }
-}
-
-/// `text` as one shell word: as is when it holds only safe characters, else single-quoted.
-fn shell_quoted(text: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-.:/@%+=,".contains(c);
-    if !text.is_empty() && text.chars().all(safe) {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
-/// The resilience settings, the timeout flags applied.
-fn provider_settings(args: &ExecArgs) -> Result<Settings, String> {
-    let mut settings = Settings::default();
-    for (flag, value, slot) in [
-        ("--timeout", args.timeouts.timeout, &mut settings.timeout),
-        (
-            "--idle-timeout",
-            args.timeouts.idle_timeout,
-            &mut settings.idle_timeout,
-        ),
-        (
-            "--connect-timeout",
-            args.timeouts.connect_timeout,
-            &mut settings.connect_timeout,
-        ),
-    ] {
-        if let Some(seconds) = value {
-            *slot = std::time::Duration::try_from_secs_f64(seconds)
-                .ok()
-                .filter(|duration| !duration.is_zero())
-                .ok_or_else(|| {
-                    format!("{flag} {seconds}: expected a positive number of seconds")
-                })?;
-        }
-    }
-    Ok(settings)
-}
-
-/// ` · cost $0.0123` by the bundled price table, `$0.0123+ (partial)` when some calls had
-/// no known price; nothing when none had.
-fn cost_text(cost: &driver::Cost) -> String {
-    match (cost.priced, cost.unpriced) {
-        (0, _) => String::new(),
-        (_, 0) => format!(" · cost ${:.4}", cost.usd),
-        _ => format!(" · cost ${:.4}+ (partial)", cost.usd),
-    }
-}
-
-/// The run's cost for `--json`: `{usd, complete, prices}` (the price table's date), or null.
-fn cost_json(cost: &driver::Cost) -> Json {
-    let mut json = cost.json();
-    if let Some(object) = json.as_object_mut() {
-        object.insert(
-            "prices".into(),
-            json!(fuseraft_vm::providers::PRICE_TABLE_DATE),
-        );
-    }
-    json
-}
-
-/// Token counts for the summary line: `tokens in 1200 / out 300`, or with calls whose
-/// server reported no usage, `tokens in 1200+ (partial) / out 300+` or `tokens unknown`.
-fn tokens_text(usage: fuseraft_vm::history::Usage, unreported: u32) -> String {
-    if unreported == 0 {
-        format!(
-            "tokens in {} / out {}",
-            usage.input_tokens, usage.output_tokens
-        )
-    } else if usage.total() == 0 {
-        "tokens unknown (the server reported no usage)".to_string()
-    } else {
-        format!(
-            "tokens in {}+ (partial) / out {}+",
-            usage.input_tokens, usage.output_tokens
-        )
-    }
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -665,43 +536,6 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
             }
         }
         None => std::future::pending().await,
-    }
-}
-
-/// ` · resume with: fuseraft exec INPUT --resume ID --work-dir DIR` and the provider flags
-/// the run used (`--model`, `--endpoint`, `--api-key-env`, or `--replay FILE`); nothing
-/// for an `--ephemeral` run, which cannot be resumed.
-fn resume_hint(
-    args: &ExecArgs,
-    provider: &ProviderFlags,
-    session: &str,
-    work_dir: &Path,
-) -> String {
-    if args.ephemeral {
-        return String::new();
-    }
-    let replay = args
-        .replay
-        .as_ref()
-        .map(|path| format!(" --replay {}", shell_quoted(&path.display().to_string())))
-        .unwrap_or_default();
-    format!(
-        " · resume with: fuseraft exec {} --resume {session} --work-dir {}{replay}{}",
-        shell_quoted(&args.input.display().to_string()),
-        shell_quoted(&work_dir.display().to_string()),
-        provider.flags()
-    )
-}
-
-/// The provider options of the run for `--json`: the flags used, or `replay`.
-fn provider_options_summary(args: &ExecArgs, provider: &ProviderFlags) -> Json {
-    match &args.replay {
-        Some(path) => json!({"replay": path.display().to_string()}),
-        None => json!({
-            "model": provider.model,
-            "endpoint": provider.endpoint,
-            "api_key_env": provider.api_key_env,
-        }),
     }
 }
 

@@ -32,6 +32,7 @@ mod ollama;
 mod openai;
 mod pricing;
 mod resolve;
+mod retry;
 mod sse;
 
 use std::fmt;
@@ -289,7 +290,7 @@ impl Models for Providers {
                 on_retry(agent, text);
             }
         };
-        let how = http::How {
+        let how = retry::How {
             unstreamed: &self.unstreamed[idx],
             notice: &notice,
         };
