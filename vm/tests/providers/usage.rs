@@ -111,10 +111,7 @@ async fn a_priced_model_costs_its_tokens_and_a_reply_without_usage_is_unpriced()
         ..Overrides::default()
     };
     let providers = providers(&program, &overrides, quick());
-    providers
-        .call(&call("Planner", Some(local)))
-        .await
-        .unwrap();
+    providers.call(&call("Planner", Some(local))).await.unwrap();
     let cost = providers.cost();
     assert_eq!((cost.priced, cost.unpriced, cost.usd), (0, 1, 0.0));
     assert!(cost.json().is_null());
