@@ -55,7 +55,9 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
             second,
             "{head}{}{}{:x}\r\n{done}\r\n0\r\n\r\n",
             chunk(&text("Whole answer. FINISHED")),
-            chunk(&serde_json::json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})),
+            chunk(
+                &serde_json::json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
+            ),
             done.len()
         );
     });
@@ -84,7 +86,9 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
     server.join().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{output:?}");
-    let half = stdout.find("Half an ans").expect("the first attempt streamed");
+    let half = stdout
+        .find("Half an ans")
+        .expect("the first attempt streamed");
     let notice = stdout[half..]
         .lines()
         .find(|line| line.contains('↻'))
