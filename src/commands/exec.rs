@@ -206,7 +206,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         .iter()
         .map(|state| state.name.clone())
         .collect();
-    let session = args.resume.clone().unwrap_or_else(session_id);
     let approvals = match args.approve {
         Some(Approve::All) => Approvals::All,
         Some(Approve::None) => Approvals::None,
