@@ -209,6 +209,9 @@ pub struct ExecArgs {
     /// other than its provider's; this flag, like `--endpoint`, is how you allow it).
     #[arg(long, value_name = "VAR")]
     pub api_key_env: Option<String>,
+    /// Model request timeouts.
+    #[command(flatten)]
+    pub timeouts: Box<Timeouts>,
     /// Continue the session with this id from its checkpoint.
     #[arg(long, value_name = "ID")]
     pub resume: Option<String>,
@@ -223,6 +226,22 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
+}
+
+/// `exec`'s model request timeouts, in seconds (boxed: `Command` stays small).
+#[derive(Debug, Default, clap::Args)]
+pub struct Timeouts {
+    /// The overall limit of one model request, in seconds, streaming included (default
+    /// 1800; a slow but steady stream is otherwise ended only by `--idle-timeout`).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// End a model request whose server sends nothing for this many seconds (default 60);
+    /// it is retried like any timeout.
+    #[arg(long, value_name = "SECONDS")]
+    pub idle_timeout: Option<f64>,
+    /// The longest wait to connect to a model's server, in seconds (default 30).
+    #[arg(long, value_name = "SECONDS")]
+    pub connect_timeout: Option<f64>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -149,6 +149,8 @@ pub struct Terminal {
     waiting: AtomicBool,
     /// Tokens of the current turn were printed and the line is not finished.
     mid_reply: AtomicBool,
+    /// Tokens of the current model request were printed (a retry discards them).
+    printed: AtomicBool,
     tty: bool,
     /// Output not written yet.
     pending: Mutex<Vec<u8>>,
@@ -166,6 +168,7 @@ impl Terminal {
             streaming,
             waiting: AtomicBool::new(false),
             mid_reply: AtomicBool::new(false),
+            printed: AtomicBool::new(false),
             tty,
             pending: Mutex::new(Vec::new()),
         })
@@ -209,6 +212,31 @@ impl Terminal {
         self.write_out(&mut out);
         self.mid_reply
             .store(!delta.ends_with('\n'), Ordering::SeqCst);
+        self.printed.store(true, Ordering::SeqCst);
+    }
+
+    /// A model request failed and is retried: one line saying so, and that the text the
+    /// failed attempt streamed (above it) is discarded, not continued by the retry.
+    pub fn retry(&self, agent: &str, notice: &str) {
+        let Ok(mut out) = self.pending.lock() else {
+            return;
+        };
+        self.clear_waiting(&mut out);
+        if self.mid_reply.swap(false, Ordering::SeqCst) {
+            let _ = writeln!(out);
+        }
+        let discarded = if self.printed.swap(false, Ordering::SeqCst) {
+            " · the partial reply above is discarded"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  ↻ {}: {}{discarded}",
+            neutralise(agent),
+            neutralise(notice)
+        );
+        self.write_out(&mut out);
     }
 
     pub fn event(&self, event: &Event, run: &Run) {
@@ -232,6 +260,7 @@ impl Terminal {
                     .unwrap_or("");
                 let (agent, state) = (neutralise(agent), neutralise(state));
                 let _ = writeln!(out, "── turn {} · {agent} · {state} ──", event.turn + 1);
+                self.printed.store(false, Ordering::SeqCst);
                 if self.streaming && self.tty {
                     let _ = write!(out, "  ⋯ waiting for {agent}");
                     self.waiting.store(true, Ordering::SeqCst);
@@ -252,6 +281,9 @@ impl Terminal {
                 }
                 if !self.streaming && !message.content.is_empty() {
                     let _ = writeln!(out, "{}", neutralise(message.content.trim_end()));
+                }
+                if self.streaming {
+                    let _ = writeln!(out, "  · {}", turn_tokens(&event.payload));
                 }
             }
             "agent_routed" => {
@@ -285,6 +317,31 @@ impl Terminal {
             }
             _ => {}
         }
+    }
+}
+
+/// A turn's tokens from its `turn_end` payload: `tokens in 120 / out 42`, or `unknown` /
+/// `partial` when the driver marked calls whose server reported no usage; and its cost
+/// when the driver added one.
+fn turn_tokens(payload: &serde_json::Value) -> String {
+    let count = |key: &str| payload.get(key).and_then(|n| n.as_u64()).unwrap_or(0);
+    let (input, output) = (count("input_tokens"), count("output_tokens"));
+    let tokens = match payload.get("usage") {
+        Some(usage) if usage.get("known") == Some(&serde_json::Value::Bool(false)) => {
+            "tokens unknown (the server reported no usage)".to_string()
+        }
+        Some(usage) if usage.get("complete") == Some(&serde_json::Value::Bool(false)) => {
+            format!("tokens in {input}+ (partial) / out {output}+")
+        }
+        _ => format!("tokens in {input} / out {output}"),
+    };
+    match payload
+        .get("cost")
+        .and_then(|cost| cost.get("usd"))
+        .and_then(|usd| usd.as_f64())
+    {
+        Some(usd) => format!("{tokens} · cost ${usd:.4}"),
+        None => tokens,
     }
 }
 
@@ -335,5 +392,38 @@ mod tests {
             "{lines}"
         );
         assert!(!lines.contains("route"));
+    }
+
+    #[test]
+    fn a_turns_tokens_say_when_unknown_or_partial_and_show_its_cost() {
+        let payload = |extra: serde_json::Value| {
+            let mut payload = serde_json::json!({"input_tokens": 120, "output_tokens": 42});
+            for (key, value) in extra.as_object().unwrap() {
+                payload[key] = value.clone();
+            }
+            payload
+        };
+        assert_eq!(
+            turn_tokens(&payload(serde_json::json!({}))),
+            "tokens in 120 / out 42"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"usage": {"complete": false, "known": true}})
+            )),
+            "tokens in 120+ (partial) / out 42+"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"usage": {"complete": false, "known": false}})
+            )),
+            "tokens unknown (the server reported no usage)"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"cost": {"usd": 0.00072, "complete": true}})
+            )),
+            "tokens in 120 / out 42 · cost $0.0007"
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
-//! [--json]`: run a workflow, checkpointing after every turn.
+//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S]`: run a workflow,
+//! checkpointing after every turn. The provider flags are recorded in the session
+//! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
+//! `--resume` without any of them reuses them.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -11,7 +14,7 @@ use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::{self, Approvals, Env, Models};
 use fuseraft_vm::event::{Event, Outcome};
 use fuseraft_vm::machine::{Machine, Options, Run};
-use fuseraft_vm::providers::{Overrides, Providers, Settings};
+use fuseraft_vm::providers::{Overrides, Providers};
 use fuseraft_vm::replay::Replay;
 use serde_json::{json, Value as Json};
 
@@ -21,6 +24,13 @@ use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
 use crate::terminal::{approval_question, json_line, neutralise, Terminal};
+
+#[path = "exec_provider.rs"]
+mod provider;
+use provider::{
+    cost_json, cost_text, provider_options_summary, provider_settings, resume_hint, tokens_text,
+    ProviderFlags,
+};
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
@@ -54,6 +64,8 @@ struct Prepared<'a> {
     events: EventsFile,
     approvals: Approvals,
     started: Instant,
+    /// The provider flags this run uses (given, or recorded by the session).
+    provider: ProviderFlags,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -125,6 +137,17 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     {
         return usage_error("`--replay` answers every model call; it cannot be combined with `--model`, `--endpoint` or `--api-key-env`");
     }
+    // A resume without provider flags runs against the provider the session recorded.
+    let provider = match (&saved, ProviderFlags::given(args)) {
+        (Some(saved), given) if given.is_empty() && args.replay.is_none() => {
+            ProviderFlags::recorded(saved)
+        }
+        (_, given) => given,
+    };
+    let settings = match provider_settings(args) {
+        Ok(settings) => settings,
+        Err(message) => return usage_error(&message),
+    };
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     eprint!(
         "{}",
@@ -192,14 +215,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             // A prompt blocks the run's thread: a signal during it is seen by a watcher
             // thread, and the prompt ends the process (the last checkpoint stays resumable).
             let stopped = watch_stop_signals();
-            let hint = resume_hint(args, &session, &work_dir);
+            let hint = resume_hint(args, &provider, &session, &work_dir);
             let summary = args.json.then(|| {
                 json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
             });
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
                 crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
-                    eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
+                    eprintln!("\n── cancelled ({signal}) during an approval{hint}");
                     if let Some(summary) = &summary {
                         println!("{summary}");
                     }
@@ -237,6 +260,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         events,
         approvals,
         started,
+        provider: provider.clone(),
     };
     match &args.replay {
         Some(path) => {
@@ -255,20 +279,26 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         None => {
             let terminal = Terminal::new(args.json, true);
             let sink_terminal = Arc::clone(&terminal);
+            let notice_terminal = Arc::clone(&terminal);
             let overrides = Overrides {
-                model: args.model.clone(),
-                endpoint: args.endpoint.clone(),
-                api_key_env: args.api_key_env.clone(),
+                model: provider.model,
+                endpoint: provider.endpoint,
+                api_key_env: provider.api_key_env,
             };
             let providers = Providers::new(
                 &program,
                 &overrides,
-                Settings::default(),
+                settings,
                 &|name| std::env::var(name).ok(),
                 Some(Arc::new(move |_agent: &str, delta: &str| {
                     sink_terminal.token(delta)
                 })),
-            );
+            )
+            .map(|providers| {
+                providers.with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
+                    notice_terminal.retry(agent, notice)
+                }))
+            });
             match providers {
                 Ok(providers) => execute(&providers, prepared, terminal),
                 Err(message) => usage_error(&format!(
@@ -293,6 +323,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         mut events,
         approvals,
         started,
+        provider,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -325,15 +356,20 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         config.keep(&work_dir, &session);
     }
     let config_digest = json!(config.map(|config| config.digest).unwrap_or_default());
+    // Recorded for `--resume` (a replay run records none: its resume names the file).
+    let provider_options = args.replay.is_none().then(|| provider.json());
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         let updated_at = json!(crate::events::timestamp());
-        let extra = [
+        let mut extra = vec![
             ("ConfigPath", &config_path),
             ("ConfigDigest", &config_digest),
             ("WorkingDirectory", &working_directory),
             ("StartedAt", &started_at),
             ("LastUpdatedAt", &updated_at),
         ];
+        if let Some(options) = &provider_options {
+            extra.push(("ProviderOptions", options));
+        }
         // The log reports its first error only, so the warning comes once.
         if let Err(error) = log.append(&checkpoint, &extra) {
             warn_unsaved(&error, &log);
@@ -371,8 +407,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 warn_unsaved(&error, &log);
             }
             eprintln!(
-                "\n── cancelled ({signal}) · {}",
-                resume_hint(args, &session, &work_dir)
+                "\n── cancelled ({signal}){}",
+                resume_hint(args, &provider, &session, &work_dir)
             );
             if args.json {
                 println!(
@@ -390,11 +426,11 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let code = summary.outcome.exit_code();
     let _ = writeln!(
         std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · tokens in {} / out {} · {:.2}s{}",
+        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}",
         summary.outcome.as_str(),
         summary.turns,
-        summary.usage.input_tokens,
-        summary.usage.output_tokens,
+        tokens_text(summary.usage, summary.usage_unreported),
+        cost_text(&summary.cost),
         elapsed,
         summary
             .reason
@@ -414,6 +450,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "turns": summary.turns,
             "elapsed_seconds": elapsed,
             "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
+            "usage": driver::usage_json(summary.usage, summary.usage_unreported),
+            "cost": cost_json(&summary.cost),
+            "provider": provider_options_summary(args, &provider),
         });
         println!("{}", json_line(&object));
     }
@@ -503,15 +542,6 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
         }
         None => std::future::pending().await,
     }
-}
-
-/// `resume with: fuseraft exec INPUT --resume ID --work-dir DIR`.
-fn resume_hint(args: &ExecArgs, session: &str, work_dir: &Path) -> String {
-    format!(
-        "resume with: fuseraft exec {} --resume {session} --work-dir {}",
-        args.input.display(),
-        work_dir.display()
-    )
 }
 
 /// The stop signal received, once one is: set by a thread with its own runtime, so it is

@@ -18,8 +18,11 @@ mod context;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
 mod paths_tests;
+mod usage;
 
 use context::read_context;
+use usage::mark_usage;
+pub use usage::{usage_json, Cost};
 
 /// Answers model calls.
 pub trait Models: Sync {
@@ -41,6 +44,17 @@ pub trait Models: Sync {
 
     /// Returns to a position saved by [`Models::state`].
     fn restore(&self, _state: &serde_json::Value) {}
+
+    /// How many replies so far came without token usage (their server reported none), so
+    /// their tokens are unknown rather than 0.
+    fn usage_unreported(&self) -> u32 {
+        0
+    }
+
+    /// What the replies so far cost, by their models' known prices.
+    fn cost(&self) -> Cost {
+        Cost::default()
+    }
 }
 
 impl Models for Replay {
@@ -88,6 +102,11 @@ pub struct Summary {
     pub reason: Option<String>,
     pub turns: u32,
     pub usage: Usage,
+    /// Model calls of this run whose server reported no usage: when not 0, `usage` is a
+    /// lower bound (or unknown when it is 0).
+    pub usage_unreported: u32,
+    /// What this run's model calls cost (not those of earlier runs of a resumed session).
+    pub cost: Cost,
     pub history: Vec<Message>,
 }
 
@@ -226,11 +245,18 @@ pub async fn drive<M: Models>(
                 reason: Some(reason),
                 turns: run.turn,
                 usage: run.usage,
+                usage_unreported: 0,
+                cost: Cost::default(),
                 history: run.history,
             };
         }
     };
     let mut saved_turn = None;
+    // Replies without usage: before this run, and by the end of the last turn.
+    let unreported_before = models.usage_unreported();
+    let mut unreported_turn = unreported_before;
+    let cost_before = models.cost();
+    let mut cost_turn = cost_before;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
@@ -239,7 +265,21 @@ pub async fn drive<M: Models>(
         }
         let request = machine.step();
         for event in machine.drain_events() {
-            on_event(&event, machine.run());
+            let (unreported, cost) = (models.usage_unreported(), models.cost());
+            let (missing, spent) = match event.event_type {
+                "turn_end" => (
+                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported)),
+                    cost.since(std::mem::replace(&mut cost_turn, cost)),
+                ),
+                _ => (
+                    unreported.saturating_sub(unreported_before),
+                    cost.since(cost_before),
+                ),
+            };
+            match mark_usage(&event, missing, spent) {
+                Some(marked) => on_event(&marked, machine.run()),
+                None => on_event(&event, machine.run()),
+            }
         }
         let response = match request {
             Request::Done => break,
@@ -342,6 +382,8 @@ pub async fn drive<M: Models>(
         reason: run.reason,
         turns: run.turn,
         usage: run.usage,
+        usage_unreported: models.usage_unreported().saturating_sub(unreported_before),
+        cost: models.cost().since(cost_before),
         history: run.history,
     }
 }

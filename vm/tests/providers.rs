@@ -12,5 +12,7 @@ mod providers {
     mod faults;
     mod keys;
     mod server;
+    mod turns;
+    mod usage;
     mod wire;
 }

@@ -8,6 +8,7 @@
 //! `message_delta` (stop reason, output usage), `message_stop`; `ping` and unknown events
 //! are skipped; `error` fails the attempt. A stream without `message_stop` is truncated.
 
+use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
 use super::http::{Decoder, Failure, Post};
@@ -21,8 +22,11 @@ pub(crate) const VERSION: &str = "2023-06-01";
 /// `max_tokens` is required; this is sent when the config sets none.
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
 
-/// The request for `call`.
-pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
+/// The request for `call`. `choice` (the agent's `FunctionChoice`): `required` is
+/// `tool_choice: {"type": "any"}`, `auto` is the API's default, `none` sends no tools, or,
+/// when the history holds tool calls (the API refuses `tool_use` blocks without the tools
+/// defined), the tools with `tool_choice: {"type": "none"}`.
+pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
     let mut body = Map::new();
     body.insert("model".into(), json!(target.model));
     body.insert(
@@ -40,7 +44,11 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
         body.insert("system".into(), json!(system.join("\n\n")));
     }
     body.insert("messages".into(), Json::Array(messages(call)));
-    if !call.tools.is_empty() {
+    let tool_history = call
+        .messages
+        .iter()
+        .any(|message| !message.tool_calls.is_empty() || message.role == ChatRole::Tool);
+    if !call.tools.is_empty() && (choice != ToolChoice::None || tool_history) {
         let tools = call
             .tools
             .iter()
@@ -53,6 +61,15 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
             })
             .collect();
         body.insert("tools".into(), Json::Array(tools));
+        match choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!({ "type": "any" }));
+            }
+            ToolChoice::None => {
+                body.insert("tool_choice".into(), json!({ "type": "none" }));
+            }
+        }
     }
     if let Some(temperature) = target.temperature {
         body.insert("temperature".into(), json!(temperature));
@@ -437,7 +454,7 @@ mod tests {
             max_tokens: None,
             reasoning_effort: Some("high".into()),
         };
-        let post = request(&target, &call);
+        let post = request(&target, &call, ToolChoice::Auto);
         assert_eq!(post.body["system"], json!("sys one\n\nsys two"));
         assert_eq!(post.body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
         assert!(post.body.get("reasoning_effort").is_none());

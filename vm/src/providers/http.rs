@@ -1,6 +1,6 @@
-//! The providers' HTTP: a POST whose body streams into a [`Decoder`], with retries,
-//! exponential backoff with jitter, `Retry-After`, a per-attempt timeout, an idle timeout
-//! (no bytes for a while), and caps on the reply, the body and one line of it.
+//! The providers' HTTP: one attempt of a POST whose body streams into a [`Decoder`], with an
+//! idle timeout (no bytes for a while), `Retry-After`, and caps on the reply, the body and
+//! one line of it. Retries, backoff and the fallback to not streaming are in `retry.rs`.
 //!
 //! This is the only file of the crate that names reqwest. A failure is a [`Failure`]: a
 //! message plus whether retrying may help. 429, 408, 409, 5xx, connection errors, a stream
@@ -8,19 +8,16 @@
 //! this file has the request's key scrubbed out of it. Redirects are not followed: a key
 //! goes to the URL that was checked for it, and nowhere a server points.
 
-use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
 use super::limits::{reply_size, Budget};
-use super::{redact, sse, Secret, Settings};
+use super::{sse, Secret, Settings};
 use crate::effect::ModelReply;
 
 /// The longest `Retry-After` honoured; a server asking for more is waited on this long.
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
-/// The longest computed backoff between two attempts.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How much of an error body is read to find the server's message.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -32,6 +29,8 @@ pub(crate) struct Failure {
     pub retry: bool,
     /// The server's `Retry-After`, when it sent one.
     pub after: Option<Duration>,
+    /// The HTTP status of an error response.
+    pub status: Option<u16>,
 }
 
 impl Failure {
@@ -41,6 +40,7 @@ impl Failure {
             message: message.into(),
             retry: false,
             after: None,
+            status: None,
         }
     }
 
@@ -50,6 +50,7 @@ impl Failure {
             message: message.into(),
             retry: true,
             after: None,
+            status: None,
         }
     }
 }
@@ -95,7 +96,7 @@ pub(crate) struct Http {
     remote: reqwest::Client,
     /// For loopback endpoints: never goes through a proxy.
     local: reqwest::Client,
-    settings: Settings,
+    pub(super) settings: Settings,
 }
 
 impl std::fmt::Debug for Http {
@@ -110,7 +111,7 @@ impl Http {
     pub fn new(settings: Settings) -> Result<Http, String> {
         let builder = || {
             reqwest::Client::builder()
-                .connect_timeout(settings.timeout)
+                .connect_timeout(settings.connect_timeout)
                 .redirect(reqwest::redirect::Policy::none())
                 .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
         };
@@ -128,56 +129,8 @@ impl Http {
         })
     }
 
-    /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
-    /// succeed on another attempt. The error names the endpoint and never the key.
-    pub async fn send<D: Decoder>(
-        &self,
-        post: &Post,
-        decoder: impl Fn() -> D,
-    ) -> Result<ModelReply, String> {
-        let secret = post.auth.as_ref().map(|(_, secret)| secret);
-        let body = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
-        let mut attempt: u32 = 0;
-        loop {
-            let outcome = match tokio::time::timeout(
-                self.settings.timeout,
-                self.attempt(post, &body, decoder()),
-            )
-            .await
-            {
-                Ok(outcome) => outcome,
-                Err(_) => Err(Failure::transient(format!(
-                    "timed out after {}",
-                    seconds(self.settings.timeout)
-                ))),
-            };
-            let failure = match outcome {
-                Ok(reply) => return Ok(reply),
-                Err(failure) => failure,
-            };
-            if failure.retry && attempt < self.settings.max_retries {
-                let wait = match failure.after {
-                    Some(after) => after.min(MAX_RETRY_AFTER),
-                    None => backoff(self.settings.base_backoff, attempt),
-                };
-                attempt += 1;
-                tokio::time::sleep(wait).await;
-                continue;
-            }
-            let attempts = if attempt > 0 {
-                format!(" (gave up after {} attempts)", attempt + 1)
-            } else {
-                String::new()
-            };
-            let message = format!("{}: {}{attempts}", post.label, failure.message);
-            return Err(match secret {
-                Some(secret) => redact(&message, secret),
-                None => message,
-            });
-        }
-    }
-
-    async fn attempt<D: Decoder>(
+    /// One attempt: the request sent, the response decoded.
+    pub(super) async fn attempt<D: Decoder>(
         &self,
         post: &Post,
         body: &[u8],
@@ -256,6 +209,7 @@ impl Http {
                 ),
                 retry,
                 after,
+                status: Some(code),
             });
         }
         let whole = response
@@ -409,18 +363,6 @@ fn duration_from_secs(secs: f64) -> Option<Duration> {
     }
 }
 
-/// `base · 2^attempt`, capped, times a random factor in [0.5, 1).
-pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
-    let exponential = base
-        .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX))
-        .min(MAX_BACKOFF);
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let factor = 0.5 + (random % 1000) as f64 / 2000.0;
-    exponential.mul_f64(factor)
-}
-
 use super::endpoint::is_loopback;
 
 #[cfg(test)]
@@ -441,17 +383,6 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(7));
         assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
-    }
-
-    #[test]
-    fn backoff_grows_with_jitter_and_is_capped() {
-        let base = Duration::from_millis(100);
-        for attempt in 0..4 {
-            let wait = backoff(base, attempt);
-            let full = base * 2u32.pow(attempt);
-            assert!(wait >= full / 2 && wait < full, "{attempt}: {wait:?}");
-        }
-        assert!(backoff(base, 40) <= MAX_BACKOFF);
     }
 
     #[test]

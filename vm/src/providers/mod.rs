@@ -30,18 +30,22 @@ mod keys;
 mod limits;
 mod ollama;
 mod openai;
+mod pricing;
 mod resolve;
+mod retry;
 mod sse;
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
+pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
-use crate::driver::Models;
+use crate::driver::{Cost, Models};
 use crate::effect::{ModelCall, ModelReply};
 
 /// Command-line overrides of the configured models.
@@ -60,8 +64,12 @@ pub struct Overrides {
 /// Resilience settings.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
-    /// One attempt's limit, from sending the request to the end of the stream.
+    /// The overall cap of one attempt, from sending the request to the end of the stream
+    /// (default 30 minutes: a slow but steady stream is ended by the idle timeout only when
+    /// it stalls, not cut at a fixed time).
     pub timeout: Duration,
+    /// The longest wait for a connection to be established.
+    pub connect_timeout: Duration,
     /// Retries after the first attempt (on 429, 408, 409, 5xx, connection errors,
     /// truncated streams and timeouts).
     pub max_retries: u32,
@@ -79,7 +87,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Settings {
         Settings {
-            timeout: Duration::from_secs(120),
+            timeout: Duration::from_secs(30 * 60),
+            connect_timeout: Duration::from_secs(30),
             max_retries: 4,
             base_backoff: Duration::from_millis(500),
             max_response_bytes: 4 * 1024 * 1024,
@@ -91,6 +100,10 @@ impl Default for Settings {
 /// Receives text as it streams in: `(agent, text delta)`.
 pub type TokenSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
+/// Receives a one-line notice before a call is retried: `(agent, notice)`. Text streamed by
+/// the failed attempt is discarded: the reply is the retry's alone.
+pub type RetrySink = Arc<dyn Fn(&str, &str) + Send + Sync>;
+
 /// The network providers, one client per distinct model of the program.
 pub struct Providers {
     http: http::Http,
@@ -100,6 +113,18 @@ pub struct Providers {
     /// The client for calls whose agent names no model (`--model`).
     fallback: Option<usize>,
     on_token: Option<TokenSink>,
+    on_retry: Option<RetrySink>,
+    /// Per client: its server refused a streamed request and answered an unstreamed one,
+    /// so the rest of the run asks it without streaming.
+    unstreamed: Vec<AtomicBool>,
+    /// Each agent's `FunctionChoice`.
+    choices: Vec<(String, ir::ToolChoice)>,
+    /// Replies whose server reported no token usage.
+    unreported: AtomicU32,
+    /// Per client: its model's list price, if known (`pricing.rs`).
+    prices: Vec<Option<pricing::Price>>,
+    /// What the replies so far cost.
+    cost: Mutex<Cost>,
 }
 
 impl fmt::Debug for Providers {
@@ -195,14 +220,33 @@ impl Providers {
         };
         Ok(Providers {
             http: http::Http::new(settings)?,
+            unstreamed: clients.iter().map(|_| AtomicBool::new(false)).collect(),
+            prices: clients
+                .iter()
+                .map(|target| pricing::price(target.kind, &target.model))
+                .collect(),
             clients,
             routes,
             fallback,
             on_token,
+            on_retry: None,
+            choices: program
+                .agents
+                .iter()
+                .map(|agent| (agent.name.clone(), agent.tool_choice))
+                .collect(),
+            unreported: AtomicU32::new(0),
+            cost: Mutex::new(Cost::default()),
         })
     }
 
-    fn target(&self, call: &ModelCall) -> Result<&Target, String> {
+    /// Where retry notices go (the terminal); without one they are not shown.
+    pub fn with_retry_notices(mut self, sink: RetrySink) -> Providers {
+        self.on_retry = Some(sink);
+        self
+    }
+
+    fn target(&self, call: &ModelCall) -> Result<(usize, &Target), String> {
         let idx = match &call.model {
             Some(model) => self
                 .routes
@@ -223,35 +267,76 @@ impl Providers {
                 )
             })?,
         };
-        Ok(&self.clients[idx])
+        Ok((idx, &self.clients[idx]))
+    }
+
+    /// The `FunctionChoice` of the calling agent (`auto` for a `select` manager).
+    fn choice(&self, agent: &str) -> ir::ToolChoice {
+        self.choices
+            .iter()
+            .find(|(name, _)| name == agent)
+            .map_or(ir::ToolChoice::Auto, |(_, choice)| *choice)
     }
 }
 
 impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
-        let target = self.target(call)?;
+        let (idx, target) = self.target(call)?;
         let sink = self.on_token.clone();
         let agent = call.agent.as_str();
-        match target.kind {
+        let choice = self.choice(agent);
+        let notice = |text: &str| {
+            if let Some(on_retry) = &self.on_retry {
+                on_retry(agent, text);
+            }
+        };
+        let how = retry::How {
+            unstreamed: &self.unstreamed[idx],
+            notice: &notice,
+        };
+        let reply = match target.kind {
             Kind::OpenAi { .. } => {
-                let post = openai::request(target, call);
+                let post = openai::request(target, call, choice);
                 self.http
-                    .send(&post, || openai::Stream::new(agent, sink.clone()))
+                    .send(&post, || openai::Stream::new(agent, sink.clone()), &how)
                     .await
             }
             Kind::Anthropic => {
-                let post = anthropic::request(target, call);
+                let post = anthropic::request(target, call, choice);
                 self.http
-                    .send(&post, || anthropic::Stream::new(agent, sink.clone()))
+                    .send(&post, || anthropic::Stream::new(agent, sink.clone()), &how)
                     .await
             }
             Kind::Ollama => {
-                let post = ollama::request(target, call);
+                let post = ollama::request(target, call, choice);
                 self.http
-                    .send(&post, || ollama::Stream::new(agent, sink.clone()))
+                    .send(&post, || ollama::Stream::new(agent, sink.clone()), &how)
                     .await
             }
+        }?;
+        let unreported = reply.usage == crate::history::Usage::default();
+        if unreported {
+            self.unreported.fetch_add(1, Ordering::Relaxed);
         }
+        if let Ok(mut cost) = self.cost.lock() {
+            match self.prices[idx] {
+                // A reply without usage has a cost, just not a known one.
+                Some(price) if !unreported => {
+                    cost.usd += price.cost(reply.usage.input_tokens, reply.usage.output_tokens);
+                    cost.priced += 1;
+                }
+                _ => cost.unpriced += 1,
+            }
+        }
+        Ok(reply)
+    }
+
+    fn usage_unreported(&self) -> u32 {
+        self.unreported.load(Ordering::Relaxed)
+    }
+
+    fn cost(&self) -> Cost {
+        self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
 }
 

@@ -7,6 +7,7 @@
 //! with `prompt_eval_count` and `eval_count`. An `{"error": …}` line fails the attempt; a
 //! stream without the `done` line is truncated.
 
+use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
 use super::http::{Decoder, Failure, Post};
@@ -15,12 +16,12 @@ use super::{fallback_call_id, parse_arguments, Target, TokenSink};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
 
-/// The request for `call`.
-pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
+/// The request for `call`. `choice` `none` sends no tools (Ollama has no `tool_choice`).
+pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
     let mut body = Map::new();
     body.insert("model".into(), json!(target.model));
     body.insert("messages".into(), Json::Array(messages(call)));
-    if !call.tools.is_empty() {
+    if !call.tools.is_empty() && choice != ToolChoice::None {
         let tools = call
             .tools
             .iter()
@@ -72,9 +73,16 @@ fn messages(call: &ModelCall) -> Vec<Json> {
                 let calls: Vec<Json> = message
                     .tool_calls
                     .iter()
-                    .map(
-                        |call| json!({ "function": { "name": call.name, "arguments": call.args } }),
-                    )
+                    .map(|call| {
+                        // Arguments are an object on this API; text that was not JSON
+                        // goes as `{}` (the tool reported the bad arguments already).
+                        let arguments = if call.args.is_object() {
+                            call.args.clone()
+                        } else {
+                            json!({})
+                        };
+                        json!({ "function": { "name": call.name, "arguments": arguments } })
+                    })
                     .collect();
                 json!({ "role": "assistant", "content": message.content, "tool_calls": calls })
             }

@@ -6,6 +6,7 @@
 //! `arguments` JSON) assembled by `index`, usage in the last chunk, then `data: [DONE]`.
 //! A stream that ends before `[DONE]` is truncated, and retried.
 
+use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
 use super::http::{Decoder, Failure, Post};
@@ -14,8 +15,9 @@ use super::{fallback_call_id, parse_arguments, Kind, Target, TokenSink};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
 
-/// The request for `call`.
-pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
+/// The request for `call`; `choice` (the agent's `FunctionChoice`) is sent as
+/// `tool_choice` `"required"` or `"none"` (`"auto"` is the API's default with tools).
+pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
     let (azure, official) = match target.kind {
         Kind::OpenAi { azure, official } => (azure, official),
         _ => (false, false),
@@ -39,6 +41,15 @@ pub(crate) fn request(target: &Target, call: &ModelCall) -> Post {
             })
             .collect();
         body.insert("tools".into(), Json::Array(tools));
+        match choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                body.insert("tool_choice".into(), json!("required"));
+            }
+            ToolChoice::None => {
+                body.insert("tool_choice".into(), json!("none"));
+            }
+        }
     }
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({ "include_usage": true }));
@@ -93,12 +104,9 @@ fn messages(call: &ModelCall) -> Vec<Json> {
                         })
                     })
                     .collect();
-                let content = if message.content.is_empty() {
-                    Json::Null
-                } else {
-                    json!(message.content)
-                };
-                json!({ "role": "assistant", "content": content, "tool_calls": calls })
+                // `""`, never `null`: OpenAI accepts either with tool calls, but llama.cpp's
+                // server (and others) answer `content: null` with a 500.
+                json!({ "role": "assistant", "content": message.content, "tool_calls": calls })
             }
             ChatRole::Tool => json!({
                 "role": "tool",
@@ -351,13 +359,13 @@ mod tests {
             azure: false,
             official: true,
         };
-        let post = request(&target(official), &call());
+        let post = request(&target(official), &call(), ToolChoice::Auto);
         assert_eq!(post.body["max_completion_tokens"], json!(100));
         assert!(post.body.get("max_tokens").is_none());
         assert_eq!(post.body["reasoning_effort"], json!("high"));
         assert!(post.body.get("tools").is_none());
-        // An assistant message with only tool calls has null content.
-        assert_eq!(post.body["messages"][0]["content"], Json::Null);
+        // An assistant message with only tool calls has empty content, never null.
+        assert_eq!(post.body["messages"][0]["content"], json!(""));
         assert_eq!(
             post.auth.as_ref().map(|(name, _)| *name),
             Some("authorization")
@@ -366,7 +374,7 @@ mod tests {
             azure: true,
             official: true,
         };
-        let post = request(&target(azure), &call());
+        let post = request(&target(azure), &call(), ToolChoice::Auto);
         assert_eq!(post.auth.as_ref().map(|(name, _)| *name), Some("api-key"));
     }
 

@@ -20,6 +20,7 @@ fn small() -> Settings {
         base_backoff: Duration::from_millis(1),
         max_response_bytes: 64 * 1024,
         idle_timeout: Duration::from_millis(300),
+        ..Settings::default()
     }
 }
 

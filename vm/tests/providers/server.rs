@@ -13,6 +13,9 @@ use tokio::net::{TcpListener, TcpStream};
 pub enum Reply {
     /// Writes these pieces, flushing and pausing between them, then closes.
     Pieces(Vec<Vec<u8>>),
+    /// Writes these pieces with this pause between them (a slow but steady stream), then
+    /// closes.
+    Slow(Vec<Vec<u8>>, Duration),
     /// Writes these pieces, then resets the connection (RST).
     Reset(Vec<Vec<u8>>),
     /// Reads the request and never answers.
@@ -97,6 +100,16 @@ pub async fn handle(
     match reply {
         Some(Reply::Pieces(pieces)) => {
             write_pieces(&mut stream, &pieces).await;
+            let _ = stream.shutdown().await;
+        }
+        Some(Reply::Slow(pieces, pause)) => {
+            for piece in pieces {
+                if stream.write_all(&piece).await.is_err() {
+                    return;
+                }
+                let _ = stream.flush().await;
+                tokio::time::sleep(pause).await;
+            }
             let _ = stream.shutdown().await;
         }
         Some(Reply::Reset(pieces)) => {

@@ -1,0 +1,68 @@
+//! Token usage and cost as the driver reports them: which calls reported no usage (their
+//! tokens are unknown, not 0), what the calls cost by their models' known prices, and the
+//! `usage` / `cost` objects added to `turn_end` and `session_end` events.
+
+use crate::event::Event;
+use crate::history::Usage;
+
+/// What model calls cost in US dollars, by the models' list prices: `priced` calls had a
+/// known price, `unpriced` calls did not (a local server, a model not in the table).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Cost {
+    pub usd: f64,
+    pub priced: u32,
+    pub unpriced: u32,
+}
+
+impl Cost {
+    /// The calls made since `before`.
+    pub fn since(self, before: Cost) -> Cost {
+        Cost {
+            usd: (self.usd - before.usd).max(0.0),
+            priced: self.priced.saturating_sub(before.priced),
+            unpriced: self.unpriced.saturating_sub(before.unpriced),
+        }
+    }
+
+    /// `{usd, complete}` for events and `--json`, or null when no call had a price.
+    pub fn json(&self) -> serde_json::Value {
+        if self.priced == 0 {
+            return serde_json::Value::Null;
+        }
+        serde_json::json!({ "usd": self.usd, "complete": self.unpriced == 0 })
+    }
+}
+
+/// The usage of a turn or a run as events and summaries show it: `complete` unless some
+/// call's server reported none; `known` unless no call reported any.
+pub fn usage_json(usage: Usage, unreported: u32) -> serde_json::Value {
+    serde_json::json!({
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "complete": unreported == 0,
+        "known": unreported == 0 || usage.total() > 0,
+    })
+}
+
+/// Adds `usage` (see [`usage_json`]) to a `turn_end` or `session_end` payload when some of
+/// its calls reported no usage, and `cost` (see [`Cost::json`]) when some had a price.
+pub(super) fn mark_usage(event: &Event, unreported: u32, cost: Cost) -> Option<Event> {
+    if (unreported == 0 && cost.priced == 0)
+        || !matches!(event.event_type, "turn_end" | "session_end")
+    {
+        return None;
+    }
+    let mut event = event.clone();
+    if unreported > 0 {
+        let count = |key: &str| event.payload.get(key).and_then(serde_json::Value::as_u64);
+        let usage = Usage {
+            input_tokens: count("input_tokens").unwrap_or(0),
+            output_tokens: count("output_tokens").unwrap_or(0),
+        };
+        event.payload["usage"] = usage_json(usage, unreported);
+    }
+    if cost.priced > 0 {
+        event.payload["cost"] = cost.json();
+    }
+    Some(event)
+}

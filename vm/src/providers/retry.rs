@@ -1,0 +1,177 @@
+//! Sending a model request until it succeeds or cannot: retries with exponential backoff
+//! and jitter (or the server's `Retry-After`), the overall timeout of each attempt, a
+//! one-line notice before each retry, and the fallback to not streaming for a server that
+//! refuses streamed requests (remembered for the run). Every message leaving this file has
+//! the request's key scrubbed out of it.
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::http::{seconds, Decoder, Failure, Http, Post, MAX_RETRY_AFTER};
+use super::redact;
+use crate::effect::ModelReply;
+
+/// The longest computed backoff between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How one call is sent: whether its client already fell back to not streaming, and where
+/// retry notices go.
+pub(crate) struct How<'a> {
+    /// Set once a server refused a streamed request and answered an unstreamed one.
+    pub unstreamed: &'a AtomicBool,
+    /// Receives a one-line notice before each retry (key already scrubbed).
+    pub notice: &'a (dyn Fn(&str) + Sync),
+}
+
+impl How<'_> {
+    fn notice(&self, text: &str) {
+        (self.notice)(text)
+    }
+}
+
+/// The body of `body` asked for without streaming, when it asks for streaming.
+fn unstreamed_body(body: &serde_json::Value) -> Option<serde_json::Value> {
+    if body.get("stream") != Some(&serde_json::Value::Bool(true)) {
+        return None;
+    }
+    let mut body = body.clone();
+    body["stream"] = serde_json::Value::Bool(false);
+    if let Some(object) = body.as_object_mut() {
+        object.remove("stream_options");
+    }
+    Some(body)
+}
+
+/// Whether a failure may be a server refusing to stream: llama.cpp's server answers a
+/// streamed request with tools by a 500, others by a 501, or by a 400 or 422 whose message
+/// speaks of streaming.
+fn rejects_streaming(failure: &Failure) -> bool {
+    match failure.status {
+        Some(500 | 501) => true,
+        Some(400 | 422) => failure.message.to_ascii_lowercase().contains("stream"),
+        _ => false,
+    }
+}
+
+impl Http {
+    /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
+    /// succeed on another attempt. A streamed request the server refuses with an error status
+    /// is tried once without streaming; if that succeeds, `how.unstreamed` remembers it for
+    /// the run. Each retry is announced through `how.notice` first. The error names the
+    /// endpoint and never the key.
+    pub async fn send<D: Decoder>(
+        &self,
+        post: &Post,
+        decoder: impl Fn() -> D,
+        how: &How<'_>,
+    ) -> Result<ModelReply, String> {
+        let secret = post.auth.as_ref().map(|(_, secret)| secret);
+        let scrub = |text: String| match secret {
+            Some(secret) => redact(&text, secret),
+            None => text,
+        };
+        let streamed = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
+        let unstreamed = match unstreamed_body(&post.body) {
+            Some(body) => Some(serde_json::to_vec(&body).map_err(|error| error.to_string())?),
+            None => None,
+        };
+        let mut streaming = unstreamed.is_some() && !how.unstreamed.load(Ordering::Relaxed);
+        let mut fell_back = false;
+        let mut attempt: u32 = 0;
+        loop {
+            let body = match (&unstreamed, streaming) {
+                (Some(unstreamed), false) => unstreamed,
+                _ => &streamed,
+            };
+            let outcome = match tokio::time::timeout(
+                self.settings.timeout,
+                self.attempt(post, body, decoder()),
+            )
+            .await
+            {
+                Ok(outcome) => outcome,
+                Err(_) => Err(Failure::transient(format!(
+                    "timed out after {}",
+                    seconds(self.settings.timeout)
+                ))),
+            };
+            let failure = match outcome {
+                Ok(reply) => {
+                    if fell_back && !streaming {
+                        how.unstreamed.store(true, Ordering::Relaxed);
+                    }
+                    return Ok(reply);
+                }
+                Err(failure) => failure,
+            };
+            if streaming && !fell_back && rejects_streaming(&failure) {
+                fell_back = true;
+                streaming = false;
+                how.notice(&scrub(format!(
+                    "{}: {}; trying once without streaming",
+                    post.label, failure.message
+                )));
+                continue;
+            }
+            if fell_back && !streaming && unstreamed.is_some() {
+                // Not streaming did not help either: back to the usual retries.
+                streaming = !how.unstreamed.load(Ordering::Relaxed);
+            }
+            if failure.retry && attempt < self.settings.max_retries {
+                let wait = match failure.after {
+                    Some(after) => after.min(MAX_RETRY_AFTER),
+                    None => backoff(self.settings.base_backoff, attempt),
+                };
+                attempt += 1;
+                how.notice(&scrub(format!(
+                    "{}: {}; retry {attempt} of {} in {:.1}s",
+                    post.label,
+                    failure.message,
+                    self.settings.max_retries,
+                    wait.as_secs_f64()
+                )));
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+            let tries = attempt + 1 + u32::from(fell_back);
+            let attempts = if tries > 1 {
+                format!(" (gave up after {tries} attempts)")
+            } else {
+                String::new()
+            };
+            return Err(scrub(format!(
+                "{}: {}{attempts}",
+                post.label, failure.message
+            )));
+        }
+    }
+}
+
+/// `base · 2^attempt`, capped, times a random factor in [0.5, 1).
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let exponential = base
+        .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX))
+        .min(MAX_BACKOFF);
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let factor = 0.5 + (random % 1000) as f64 / 2000.0;
+    exponential.mul_f64(factor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_with_jitter_and_is_capped() {
+        let base = Duration::from_millis(100);
+        for attempt in 0..4 {
+            let wait = backoff(base, attempt);
+            let full = base * 2u32.pow(attempt);
+            assert!(wait >= full / 2 && wait < full, "{attempt}: {wait:?}");
+        }
+        assert!(backoff(base, 40) <= MAX_BACKOFF);
+    }
+}
