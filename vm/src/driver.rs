@@ -89,6 +89,12 @@ pub struct Summary {
     pub turns: u32,
     pub usage: Usage,
     pub history: Vec<Message>,
+    /// The run's result ([`Machine::output`]): the tama end value, the promoted artifact, or
+    /// the last reply with text.
+    pub output: Option<String>,
+    /// Why the work was not done although the run ended without an error
+    /// ([`Machine::shortfall`]).
+    pub shortfall: Option<String>,
 }
 
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
@@ -227,6 +233,8 @@ pub async fn drive<M: Models>(
                 turns: run.turn,
                 usage: run.usage,
                 history: run.history,
+                output: None,
+                shortfall: None,
             };
         }
     };
@@ -336,6 +344,7 @@ pub async fn drive<M: Models>(
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
     }
+    let (output, shortfall) = (machine.output(), machine.shortfall());
     let run = machine.into_run();
     Summary {
         outcome: run.outcome.unwrap_or(Outcome::Error),
@@ -343,6 +352,8 @@ pub async fn drive<M: Models>(
         turns: run.turn,
         usage: run.usage,
         history: run.history,
+        output,
+        shortfall,
     }
 }
 

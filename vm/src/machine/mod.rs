@@ -7,6 +7,7 @@
 
 mod context;
 mod failure;
+mod guide;
 mod merge;
 mod route;
 
@@ -23,6 +24,12 @@ use crate::history::{Message, Role, ToolCall, Usage};
 
 /// Most tool calls one turn may make before it is cut off.
 pub const MAX_TOOL_CALLS_PER_TURN: usize = 40;
+
+/// The turn cap of a fuseraft config that sets none (issue 13: every run is bounded).
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// The step cap of a tama FSM (tama's documented 50-step limit, per run here).
+pub const TAMA_MAX_STEPS: u32 = 50;
 
 /// Run-level options the caller chooses.
 #[derive(Clone, Debug, Default)]
@@ -127,6 +134,13 @@ pub struct Machine<'p> {
     /// History messages already bounded by [`Machine::bound_history`].
     bounded_messages: usize,
     ended: bool,
+    /// The turn cap that applies because the program sets none ([`DEFAULT_MAX_TURNS`], or
+    /// [`TAMA_MAX_STEPS`] for tama).
+    default_cap: Option<u32>,
+    /// The run moved out of its entry state at least once.
+    left_entry: bool,
+    /// Adversarial stages promoted without their critic's approval.
+    unapproved: Vec<String>,
 }
 
 impl<'p> Machine<'p> {
@@ -172,6 +186,9 @@ impl<'p> Machine<'p> {
             event_turn: 0,
             stored_messages: 0,
             bounded_messages: 0,
+            default_cap: default_cap(program),
+            left_entry: false,
+            unapproved: Vec::new(),
         };
         let start_state = program
             .states
@@ -186,6 +203,17 @@ impl<'p> Machine<'p> {
                 "start_state": start_state,
             }),
         );
+        if let Some(max) = machine.default_cap {
+            machine.emit(
+                None,
+                "default_turn_cap",
+                json!({"max_turns": max, "why": if program.origin == fuseraft_compiler::ir::Origin::Tama {
+                    "tama's step limit"
+                } else {
+                    "the config sets no turn cap"
+                }}),
+            );
+        }
         if start_state.is_none() {
             machine.finish(
                 Outcome::Error,
@@ -298,6 +326,7 @@ impl<'p> Machine<'p> {
         machine.events.clear();
         machine.event_turn = run.turn;
         machine.stored_messages = run.history.len();
+        machine.left_entry = run.state != program.entry;
         machine.run = run;
         machine.stand_in = stand_in;
         machine.emit(
@@ -407,6 +436,44 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// Why the run did not do its work although it ended without an error: `max_turns`
+    /// reached without ever leaving the first state, or an adversarial stage promoted
+    /// without approval. `None` once the run is not over.
+    pub fn shortfall(&self) -> Option<String> {
+        match self.run.outcome? {
+            Outcome::MaxTurns if !self.left_entry => Some(format!(
+                "the turn cap was reached without ever leaving the first state `{}`",
+                self.program.state(self.program.entry).name
+            )),
+            Outcome::Completed | Outcome::MaxTurns if !self.unapproved.is_empty() => {
+                Some(format!(
+                    "adversarial stage `{}` was promoted without its critic's approval",
+                    self.unapproved.join("`, `")
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// The run's result: the tama end value or the promoted artifact (`value`), else the
+    /// newest reply with text.
+    pub fn output(&self) -> Option<String> {
+        use fuseraft_compiler::ir::{Origin, SelectionKind};
+        let by_value = matches!(
+            self.program.origin,
+            Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial)
+        );
+        let value = self.run.value.clone().filter(|value| by_value && !value.is_empty());
+        value.or_else(|| {
+            self.run
+                .history
+                .iter()
+                .rev()
+                .find(|message| message.role == Role::Assistant && !message.content.is_empty())
+                .map(|message| message.content.clone())
+        })
+    }
+
     /// The turn cap that applies now, if it is reached.
     fn turn_cap_reached(&self) -> bool {
         let program_cap = self
@@ -423,6 +490,7 @@ impl<'p> Machine<'p> {
             TurnUnit::Phases => self.run.phase.saturating_sub(1),
         };
         program_cap.is_some_and(|max| counted >= max)
+            || self.default_cap.is_some_and(|max| self.run.turn >= max)
             || self
                 .options
                 .max_turns
@@ -433,7 +501,17 @@ impl<'p> Machine<'p> {
         self.event_turn = self.run.turn;
         if self.turn_cap_reached() {
             self.emit(None, "max_turns_exceeded", json!({"turns": self.run.turn}));
-            self.finish(Outcome::MaxTurns, None);
+            let reason = self
+                .default_cap
+                .filter(|max| self.run.turn >= *max)
+                .map(|max| {
+                    if self.program.origin == fuseraft_compiler::ir::Origin::Tama {
+                        format!("tama's limit of {max} steps was reached")
+                    } else {
+                        format!("the default cap of {max} turns was reached (the config sets no `Termination` cap; set `MaxIterations`)")
+                    }
+                });
+            self.finish(Outcome::MaxTurns, reason);
             return self.step();
         }
         let state = self.program.state(self.run.state);
@@ -679,6 +757,9 @@ impl<'p> Machine<'p> {
             }
             return;
         }
+        if self.repeated_reply() {
+            return;
+        }
         self.route();
     }
 
@@ -773,4 +854,22 @@ impl<'p> Machine<'p> {
                 TermCond::MaxTurns(_) => false,
             })
     }
+}
+
+/// The cap a program without its own turn cap gets: [`TAMA_MAX_STEPS`] for tama,
+/// [`DEFAULT_MAX_TURNS`] otherwise.
+fn default_cap(program: &Program) -> Option<u32> {
+    let capped = program
+        .termination
+        .any
+        .iter()
+        .any(|cond| matches!(cond, TermCond::MaxTurns(_)));
+    if capped {
+        return None;
+    }
+    Some(if program.origin == fuseraft_compiler::ir::Origin::Tama {
+        TAMA_MAX_STEPS
+    } else {
+        DEFAULT_MAX_TURNS
+    })
 }

@@ -6,7 +6,7 @@ use fuseraft_compiler::ir::{
 };
 use serde_json::json;
 
-use super::{failure, Machine, Phase};
+use super::{failure, guide, Machine, Phase};
 use crate::effect::{CheckResult, ModelReply, Request};
 use crate::event::Outcome;
 use crate::history::{Message, Role};
@@ -198,7 +198,8 @@ impl Machine<'_> {
     /// Two routing signals in one reply: a correction that names them, in every mode.
     fn ambiguous(&mut self, reply: &Reply, detected: &[String]) {
         let state = self.state_name();
-        let key = format!("{state}::ambiguous");
+        // Ambiguity and missing signals count together (issue 13).
+        let key = format!("{state}::no-signal");
         let count = failure::bump(&mut self.run.failures, &key);
         let listed = detected.join("`, `");
         self.emit(
@@ -245,27 +246,24 @@ impl Machine<'_> {
         signals
     }
 
-    /// How many consecutive routing failures a state tolerates before the run is stuck.
+    /// How many consecutive routing failures a state tolerates before the run is stuck: the
+    /// graph's `MaxRetries`, the state machine's `MaxConsecutiveTurnsWithoutSignal`, else
+    /// `InvalidTransition.Threshold` (3 by default) for every mode (issue 13).
     fn no_match_threshold(&self) -> Option<u32> {
         let state = self.program.state(self.run.state);
         state
             .stuck
             .max_retries
             .or(state.stuck.max_without_signal)
-            .or_else(|| {
-                let structured = state
-                    .exits
-                    .iter()
-                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
-                structured.then_some(self.program.failure.invalid_transition.threshold)
-            })
+            .or(Some(self.program.failure.invalid_transition.threshold.max(1)))
     }
 
     fn no_match(&mut self, reply: &Reply) {
         let state = self.program.state(self.run.state);
         let name = state.name.clone();
         match state.no_match.clone() {
-            NoMatch::Fallback(target) => {
+            // Keyword states whose agent has no signal to send fall back to `DefaultAgent`.
+            NoMatch::Fallback(target) if self.valid_signals().is_empty() => {
                 self.emit(
                     Some(&reply.agent),
                     "keyword_not_found",
@@ -287,60 +285,9 @@ impl Machine<'_> {
                     )),
                 );
             }
-            NoMatch::Correct { nudge } => {
-                let key = format!("{name}::no-signal");
-                let count = failure::bump(&mut self.run.failures, &key);
-                let expected = self.valid_signals();
-                self.emit(
-                    Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "expected_signals": expected, "consecutive": count}),
-                );
-                if let Some(limit) = self.no_match_threshold() {
-                    if count >= limit {
-                        let validator = if state.stuck.max_without_signal.is_some()
-                            && state.stuck.max_retries.is_none()
-                        {
-                            format!("signal-required:{name}")
-                        } else {
-                            "no-keyword".to_string()
-                        };
-                        self.finish(
-                            Outcome::Stuck,
-                            Some(format!(
-                                "stuck in state `{name}`: validator `{validator}` failed {count} times: no routing signal in the reply"
-                            )),
-                        );
-                        return;
-                    }
-                }
-                let structured = state
-                    .exits
-                    .iter()
-                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
-                let text = if structured {
-                    let limit = self.no_match_threshold().unwrap_or(3);
-                    format!(
-                        "STRUCTURED ROUTING ERROR ({count}/{limit}): your reply matched no route. Reply with a JSON object whose fields satisfy one of the routes."
-                    )
-                } else if nudge && !expected.is_empty() {
-                    let tool_hint = if reply.made_tool_calls {
-                        ""
-                    } else {
-                        " NO TOOL CALLS AND NO KEYWORD."
-                    };
-                    format!("No routing signal found in your reply.{tool_hint} End your reply with exactly one of these on its own line, or call handoff(route_keyword): {}.", expected.join(", "))
-                } else {
-                    "Your reply did not complete this step. Try again.".to_string()
-                };
-                self.inject(text);
-                self.emit(
-                    Some(&reply.agent),
-                    "correction_injected",
-                    json!({"reason": "no routing signal"}),
-                );
-                self.phase = Phase::Ready;
-            }
+            // Keyword states otherwise correct their agent like state machines (issue 13).
+            NoMatch::Fallback(_) => self.correct(reply, true),
+            NoMatch::Correct { nudge } => self.correct(reply, nudge),
             NoMatch::Never => {
                 if matches!(
                     state.kind,
@@ -358,6 +305,88 @@ impl Machine<'_> {
                 }
             }
         }
+    }
+
+    /// No valid signal in the reply: count it (with ambiguity, under one key per state),
+    /// stop the run as stuck at the state's threshold, else inject a correction that names
+    /// the valid signals (and a foreign keyword the reply used) and run the agent again.
+    fn correct(&mut self, reply: &Reply, nudge: bool) {
+        let state = self.program.state(self.run.state);
+        let name = state.name.clone();
+        let key = format!("{name}::no-signal");
+        let count = failure::bump(&mut self.run.failures, &key);
+        let expected = self.valid_signals();
+        let foreign = guide::foreign_signals(
+            self.program,
+            self.run.state,
+            &reply.agent,
+            &reply.text,
+            reply.handoff.as_deref(),
+        );
+        let mut payload = json!({"state": name, "expected_signals": expected, "consecutive": count});
+        if !foreign.is_empty() {
+            payload["foreign_signals"] = json!(foreign);
+        }
+        self.emit(Some(&reply.agent), "keyword_not_found", payload);
+        let structured = state
+            .exits
+            .iter()
+            .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
+        if let Some(limit) = self.no_match_threshold() {
+            if count >= limit {
+                let validator = if state.stuck.max_without_signal.is_some()
+                    && state.stuck.max_retries.is_none()
+                {
+                    format!("signal-required:{name}")
+                } else {
+                    "no-keyword".to_string()
+                };
+                let what = if foreign.is_empty() {
+                    "no routing signal in the reply".to_string()
+                } else {
+                    format!("the reply used `{}`, not its own", foreign.join("`, `"))
+                };
+                let wanted = if expected.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (expected one of: {})", expected.join(", "))
+                };
+                self.finish(
+                    Outcome::Stuck,
+                    Some(format!(
+                        "stuck in state `{name}`: validator `{validator}` failed {count} times: {what}{wanted}"
+                    )),
+                );
+                return;
+            }
+        }
+        let text = if structured {
+            let limit = self.no_match_threshold().unwrap_or(3);
+            format!(
+                "STRUCTURED ROUTING ERROR ({count}/{limit}): your reply matched no route. Reply with a JSON object whose fields satisfy one of the routes."
+            )
+        } else if nudge && !expected.is_empty() {
+            let hint = if !foreign.is_empty() {
+                format!(
+                    " WRONG KEYWORD: `{}` is not yours to send here.",
+                    foreign.join("`, `")
+                )
+            } else if reply.made_tool_calls {
+                String::new()
+            } else {
+                " NO TOOL CALLS AND NO KEYWORD.".to_string()
+            };
+            format!("No routing signal found in your reply.{hint} End your reply with exactly one of these on its own line, or call handoff(route_keyword): {}.", expected.join(", "))
+        } else {
+            "Your reply did not complete this step. Try again.".to_string()
+        };
+        self.inject(text);
+        self.emit(
+            Some(&reply.agent),
+            "correction_injected",
+            json!({"reason": "no routing signal"}),
+        );
+        self.phase = Phase::Ready;
     }
 
     /// Starts taking exit `idx`: its checks, then approval, then context, then the move.
@@ -528,6 +557,10 @@ impl Machine<'_> {
                         .unwrap_or_default();
                     self.run.value = Some(artifact);
                     let passed = signal.is_some();
+                    if !passed {
+                        let stage = state.name.split('/').next().unwrap_or_default();
+                        self.unapproved.push(stage.to_string());
+                    }
                     self.emit(
                         Some(&agent),
                         if passed {
@@ -613,6 +646,7 @@ impl Machine<'_> {
         let from = self.state_name();
         match target {
             Target::End => {
+                self.left_entry = true;
                 self.emit(
                     Some(agent),
                     "agent_routed",
@@ -635,6 +669,9 @@ impl Machine<'_> {
                 }
                 if id != self.run.state {
                     self.run.visit_turns = 0;
+                }
+                if id != self.program.entry {
+                    self.left_entry = true;
                 }
                 self.run.state = id;
                 self.phase = Phase::Ready;
