@@ -103,8 +103,8 @@ fn same_reply(a: &crate::history::Message, b: &crate::history::Message) -> bool 
 }
 
 impl Machine<'_> {
-    /// The newest reply repeats its agent's previous one word for word (issue 13): that is
-    /// `NoProgress`, counted per agent across states and answered by its `FailureHandling`
+    /// The newest reply repeats the previous reply, by the same agent, word for word (issue
+    /// 13): that is `NoProgress`, counted per agent and answered by its `FailureHandling`
     /// rule (a correction, or a stuck run at the threshold or on `EscalateToHuman`). Returns
     /// whether the run stopped.
     pub(super) fn repeated_reply(&mut self) -> bool {
@@ -117,10 +117,12 @@ impl Machine<'_> {
         let Some(newest) = replies.next() else {
             return false;
         };
+        // Only the agent's own previous reply, with no other agent's in between: an agent
+        // run again (after a correction, a refusal, a self-loop) that says the same again.
         let agent = newest.agent.clone();
         let repeated = replies
-            .find(|message| message.agent == agent)
-            .is_some_and(|previous| same_reply(newest, previous));
+            .next()
+            .is_some_and(|previous| previous.agent == agent && same_reply(newest, previous));
         let key = format!("identical::{agent}");
         if !repeated {
             self.run.failures.remove(&key);

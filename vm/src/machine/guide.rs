@@ -1,7 +1,7 @@
 //! Telling an agent how to route: the signals and finish keys open to it in a state, the
 //! routing block appended to its instructions, and the `enum` its routing tools carry.
 
-use fuseraft_compiler::ir::{Matcher, Origin, Program, StateId, ToolChoice, Trigger};
+use fuseraft_compiler::ir::{Cond, Field, Matcher, Origin, Program, StateId, ToolChoice, Trigger};
 
 use crate::effect::ToolSchema;
 
@@ -16,15 +16,24 @@ pub(super) struct Choices {
     pub any_key: bool,
     /// The state belongs to a tama program: its agent ends a step with `finish`.
     pub tama: bool,
+    /// JSON fields the state's structured routes read (no signals).
+    pub fields: Vec<String>,
 }
 
 /// The choices open to `agent` in `state`.
-pub(super) fn choices(program: &Program, state: StateId, agent: &str) -> Choices {
-    let state = program.state(state);
+pub(super) fn choices(program: &Program, state_id: StateId, agent: &str) -> Choices {
+    let state = program.state(state_id);
     let mut out = Choices {
         tama: program.origin == Origin::Tama,
         ..Choices::default()
     };
+    let has_signals = state
+        .exits
+        .iter()
+        .any(|exit| matches!(exit.trigger, Trigger::Signal { .. }));
+    if !has_signals {
+        out.fields = json_fields(program, state_id, agent);
+    }
     for exit in &state.exits {
         match &exit.trigger {
             Trigger::Signal { text, sources, .. } => {
@@ -43,6 +52,37 @@ pub(super) fn choices(program: &Program, state: StateId, agent: &str) -> Choices
             }
             Trigger::AnyKey => out.any_key = true,
             _ => {}
+        }
+    }
+    out
+}
+
+/// The JSON fields (dot paths) the state's conditions read, for exits `agent` may take.
+pub(super) fn json_fields(program: &Program, state: StateId, agent: &str) -> Vec<String> {
+    fn walk(cond: &Cond, out: &mut Vec<String>) {
+        match cond {
+            Cond::Eq(field, _) | Cond::Ne(field, _) | Cond::Contains(field, _) | Cond::Exists(field) => {
+                if let Field::Json(path) = field {
+                    let path = path.join(".");
+                    if !out.contains(&path) {
+                        out.push(path);
+                    }
+                }
+            }
+            Cond::Not(inner) => walk(inner, out),
+            Cond::And(items) | Cond::Or(items) => items.iter().for_each(|item| walk(item, out)),
+        }
+    }
+    let mut out = Vec::new();
+    for exit in &program.state(state).exits {
+        if let Trigger::Cond { cond, sources } = &exit.trigger {
+            let admitted = sources.is_empty()
+                || sources
+                    .iter()
+                    .any(|id| program.agent(*id).name.eq_ignore_ascii_case(agent));
+            if admitted {
+                walk(cond, &mut out);
+            }
         }
     }
     out
@@ -108,6 +148,13 @@ pub(super) fn block(choices: &Choices, tool_choice: ToolChoice) -> Option<String
         }
         text.push_str("Send one signal per reply, and only one of these.");
         return Some(text);
+    }
+    if !choices.fields.is_empty() {
+        let listed: Vec<String> = choices.fields.iter().map(|f| format!("`{f}`")).collect();
+        return Some(format!(
+            "## Routing\nEnd your reply with a JSON object with the fields {}: their values choose who works next.",
+            listed.join(", ")
+        ));
     }
     if tools && (!choices.keys.is_empty() || choices.any_key || choices.tama) {
         let keys = if choices.keys.is_empty() {

@@ -9,6 +9,7 @@ mod context;
 mod failure;
 mod guide;
 mod merge;
+mod nomatch;
 mod route;
 
 pub use context::{bounded, MAX_MESSAGE_CHARS};
@@ -441,7 +442,7 @@ impl<'p> Machine<'p> {
     /// without approval. `None` once the run is not over.
     pub fn shortfall(&self) -> Option<String> {
         match self.run.outcome? {
-            Outcome::MaxTurns if !self.left_entry => Some(format!(
+            Outcome::MaxTurns if !self.left_entry && self.entry_has_way_out() => Some(format!(
                 "the turn cap was reached without ever leaving the first state `{}`",
                 self.program.state(self.program.entry).name
             )),
@@ -453,6 +454,20 @@ impl<'p> Machine<'p> {
             }
             _ => None,
         }
+    }
+
+    /// Whether the first state has an exit that leaves it (a one-agent rotation has none).
+    fn entry_has_way_out(&self) -> bool {
+        let entry = self.program.entry;
+        self.program
+            .state(entry)
+            .exits
+            .iter()
+            .any(|exit| match exit.target {
+                fuseraft_compiler::ir::Target::End => true,
+                fuseraft_compiler::ir::Target::State(id) => id != entry,
+            })
+            || matches!(self.program.state(entry).kind, StateKind::Fork(_) | StateKind::Select(_))
     }
 
     /// The run's result: the tama end value or the promoted artifact (`value`), else the
