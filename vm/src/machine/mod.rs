@@ -204,17 +204,6 @@ impl<'p> Machine<'p> {
                 "start_state": start_state,
             }),
         );
-        if let Some(max) = machine.default_cap {
-            machine.emit(
-                None,
-                "default_turn_cap",
-                json!({"max_turns": max, "why": if program.origin == fuseraft_compiler::ir::Origin::Tama {
-                    "tama's step limit"
-                } else {
-                    "the config sets no turn cap"
-                }}),
-            );
-        }
         if start_state.is_none() {
             machine.finish(
                 Outcome::Error,
