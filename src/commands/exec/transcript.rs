@@ -24,10 +24,18 @@ pub fn render(session: &str, task: &str, summary: &Summary) -> String {
         match message.role {
             Role::User if message.agent == "user" => continue,
             Role::User => {
-                out.push_str(&format!("\n> _{}:_ {}\n", message.agent, quote(&message.content)));
+                out.push_str(&format!(
+                    "\n> _{}:_ {}\n",
+                    message.agent,
+                    quote(&message.content)
+                ));
             }
             Role::Assistant => {
-                out.push_str(&format!("\n## Turn {} · {}\n\n", message.turn + 1, message.agent));
+                out.push_str(&format!(
+                    "\n## Turn {} · {}\n\n",
+                    message.turn + 1,
+                    message.agent
+                ));
                 if !message.content.is_empty() {
                     out.push_str(&message.content);
                     out.push('\n');
@@ -86,4 +94,91 @@ pub fn write(
     let mut file = crate::session::private_file(&path, false)?;
     file.write_all(render(session, task, summary).as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuseraft_vm::event::Outcome;
+    use fuseraft_vm::history::{Message, ToolCall, Usage};
+
+    fn summary() -> Summary {
+        let mut reply = Message::user("Developer", "Added the flag.\nHANDOFF TO REVIEWER", 0);
+        reply.role = Role::Assistant;
+        reply.tool_calls = vec![ToolCall {
+            id: "call_1".into(),
+            name: "shell_run".into(),
+            args: serde_json::json!({"command": "cargo test"}),
+            result: Some(format!("[EXIT 0]\n{}", "x".repeat(1000))),
+            ok: true,
+        }];
+        Summary {
+            outcome: Outcome::MaxTurns,
+            reason: None,
+            turns: 1,
+            usage: Usage::default(),
+            history: vec![
+                Message::user("user", "Add a flag", 0),
+                reply,
+                Message::user("orchestrator", "[fuseraft: Developer → Reviewer]", 1),
+            ],
+            output: Some("Added the flag.".into()),
+            shortfall: Some(
+                "the turn cap was reached without ever leaving the first state `Developer`".into(),
+            ),
+        }
+    }
+
+    #[test]
+    fn the_transcript_shows_turns_tools_outcome_and_output() {
+        let text = render("0000abcd", "Add a flag", &summary());
+        assert!(
+            text.starts_with("# fuseraft session 0000abcd\n\n**Task:** Add a flag\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("## Turn 1 · Developer\n\nAdded the flag.\nHANDOFF TO REVIEWER\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- `shell_run({\"command\":\"cargo test\"})` → [EXIT 0]\n> xxx"),
+            "{text}"
+        );
+        // Long tool results are cut.
+        assert!(
+            text.contains("x…") && !text.contains(&"x".repeat(500)),
+            "{text}"
+        );
+        assert!(
+            text.contains("> _orchestrator:_ [fuseraft: Developer → Reviewer]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Outcome:** max_turns after 1 turn(s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Not done:** the turn cap was reached"),
+            "{text}"
+        );
+        assert!(text.ends_with("## Output\n\nAdded the flag.\n"), "{text}");
+        // The task is shown once, not as a message.
+        assert_eq!(text.matches("Add a flag").count(), 1, "{text}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_transcript_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("fuseraft-transcript-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = write(&dir, "0000abcd", "Add a flag", &summary()).unwrap();
+        assert_eq!(path, dir.join(".fuseraft/sessions/0000abcd.transcript.md"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("## Output"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -61,7 +61,10 @@ pub(super) fn choices(program: &Program, state_id: StateId, agent: &str) -> Choi
 pub(super) fn json_fields(program: &Program, state: StateId, agent: &str) -> Vec<String> {
     fn walk(cond: &Cond, out: &mut Vec<String>) {
         match cond {
-            Cond::Eq(field, _) | Cond::Ne(field, _) | Cond::Contains(field, _) | Cond::Exists(field) => {
+            Cond::Eq(field, _)
+            | Cond::Ne(field, _)
+            | Cond::Contains(field, _)
+            | Cond::Exists(field) => {
                 if let Field::Json(path) = field {
                     let path = path.join(".");
                     if !out.contains(&path) {
@@ -218,7 +221,10 @@ mod tests {
             ..Choices::default()
         };
         let text = block(&tama, ToolChoice::Auto).unwrap();
-        assert!(text.contains("`finish`") && text.contains("`approved`"), "{text}");
+        assert!(
+            text.contains("`finish`") && text.contains("`approved`"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -435,12 +435,10 @@ impl<'p> Machine<'p> {
                 "the turn cap was reached without ever leaving the first state `{}`",
                 self.program.state(self.program.entry).name
             )),
-            Outcome::Completed | Outcome::MaxTurns if !self.unapproved.is_empty() => {
-                Some(format!(
-                    "adversarial stage `{}` was promoted without its critic's approval",
-                    self.unapproved.join("`, `")
-                ))
-            }
+            Outcome::Completed | Outcome::MaxTurns if !self.unapproved.is_empty() => Some(format!(
+                "adversarial stage `{}` was promoted without its critic's approval",
+                self.unapproved.join("`, `")
+            )),
             _ => None,
         }
     }
@@ -456,7 +454,10 @@ impl<'p> Machine<'p> {
                 fuseraft_compiler::ir::Target::End => true,
                 fuseraft_compiler::ir::Target::State(id) => id != entry,
             })
-            || matches!(self.program.state(entry).kind, StateKind::Fork(_) | StateKind::Select(_))
+            || matches!(
+                self.program.state(entry).kind,
+                StateKind::Fork(_) | StateKind::Select(_)
+            )
     }
 
     /// The run's result: the tama end value or the promoted artifact (`value`), else the
@@ -467,7 +468,11 @@ impl<'p> Machine<'p> {
             self.program.origin,
             Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial)
         );
-        let value = self.run.value.clone().filter(|value| by_value && !value.is_empty());
+        let value = self
+            .run
+            .value
+            .clone()
+            .filter(|value| by_value && !value.is_empty());
         value.or_else(|| {
             self.run
                 .history

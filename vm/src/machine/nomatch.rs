@@ -70,7 +70,9 @@ impl Machine<'_> {
             .stuck
             .max_retries
             .or(state.stuck.max_without_signal)
-            .or(Some(self.program.failure.invalid_transition.threshold.max(1)))
+            .or(Some(
+                self.program.failure.invalid_transition.threshold.max(1),
+            ))
     }
 
     pub(super) fn no_match(&mut self, reply: &Reply) {
@@ -138,7 +140,8 @@ impl Machine<'_> {
             &reply.text,
             reply.handoff.as_deref(),
         );
-        let mut payload = json!({"state": name, "expected_signals": expected, "consecutive": count});
+        let mut payload =
+            json!({"state": name, "expected_signals": expected, "consecutive": count});
         if !foreign.is_empty() {
             payload["foreign_signals"] = json!(foreign);
         }
