@@ -45,11 +45,7 @@ pub(super) fn choices(program: &Program, state_id: StateId, agent: &str) -> Choi
                     out.signals.push(text.clone());
                 }
             }
-            Trigger::FinishKey(key) => {
-                if !out.keys.contains(key) {
-                    out.keys.push(key.clone());
-                }
-            }
+            Trigger::FinishKey(key) if !out.keys.contains(key) => out.keys.push(key.clone()),
             Trigger::AnyKey => out.any_key = true,
             _ => {}
         }
