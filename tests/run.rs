@@ -87,7 +87,10 @@ impl Recording<'_> {
         out.push_str(&format!("tools: {}\n", tools.join(", ")));
         for tool in &call.tools {
             if matches!(tool.name.as_str(), "handoff" | "finish") {
-                out.push_str(&format!("{}: {}\n", tool.name, tool.parameters["properties"]));
+                out.push_str(&format!(
+                    "{}: {}\n",
+                    tool.name, tool.parameters["properties"]
+                ));
             }
         }
         out
@@ -170,13 +173,7 @@ fn run_case(dir: &Path) -> String {
             &mut on_event,
         ))
     } else {
-        runtime.block_on(driver::run(
-            &program,
-            options,
-            &replay,
-            &env,
-            &mut on_event,
-        ))
+        runtime.block_on(driver::run(&program, options, &replay, &env, &mut on_event))
     };
 
     let mut out = trace.join("\n");

@@ -92,9 +92,14 @@ fn classify(error: &str, made_tool_calls: bool, first: bool) -> FailureClass {
     }
 }
 
-/// Two replies say the same: the same text and the same tool calls (names and arguments).
+/// Two replies say the same and did nothing else: the same text, the same routing calls
+/// (names and arguments), and no other tool call (a tool may make progress whatever the
+/// reply says, as upstream's `NoProgress` is "no tool calls").
 fn same_reply(a: &crate::history::Message, b: &crate::history::Message) -> bool {
-    a.content.trim() == b.content.trim()
+    let idle = |m: &crate::history::Message| m.tool_calls.iter().all(|call| call.is_routing());
+    idle(a)
+        && idle(b)
+        && a.content.trim() == b.content.trim()
         && a.tool_calls.len() == b.tool_calls.len()
         && a.tool_calls
             .iter()
@@ -103,8 +108,8 @@ fn same_reply(a: &crate::history::Message, b: &crate::history::Message) -> bool 
 }
 
 impl Machine<'_> {
-    /// The newest reply repeats the previous reply, by the same agent, word for word (issue
-    /// 13): that is `NoProgress`, counted per agent and answered by its `FailureHandling`
+    /// The newest reply repeats the previous reply, by the same agent, word for word and
+    /// without tool calls (issue 13): that is `NoProgress`, counted per agent and answered by its `FailureHandling`
     /// rule (a correction, or a stuck run at the threshold or on `EscalateToHuman`). Returns
     /// whether the run stopped.
     pub(super) fn repeated_reply(&mut self) -> bool {
