@@ -415,8 +415,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         summary
             .reason
             .iter()
-            .chain(&summary.shortfall)
             .map(|reason| format!("\n   {}", neutralise(reason)))
+            .chain(
+                summary
+                    .shortfall
+                    .iter()
+                    .map(|why| format!("\n   not done: {}", neutralise(why)))
+            )
             .collect::<String>(),
     );
     if !args.json {
