@@ -2,14 +2,17 @@
 //!
 //! `step()` says what the run needs next (a [`Request`]); `resume()` takes the answer. The
 //! machine owns the history, counters, turn index, token usage and failure counters; it
-//! never awaits, reads a file or calls the network. Routing lives in `route.rs`, prompt
-//! assembly in `context.rs`, failure handling in `failure.rs`, fork merging in `merge.rs`.
+//! never awaits, reads a file or calls the network. Routing lives in `route.rs` (and, when a
+//! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
+//! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
+//! `merge.rs`, the run's result and default caps in `result.rs`.
 
 mod context;
 mod failure;
 mod guide;
 mod merge;
 mod nomatch;
+mod result;
 mod route;
 
 pub use context::{bounded, MAX_MESSAGE_CHARS};
@@ -187,7 +190,7 @@ impl<'p> Machine<'p> {
             event_turn: 0,
             stored_messages: 0,
             bounded_messages: 0,
-            default_cap: default_cap(program),
+            default_cap: result::default_cap(program),
             left_entry: false,
             unapproved: Vec::new(),
         };
@@ -424,63 +427,6 @@ impl<'p> Machine<'p> {
                 Some("the driver answered a different request".into()),
             ),
         }
-    }
-
-    /// Why the run did not do its work although it ended without an error: `max_turns`
-    /// reached without ever leaving the first state, or an adversarial stage promoted
-    /// without approval. `None` once the run is not over.
-    pub fn shortfall(&self) -> Option<String> {
-        match self.run.outcome? {
-            Outcome::MaxTurns if !self.left_entry && self.entry_has_way_out() => Some(format!(
-                "the turn cap was reached without ever leaving the first state `{}`",
-                self.program.state(self.program.entry).name
-            )),
-            Outcome::Completed | Outcome::MaxTurns if !self.unapproved.is_empty() => Some(format!(
-                "adversarial stage `{}` was promoted without its critic's approval",
-                self.unapproved.join("`, `")
-            )),
-            _ => None,
-        }
-    }
-
-    /// Whether the first state has an exit that leaves it (a one-agent rotation has none).
-    fn entry_has_way_out(&self) -> bool {
-        let entry = self.program.entry;
-        self.program
-            .state(entry)
-            .exits
-            .iter()
-            .any(|exit| match exit.target {
-                fuseraft_compiler::ir::Target::End => true,
-                fuseraft_compiler::ir::Target::State(id) => id != entry,
-            })
-            || matches!(
-                self.program.state(entry).kind,
-                StateKind::Fork(_) | StateKind::Select(_)
-            )
-    }
-
-    /// The run's result: the tama end value or the promoted artifact (`value`), else the
-    /// newest reply with text.
-    pub fn output(&self) -> Option<String> {
-        use fuseraft_compiler::ir::{Origin, SelectionKind};
-        let by_value = matches!(
-            self.program.origin,
-            Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial)
-        );
-        let value = self
-            .run
-            .value
-            .clone()
-            .filter(|value| by_value && !value.is_empty());
-        value.or_else(|| {
-            self.run
-                .history
-                .iter()
-                .rev()
-                .find(|message| message.role == Role::Assistant && !message.content.is_empty())
-                .map(|message| message.content.clone())
-        })
     }
 
     /// The turn cap that applies now, if it is reached.
@@ -863,22 +809,4 @@ impl<'p> Machine<'p> {
                 TermCond::MaxTurns(_) => false,
             })
     }
-}
-
-/// The cap a program without its own turn cap gets: [`TAMA_MAX_STEPS`] for tama,
-/// [`DEFAULT_MAX_TURNS`] otherwise.
-fn default_cap(program: &Program) -> Option<u32> {
-    let capped = program
-        .termination
-        .any
-        .iter()
-        .any(|cond| matches!(cond, TermCond::MaxTurns(_)));
-    if capped {
-        return None;
-    }
-    Some(if program.origin == fuseraft_compiler::ir::Origin::Tama {
-        TAMA_MAX_STEPS
-    } else {
-        DEFAULT_MAX_TURNS
-    })
 }
