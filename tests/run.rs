@@ -3,15 +3,20 @@
 //! trace, the outcome and the files the run left are snapshotted.
 //!
 //! `case.yaml` keys: `task` (required), `input` (default `config.yaml`, relative to the case),
-//! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`.
+//! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`,
+//! `prompts` (`true`: also snapshot what each model call is sent: the system prompt with the
+//! agent's instructions elided, the message roles, the newest orchestrator message and the
+//! routing tools' parameters), `output` (`true`: also snapshot the run's output).
 
 mod common;
 
 use std::path::Path;
+use std::sync::Mutex;
 
 use common::case_settings;
 use fuseraft::disk::Disk;
-use fuseraft_vm::driver::{self, Approvals, Env};
+use fuseraft_vm::driver::{self, Approvals, Env, Models};
+use fuseraft_vm::effect::{ChatRole, ModelCall, ModelReply};
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
 
@@ -31,6 +36,78 @@ fn files_under(root: &Path) -> Vec<String> {
             format!("{relative} ({size} bytes)")
         })
         .collect()
+}
+
+/// The replay provider, reading prompts and recording their structure (`prompts: true`).
+struct Recording<'a> {
+    replay: &'a Replay,
+    program: &'a fuseraft_compiler::ir::Program,
+    calls: Mutex<Vec<String>>,
+}
+
+impl Recording<'_> {
+    fn describe(&self, call: &ModelCall) -> String {
+        let instructions = self
+            .program
+            .agent_named(&call.agent)
+            .map(|id| self.program.agent(id).instructions.clone())
+            .filter(|text| !text.is_empty());
+        let roles: Vec<&str> = call
+            .messages
+            .iter()
+            .map(|message| match message.role {
+                ChatRole::System => "system",
+                ChatRole::User => "user",
+                ChatRole::Assistant => "assistant",
+                ChatRole::Tool => "tool",
+            })
+            .collect();
+        let mut out = format!(
+            "== turn {} {}: {}\n",
+            call.turn,
+            call.agent,
+            roles.join(", ")
+        );
+        if let Some(system) = call.messages.iter().find(|m| m.role == ChatRole::System) {
+            let text = match &instructions {
+                Some(own) => system.content.replacen(own.as_str(), "<instructions>", 1),
+                None => system.content.clone(),
+            };
+            out.push_str(&format!("system:\n{text}\n"));
+        }
+        if let Some(last) = call.messages.last() {
+            let orchestrator = last.role == ChatRole::User
+                && call.messages.len() > 2
+                && !last.content.starts_with('[');
+            if orchestrator {
+                out.push_str(&format!("newest: {}\n", last.content));
+            }
+        }
+        let tools: Vec<String> = call.tools.iter().map(|tool| tool.name.clone()).collect();
+        out.push_str(&format!("tools: {}\n", tools.join(", ")));
+        for tool in &call.tools {
+            if matches!(tool.name.as_str(), "handoff" | "finish") {
+                out.push_str(&format!(
+                    "{}: {}\n",
+                    tool.name, tool.parameters["properties"]
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl Models for Recording<'_> {
+    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        let described = self.describe(call);
+        self.calls.lock().unwrap().push(described);
+        self.replay.next(call)
+    }
+}
+
+/// A `true` case setting (YAML `true` or the text `true`).
+fn flag(settings: &serde_json::Value, name: &str) -> bool {
+    settings[name].as_bool() == Some(true) || settings[name].as_str() == Some("true")
 }
 
 fn run_case(dir: &Path) -> String {
@@ -74,20 +151,30 @@ fn run_case(dir: &Path) -> String {
         approvals,
     };
     let replay = Replay::new(script);
+    let recording = Recording {
+        replay: &replay,
+        program: &program,
+        calls: Mutex::new(Vec::new()),
+    };
     let mut trace = Vec::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let summary = runtime.block_on(driver::run(
-        &program,
-        options,
-        &replay,
-        &env,
-        &mut |event, _| {
-            trace.push(event.trace_line());
-        },
-    ));
+    let mut on_event = |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| {
+        trace.push(event.trace_line());
+    };
+    let summary = if flag(&settings, "prompts") {
+        runtime.block_on(driver::run(
+            &program,
+            options,
+            &recording,
+            &env,
+            &mut on_event,
+        ))
+    } else {
+        runtime.block_on(driver::run(&program, options, &replay, &env, &mut on_event))
+    };
 
     let mut out = trace.join("\n");
     out.push_str(&format!(
@@ -98,6 +185,19 @@ fn run_case(dir: &Path) -> String {
     ));
     if let Some(reason) = &summary.reason {
         out.push_str(&format!("reason: {reason}\n"));
+    }
+    if let Some(shortfall) = &summary.shortfall {
+        out.push_str(&format!("shortfall: {shortfall}\n"));
+    }
+    if flag(&settings, "output") {
+        out.push_str(&format!("output: {:?}\n", summary.output));
+    }
+    let calls = recording.calls.into_inner().unwrap();
+    if !calls.is_empty() {
+        out.push_str("----- prompts\n");
+        for call in calls {
+            out.push_str(&call);
+        }
     }
     out.push_str("----- files\n");
     for file in files_under(&sandbox) {

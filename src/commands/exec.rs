@@ -19,6 +19,8 @@ use fuseraft_vm::replay::Replay;
 use serde_json::{json, Value as Json};
 
 use super::exit;
+
+mod transcript;
 use crate::cli::{Approve, ExecArgs};
 use crate::disk::Project;
 use crate::events::EventsFile;
@@ -149,10 +151,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Err(message) => return usage_error(&message),
     };
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
-    eprint!(
-        "{}",
-        render::all(&compiled.diagnostics, &compiled.sources, style)
-    );
+    // `check`'s findings (the compile diagnostics among them) before the first turn: a
+    // config that compiles may still never tell an agent its keyword (FR307).
+    let diagnostics = if compiled.program.is_some() {
+        fuseraft_compiler::check::check(&compiled).diagnostics
+    } else {
+        compiled.diagnostics.clone()
+    };
+    eprint!("{}", render::all(&diagnostics, &compiled.sources, style));
     let Some(program) = compiled.program else {
         super::early::record_compile_failure(&compiled);
         return exit::USAGE;
@@ -423,7 +429,22 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         warn_unsaved(&error, &log);
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let code = summary.outcome.exit_code();
+    // A run that ended without an error but did not do the work (issue 13) fails.
+    let code = match summary.shortfall {
+        Some(_) => exit::FINDINGS,
+        None => summary.outcome.exit_code(),
+    };
+    let transcript = if args.ephemeral {
+        None
+    } else {
+        match transcript::write(&work_dir, &session, &task, &summary) {
+            Ok(path) => Some(path),
+            Err(error) => {
+                eprintln!("warning: cannot write the transcript: {error}");
+                None
+            }
+        }
+    };
     let _ = writeln!(
         std::io::stderr().lock(),
         "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}",
@@ -434,10 +455,21 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         elapsed,
         summary
             .reason
-            .as_deref()
+            .iter()
             .map(|reason| format!("\n   {}", neutralise(reason)))
-            .unwrap_or_default(),
+            .chain(
+                summary
+                    .shortfall
+                    .iter()
+                    .map(|why| format!("\n   not done: {}", neutralise(why)))
+            )
+            .collect::<String>(),
     );
+    if !args.json {
+        if let Some(output) = &summary.output {
+            println!("{}", neutralise(output));
+        }
+    }
     if args.json {
         let object = json!({
             "session_id": session,
@@ -445,7 +477,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "config": absolute(&args.input),
             "succeeded": code == exit::OK,
             "outcome": summary.outcome.as_str(),
-            "error_message": summary.reason,
+            "error_message": summary.reason.as_ref().or(summary.shortfall.as_ref()),
+            "shortfall": summary.shortfall,
+            "output": summary.output,
+            "transcript_path": transcript.as_ref().map(|path| path.display().to_string()),
             "exit_code": code,
             "turns": summary.turns,
             "elapsed_seconds": elapsed,

@@ -108,6 +108,12 @@ pub struct Summary {
     /// What this run's model calls cost (not those of earlier runs of a resumed session).
     pub cost: Cost,
     pub history: Vec<Message>,
+    /// The run's result ([`Machine::output`]): the tama end value, the promoted artifact, or
+    /// the last reply with text.
+    pub output: Option<String>,
+    /// Why the work was not done although the run ended without an error
+    /// ([`Machine::shortfall`]).
+    pub shortfall: Option<String>,
 }
 
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
@@ -248,6 +254,8 @@ pub async fn drive<M: Models>(
                 usage_unreported: 0,
                 cost: Cost::default(),
                 history: run.history,
+                output: None,
+                shortfall: None,
             };
         }
     };
@@ -376,6 +384,7 @@ pub async fn drive<M: Models>(
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
     }
+    let (output, shortfall) = (machine.output(), machine.shortfall());
     let run = machine.into_run();
     Summary {
         outcome: run.outcome.unwrap_or(Outcome::Error),
@@ -385,6 +394,8 @@ pub async fn drive<M: Models>(
         usage_unreported: models.usage_unreported().saturating_sub(unreported_before),
         cost: models.cost().since(cost_before),
         history: run.history,
+        output,
+        shortfall,
     }
 }
 

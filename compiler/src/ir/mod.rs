@@ -79,6 +79,21 @@ pub struct Program {
     pub permissions: Permissions,
 }
 
+/// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing
+/// block after an agent's instructions.
+pub const ROUTING_INSTRUCTIONS: &str = "Orchestration.RoutingInstructions";
+
+impl Program {
+    /// Whether each model call carries the routing block (on unless the config says
+    /// `RoutingInstructions: false`).
+    pub fn routing_instructions(&self) -> bool {
+        !self
+            .settings
+            .iter()
+            .any(|(key, value)| key == ROUTING_INSTRUCTIONS && value == "false")
+    }
+}
+
 /// The frontend and routing family a program was lowered from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Origin {

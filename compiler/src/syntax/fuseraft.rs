@@ -46,6 +46,7 @@ pub const ROOT_KEYS: &[&str] = &[
     "SkillCuration",
     "Memory",
     "Output",
+    "RoutingInstructions",
 ];
 
 const AGENT_KEYS: &[&str] = &[
@@ -380,6 +381,14 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
     let max_total_tokens = fields.uint("MaxTotalTokens", &mut loader.diags);
 
     let mut settings = Vec::new();
+    // fuseraft's own: `RoutingInstructions: false` turns off the routing block each model
+    // call carries after the agent's instructions (docs/semantics.md).
+    if let Some(flag) = fields.bool("RoutingInstructions", &mut loader.diags) {
+        settings.push((
+            crate::ir::ROUTING_INSTRUCTIONS.to_string(),
+            Spanned::new(flag.value.to_string(), flag.span),
+        ));
+    }
     for (section, keys) in SETTING_SECTIONS {
         if let Some(sub) = fields.section(section, keys, &mut loader.diags) {
             for key in keys.iter() {

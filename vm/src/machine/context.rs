@@ -1,9 +1,9 @@
 //! Assembling what a model sees: the system prompt, the history filtered by the agent's
 //! (or state's) context policy, and the tools it is offered.
 
-use fuseraft_compiler::ir::{ContextMode, StateId, StateKind, Trigger};
+use fuseraft_compiler::ir::{ContextMode, StateId, StateKind, ToolChoice};
 
-use super::Machine;
+use super::{guide, Machine};
 use crate::effect::{ChatMessage, ChatRole, CheckContext, ModelCall, ModelReply, ToolSchema};
 use crate::history::{current_turn, Message, Role, ToolCall};
 
@@ -96,27 +96,21 @@ pub(super) fn tool_message(call: &ToolCall) -> ChatMessage {
     }
 }
 
-/// `handoff` (for states routed by signals) and `finish` (for tama states).
-fn routing_tools(program: &fuseraft_compiler::ir::Program, state: StateId) -> Vec<ToolSchema> {
-    let state = program.state(state);
-    let mut tools = Vec::new();
-    let signals = state
-        .exits
-        .iter()
-        .any(|exit| matches!(exit.trigger, Trigger::Signal { .. }));
-    let keys = state
-        .exits
-        .iter()
-        .any(|exit| matches!(exit.trigger, Trigger::FinishKey(_) | Trigger::AnyKey));
-    let names: Vec<String> = if signals {
+/// `handoff` (for states routed by signals this agent may send) and `finish` (for tama
+/// states), limited to what the agent may emit here.
+fn routing_tools(
+    program: &fuseraft_compiler::ir::Program,
+    state: StateId,
+    choices: &guide::Choices,
+) -> Vec<ToolSchema> {
+    let names: Vec<String> = if guide::has_signals(program, state) {
         vec!["Handoff".to_string()]
-    } else if keys || program.origin == fuseraft_compiler::ir::Origin::Tama {
+    } else if !choices.keys.is_empty() || choices.any_key || choices.tama {
         vec!["Finish".to_string()]
     } else {
         Vec::new()
     };
-    tools.extend(crate::tools::schemas(&names));
-    tools
+    guide::restrict(crate::tools::schemas(&names), choices)
 }
 
 impl Machine<'_> {
@@ -138,11 +132,20 @@ impl Machine<'_> {
             };
         }
         let state = program.state(state_id);
+        let choices = guide::choices(program, state_id, agent_name);
         let mut messages = Vec::new();
-        if let Some(agent) = agent {
-            if !agent.instructions.is_empty() {
-                messages.push(chat(ChatRole::System, agent.instructions.clone()));
+        let mut system = agent.map_or_else(String::new, |agent| agent.instructions.clone());
+        let tool_choice = agent.map_or(ToolChoice::Auto, |agent| agent.tool_choice);
+        if program.routing_instructions() {
+            if let Some(block) = guide::block(&choices, tool_choice) {
+                if !system.is_empty() {
+                    system.push_str("\n\n");
+                }
+                system.push_str(&block);
             }
+        }
+        if !system.is_empty() {
+            messages.push(chat(ChatRole::System, system));
         }
         let mode = state
             .context
@@ -225,7 +228,7 @@ impl Machine<'_> {
             }
         }
         // Only the tools the agent's plugins and capabilities allow are offered.
-        let mut tools = agent.map_or_else(Vec::new, |agent| {
+        let tools = agent.map_or_else(Vec::new, |agent| {
             crate::tools::schemas(&agent.tools)
                 .into_iter()
                 .filter(|tool| {
@@ -237,7 +240,9 @@ impl Machine<'_> {
                 })
                 .collect()
         });
-        for tool in routing_tools(program, state_id) {
+        // The agent's own routing plugins are limited like the ones routing adds.
+        let mut tools = guide::restrict(tools, &choices);
+        for tool in routing_tools(program, state_id, &choices) {
             if !tools.iter().any(|known| known.name == tool.name) {
                 tools.push(tool);
             }

@@ -92,7 +92,82 @@ fn classify(error: &str, made_tool_calls: bool, first: bool) -> FailureClass {
     }
 }
 
+/// Two replies say the same and did nothing else: the same text, the same routing calls
+/// (names and arguments), and no other tool call (a tool may make progress whatever the
+/// reply says, as upstream's `NoProgress` is "no tool calls").
+fn same_reply(a: &crate::history::Message, b: &crate::history::Message) -> bool {
+    let idle = |m: &crate::history::Message| m.tool_calls.iter().all(|call| call.is_routing());
+    idle(a)
+        && idle(b)
+        && a.content.trim() == b.content.trim()
+        && a.tool_calls.len() == b.tool_calls.len()
+        && a.tool_calls
+            .iter()
+            .zip(&b.tool_calls)
+            .all(|(x, y)| x.name == y.name && x.args == y.args)
+}
+
 impl Machine<'_> {
+    /// The newest reply repeats the previous reply, by the same agent, word for word and
+    /// without tool calls (issue 13): that is `NoProgress`, counted per agent and answered by its `FailureHandling`
+    /// rule (a correction, or a stuck run at the threshold or on `EscalateToHuman`). Returns
+    /// whether the run stopped.
+    pub(super) fn repeated_reply(&mut self) -> bool {
+        let mut replies = self
+            .run
+            .history
+            .iter()
+            .rev()
+            .filter(|message| message.role == Role::Assistant);
+        let Some(newest) = replies.next() else {
+            return false;
+        };
+        // Only the agent's own previous reply, with no other agent's in between: an agent
+        // run again (after a correction, a refusal, a self-loop) that says the same again.
+        let agent = newest.agent.clone();
+        let repeated = replies
+            .next()
+            .is_some_and(|previous| previous.agent == agent && same_reply(newest, previous));
+        let key = format!("identical::{agent}");
+        if !repeated {
+            self.run.failures.remove(&key);
+            return false;
+        }
+        let count = bump(&mut self.run.failures, &key);
+        let rule = self.program.failure.no_progress;
+        let threshold = rule.threshold.max(1);
+        self.emit(
+            Some(&agent),
+            "validation_fail",
+            json!({
+                "validator": "no-progress",
+                "state": self.state_name(),
+                "consecutive": count,
+                "class": "NoProgress",
+                "error": "the reply repeats the previous one word for word",
+            }),
+        );
+        if rule.action == FailureAction::EscalateToHuman || count >= threshold {
+            self.finish(
+                Outcome::Stuck,
+                Some(format!(
+                    "stuck in state `{}`: validator `no-progress` failed {count} times: `{agent}` repeated its previous reply word for word",
+                    self.state_name()
+                )),
+            );
+            return true;
+        }
+        self.inject(format!(
+            "NO PROGRESS ({count}/{threshold}): your reply repeats your previous one word for word. Do the next step of the work instead."
+        ));
+        self.emit(
+            Some(&agent),
+            "correction_injected",
+            json!({"reason": "identical reply"}),
+        );
+        false
+    }
+
     /// A validator or contract of exit `idx` failed with `error`.
     pub(super) fn guard_failed(&mut self, idx: usize, validator: &str, error: &str) {
         let state = self.program.state(self.run.state);

@@ -2,12 +2,17 @@
 //!
 //! `step()` says what the run needs next (a [`Request`]); `resume()` takes the answer. The
 //! machine owns the history, counters, turn index, token usage and failure counters; it
-//! never awaits, reads a file or calls the network. Routing lives in `route.rs`, prompt
-//! assembly in `context.rs`, failure handling in `failure.rs`, fork merging in `merge.rs`.
+//! never awaits, reads a file or calls the network. Routing lives in `route.rs` (and, when a
+//! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
+//! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
+//! `merge.rs`, the run's result and default caps in `result.rs`.
 
 mod context;
 mod failure;
+mod guide;
 mod merge;
+mod nomatch;
+mod result;
 mod route;
 
 pub use context::{bounded, MAX_MESSAGE_CHARS};
@@ -23,6 +28,12 @@ use crate::history::{Message, Role, ToolCall, Usage};
 
 /// Most tool calls one turn may make before it is cut off.
 pub const MAX_TOOL_CALLS_PER_TURN: usize = 40;
+
+/// The turn cap of a fuseraft config that sets none (issue 13: every run is bounded).
+pub const DEFAULT_MAX_TURNS: u32 = 50;
+
+/// The step cap of a tama FSM (tama's documented 50-step limit, per run here).
+pub const TAMA_MAX_STEPS: u32 = 50;
 
 /// Run-level options the caller chooses.
 #[derive(Clone, Debug, Default)]
@@ -127,6 +138,13 @@ pub struct Machine<'p> {
     /// History messages already bounded by [`Machine::bound_history`].
     bounded_messages: usize,
     ended: bool,
+    /// The turn cap that applies because the program sets none ([`DEFAULT_MAX_TURNS`], or
+    /// [`TAMA_MAX_STEPS`] for tama).
+    default_cap: Option<u32>,
+    /// The run moved out of its entry state at least once.
+    left_entry: bool,
+    /// Adversarial stages promoted without their critic's approval.
+    unapproved: Vec<String>,
 }
 
 impl<'p> Machine<'p> {
@@ -172,6 +190,9 @@ impl<'p> Machine<'p> {
             event_turn: 0,
             stored_messages: 0,
             bounded_messages: 0,
+            default_cap: result::default_cap(program),
+            left_entry: false,
+            unapproved: Vec::new(),
         };
         let start_state = program
             .states
@@ -298,6 +319,7 @@ impl<'p> Machine<'p> {
         machine.events.clear();
         machine.event_turn = run.turn;
         machine.stored_messages = run.history.len();
+        machine.left_entry = run.state != program.entry;
         machine.run = run;
         machine.stand_in = stand_in;
         machine.emit(
@@ -423,6 +445,7 @@ impl<'p> Machine<'p> {
             TurnUnit::Phases => self.run.phase.saturating_sub(1),
         };
         program_cap.is_some_and(|max| counted >= max)
+            || self.default_cap.is_some_and(|max| self.run.turn >= max)
             || self
                 .options
                 .max_turns
@@ -433,7 +456,17 @@ impl<'p> Machine<'p> {
         self.event_turn = self.run.turn;
         if self.turn_cap_reached() {
             self.emit(None, "max_turns_exceeded", json!({"turns": self.run.turn}));
-            self.finish(Outcome::MaxTurns, None);
+            let reason = self
+                .default_cap
+                .filter(|max| self.run.turn >= *max)
+                .map(|max| {
+                    if self.program.origin == fuseraft_compiler::ir::Origin::Tama {
+                        format!("tama's limit of {max} steps was reached")
+                    } else {
+                        format!("the default cap of {max} turns was reached (the config sets no `Termination` cap; set `MaxIterations`)")
+                    }
+                });
+            self.finish(Outcome::MaxTurns, reason);
             return self.step();
         }
         let state = self.program.state(self.run.state);
@@ -677,6 +710,9 @@ impl<'p> Machine<'p> {
                     context: Box::new(context),
                 });
             }
+            return;
+        }
+        if self.repeated_reply() {
             return;
         }
         self.route();

@@ -1,9 +1,7 @@
 //! Routing after a turn: which exit fires, its guards, its effects, and what happens when
 //! nothing matches. Semantics: `research/fuseraft-semantics.md` §2–§9, `docs/semantics.md`.
 
-use fuseraft_compiler::ir::{
-    CondInput, Effect, Guard, Matcher, NoMatch, StateKind, Target, TerminalMode, Trigger,
-};
+use fuseraft_compiler::ir::{CondInput, Effect, Guard, Matcher, Target, Trigger};
 use serde_json::json;
 
 use super::{failure, Machine, Phase};
@@ -12,18 +10,18 @@ use crate::event::Outcome;
 use crate::history::{Message, Role};
 
 /// What the newest reply says, as routing reads it.
-struct Reply {
-    agent: String,
-    text: String,
+pub(super) struct Reply {
+    pub(super) agent: String,
+    pub(super) text: String,
     /// The `route_keyword` of a `handoff` call.
-    handoff: Option<String>,
+    pub(super) handoff: Option<String>,
     /// The tama finish key (lowercased) and value; a reply without `finish` is
     /// `finish("done", text)`.
-    key: String,
+    pub(super) key: String,
     /// `None`: the value is the reply's text.
-    value: Option<String>,
-    json: Option<serde_json::Value>,
-    made_tool_calls: bool,
+    pub(super) value: Option<String>,
+    pub(super) json: Option<serde_json::Value>,
+    pub(super) made_tool_calls: bool,
 }
 
 fn read_reply(message: &Message) -> Reply {
@@ -136,6 +134,10 @@ impl Machine<'_> {
         if reads_json {
             reply.json = fuseraft_compiler::ir::extract_json(&reply.text);
         }
+        if self.lacks_json(&reply) {
+            self.no_json(&reply);
+            return;
+        }
         let detected = self.detected_signals(&reply);
         for signal in &detected {
             self.emit(Some(&reply.agent), "signal_detected", json!({"signal": signal, "via": if reply.handoff.is_some() { "handoff" } else { "text" }}));
@@ -193,171 +195,6 @@ impl Machine<'_> {
             return;
         }
         self.no_match(&reply);
-    }
-
-    /// Two routing signals in one reply: a correction that names them, in every mode.
-    fn ambiguous(&mut self, reply: &Reply, detected: &[String]) {
-        let state = self.state_name();
-        let key = format!("{state}::ambiguous");
-        let count = failure::bump(&mut self.run.failures, &key);
-        let listed = detected.join("`, `");
-        self.emit(
-            Some(&reply.agent),
-            "multi_keyword",
-            json!({"keywords": detected, "consecutive": count}),
-        );
-        if let Some(limit) = self.no_match_threshold() {
-            if count >= limit {
-                self.finish(
-                    Outcome::Stuck,
-                    Some(format!(
-                        "stuck in state `{state}`: validator `multi-keyword` failed {count} times: the reply carried `{listed}`"
-                    )),
-                );
-                return;
-            }
-        }
-        let valid = self.valid_signals().join(", ");
-        self.inject(format!(
-            "AMBIGUOUS ROUTING: your reply contains more than one routing signal (`{listed}`). Emit exactly one of: {valid}."
-        ));
-        self.emit(
-            Some(&reply.agent),
-            "correction_injected",
-            json!({"reason": format!("ambiguous: `{listed}`")}),
-        );
-        self.phase = Phase::Ready;
-    }
-
-    pub(super) fn valid_signals(&self) -> Vec<String> {
-        let state = self.program.state(self.run.state);
-        let mut signals: Vec<String> = Vec::new();
-        for exit in &state.exits {
-            let text = match &exit.trigger {
-                Trigger::Signal { text, .. } => text.clone(),
-                Trigger::FinishKey(key) => format!("finish key `{key}`"),
-                _ => continue,
-            };
-            if !signals.contains(&text) {
-                signals.push(text);
-            }
-        }
-        signals
-    }
-
-    /// How many consecutive routing failures a state tolerates before the run is stuck.
-    fn no_match_threshold(&self) -> Option<u32> {
-        let state = self.program.state(self.run.state);
-        state
-            .stuck
-            .max_retries
-            .or(state.stuck.max_without_signal)
-            .or_else(|| {
-                let structured = state
-                    .exits
-                    .iter()
-                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
-                structured.then_some(self.program.failure.invalid_transition.threshold)
-            })
-    }
-
-    fn no_match(&mut self, reply: &Reply) {
-        let state = self.program.state(self.run.state);
-        let name = state.name.clone();
-        match state.no_match.clone() {
-            NoMatch::Fallback(target) => {
-                self.emit(
-                    Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "expected_signals": self.valid_signals()}),
-                );
-                self.move_to(Target::State(target), None, &reply.agent, None);
-            }
-            NoMatch::Fail => {
-                self.emit(
-                    Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "key": reply.key}),
-                );
-                self.finish(
-                    Outcome::Error,
-                    Some(format!(
-                        "no transition for key `{}` in state `{name}`",
-                        reply.key
-                    )),
-                );
-            }
-            NoMatch::Correct { nudge } => {
-                let key = format!("{name}::no-signal");
-                let count = failure::bump(&mut self.run.failures, &key);
-                let expected = self.valid_signals();
-                self.emit(
-                    Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "expected_signals": expected, "consecutive": count}),
-                );
-                if let Some(limit) = self.no_match_threshold() {
-                    if count >= limit {
-                        let validator = if state.stuck.max_without_signal.is_some()
-                            && state.stuck.max_retries.is_none()
-                        {
-                            format!("signal-required:{name}")
-                        } else {
-                            "no-keyword".to_string()
-                        };
-                        self.finish(
-                            Outcome::Stuck,
-                            Some(format!(
-                                "stuck in state `{name}`: validator `{validator}` failed {count} times: no routing signal in the reply"
-                            )),
-                        );
-                        return;
-                    }
-                }
-                let structured = state
-                    .exits
-                    .iter()
-                    .any(|exit| matches!(exit.trigger, Trigger::Cond { .. }));
-                let text = if structured {
-                    let limit = self.no_match_threshold().unwrap_or(3);
-                    format!(
-                        "STRUCTURED ROUTING ERROR ({count}/{limit}): your reply matched no route. Reply with a JSON object whose fields satisfy one of the routes."
-                    )
-                } else if nudge && !expected.is_empty() {
-                    let tool_hint = if reply.made_tool_calls {
-                        ""
-                    } else {
-                        " NO TOOL CALLS AND NO KEYWORD."
-                    };
-                    format!("No routing signal found in your reply.{tool_hint} End your reply with exactly one of these on its own line, or call handoff(route_keyword): {}.", expected.join(", "))
-                } else {
-                    "Your reply did not complete this step. Try again.".to_string()
-                };
-                self.inject(text);
-                self.emit(
-                    Some(&reply.agent),
-                    "correction_injected",
-                    json!({"reason": "no routing signal"}),
-                );
-                self.phase = Phase::Ready;
-            }
-            NoMatch::Never => {
-                if matches!(
-                    state.kind,
-                    StateKind::Terminal(TerminalMode::RunUntilTermination)
-                ) {
-                    // A terminal state keeps answering until a termination fires.
-                    self.phase = Phase::Ready;
-                } else if state.exits.is_empty() && matches!(state.kind, StateKind::Terminal(_)) {
-                    self.finish(Outcome::Completed, None);
-                } else {
-                    self.finish(
-                        Outcome::Error,
-                        Some(format!("state `{name}` has no way out")),
-                    );
-                }
-            }
-        }
     }
 
     /// Starts taking exit `idx`: its checks, then approval, then context, then the move.
@@ -528,6 +365,10 @@ impl Machine<'_> {
                         .unwrap_or_default();
                     self.run.value = Some(artifact);
                     let passed = signal.is_some();
+                    if !passed {
+                        let stage = state.name.split('/').next().unwrap_or_default();
+                        self.unapproved.push(stage.to_string());
+                    }
                     self.emit(
                         Some(&agent),
                         if passed {
@@ -613,6 +454,7 @@ impl Machine<'_> {
         let from = self.state_name();
         match target {
             Target::End => {
+                self.left_entry = true;
                 self.emit(
                     Some(agent),
                     "agent_routed",
@@ -635,6 +477,9 @@ impl Machine<'_> {
                 }
                 if id != self.run.state {
                     self.run.visit_turns = 0;
+                }
+                if id != self.program.entry {
+                    self.left_entry = true;
                 }
                 self.run.state = id;
                 self.phase = Phase::Ready;

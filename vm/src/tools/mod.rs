@@ -316,6 +316,29 @@ pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
     out
 }
 
+/// `schema` (`handoff` or `finish`) with its routing parameter (`route_keyword`, `key`)
+/// limited to `choices`, a JSON-schema `enum` built for the state the call is made in. Other
+/// schemas, and an empty `choices`, come back unchanged.
+pub fn with_choices(mut schema: ToolSchema, choices: &[String]) -> ToolSchema {
+    let param = match Tool::resolve(&schema.name) {
+        Some(Tool::Handoff) => "route_keyword",
+        Some(Tool::Finish) => "key",
+        _ => return schema,
+    };
+    if choices.is_empty() {
+        return schema;
+    }
+    if let Some(property) = schema
+        .parameters
+        .get_mut("properties")
+        .and_then(|properties| properties.get_mut(param))
+        .and_then(Json::as_object_mut)
+    {
+        property.insert("enum".to_string(), json!(choices));
+    }
+    schema
+}
+
 /// The function schema of one tool.
 fn schema_of(tool: Tool) -> ToolSchema {
     let path = || string_prop("A path relative to the work directory.");

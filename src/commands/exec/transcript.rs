@@ -1,0 +1,184 @@
+//! A run's readable transcript: the task, every message in order (tool calls summarised),
+//! how the run ended and its output, as Markdown next to the session files (0600).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use fuseraft_vm::driver::Summary;
+use fuseraft_vm::history::Role;
+
+/// The most characters of one tool result the transcript shows.
+const RESULT_CHARS: usize = 400;
+
+/// Where a session's transcript lives.
+pub fn path(work_dir: &Path, session: &str) -> PathBuf {
+    work_dir
+        .join(crate::session::DIR)
+        .join(format!("{session}.transcript.md"))
+}
+
+/// The transcript of a finished run as Markdown.
+pub fn render(session: &str, task: &str, summary: &Summary) -> String {
+    let mut out = format!("# fuseraft session {session}\n\n**Task:** {task}\n");
+    for message in &summary.history {
+        match message.role {
+            Role::User if message.agent == "user" => continue,
+            Role::User => {
+                out.push_str(&format!(
+                    "\n> _{}:_ {}\n",
+                    message.agent,
+                    quote(&message.content)
+                ));
+            }
+            Role::Assistant => {
+                out.push_str(&format!(
+                    "\n## Turn {} · {}\n\n",
+                    message.turn + 1,
+                    message.agent
+                ));
+                if !message.content.is_empty() {
+                    out.push_str(&message.content);
+                    out.push('\n');
+                }
+                for call in &message.tool_calls {
+                    let result = call.result.as_deref().unwrap_or("");
+                    let mut shown: String = result.chars().take(RESULT_CHARS).collect();
+                    if shown.len() < result.len() {
+                        shown.push('…');
+                    }
+                    out.push_str(&format!(
+                        "\n- `{}({})` → {}\n",
+                        call.name,
+                        call.args,
+                        quote(&shown)
+                    ));
+                }
+            }
+        }
+    }
+    out.push_str(&format!(
+        "\n---\n\n**Outcome:** {} after {} turn(s) · tokens in {} / out {}\n",
+        summary.outcome.as_str(),
+        summary.turns,
+        summary.usage.input_tokens,
+        summary.usage.output_tokens
+    ));
+    if let Some(reason) = &summary.reason {
+        out.push_str(&format!("\n**Why:** {reason}\n"));
+    }
+    if let Some(shortfall) = &summary.shortfall {
+        out.push_str(&format!("\n**Not done:** {shortfall}\n"));
+    }
+    if let Some(output) = &summary.output {
+        out.push_str(&format!("\n## Output\n\n{output}\n"));
+    }
+    out
+}
+
+/// Text on one Markdown line: newlines kept inside the quote.
+fn quote(text: &str) -> String {
+    text.trim_end().replace('\n', "\n> ")
+}
+
+/// Writes the transcript (owner-only) and returns its path.
+pub fn write(
+    work_dir: &Path,
+    session: &str,
+    task: &str,
+    summary: &Summary,
+) -> std::io::Result<PathBuf> {
+    let path = path(work_dir, session);
+    if let Some(dir) = path.parent() {
+        crate::session::private_dir(dir)?;
+    }
+    let mut file = crate::session::private_file(&path, false)?;
+    file.write_all(render(session, task, summary).as_bytes())?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fuseraft_vm::event::Outcome;
+    use fuseraft_vm::history::{Message, ToolCall, Usage};
+
+    fn summary() -> Summary {
+        let mut reply = Message::user("Developer", "Added the flag.\nHANDOFF TO REVIEWER", 0);
+        reply.role = Role::Assistant;
+        reply.tool_calls = vec![ToolCall {
+            id: "call_1".into(),
+            name: "shell_run".into(),
+            args: serde_json::json!({"command": "cargo test"}),
+            result: Some(format!("[EXIT 0]\n{}", "x".repeat(1000))),
+            ok: true,
+        }];
+        Summary {
+            outcome: Outcome::MaxTurns,
+            reason: None,
+            turns: 1,
+            usage: Usage::default(),
+            history: vec![
+                Message::user("user", "Add a flag", 0),
+                reply,
+                Message::user("orchestrator", "[fuseraft: Developer → Reviewer]", 1),
+            ],
+            output: Some("Added the flag.".into()),
+            shortfall: Some(
+                "the turn cap was reached without ever leaving the first state `Developer`".into(),
+            ),
+        }
+    }
+
+    #[test]
+    fn the_transcript_shows_turns_tools_outcome_and_output() {
+        let text = render("0000abcd", "Add a flag", &summary());
+        assert!(
+            text.starts_with("# fuseraft session 0000abcd\n\n**Task:** Add a flag\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("## Turn 1 · Developer\n\nAdded the flag.\nHANDOFF TO REVIEWER\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- `shell_run({\"command\":\"cargo test\"})` → [EXIT 0]\n> xxx"),
+            "{text}"
+        );
+        // Long tool results are cut.
+        assert!(
+            text.contains("x…") && !text.contains(&"x".repeat(500)),
+            "{text}"
+        );
+        assert!(
+            text.contains("> _orchestrator:_ [fuseraft: Developer → Reviewer]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Outcome:** max_turns after 1 turn(s)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("**Not done:** the turn cap was reached"),
+            "{text}"
+        );
+        assert!(text.ends_with("## Output\n\nAdded the flag.\n"), "{text}");
+        // The task is shown once, not as a message.
+        assert_eq!(text.matches("Add a flag").count(), 1, "{text}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_transcript_is_readable_by_its_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("fuseraft-transcript-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = write(&dir, "0000abcd", "Add a flag", &summary()).unwrap();
+        assert_eq!(path, dir.join(".fuseraft/sessions/0000abcd.transcript.md"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("## Output"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
