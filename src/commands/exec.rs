@@ -20,7 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::exit;
 
-mod transcript;
+pub(crate) mod transcript;
 use crate::cli::{Approve, ExecArgs};
 use crate::disk::Project;
 use crate::events::EventsFile;

@@ -80,6 +80,7 @@ pub fn run(args: &SessionsArgs) -> u8 {
             }
             let _ = std::fs::remove_file(session::messages_path(&work_dir, id));
             let _ = std::fs::remove_file(session::config::text_path(&work_dir, id));
+            let _ = std::fs::remove_file(super::exec::transcript::path(&work_dir, id));
             match std::fs::remove_file(state) {
                 Ok(()) => {
                     eprintln!("removed session `{id}`");

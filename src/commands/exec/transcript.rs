@@ -126,6 +126,8 @@ mod tests {
             shortfall: Some(
                 "the turn cap was reached without ever leaving the first state `Developer`".into(),
             ),
+            usage_unreported: 0,
+            cost: Default::default(),
         }
     }
 
