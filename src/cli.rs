@@ -30,6 +30,18 @@ pub enum Command {
     Test(TestArgs),
     /// List, show or remove saved sessions.
     Sessions(SessionsArgs),
+    /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
+    Ui(UiArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UiArgs {
+    /// The work dir the sessions ran in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Listen on this address: `PORT` or `HOST:PORT` (default: a random port on 127.0.0.1).
+    #[arg(long, value_name = "ADDR")]
+    pub addr: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -157,6 +169,11 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
+    /// Show the run live in a web page, and answer its approvals there: `--ui` listens on a
+    /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
+    /// with its token, is printed on standard error.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub ui: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,6 +11,7 @@ pub mod report;
 pub mod scenario;
 pub mod session;
 pub mod terminal;
+pub mod ui;
 
 use std::io::IsTerminal;
 
@@ -33,5 +34,6 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Exec(args) => commands::exec::run(args, style),
         Command::Test(args) => commands::test::run(args, style),
         Command::Sessions(args) => commands::sessions::run(args),
+        Command::Ui(args) => commands::ui::run(args),
     }
 }

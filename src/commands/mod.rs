@@ -5,6 +5,7 @@ pub mod compile;
 pub mod exec;
 pub mod sessions;
 pub mod test;
+pub mod ui;
 
 /// Exit codes shared by every command (DESIGN.md §5).
 pub mod exit {
