@@ -47,7 +47,7 @@ struct Prepared<'a> {
     key: Option<Arc<crate::session::Key>>,
     chain: crate::session::Chain,
     /// The digest of the program, recorded in every checkpoint.
-    config: Option<String>,
+    config: Option<crate::session::config::Recorded>,
     options: Options,
     work_dir: PathBuf,
     events: EventsFile,
@@ -185,7 +185,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         .iter()
         .map(|state| state.name.clone())
         .collect();
-    let session = args.resume.clone().unwrap_or_else(session_id);
     let ui = match &args.ui {
         Some(addr) => {
             let terminal = args.approve.is_none() && std::io::stdin().is_terminal();
@@ -355,7 +354,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let config_path = json!(config_path.display().to_string());
     let working_directory = json!(work_dir.display().to_string());
     let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
-    let config_digest = json!(config.unwrap_or_default());
+    if let Some(config) = &config {
+        config.keep(&work_dir, &session);
+    }
+    let config_digest = json!(config.map(|config| config.digest).unwrap_or_default());
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         let updated_at = json!(crate::events::timestamp());
         let extra = [

@@ -13,9 +13,27 @@ use fuseraft_compiler::ir::{self, Program};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
+/// The config a run records: its digest, and its text when it must be kept (a new session
+/// or a changed config), written by [`Recorded::keep`] once the run starts, so that a run
+/// that fails before its first turn leaves nothing behind.
+pub struct Recorded {
+    pub digest: String,
+    text: Option<String>,
+}
+
+impl Recorded {
+    /// Keeps the text for later comparisons (best effort; the digest suffices to refuse a
+    /// change, the text only shows where).
+    pub fn keep(&self, work_dir: &Path, session: &str) {
+        if let Some(text) = &self.text {
+            let _ = save_text(work_dir, session, text);
+        }
+    }
+}
+
 /// Refuses to resume a session (`saved`) with a config (`program`, from `now_path`) that
-/// compiles to another program unless `allow_change`; keeps the program's text for later
-/// comparisons. Returns the digest to record in the session's checkpoints.
+/// compiles to another program unless `allow_change`. Returns what to record in the
+/// session's checkpoints.
 pub fn check(
     work_dir: &Path,
     session: &str,
@@ -23,7 +41,7 @@ pub fn check(
     saved: Option<&Json>,
     now_path: &str,
     allow_change: bool,
-) -> Result<String, String> {
+) -> Result<Recorded, String> {
     let text = normalized(program);
     let digest = digest(&text);
     if let Some(saved) = saved {
@@ -41,7 +59,7 @@ pub fn check(
             );
         } else {
             match difference(work_dir, session, recorded, recorded_path, &text, now_path) {
-                None => return Ok(digest),
+                None => return Ok(Recorded { digest, text: None }),
                 Some(difference) if !allow_change => return Err(difference),
                 Some(difference) => {
                     eprintln!("warning: {}", difference.lines().next().unwrap_or_default());
@@ -52,10 +70,11 @@ pub fn check(
             }
         }
     }
-    // A new session, or a changed config: keep its text (best effort; the digest suffices
-    // to refuse a change, the text only shows where).
-    let _ = save_text(work_dir, session, &text);
-    Ok(digest)
+    // A new session, or a changed config: its text is kept once the run starts.
+    Ok(Recorded {
+        digest,
+        text: Some(text),
+    })
 }
 
 pub fn text_path(work_dir: &Path, id: &str) -> PathBuf {

@@ -20,7 +20,7 @@
 //! records. The lines after that state are the remainder of a turn a crash interrupted:
 //! ignored, and cut off on resume so the resumed run appends after the right line. A record
 //! whose MAC fails, or a log that ends before the snapshot's state, is an alteration: loading
-//! refuses (`docs/security-sessions.md`).
+//! refuses (`docs/security.md`, "Sessions and the change log").
 //!
 //! Durability. A checkpoint is in the kernel (written) before the next turn starts, and the
 //! page cache survives a killed fuseraft, so `--resume` after a SIGKILL at any moment repeats

@@ -1,6 +1,7 @@
 //! The conversation a run accumulates: messages, the tool calls made in each turn and
 //! their results. Owned by the machine; validators read the current turn from it.
 
+use fuseraft_compiler::ir::Tool;
 use serde_json::Value as Json;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -25,12 +26,26 @@ pub struct ToolCall {
 }
 
 impl ToolCall {
-    /// Tool names match by case-insensitive containment, as upstream's validators do
-    /// (`FileSystem-write_file` counts as `write_file`).
+    /// Whether this call names the tool `name`: resolved the one way the permission check
+    /// and execution resolve it ([`Tool::resolve`]: the exact name or its own plugin's
+    /// prefix, `FileSystem-write_file`), so a near miss (`my_finish`, `write_file_x`)
+    /// never counts as routing or as evidence. A name outside fuseraft's tools (upstream's
+    /// `git_commit`) matches itself or a plugin-qualified form (`Git-git_commit`),
+    /// ignoring ASCII case.
     pub fn is(&self, name: &str) -> bool {
-        self.name
-            .to_ascii_lowercase()
-            .contains(&name.to_ascii_lowercase())
+        if let Some(tool) = Tool::resolve(&self.name) {
+            return tool.name().eq_ignore_ascii_case(name);
+        }
+        if Tool::resolve(name).is_some() {
+            return false;
+        }
+        let called = self.name.trim();
+        let qualified = |separator: char| {
+            called
+                .rsplit_once(separator)
+                .is_some_and(|(_, function)| function.eq_ignore_ascii_case(name))
+        };
+        called.eq_ignore_ascii_case(name) || qualified('-') || qualified('.')
     }
 
     /// `handoff` and `finish` end a turn and are answered by the machine, not executed.
@@ -106,4 +121,47 @@ pub fn current_turn(history: &[Message]) -> &[Message] {
         .rposition(|message| message.role == Role::User)
         .map_or(0, |idx| idx + 1);
     &history[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ToolCall;
+
+    fn named(name: &str) -> ToolCall {
+        ToolCall {
+            id: "c".into(),
+            name: name.into(),
+            args: serde_json::Value::Null,
+            result: None,
+            ok: true,
+        }
+    }
+
+    #[test]
+    fn near_misses_never_count_as_routing_or_evidence() {
+        for name in [
+            "finish",
+            "FINISH",
+            "Finish-finish",
+            "handoff",
+            "Handoff.handoff",
+        ] {
+            assert!(named(name).is_routing(), "{name}");
+        }
+        for name in [
+            "my_finish",
+            "finish_x",
+            "handoffs",
+            "Shell-handoff",
+            "write_file_x",
+        ] {
+            assert!(!named(name).is_routing(), "{name}");
+        }
+        assert!(named("FileSystem-write_file").is("write_file"));
+        assert!(!named("write_file_x").is("write_file"));
+        assert!(!named("my_write_file").is("write_file"));
+        assert!(named("Git-git_commit").is("git_commit"));
+        assert!(named("git_commit").is("git_commit"));
+        assert!(!named("git_commit_all").is("git_commit"));
+    }
 }
