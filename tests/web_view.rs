@@ -133,7 +133,12 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
     let http = reqwest::Client::new();
     let base = url.split("/?").next().unwrap().to_string();
     for path in ["/", "/events", "/graph", "/app.js", "/?token=0000"] {
-        let status = http.get(format!("{base}{path}")).send().await.unwrap().status();
+        let status = http
+            .get(format!("{base}{path}"))
+            .send()
+            .await
+            .unwrap()
+            .status();
         assert_eq!(status, 403, "{path}");
     }
     let refused = http
@@ -157,7 +162,10 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
         .await;
     let mut expected = state_names();
     for name in &expected {
-        assert!(nodes.as_array().unwrap().contains(&json!(name)), "{name} not drawn: {nodes}");
+        assert!(
+            nodes.as_array().unwrap().contains(&json!(name)),
+            "{name} not drawn: {nodes}"
+        );
     }
     expected.retain(|name| name != "end");
     assert!(nodes.as_array().unwrap().len() >= expected.len());
@@ -166,8 +174,10 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
     let mut followed: Vec<String> = Vec::new();
     loop {
         let now = browser
-            .run("return [document.querySelector('#graph g.node.current')?.dataset.state ?? null, \
-                  !!document.querySelector('.approval button.approve:not(:disabled)')]")
+            .run(
+                "return [document.querySelector('#graph g.node.current')?.dataset.state ?? null, \
+                  !!document.querySelector('.approval button.approve:not(:disabled)')]",
+            )
             .await;
         if let Some(state) = now[0].as_str() {
             if followed.last().map(String::as_str) != Some(state) {
@@ -179,26 +189,45 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
         }
         tokio::time::sleep(Duration::from_millis(40)).await;
     }
-    assert_eq!(followed, ["Developer", "Reviewer"], "highlight followed {followed:?}");
+    assert_eq!(
+        followed,
+        ["Developer", "Reviewer"],
+        "highlight followed {followed:?}"
+    );
     let cards = browser.run(CARDS).await;
     assert_eq!(
         cards,
         json!([
-            [0, "Developer", "Developer", "tokens in 0 / out 0 · 1 tool call(s)"],
-            [1, "Reviewer", "Reviewer", "tokens in 0 / out 0 · 1 tool call(s)"],
+            [
+                0,
+                "Developer",
+                "Developer",
+                "tokens in 0 / out 0 · 1 tool call(s)"
+            ],
+            [
+                1,
+                "Reviewer",
+                "Reviewer",
+                "tokens in 0 / out 0 · 1 tool call(s)"
+            ],
         ])
     );
     // Model text is shown as text: the reply's `<b>` is not an element.
     let reply = browser
-        .run("const r = document.querySelector('#turns li.card .reply'); \
-              return [r.textContent, r.querySelector('b') === null]")
+        .run(
+            "const r = document.querySelector('#turns li.card .reply'); \
+              return [r.textContent, r.querySelector('b') === null]",
+        )
         .await;
     assert_eq!(reply, json!(["Built. <b>not bold</b>\nREVIEW", true]));
     let tool = browser
         .run("return document.querySelector('#turns li.card .tool').textContent")
         .await;
     let tool = tool.as_str().unwrap();
-    assert!(tool.contains("shell_run") && tool.contains("sleep 3 && echo built"), "{tool}");
+    assert!(
+        tool.contains("shell_run") && tool.contains("sleep 3 && echo built"),
+        "{tool}"
+    );
     save_screenshot(&browser, "web-view-live.png").await;
 
     // A reload replays the same history, the pending approval included.
@@ -224,7 +253,10 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
         .run("return document.getElementById('outcome').textContent")
         .await;
     assert!(
-        outcome.as_str().unwrap().starts_with("completed after 3 turn(s)"),
+        outcome
+            .as_str()
+            .unwrap()
+            .starts_with("completed after 3 turn(s)"),
         "{outcome}"
     );
     let cards = browser.run(CARDS).await;
@@ -240,8 +272,10 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
         .await;
     assert_eq!(answered, json!("approved (page)"));
     let taken = browser
-        .run("return [...document.querySelectorAll('#graph path.edge.taken')]\
-              .map(p => p.dataset.from + '>' + p.dataset.to)")
+        .run(
+            "return [...document.querySelectorAll('#graph path.edge.taken')]\
+              .map(p => p.dataset.from + '>' + p.dataset.to)",
+        )
         .await;
     assert_eq!(taken, json!(["Developer>Reviewer", "Reviewer>Deployer"]));
     browser.close().await;
@@ -258,7 +292,11 @@ async fn past_sessions_are_browsed_in_the_browser() {
     let _one = ONE_BROWSER.lock().await;
     let work = work_dir("sessions");
     let ran = exec(&work, &["--approve", "all"]).output().unwrap();
-    assert!(ran.status.success(), "{}", String::from_utf8_lossy(&ran.stderr));
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
 
     let mut child = fuseraft()
         .arg("ui")
@@ -293,10 +331,15 @@ async fn past_sessions_are_browsed_in_the_browser() {
     let nodes: Json = browser
         .run("return document.querySelectorAll('#graph g.node').length")
         .await;
-    assert!(nodes.as_u64().unwrap() >= state_names().len() as u64, "{nodes}");
+    assert!(
+        nodes.as_u64().unwrap() >= state_names().len() as u64,
+        "{nodes}"
+    );
     let shown = browser
-        .run("return [document.getElementById('outcome').textContent, \
-              document.querySelector('#graph g.node.current')?.dataset.state]")
+        .run(
+            "return [document.getElementById('outcome').textContent, \
+              document.querySelector('#graph g.node.current')?.dataset.state]",
+        )
         .await;
     assert_eq!(shown, json!(["completed after 3 turn(s)", "Deployer"]));
     save_screenshot(&browser, "web-view-sessions.png").await;

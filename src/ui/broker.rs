@@ -112,7 +112,10 @@ impl Broker {
         *pending = None;
         drop(pending);
         if by == "page" && terminal.is_some() {
-            eprintln!("{} (answered in the web view)", if approved { "y" } else { "n" });
+            eprintln!(
+                "{} (answered in the web view)",
+                if approved { "y" } else { "n" }
+            );
         }
         self.hub.publish(
             json!({"event_type": "ui_approval_answered", "payload": {

@@ -43,7 +43,10 @@ impl Hub {
 
     /// The messages from index `from` on, and a receiver for those published after them.
     pub fn subscribe(&self, from: usize) -> (Vec<Message>, broadcast::Receiver<Message>) {
-        let history = self.history.lock().unwrap_or_else(|poison| poison.into_inner());
+        let history = self
+            .history
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let replay = history
             .iter()
             .enumerate()

@@ -105,7 +105,11 @@ impl Live {
                 from,
                 to,
                 signal,
-                kind: if signal == "tool" && !route { "tool" } else { "route" },
+                kind: if signal == "tool" && !route {
+                    "tool"
+                } else {
+                    "route"
+                },
                 text: &text,
             };
             broker.ask(&question, &stopped).unwrap_or_else(|signal| {

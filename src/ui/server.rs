@@ -51,7 +51,8 @@ pub struct App {
 /// A new random token: 128 bits, hex.
 pub fn token() -> Result<String, String> {
     let mut bytes = [0u8; 16];
-    getrandom::getrandom(&mut bytes).map_err(|error| format!("no randomness for the token: {error}"))?;
+    getrandom::getrandom(&mut bytes)
+        .map_err(|error| format!("no randomness for the token: {error}"))?;
     Ok(crate::session::key::to_hex(&bytes))
 }
 
@@ -65,8 +66,8 @@ pub fn bind(addr: &str) -> Result<TcpListener, String> {
     } else {
         addr.to_string()
     };
-    let listener =
-        TcpListener::bind(&target).map_err(|error| format!("cannot listen on `{target}`: {error}"))?;
+    let listener = TcpListener::bind(&target)
+        .map_err(|error| format!("cannot listen on `{target}`: {error}"))?;
     if let Ok(local) = listener.local_addr() {
         if !local.ip().is_loopback() {
             eprintln!("warning: the web view listens on {local}, reachable from other machines; only its token protects it");
@@ -92,7 +93,10 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
     let app = Arc::new(app);
     let router = Router::new()
         .route("/", get(index))
-        .route("/app.js", get(|| async { asset("text/javascript", SCRIPT) }))
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript", SCRIPT) }),
+        )
         .route("/style.css", get(|| async { asset("text/css", STYLE) }))
         .route("/graph", get(graph))
         .route("/events", get(events))
@@ -117,7 +121,10 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
     let mut response = if same(given.as_bytes(), app.token.as_bytes()) {
         next.run(request).await
     } else {
-        (StatusCode::FORBIDDEN, "a token is required (use the URL fuseraft printed)\n")
+        (
+            StatusCode::FORBIDDEN,
+            "a token is required (use the URL fuseraft printed)\n",
+        )
             .into_response()
     };
     let headers = response.headers_mut();
@@ -147,12 +154,18 @@ async fn index(State(app): State<Arc<App>>) -> Response {
         Mode::Sessions { .. } => "sessions",
     };
     // The token is hex: safe inside an attribute.
-    let page = INDEX.replace("__TOKEN__", &app.token).replace("__MODE__", mode);
+    let page = INDEX
+        .replace("__TOKEN__", &app.token)
+        .replace("__MODE__", mode);
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
 }
 
 fn json(value: &Json) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], value.to_string()).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
 }
 
 async fn graph(State(app): State<Arc<App>>) -> Response {
@@ -203,11 +216,17 @@ async fn approve(State(app): State<Arc<App>>, uri: Uri) -> Response {
         _ => None,
     };
     let (Some(id), Some(approved)) = (id, approved) else {
-        return (StatusCode::BAD_REQUEST, "expected id=N&approved=true|false\n").into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            "expected id=N&approved=true|false\n",
+        )
+            .into_response();
     };
     match broker.answer(id, approved) {
         Answered::Taken => (StatusCode::OK, "answered\n").into_response(),
-        Answered::NotPending => (StatusCode::CONFLICT, "not waiting (already answered)\n").into_response(),
+        Answered::NotPending => {
+            (StatusCode::CONFLICT, "not waiting (already answered)\n").into_response()
+        }
     }
 }
 
@@ -242,7 +261,9 @@ mod tests {
 
     #[test]
     fn query_values_are_found_by_exact_name() {
-        let uri: Uri = "/approve?token=ab&id=3&approved=true&xid=9".parse().unwrap();
+        let uri: Uri = "/approve?token=ab&id=3&approved=true&xid=9"
+            .parse()
+            .unwrap();
         assert_eq!(query(&uri, "token"), Some("ab"));
         assert_eq!(query(&uri, "id"), Some("3"));
         assert_eq!(query(&uri, "approved"), Some("true"));

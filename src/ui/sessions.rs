@@ -41,7 +41,9 @@ pub fn show(work_dir: &Path, id: &str) -> Result<Json, String> {
     let graph = std::fs::read_to_string(session::config::text_path(work_dir, id))
         .ok()
         .and_then(|text| fuseraft_compiler::ir::parse(&text).ok())
-        .map_or(Json::Null, |program| fuseraft_compiler::ir::to_json(&program));
+        .map_or(Json::Null, |program| {
+            fuseraft_compiler::ir::to_json(&program)
+        });
     Ok(json!({
         "id": id,
         "task": state.get("Task").cloned().unwrap_or(Json::Null),

@@ -3,8 +3,8 @@
 //! missing browser or driver fails the test, naming `.ci/ui-deps.sh`.
 
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -66,10 +66,8 @@ impl Browser {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|error| panic!("cannot start {}: {error}", chromedriver.display()));
-        let profile = std::env::temp_dir().join(format!(
-            "fuseraft-chromium-{}-{port}",
-            std::process::id()
-        ));
+        let profile =
+            std::env::temp_dir().join(format!("fuseraft-chromium-{}-{port}", std::process::id()));
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile).unwrap();
         let mut browser = Browser {

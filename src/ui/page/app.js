@@ -129,7 +129,7 @@
         path.dataset.from = s.name;
         path.dataset.to = exit.target;
         edgeLayer.append(path);
-        const label = (approval ? "✋ " : "") + triggerLabel(exit.trigger);
+        const label = triggerLabel(exit.trigger) + (approval ? " (approval)" : "");
         if (label) {
           const mid = path.getPointAtLength ? path.getPointAtLength(path.getTotalLength() / 2) : { x: a.x, y: a.y };
           edgeLayer.append(svgEl("text", { class: "label", x: mid.x + 4, y: mid.y - 3 }, short(label, 24)));
@@ -186,7 +186,10 @@
   }
 
   function note(turn, cls, text) {
-    const target = cards.has(turn) ? cards.get(turn).notes : $("run-notes");
+    // A note of a turn whose card is not drawn yet (a session's task, a routing marker)
+    // goes to the latest card, or above the cards.
+    const latest = [...cards.values()].pop();
+    const target = cards.has(turn) ? cards.get(turn).notes : latest ? latest.notes : $("run-notes");
     target.append(el("li", "note " + cls, text));
   }
 
@@ -388,7 +391,9 @@
         toolCalls(c, (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })));
         replyText(c, m.Content);
       } else {
-        note(turn, m.AgentName === "orchestrator" ? "correction" : "", `${m.AgentName || "user"}: ${short(m.Content || "", 600)}`);
+        const content = m.Content || "";
+        const cls = content.startsWith("[fuseraft:") ? "route" : m.AgentName === "orchestrator" ? "correction" : "";
+        note(turn, cls, `${m.AgentName || "user"}: ${short(content, 600)}`);
       }
     }
     const machine = s.machine || {};
