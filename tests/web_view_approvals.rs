@@ -26,16 +26,28 @@ struct Run {
     child: Child,
     stderr: Arc<Mutex<String>>,
     url: String,
+    work: PathBuf,
 }
 
 impl Run {
     fn start(name: &str, stdin: Stdio, extra: &[&str]) -> Run {
+        let fixture = fixture();
+        Run::of(
+            &fixture.join("config.yaml"),
+            &fixture.join("replay.yaml"),
+            name,
+            stdin,
+            extra,
+        )
+    }
+
+    fn of(config: &Path, replay: &Path, name: &str, stdin: Stdio, extra: &[&str]) -> Run {
         let work = work_dir(name);
         let mut child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
             .arg("exec")
-            .arg(fixture().join("config.yaml"))
+            .arg(config)
             .args(["--task", "Ship the feature.", "--replay"])
-            .arg(fixture().join("replay.yaml"))
+            .arg(replay)
             .arg("--work-dir")
             .arg(&work)
             .args(["--ui"])
@@ -67,7 +79,12 @@ impl Run {
                     .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        Run { child, stderr, url }
+        Run {
+            child,
+            stderr,
+            url,
+            work,
+        }
     }
 
     fn base(&self) -> &str {
@@ -254,4 +271,62 @@ async fn a_run_waiting_for_the_page_still_ends_on_sigterm() {
         stderr.contains("cancelled (SIGTERM) during an approval"),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_tool_call_refused_in_the_page_is_not_run() {
+    let dir = work_dir("tool");
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: Tool\n  Security:\n    Permissions:\n      \
+         command_execution: require-approval\n  Agents:\n    - { Name: Dev, Instructions: Go., \
+         Plugins: [Shell] }\n  Selection: { Type: sequential }\n  \
+         Termination: { Type: maxiterations, MaxIterations: 1 }\n",
+    )
+    .unwrap();
+    let replay = dir.join("replay.yaml");
+    std::fs::write(
+        &replay,
+        "replies:\n  Dev:\n    - tool_calls:\n        - { name: shell_run, args: { command: \
+         \"echo ran > ran.txt\" } }\n      text: done\n",
+    )
+    .unwrap();
+    let run = Run::of(&config, &replay, "tool-run", Stdio::null(), &[]);
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let payload = &asked.last().unwrap().1["payload"];
+    assert_eq!(payload["kind"], "tool");
+    assert_eq!(payload["from"], "Dev");
+    assert!(
+        payload["to"]
+            .as_str()
+            .unwrap()
+            .contains("echo ran > ran.txt"),
+        "{payload}"
+    );
+    let id = payload["id"].as_u64().unwrap();
+    let refused = reqwest::Client::new()
+        .post(format!(
+            "{}/approve?token={}&id={id}&approved=false",
+            run.base(),
+            run.token()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 200);
+    let rest = read_events(&run, Some(asked.last().unwrap().0), is("turn_end")).await;
+    let call = &rest.last().unwrap().1["reply"]["tool_calls"][0];
+    assert_eq!(call["ok"], false, "{call}");
+    assert!(
+        call["result"]
+            .as_str()
+            .unwrap()
+            .contains("refused by the operator"),
+        "{call}"
+    );
+    let ran = run.work.join("ran.txt");
+    let (status, _, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(!ran.exists(), "refused, so not run");
 }
