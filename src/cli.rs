@@ -6,10 +6,21 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 /// fuseraft: compile, check and run workflows of LLM agents.
 #[derive(Debug, Parser)]
-#[command(name = "fuseraft", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "fuseraft",
+    version,
+    about,
+    long_about = None,
+    disable_version_flag = true,
+    propagate_version = true,
+    after_help = examples::MAIN
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Print the version (`-v` as the VS Code extension spells it, `-V` as clap does).
+    #[arg(short = 'v', long, short_alias = 'V', action = clap::ArgAction::Version, global = true)]
+    pub version: Option<bool>,
     /// Colour in diagnostics: auto (when stderr is a terminal), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -21,17 +32,66 @@ pub enum Command {
     ///
     /// INPUT is a fuseraft config (YAML or JSON, `Orchestration:` root), a tama `AGENT.md`
     /// of an fsm agent, a tama project directory (its `entrypoint`), or a `.fir` IR file.
+    #[command(after_help = examples::COMPILE)]
     Compile(CompileArgs),
     /// Lint workflows: find broken routing before paying for a model call.
+    ///
+    /// INPUT is a workflow file, a directory (searched for fuseraft configs and tama
+    /// projects, honouring .gitignore), a glob, or `-` for standard input. Without INPUT,
+    /// the current directory is checked.
+    #[command(visible_alias = "validate", after_help = examples::CHECK)]
     Check(CheckArgs),
     /// Run a workflow.
+    #[command(visible_alias = "run", after_help = examples::EXEC)]
     Exec(ExecArgs),
     /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
+    #[command(after_help = examples::TEST)]
     Test(TestArgs),
     /// List, show or remove saved sessions.
+    #[command(after_help = examples::SESSIONS)]
     Sessions(SessionsArgs),
+    /// Write a ready-to-run workflow (a config and a replay file) from a template.
+    #[command(after_help = examples::INIT)]
+    Init(InitArgs),
+    /// Print a shell completion script.
+    #[command(after_help = examples::COMPLETIONS)]
+    Completions(CompletionsArgs),
     /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
+    #[command(after_help = examples::UI)]
     Ui(UiArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// The kind of workflow to start from.
+    #[arg(long, value_enum, default_value_t = Template::DevTeam)]
+    pub template: Template,
+    /// The directory to write into (created when missing; default: the current directory).
+    #[arg(value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Template {
+    /// A planner, a developer and a reviewer routed by keywords.
+    DevTeam,
+    /// One agent that does the task.
+    Minimal,
+    /// A directed graph: draft, critique, edit.
+    Graph,
+    /// A state machine with signals and a contract.
+    Statemachine,
+    /// A generator and a critic in adversarial rounds.
+    Adversarial,
+    /// A tama project whose entry agent is an fsm.
+    TamaFsm,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,12 +153,16 @@ pub enum TestFormat {
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// Workflows to check (configs, tama AGENT.md files or project directories, .fir files).
-    #[arg(required_unless_present = "explain")]
+    /// Workflows to check: configs, tama AGENT.md files or projects, .fir files,
+    /// directories to search, globs, or `-` for standard input (default: `.`).
     pub inputs: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
-    pub format: CheckFormat,
+    /// The file name standard input (`-`) stands for, in diagnostics; its extension
+    /// decides how it is read, and includes resolve beside it.
+    #[arg(long, value_name = "NAME")]
+    pub stdin_filename: Option<PathBuf>,
+    /// Output format (default: `github` when GITHUB_ACTIONS=true, `human` otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<CheckFormat>,
     /// Exit 1 when there are warnings, not only errors.
     #[arg(long)]
     pub deny_warnings: bool,
@@ -106,8 +170,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "CODE")]
     pub explain: Option<String>,
     /// List the routing paths from the entry to each terminal, one per line.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "diagram")]
     pub paths: bool,
+    /// Print the Mermaid flowchart of each input that compiles (findings go to stderr).
+    #[arg(long)]
+    pub diagram: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -203,6 +270,62 @@ pub enum Emit {
     Json,
     Dot,
     Mermaid,
+}
+
+/// The examples shown at the end of each command's `--help`.
+mod examples {
+    pub const MAIN: &str = "\
+Examples:
+  fuseraft init --template statemachine my-team
+  fuseraft check my-team
+  fuseraft exec my-team/fuseraft.yaml --task \"Add a --verbose flag.\" --replay my-team/replay.yaml
+  fuseraft test fixtures/scenarios";
+    pub const COMPILE: &str = "\
+Examples:
+  fuseraft compile fuseraft.yaml
+  fuseraft compile fuseraft.yaml --emit mermaid -o team.mmd
+  fuseraft compile fuseraft.yaml --emit dot | dot -Tsvg > team.svg
+  fuseraft compile team.fir --emit json";
+    pub const CHECK: &str = "\
+Examples:
+  fuseraft check                          # every workflow under the current directory
+  fuseraft check fuseraft.yaml configs/   # a file and a directory
+  fuseraft check 'teams/**/*.yaml'        # a glob, expanded by fuseraft
+  cat team.yaml | fuseraft check - --stdin-filename team.yaml
+  fuseraft check . --format sarif > check.sarif
+  fuseraft check --explain FR201";
+    pub const EXEC: &str = "\
+Examples:
+  fuseraft exec fuseraft.yaml --task \"Add a --verbose flag.\" --replay replay.yaml
+  fuseraft exec fuseraft.yaml --task \"Add a --verbose flag.\" --model openai:gpt-4o-mini
+  fuseraft exec fuseraft.yaml --task \"...\" --work-dir /tmp/run --events events.jsonl --json
+  fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml
+  fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser";
+    pub const TEST: &str = "\
+Examples:
+  fuseraft test                      # every *.scenario.yaml under the current directory
+  fuseraft test fixtures/scenarios --coverage
+  fuseraft test --accept             # accept the reviewed new traces
+  fuseraft test --format junit > junit.xml";
+    pub const SESSIONS: &str = "\
+Examples:
+  fuseraft sessions list --work-dir /tmp/run
+  fuseraft sessions show 1a2b3c4d
+  fuseraft sessions rm 1a2b3c4d";
+    pub const INIT: &str = "\
+Examples:
+  fuseraft init                              # a dev team in the current directory
+  fuseraft init --template statemachine my-team
+  fuseraft init --template tama-fsm support";
+    pub const COMPLETIONS: &str = "\
+Examples:
+  fuseraft completions bash > ~/.local/share/bash-completion/completions/fuseraft
+  fuseraft completions zsh > ~/.zfunc/_fuseraft
+  fuseraft completions fish > ~/.config/fish/completions/fuseraft.fish";
+    pub const UI: &str = "\
+Examples:
+  fuseraft ui                        # the sessions of the current directory
+  fuseraft ui --work-dir /tmp/run --addr 8080";
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

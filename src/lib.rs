@@ -31,9 +31,32 @@ pub fn run(cli: &Cli) -> u8 {
     match &cli.command {
         Command::Compile(args) => commands::compile::run(args, style),
         Command::Check(args) => commands::check::run(args, style),
-        Command::Exec(args) => commands::exec::run(args, style),
+        Command::Exec(args) => commands::early::exec(args, style),
         Command::Test(args) => commands::test::run(args, style),
         Command::Sessions(args) => commands::sessions::run(args),
+        Command::Init(args) => commands::init::run(args),
+        Command::Completions(args) => commands::completions::run(args),
         Command::Ui(args) => commands::ui::run(args),
     }
+}
+
+/// A write to a closed standard output that a command did not catch (a `println!`) ends
+/// the process quietly with [`commands::exit::CLOSED_STDOUT`] instead of a panic's message
+/// and exit code 101. Other panics are reported as before.
+pub fn quiet_closed_stdout() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        // std's `print!` family panics with "failed printing to stdout: <error>"; EPIPE is
+        // os error 32 on Linux and macOS alike.
+        if message.starts_with("failed printing to stdout") && message.contains("os error 32") {
+            std::process::exit(i32::from(commands::exit::CLOSED_STDOUT));
+        }
+        report(info);
+    }));
 }

@@ -14,11 +14,20 @@ fn main() -> std::process::ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         fuseraft_vm::sandbox::install_launcher(exe);
     }
+    fuseraft::quiet_closed_stdout();
     let cli = match fuseraft::cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
             let code = if error.use_stderr() { 2 } else { 0 };
             let _ = error.print();
+            if error.use_stderr() {
+                // `exec --json` prints its one summary object even for a refused command line.
+                let text = error.render().to_string();
+                if let Some(summary) = fuseraft::commands::early::refused_command_line(&args, &text)
+                {
+                    let _ = fuseraft::commands::print(&summary);
+                }
+            }
             return std::process::ExitCode::from(code);
         }
     };

@@ -4,10 +4,16 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Runs `fuseraft exec` from the checkout (fixture paths are relative to it), in a scratch
+/// work dir unless the test names one: nothing a run writes lands in the repository.
 fn exec(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
-        .arg("exec")
-        .args(args)
+    let default_work_dir = scratch("default-work-dir");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+    command.arg("exec").args(args);
+    if !args.contains(&"--work-dir") {
+        command.arg("--work-dir").arg(&default_work_dir);
+    }
+    command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("NO_COLOR", "1")
         .output()

@@ -1,15 +1,18 @@
-//! `fuseraft check INPUT... [--format human|json|sarif|github] [--deny-warnings] [--paths]`
-//! and `fuseraft check --explain CODE`.
+//! `fuseraft check [INPUT...] [--format human|json|sarif|github] [--deny-warnings]
+//! [--paths | --diagram] [--stdin-filename NAME]` and `fuseraft check --explain CODE`
+//! (`validate` is an alias, as the VS Code extension spells it).
 //!
 //! Exit codes: 0 nothing at or above the deny level, 1 findings (errors, or warnings with
 //! `--deny-warnings`), 2 an input could not be read or the command line is wrong.
 
-use std::io::{IsTerminal, Write};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 
 use fuseraft_compiler::check::{self, Findings};
 use fuseraft_compiler::{Code, Compiled, Severity};
 
 use super::exit;
+use super::inputs::{self, Input, StdinReader};
 use crate::cli::{CheckArgs, CheckFormat};
 use crate::disk::Project;
 use crate::render::{self, Style};
@@ -28,10 +31,33 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
         } else {
             style
         };
+    let resolved = inputs::resolve(&args.inputs, args.stdin_filename.as_deref(), &mut || {
+        let mut text = String::new();
+        std::io::stdin()
+            .take(crate::disk::MAX_FILE_BYTES + 1)
+            .read_to_string(&mut text)?;
+        if text.len() as u64 > crate::disk::MAX_FILE_BYTES {
+            return Err(std::io::Error::other("larger than the 16 MiB limit"));
+        }
+        Ok(text)
+    });
+    let resolved = match resolved {
+        Ok(resolved) => resolved,
+        Err(message) => {
+            let _ = writeln!(std::io::stderr().lock(), "error: {message}");
+            return exit::USAGE;
+        }
+    };
+    let names: Vec<PathBuf> = resolved.iter().map(|i| i.name().to_path_buf()).collect();
     let mut compiled: Vec<Compiled> = Vec::new();
     let mut findings: Vec<Findings> = Vec::new();
-    for input in &args.inputs {
-        let one = fuseraft_compiler::compile(input, &Project::new());
+    for input in &resolved {
+        let one = match input {
+            Input::Path(path) => fuseraft_compiler::compile(path, &Project::new()),
+            Input::Stdin { name, text } => {
+                fuseraft_compiler::compile(name, &StdinReader::new(name, text))
+            }
+        };
         findings.push(check::check(&one));
         compiled.push(one);
     }
@@ -45,11 +71,15 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
         })
         .collect();
 
-    let mut stdout = std::io::stdout().lock();
+    let format = args
+        .format
+        .unwrap_or_else(|| default_format(std::env::var("GITHUB_ACTIONS").ok().as_deref()));
     let text = if args.paths {
-        paths(args, &compiled)
+        paths(&names, &compiled)
+    } else if args.diagram {
+        diagrams(&names, &compiled)
     } else {
-        match args.format {
+        match format {
             CheckFormat::Human => human(&checked, style),
             CheckFormat::Json => report::json::render(&checked),
             CheckFormat::Sarif => report::sarif::render(&checked),
@@ -59,14 +89,10 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
             }
         }
     };
-    if stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-        .is_err()
-    {
-        return exit::USAGE;
+    if let Some(code) = super::print_or_fail(&text) {
+        return code;
     }
-    if args.paths {
+    if args.paths || args.diagram {
         // The findings still decide the exit code; show them on stderr.
         let _ = write!(std::io::stderr().lock(), "{}", human(&checked, style));
     }
@@ -139,9 +165,34 @@ fn write_step_summary(checked: &[Checked<'_>]) {
     }
 }
 
-fn paths(args: &CheckArgs, compiled: &[Compiled]) -> String {
+/// The format without `--format`: GitHub annotations in a GitHub Actions job, where the
+/// runner sets `GITHUB_ACTIONS=true`; miette's report otherwise.
+pub fn default_format(github_actions: Option<&str>) -> CheckFormat {
+    if github_actions == Some("true") {
+        CheckFormat::Github
+    } else {
+        CheckFormat::Human
+    }
+}
+
+/// `--diagram`: the Mermaid flowchart of every input that compiles.
+fn diagrams(names: &[PathBuf], compiled: &[Compiled]) -> String {
     let mut out = String::new();
-    for (input, one) in args.inputs.iter().zip(compiled) {
+    for (input, one) in names.iter().zip(compiled) {
+        if compiled.len() > 1 {
+            out.push_str(&format!("%% {}\n", input.display()));
+        }
+        match &one.program {
+            Some(program) => out.push_str(&fuseraft_compiler::ir::to_mermaid(program)),
+            None => out.push_str("%% no diagram: fix the errors first\n"),
+        }
+    }
+    out
+}
+
+fn paths(names: &[PathBuf], compiled: &[Compiled]) -> String {
+    let mut out = String::new();
+    for (input, one) in names.iter().zip(compiled) {
         if compiled.len() > 1 {
             out.push_str(&format!("# {}\n", input.display()));
         }
@@ -172,10 +223,7 @@ fn explain(text: &str) -> u8 {
         return exit::USAGE;
     };
     match check::explain(code) {
-        Some(docs) => {
-            let _ = write!(std::io::stdout().lock(), "{docs}");
-            exit::OK
-        }
+        Some(docs) => super::print_or_fail(&docs).unwrap_or(exit::OK),
         None => {
             let _ = writeln!(
                 std::io::stderr().lock(),

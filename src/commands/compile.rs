@@ -40,13 +40,8 @@ pub fn run(args: &CompileArgs, style: Style) -> u8 {
     };
     match &args.output {
         None => {
-            let mut stdout = std::io::stdout().lock();
-            if stdout
-                .write_all(text.as_bytes())
-                .and_then(|_| stdout.flush())
-                .is_err()
-            {
-                return exit::USAGE;
+            if let Some(code) = super::print_or_fail(&text) {
+                return code;
             }
         }
         Some(path) => {

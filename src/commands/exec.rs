@@ -35,6 +35,7 @@ fn session_id() -> String {
 
 fn usage_error(message: &str) -> u8 {
     eprintln!("error: {}", neutralise(message));
+    super::early::record(message);
     exit::USAGE
 }
 
@@ -132,6 +133,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         render::all(&compiled.diagnostics, &compiled.sources, style)
     );
     let Some(program) = compiled.program else {
+        super::early::record_compile_failure(&compiled);
         return exit::USAGE;
     };
     let config = if args.ephemeral {
@@ -275,6 +277,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 Err(error) => {
                     let (sources, diag) = *error;
                     eprint!("{}", render::human(&diag, &sources, style));
+                    super::early::record_diagnostic(&diag, &sources);
                     return exit::USAGE;
                 }
             };

@@ -17,10 +17,16 @@ pub fn run(args: &SessionsArgs) -> u8 {
             }
             for entry in listed {
                 let task: String = entry.task.chars().take(60).collect();
-                println!(
-                    "{}  {}  {:<22} {:>4} turns  {task}",
+                let line = format!(
+                    "{}  {}  {:<22} {:>4} turns  {task}\n",
                     entry.id, entry.updated, entry.status, entry.turns
                 );
+                if let Some(code) = super::print_or_fail(&line) {
+                    return code;
+                }
+                if super::stdout_closed() {
+                    break;
+                }
             }
             exit::OK
         }
@@ -44,11 +50,9 @@ pub fn run(args: &SessionsArgs) -> u8 {
                     if loaded.unverified {
                         eprintln!("warning: session `{id}` is not authenticated");
                     }
-                    println!(
-                        "{}",
-                        serde_json::to_string_pretty(&loaded.state).unwrap_or_default()
-                    );
-                    exit::OK
+                    let mut text = serde_json::to_string_pretty(&loaded.state).unwrap_or_default();
+                    text.push('\n');
+                    super::print_or_fail(&text).unwrap_or(exit::OK)
                 }
                 Err(message) => fail(&message),
             }

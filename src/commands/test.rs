@@ -44,24 +44,17 @@ pub fn run(args: &TestArgs, style: Style) -> u8 {
     };
     let reports = scenario::run_all(&scenarios, settings);
     let elapsed = started.elapsed();
-    let mut out = std::io::stdout().lock();
+    let report = match args.format {
+        TestFormat::Junit => junit::render(&reports, elapsed),
+        TestFormat::Human => human(&reports, settings, elapsed.as_secs_f64()),
+    };
+    if let Some(code) = super::print_or_fail(&report) {
+        return code;
+    }
     let mut err = std::io::stderr().lock();
-    match args.format {
-        TestFormat::Junit => {
-            let _ = out.write_all(junit::render(&reports, elapsed).as_bytes());
-            for report in &reports {
-                if let Verdict::Error { message, .. } = &report.verdict {
-                    let _ = writeln!(err, "{}", message.trim_end());
-                }
-            }
-        }
-        TestFormat::Human => {
-            let _ = out.write_all(human(&reports, settings, elapsed.as_secs_f64()).as_bytes());
-            for report in &reports {
-                if let Verdict::Error { message, .. } = &report.verdict {
-                    let _ = writeln!(err, "{}", message.trim_end());
-                }
-            }
+    for report in &reports {
+        if let Verdict::Error { message, .. } = &report.verdict {
+            let _ = writeln!(err, "{}", message.trim_end());
         }
     }
     if args.coverage {
@@ -72,7 +65,10 @@ pub fn run(args: &TestArgs, style: Style) -> u8 {
                 let _ = write!(err, "{text}");
             }
             TestFormat::Human => {
-                let _ = write!(out, "\n{text}");
+                drop(err);
+                if let Some(code) = super::print_or_fail(&format!("\n{text}")) {
+                    return code;
+                }
             }
         }
     }
