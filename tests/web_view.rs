@@ -342,6 +342,10 @@ async fn past_sessions_are_browsed_in_the_browser() {
         )
         .await;
     assert_eq!(shown, json!(["completed after 3 turn(s)", "Deployer"]));
+    let visited = browser
+        .run("return [...document.querySelectorAll('#graph g.node.visited')].map(n => n.dataset.state)")
+        .await;
+    assert_eq!(visited, json!(["Developer", "Reviewer", "Deployer"]));
     save_screenshot(&browser, "web-view-sessions.png").await;
     browser.close().await;
 }

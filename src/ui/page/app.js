@@ -396,6 +396,11 @@
         note(turn, cls, `${m.AgentName || "user"}: ${short(content, 600)}`);
       }
     }
+    // The states whose agent spoke were visited (a state named as its agent, or run by it).
+    const spoke = new Set((s.messages || []).filter((m) => m.Role === "assistant").map((m) => m.AgentName));
+    for (const st of (s.graph && s.graph.states) || []) {
+      if (spoke.has(st.agent) || spoke.has(st.name)) markVisited(st.name);
+    }
     const machine = s.machine || {};
     if (machine.State) highlight(machine.State);
     const ended = machine.Outcome;
