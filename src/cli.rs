@@ -56,6 +56,9 @@ pub enum Command {
     /// Print a shell completion script.
     #[command(after_help = examples::COMPLETIONS)]
     Completions(CompletionsArgs),
+    /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
+    #[command(after_help = examples::UI)]
+    Ui(UiArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -89,6 +92,16 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct UiArgs {
+    /// The work dir the sessions ran in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Listen on this address: `PORT` or `HOST:PORT` (default: a random port on 127.0.0.1).
+    #[arg(long, value_name = "ADDR")]
+    pub addr: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -226,6 +239,11 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
+    /// Show the run live in a web page, and answer its approvals there: `--ui` listens on a
+    /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
+    /// with its token, is printed on standard error.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub ui: Option<String>,
 }
 
 /// `exec`'s model request timeouts, in seconds (boxed: `Command` stays small).
@@ -300,7 +318,8 @@ Examples:
   fuseraft exec fuseraft.yaml --task \"Add a --verbose flag.\" --replay replay.yaml
   fuseraft exec fuseraft.yaml --task \"Add a --verbose flag.\" --model openai:gpt-4o-mini
   fuseraft exec fuseraft.yaml --task \"...\" --work-dir /tmp/run --events events.jsonl --json
-  fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml";
+  fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml
+  fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser";
     pub const TEST: &str = "\
 Examples:
   fuseraft test                      # every *.scenario.yaml under the current directory
@@ -322,6 +341,10 @@ Examples:
   fuseraft completions bash > ~/.local/share/bash-completion/completions/fuseraft
   fuseraft completions zsh > ~/.zfunc/_fuseraft
   fuseraft completions fish > ~/.config/fish/completions/fuseraft.fish";
+    pub const UI: &str = "\
+Examples:
+  fuseraft ui                        # the sessions of the current directory
+  fuseraft ui --work-dir /tmp/run --addr 8080";
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]

@@ -11,6 +11,7 @@ pub mod report;
 pub mod scenario;
 pub mod session;
 pub mod terminal;
+pub mod ui;
 
 use std::io::IsTerminal;
 
@@ -35,6 +36,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Sessions(args) => commands::sessions::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Completions(args) => commands::completions::run(args),
+        Command::Ui(args) => commands::ui::run(args),
     }
 }
 

@@ -68,6 +68,8 @@ struct Prepared<'a> {
     started: Instant,
     /// The provider flags this run uses (given, or recorded by the session).
     provider: ProviderFlags,
+    /// The web view (`--ui`), when asked for.
+    ui: Option<crate::ui::Live>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -214,9 +216,38 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         .iter()
         .map(|state| state.name.clone())
         .collect();
+    let ui = match &args.ui {
+        Some(addr) => {
+            let terminal = args.approve.is_none() && std::io::stdin().is_terminal();
+            match crate::ui::Live::start(addr, &program, terminal) {
+                Ok(ui) => {
+                    eprintln!("web view: {}", ui.url());
+                    Some(ui)
+                }
+                Err(message) => return usage_error(&message),
+            }
+        }
+        None => None,
+    };
     let approvals = match args.approve {
         Some(Approve::All) => Approvals::All,
         Some(Approve::None) => Approvals::None,
+        // The page and the terminal (when there is one) both answer, whichever first.
+        None if ui.is_some() => {
+            let hint = resume_hint(args, &provider, &session, &work_dir);
+            let summary = args.json.then(|| {
+                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+            });
+            let cancel = Box::new(move |signal: &'static str| {
+                eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
+                if let Some(summary) = &summary {
+                    println!("{summary}");
+                }
+                std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+            });
+            let ui = ui.as_ref().expect("checked by the guard");
+            ui.approvals(states, watch_stop_signals(), cancel)
+        }
         None if std::io::stdin().is_terminal() => {
             // A prompt blocks the run's thread: a signal during it is seen by a watcher
             // thread, and the prompt ends the process (the last checkpoint stays resumable).
@@ -267,6 +298,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         approvals,
         started,
         provider: provider.clone(),
+        ui,
     };
     match &args.replay {
         Some(path) => {
@@ -330,6 +362,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         approvals,
         started,
         provider,
+        ui,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -347,6 +380,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let mut on_event = |event: &Event, run: &Run| {
         events.write(event, &session);
         terminal.event(event, run);
+        if let Some(ui) = &ui {
+            ui.event(event, run, &session);
+        }
     };
     let started_at = saved
         .as_ref()
@@ -404,6 +440,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     });
     terminal.flush();
+    if let Some(ui) = &ui {
+        ui.finish();
+    }
     compact_change_log(program, &work_dir, &session);
     let summary = match result {
         Ok(summary) => summary,

@@ -9,6 +9,7 @@ pub mod init;
 pub mod inputs;
 pub mod sessions;
 pub mod test;
+pub mod ui;
 
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

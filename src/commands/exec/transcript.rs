@@ -92,7 +92,11 @@ pub fn write(
         crate::session::private_dir(dir)?;
     }
     let mut file = crate::session::private_file(&path, false)?;
-    file.write_all(render(session, task, summary).as_bytes())?;
+    if let Err(error) = file.write_all(render(session, task, summary).as_bytes()) {
+        // A full disk leaves no partial transcript behind.
+        let _ = std::fs::remove_file(&path);
+        return Err(error);
+    }
     Ok(path)
 }
 

@@ -1,0 +1,128 @@
+//! The web view: `fuseraft exec … --ui` serves a page that shows the run live (its graph,
+//! one card per turn, its approvals, answerable from the page), and `fuseraft ui` browses
+//! past sessions. Loopback by default, a random token in the URL, a static page embedded in
+//! the binary that loads nothing from elsewhere (`docs/web-view.md`).
+//!
+//! Without `--ui` none of this runs: exec holds no [`Live`], so no event is serialized or
+//! kept for a page.
+
+pub mod broker;
+pub mod hub;
+pub mod server;
+pub mod sessions;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use fuseraft_compiler::ir::{self, Program};
+use fuseraft_vm::driver::Approvals;
+use fuseraft_vm::event::Event;
+use fuseraft_vm::history::Role;
+use fuseraft_vm::machine::Run;
+use serde_json::{json, Value as Json};
+
+use broker::{Broker, Question};
+use hub::Hub;
+use server::{App, Mode};
+
+/// A run's web view, serving from its own thread (the run's thread blocks in approvals).
+pub struct Live {
+    url: String,
+    hub: Arc<Hub>,
+    broker: Arc<Broker>,
+}
+
+impl Live {
+    /// Listens on `addr` (see [`server::bind`]) and serves `program`'s run from now on.
+    /// `terminal`: approvals are asked on the terminal too.
+    pub fn start(addr: &str, program: &Program, terminal: bool) -> Result<Live, String> {
+        let token = server::token()?;
+        let listener = server::bind(addr)?;
+        let url = server::url(&listener, &token);
+        let hub = Arc::new(Hub::default());
+        let broker = Arc::new(Broker::new(Arc::clone(&hub), terminal));
+        let app = App {
+            token,
+            mode: Mode::Live {
+                graph: ir::to_json(program),
+                hub: Arc::clone(&hub),
+                broker: Some(Arc::clone(&broker)),
+            },
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|error| format!("cannot start the web view: {error}"))?;
+        std::thread::spawn(move || {
+            if let Err(error) = runtime.block_on(server::serve(listener, app)) {
+                eprintln!("warning: the web view stopped: {error}");
+            }
+        });
+        Ok(Live { url, hub, broker })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Publishes a run event; a turn's end carries the turn's reply and tool calls.
+    pub fn event(&self, event: &Event, run: &Run, session: &str) {
+        let mut message = json!({
+            "ts": crate::events::timestamp(), "session": session, "turn": event.turn,
+            "agent": event.agent, "event_type": event.event_type, "payload": event.payload,
+        });
+        if event.event_type == "turn_end" {
+            if let Some(reply) = run
+                .history
+                .iter()
+                .rev()
+                .find(|message| message.role == Role::Assistant && message.turn == event.turn)
+            {
+                message["reply"] = json!({
+                    "content": reply.content,
+                    "tool_calls": reply.tool_calls.iter().map(|call| json!({
+                        "name": call.name, "args": call.args, "result": call.result, "ok": call.ok,
+                    })).collect::<Vec<Json>>(),
+                });
+            }
+        }
+        self.hub.publish(message.to_string());
+    }
+
+    /// Approvals answered by the page or the terminal, whichever first. `stopped` is set by
+    /// a stop signal; `cancel` then ends the process.
+    pub fn approvals(
+        &self,
+        states: Vec<String>,
+        stopped: Arc<OnceLock<&'static str>>,
+        cancel: Box<dyn Fn(&'static str) + Send + Sync>,
+    ) -> Approvals {
+        let broker = Arc::clone(&self.broker);
+        Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+            let route = to == "end" || states.iter().any(|state| state == to);
+            let text = crate::terminal::approval_question(from, to, signal, &states);
+            let question = Question {
+                from,
+                to,
+                signal,
+                kind: if signal == "tool" && !route {
+                    "tool"
+                } else {
+                    "route"
+                },
+                text: &text,
+            };
+            broker.ask(&question, &stopped).unwrap_or_else(|signal| {
+                cancel(signal);
+                false
+            })
+        }))
+    }
+
+    /// Gives the pages a moment to receive the end of the run before the process exits.
+    pub fn finish(&self) {
+        if self.hub.listeners() > 0 {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+}

@@ -1,0 +1,413 @@
+// The web view's script: draws the workflow graph from the IR's JSON view and the run's
+// turns from its events (live) or from a session log (the session browser). Every text
+// that comes from a run (model replies, tool arguments and results, names) is inserted with
+// textContent, never as HTML: model output is untrusted.
+"use strict";
+(() => {
+  const body = document.body;
+  const token = body.dataset.token;
+  const mode = body.dataset.mode;
+  const SVG = "http://www.w3.org/2000/svg";
+  const $ = (id) => document.getElementById(id);
+
+  function url(path, params) {
+    const u = new URL(path, location.href);
+    u.search = "";
+    u.searchParams.set("token", token);
+    for (const [k, v] of Object.entries(params || {})) u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function svgEl(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (text !== undefined) e.textContent = String(text);
+    return e;
+  }
+
+  function short(text, n) {
+    text = String(text);
+    return text.length > n ? text.slice(0, n - 1) + "…" : text;
+  }
+
+  function setStatus(text, cls) {
+    const s = $("status");
+    s.textContent = text;
+    s.className = cls || "";
+  }
+
+  // ---- the graph -------------------------------------------------------------------------
+
+  const graph = { nodes: new Map(), edges: [], current: null };
+
+  function triggerLabel(trigger) {
+    if (typeof trigger === "string") return trigger;
+    if (!trigger) return "";
+    if ("signal" in trigger) return trigger.signal;
+    if ("finish_key" in trigger) return "key " + trigger.finish_key;
+    if ("cond" in trigger) return "when " + trigger.cond;
+    return "";
+  }
+
+  function drawGraph(ir) {
+    const root = $("graph");
+    root.replaceChildren();
+    graph.nodes.clear();
+    graph.edges = [];
+    graph.current = null;
+    if (!ir || !Array.isArray(ir.states)) return;
+    const W = 150, H = 46, GX = 40, GY = 78, PAD = 30;
+    const layers = [];
+    let last = 0;
+    for (const s of ir.states) if (typeof s.layer === "number") last = Math.max(last, s.layer);
+    const place = (name, layer, info) => {
+      (layers[layer] = layers[layer] || []).push({ name, info });
+    };
+    // Unreachable states (no BFS layer) go below the reachable ones.
+    for (const s of ir.states) place(s.name, typeof s.layer === "number" ? s.layer : last + 1, s);
+    const endUsed = ir.states.some((s) => (s.exits || []).some((e) => e.target === "end"));
+    if (endUsed) place("end", layers.length, null);
+    const widest = Math.max(...layers.map((l) => (l ? l.length : 0)));
+    const width = PAD * 2 + widest * W + (widest - 1) * GX + 120;
+    const height = PAD * 2 + layers.length * H + (layers.length - 1) * GY;
+    root.setAttribute("width", width);
+    root.setAttribute("height", height);
+    root.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const defs = svgEl("defs");
+    const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    marker.append(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a94a3" }));
+    defs.append(marker);
+    root.append(defs);
+    const edgeLayer = svgEl("g", { class: "edges" });
+    const nodeLayer = svgEl("g", { class: "nodes" });
+    root.append(edgeLayer, nodeLayer);
+    layers.forEach((row, layer) => {
+      if (!row) return;
+      const rowWidth = row.length * W + (row.length - 1) * GX;
+      const x0 = (width - 120 - rowWidth) / 2;
+      row.forEach((item, i) => {
+        const x = x0 + i * (W + GX), y = PAD + layer * (H + GY);
+        const terminal = item.info === null || (item.info.kind && typeof item.info.kind === "object" && "terminal" in item.info.kind);
+        const g = svgEl("g", { class: "node" + (terminal ? " terminal" : ""), transform: `translate(${x},${y})` });
+        g.dataset.state = item.name;
+        g.append(svgEl("rect", { width: W, height: H, rx: item.info === null ? 23 : 8 }));
+        const agent = item.info && item.info.agent && item.info.agent !== item.name ? item.info.agent : null;
+        g.append(svgEl("text", { x: W / 2, y: agent ? 19 : 28 }, short(item.name, 20)));
+        if (agent) g.append(svgEl("text", { class: "agent", x: W / 2, y: 35 }, short(agent, 22)));
+        const title = svgEl("title", {}, item.name + (agent ? ` (${agent})` : ""));
+        g.append(title);
+        nodeLayer.append(g);
+        graph.nodes.set(item.name, { g, x, y, layer });
+      });
+    });
+    let backs = 0;
+    for (const s of ir.states) {
+      for (const exit of s.exits || []) {
+        const a = graph.nodes.get(s.name), b = graph.nodes.get(exit.target);
+        if (!a || !b) continue;
+        let d;
+        const back = exit.class === "back" || b.layer <= a.layer;
+        if (a === b) {
+          d = `M${a.x + W},${a.y + 14} c40,-18 40,36 0,18`;
+        } else if (!back) {
+          d = `M${a.x + W / 2},${a.y + H} C${a.x + W / 2},${a.y + H + GY / 2} ${b.x + W / 2},${b.y - GY / 2} ${b.x + W / 2},${b.y}`;
+        } else {
+          const bend = 50 + 18 * (backs++ % 4);
+          const xa = a.x + W, xb = b.x + W;
+          const xr = Math.max(xa, xb) + bend;
+          d = `M${xa},${a.y + H / 2} C${xr},${a.y + H / 2} ${xr},${b.y + H / 2} ${xb},${b.y + H / 2}`;
+        }
+        const approval = (exit.guards || []).some((g) => g === "human_approval");
+        const path = svgEl("path", { d, class: "edge" + (back ? " back" : "") + (approval ? " needs-approval" : ""), "marker-end": "url(#arrow)" });
+        path.dataset.from = s.name;
+        path.dataset.to = exit.target;
+        edgeLayer.append(path);
+        const label = triggerLabel(exit.trigger) + (approval ? " (approval)" : "");
+        if (label) {
+          const mid = path.getPointAtLength ? path.getPointAtLength(path.getTotalLength() / 2) : { x: a.x, y: a.y };
+          edgeLayer.append(svgEl("text", { class: "label", x: mid.x + 4, y: mid.y - 3 }, short(label, 24)));
+        }
+        graph.edges.push(path);
+      }
+    }
+  }
+
+  function highlight(state) {
+    if (graph.current) graph.current.classList.remove("current");
+    const node = graph.nodes.get(state);
+    graph.current = node ? node.g : null;
+    if (node) node.g.classList.add("current", "visited");
+  }
+
+  function markVisited(state) {
+    const node = graph.nodes.get(state);
+    if (node) node.g.classList.add("visited");
+  }
+
+  function markTaken(from, to) {
+    for (const path of graph.edges) {
+      if (path.dataset.from === from && path.dataset.to === to) path.classList.add("taken");
+    }
+  }
+
+  // ---- turn cards ------------------------------------------------------------------------
+
+  const cards = new Map();
+
+  function card(turn, agent, state) {
+    let c = cards.get(turn);
+    if (!c) {
+      const li = el("li", "card");
+      li.dataset.turn = turn;
+      const head = el("h3");
+      const meta = el("div", "muted meta");
+      const tools = el("ul", "tools");
+      const reply = el("pre", "reply");
+      reply.hidden = true;
+      const notes = el("ul", "notes");
+      li.append(head, meta, tools, reply, notes);
+      $("turns").append(li);
+      c = { li, head, meta, tools, reply, notes, started: null };
+      cards.set(turn, c);
+    }
+    if (agent !== undefined) {
+      c.li.dataset.agent = agent || "";
+      c.li.dataset.state = state || "";
+      c.head.textContent = `Turn ${turn + 1} · ${agent || "?"}` + (state && state !== agent ? ` · ${state}` : "");
+    }
+    return c;
+  }
+
+  function note(turn, cls, text) {
+    // A note of a turn whose card is not drawn yet (a session's task, a routing marker)
+    // goes to the latest card, or above the cards.
+    const latest = [...cards.values()].pop();
+    const target = cards.has(turn) ? cards.get(turn).notes : latest ? latest.notes : $("run-notes");
+    target.append(el("li", "note " + cls, text));
+  }
+
+  function toolCalls(c, calls) {
+    for (const call of calls || []) {
+      const li = el("li", "tool" + (call.ok ? "" : " failed"));
+      li.append(el("span", "name", call.name + (call.ok ? "" : " (failed)")));
+      li.append(el("pre", "args", JSON.stringify(call.args, null, 1)));
+      if (call.result !== null && call.result !== undefined) li.append(el("pre", "result", short(call.result, 4000)));
+      c.tools.append(li);
+    }
+  }
+
+  function replyText(c, text) {
+    if (text) {
+      c.reply.textContent = short(text, 20000);
+      c.reply.hidden = false;
+    }
+  }
+
+  function outcome(text, ok) {
+    const o = $("outcome");
+    o.textContent = text;
+    o.className = ok ? "" : "failed";
+    o.hidden = false;
+  }
+
+  // ---- approvals -------------------------------------------------------------------------
+
+  const approvals = new Map();
+
+  function askApproval(p) {
+    const box = el("div", "approval");
+    box.dataset.id = p.id;
+    const what = p.kind === "tool"
+      ? `Approve this tool call by ${p.from}?`
+      : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+    box.append(el("p", null, what));
+    if (p.kind === "tool") box.append(el("pre", null, p.to));
+    const yes = el("button", "approve", "Approve");
+    const no = el("button", "refuse", "Refuse");
+    const answer = el("span", "answer muted");
+    const send = async (approved) => {
+      yes.disabled = no.disabled = true;
+      try {
+        const r = await fetch(url("approve", { id: p.id, approved }), { method: "POST" });
+        if (!r.ok) answer.textContent = r.status === 409 ? "already answered" : `error ${r.status}`;
+      } catch (e) {
+        answer.textContent = "the run is gone";
+      }
+    };
+    yes.addEventListener("click", () => send(true));
+    no.addEventListener("click", () => send(false));
+    box.append(yes, no, answer);
+    $("approvals").append(box);
+    approvals.set(p.id, { box, yes, no, answer });
+  }
+
+  function answered(p) {
+    const a = approvals.get(p.id);
+    if (!a) return;
+    a.yes.disabled = a.no.disabled = true;
+    a.answer.textContent = `${p.approved ? "approved" : "refused"} (${p.by})`;
+    a.box.classList.add("answered");
+    a.box.dataset.approved = p.approved;
+  }
+
+  // ---- live run --------------------------------------------------------------------------
+
+  const eventsSeen = [];
+
+  function handle(m) {
+    eventsSeen.push(m.event_type);
+    body.dataset.events = eventsSeen.length;
+    const p = m.payload || {};
+    const turn = m.turn;
+    switch (m.event_type) {
+      case "session_start":
+        $("title").textContent = `${p.program || ""} · ${p.task || ""}`;
+        setStatus("running", "running");
+        if (p.start_state) highlight(p.start_state);
+        break;
+      case "session_resumed":
+        note(turn, "", "session resumed");
+        break;
+      case "turn_start": {
+        const c = card(turn, m.agent, p.state);
+        c.started = Date.parse(m.ts);
+        highlight(p.state);
+        break;
+      }
+      case "turn_end": {
+        const c = card(turn);
+        const elapsed = c.started ? ((Date.parse(m.ts) - c.started) / 1000).toFixed(2) + " s" : "";
+        c.meta.textContent = `tokens in ${p.input_tokens ?? 0} / out ${p.output_tokens ?? 0} · ${p.tool_calls ?? 0} tool call(s) · ${elapsed}`;
+        if (m.reply) {
+          toolCalls(c, m.reply.tool_calls);
+          replyText(c, m.reply.content);
+        }
+        break;
+      }
+      case "signal_detected":
+        note(turn, "", `signal ${p.signal} (${p.via})`);
+        break;
+      case "agent_routed":
+        note(turn, "route", `→ ${p.from} to ${p.to}` + (p.signal ? ` on ${p.signal}` : ""));
+        markTaken(p.from, p.to);
+        markVisited(p.to);
+        break;
+      case "validation_fail":
+        note(turn, "fail", `✗ ${p.validator || p.contract || "check"}: ${p.error || ""}`);
+        break;
+      case "correction_injected":
+        note(turn, "correction", `correction: ${p.reason || ""}`);
+        break;
+      case "hitl_requested":
+        note(turn, "warn", `approval asked: ${p.from} → ${p.to} on ${p.signal}`);
+        break;
+      case "hitl_answered":
+        note(turn, p.approved ? "" : "warn", p.approved ? "approved" : "refused");
+        break;
+      case "ui_approval":
+        askApproval(p);
+        break;
+      case "ui_approval_answered":
+        answered(p);
+        break;
+      case "session_end": {
+        const ok = p.outcome === "completed" || p.outcome === "max_turns";
+        outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), ok);
+        setStatus(p.outcome, ok ? "completed" : "failed");
+        if (graph.current) graph.current.classList.remove("current");
+        body.dataset.ended = "true";
+        break;
+      }
+      default:
+        note(turn, "", `${m.event_type} ${Object.keys(p).length ? JSON.stringify(p) : ""}`);
+    }
+  }
+
+  async function live() {
+    const ir = await (await fetch(url("graph"))).json();
+    drawGraph(ir);
+    const source = new EventSource(url("events"));
+    source.onmessage = (e) => handle(JSON.parse(e.data));
+    source.onerror = () => {
+      if (body.dataset.ended) {
+        source.close();
+      } else if (source.readyState === EventSource.CLOSED) {
+        setStatus("disconnected", "failed");
+      }
+    };
+    body.dataset.ready = "true";
+  }
+
+  // ---- session browser -------------------------------------------------------------------
+
+  async function browse() {
+    $("sessions").hidden = false;
+    const list = await (await fetch(url("sessions"))).json();
+    const ul = $("session-list");
+    if (!list.length) ul.append(el("li", "muted", "no sessions in this work dir"));
+    for (const s of list) {
+      const li = el("li");
+      li.dataset.id = s.id;
+      li.append(el("div", "id", s.id), el("div", "meta", `${s.status} · ${s.turns} turn(s) · ${s.updated}`), el("div", null, short(s.task, 80)));
+      li.addEventListener("click", () => show(s.id, li));
+      ul.append(li);
+    }
+    body.dataset.ready = "true";
+    const wanted = location.hash.slice(1);
+    const first = [...ul.children].find((li) => li.dataset.id === wanted);
+    if (first) show(wanted, first);
+  }
+
+  async function show(id, li) {
+    for (const other of $("session-list").children) other.classList.remove("selected");
+    li.classList.add("selected");
+    history.replaceState(null, "", `#${id}`);
+    cards.clear();
+    $("turns").replaceChildren();
+    $("run-notes").replaceChildren();
+    $("outcome").hidden = true;
+    const r = await fetch(url("session", { id }));
+    if (!r.ok) {
+      note(-1, "fail", await r.text());
+      return;
+    }
+    const s = await r.json();
+    drawGraph(s.graph);
+    $("title").textContent = `${s.id} · ${s.task || ""}`;
+    if (s.unverified) note(-1, "warn", "this session is not authenticated (written without a session key)");
+    for (const m of s.messages || []) {
+      const turn = m.TurnIndex ?? 0;
+      if (m.Role === "assistant") {
+        const c = card(turn, m.AgentName, "");
+        const u = m.Usage || {};
+        c.meta.textContent = `tokens in ${u.InputTokens ?? 0} / out ${u.OutputTokens ?? 0} · ${(m.ToolCalls || []).length} tool call(s)`;
+        toolCalls(c, (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })));
+        replyText(c, m.Content);
+      } else {
+        const content = m.Content || "";
+        const cls = content.startsWith("[fuseraft:") ? "route" : m.AgentName === "orchestrator" ? "correction" : "";
+        note(turn, cls, `${m.AgentName || "user"}: ${short(content, 600)}`);
+      }
+    }
+    // The states whose agent spoke were visited (a state named as its agent, or run by it).
+    const spoke = new Set((s.messages || []).filter((m) => m.Role === "assistant").map((m) => m.AgentName));
+    for (const st of (s.graph && s.graph.states) || []) {
+      if (spoke.has(st.agent) || spoke.has(st.name)) markVisited(st.name);
+    }
+    const machine = s.machine || {};
+    if (machine.State) highlight(machine.State);
+    const ended = machine.Outcome;
+    outcome(ended ? `${ended} after ${machine.Turn} turn(s)` + (machine.Reason ? ` · ${machine.Reason}` : "") : `resumable after ${machine.Turn} turn(s)`, !ended || ended === "completed" || ended === "max_turns");
+    setStatus(ended || "resumable", ended && ended !== "completed" && ended !== "max_turns" ? "failed" : "completed");
+    body.dataset.shown = id;
+  }
+
+  (mode === "sessions" ? browse() : live()).catch((e) => setStatus("error: " + e.message, "failed"));
+})();

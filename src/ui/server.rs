@@ -1,0 +1,275 @@
+//! The HTTP side: an axum router on a loopback listener. Every request must carry the
+//! run's token (`?token=…`) or is refused 403; every response forbids loading anything from
+//! elsewhere (Content-Security-Policy) and leaks no URL (`Referrer-Policy: no-referrer`).
+//!
+//! Routes: `/` the page, `/app.js`, `/style.css`, `/graph` (the IR's JSON view, or `null`),
+//! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`;
+//! for the session browser `/sessions` and `/session?id=ID`.
+
+use std::convert::Infallible;
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use futures::stream::{self, Stream, StreamExt};
+use serde_json::Value as Json;
+
+use super::broker::{Answered, Broker};
+use super::hub::Hub;
+
+const INDEX: &str = include_str!("page/index.html");
+const SCRIPT: &str = include_str!("page/app.js");
+const STYLE: &str = include_str!("page/style.css");
+
+const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
+    connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// What the server shows.
+pub enum Mode {
+    /// A run as it goes: its graph, its events, its approvals.
+    Live {
+        graph: Json,
+        hub: Arc<Hub>,
+        broker: Option<Arc<Broker>>,
+    },
+    /// The sessions of a work dir.
+    Sessions { work_dir: PathBuf },
+}
+
+pub struct App {
+    pub token: String,
+    pub mode: Mode,
+}
+
+/// A new random token: 128 bits, hex.
+pub fn token() -> Result<String, String> {
+    let mut bytes = [0u8; 16];
+    getrandom::getrandom(&mut bytes)
+        .map_err(|error| format!("no randomness for the token: {error}"))?;
+    Ok(crate::session::key::to_hex(&bytes))
+}
+
+/// Binds `addr` (`PORT`, `HOST:PORT`, or empty for a random loopback port).
+pub fn bind(addr: &str) -> Result<TcpListener, String> {
+    let addr = addr.trim();
+    let target = if addr.is_empty() {
+        "127.0.0.1:0".to_string()
+    } else if addr.parse::<u16>().is_ok() {
+        format!("127.0.0.1:{addr}")
+    } else {
+        addr.to_string()
+    };
+    let listener = TcpListener::bind(&target)
+        .map_err(|error| format!("cannot listen on `{target}`: {error}"))?;
+    if let Ok(local) = listener.local_addr() {
+        if !local.ip().is_loopback() {
+            eprintln!("warning: the web view listens on {local}, reachable from other machines; only its token protects it");
+        }
+    }
+    listener
+        .set_nonblocking(true)
+        .map_err(|error| format!("cannot listen on `{target}`: {error}"))?;
+    Ok(listener)
+}
+
+/// The page's address.
+pub fn url(listener: &TcpListener, token: &str) -> String {
+    let addr = listener
+        .local_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
+    format!("http://{addr}/?token={token}")
+}
+
+/// Serves until the runtime stops.
+pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::from_std(listener)?;
+    let app = Arc::new(app);
+    let router = Router::new()
+        .route("/", get(index))
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript", SCRIPT) }),
+        )
+        .route("/style.css", get(|| async { asset("text/css", STYLE) }))
+        .route("/graph", get(graph))
+        .route("/events", get(events))
+        .route("/approve", post(approve))
+        .route("/sessions", get(sessions))
+        .route("/session", get(session))
+        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
+        .with_state(app);
+    axum::serve(listener, router).await
+}
+
+/// The value of `name` in the query of `uri`.
+pub fn query<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
+    uri.query()?
+        .split('&')
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
+}
+
+/// Refuses a request without the token; adds the security headers to every response.
+async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let given = query(request.uri(), "token").unwrap_or("");
+    let mut response = if same(given.as_bytes(), app.token.as_bytes()) {
+        next.run(request).await
+    } else {
+        (
+            StatusCode::FORBIDDEN,
+            "a token is required (use the URL fuseraft printed)\n",
+        )
+            .into_response()
+    };
+    let headers = response.headers_mut();
+    for (name, value) in [
+        (header::CONTENT_SECURITY_POLICY, POLICY),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-store"),
+    ] {
+        headers.insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+/// Compares in time independent of where the first difference is.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+async fn index(State(app): State<Arc<App>>) -> Response {
+    let mode = match app.mode {
+        Mode::Live { .. } => "live",
+        Mode::Sessions { .. } => "sessions",
+    };
+    // The token is hex: safe inside an attribute.
+    let page = INDEX
+        .replace("__TOKEN__", &app.token)
+        .replace("__MODE__", mode);
+    ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+}
+
+fn json(value: &Json) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+async fn graph(State(app): State<Arc<App>>) -> Response {
+    match &app.mode {
+        Mode::Live { graph, .. } => json(graph),
+        Mode::Sessions { .. } => json(&Json::Null),
+    }
+}
+
+async fn events(State(app): State<Arc<App>>, headers: HeaderMap) -> Response {
+    let Mode::Live { hub, .. } = &app.mode else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    // A reconnecting page continues after the last message it saw.
+    let from = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<usize>().ok())
+        .map_or(0, |last| last + 1);
+    Sse::new(stream_from(hub, from))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn stream_from(hub: &Hub, from: usize) -> impl Stream<Item = Result<Event, Infallible>> {
+    let (replay, live) = hub.subscribe(from);
+    // A page that falls too far behind is disconnected; it reconnects and replays.
+    let live = stream::unfold(live, |mut live| async move {
+        live.recv().await.ok().map(|message| (message, live))
+    });
+    stream::iter(replay)
+        .chain(live)
+        .map(|(index, text)| Ok(Event::default().id(index.to_string()).data(&*text)))
+}
+
+async fn approve(State(app): State<Arc<App>>, uri: Uri) -> Response {
+    let Mode::Live {
+        broker: Some(broker),
+        ..
+    } = &app.mode
+    else {
+        return (StatusCode::NOT_FOUND, "this run asks nothing\n").into_response();
+    };
+    let id = query(&uri, "id").and_then(|id| id.parse::<u64>().ok());
+    let approved = match query(&uri, "approved") {
+        Some("true") => Some(true),
+        Some("false") => Some(false),
+        _ => None,
+    };
+    let (Some(id), Some(approved)) = (id, approved) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "expected id=N&approved=true|false\n",
+        )
+            .into_response();
+    };
+    match broker.answer(id, approved) {
+        Answered::Taken => (StatusCode::OK, "answered\n").into_response(),
+        Answered::NotPending => {
+            (StatusCode::CONFLICT, "not waiting (already answered)\n").into_response()
+        }
+    }
+}
+
+async fn sessions(State(app): State<Arc<App>>) -> Response {
+    let Mode::Sessions { work_dir } = &app.mode else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let work_dir = work_dir.clone();
+    let listed = tokio::task::spawn_blocking(move || super::sessions::list(&work_dir)).await;
+    json(&listed.unwrap_or(Json::Null))
+}
+
+async fn session(State(app): State<Arc<App>>, uri: Uri) -> Response {
+    let Mode::Sessions { work_dir } = &app.mode else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let Some(id) = query(&uri, "id").map(str::to_string) else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    let work_dir = work_dir.clone();
+    let shown = tokio::task::spawn_blocking(move || super::sessions::show(&work_dir, &id)).await;
+    match shown {
+        Ok(Ok(value)) => json(&value),
+        Ok(Err(message)) => (StatusCode::NOT_FOUND, message).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn query_values_are_found_by_exact_name() {
+        let uri: Uri = "/approve?token=ab&id=3&approved=true&xid=9"
+            .parse()
+            .unwrap();
+        assert_eq!(query(&uri, "token"), Some("ab"));
+        assert_eq!(query(&uri, "id"), Some("3"));
+        assert_eq!(query(&uri, "approved"), Some("true"));
+        assert_eq!(query(&uri, "missing"), None);
+        assert!(same(b"abc", b"abc"));
+        assert!(!same(b"abc", b"abd"));
+        assert!(!same(b"abc", b"ab"));
+    }
+}

@@ -1,0 +1,58 @@
+//! The session browser's data: the sessions of a work dir, and one session's turns read
+//! back from its log (read-only, through `crate::session`'s readers), with the graph of the
+//! program it ran (its `<id>.config.fir`) when that parses.
+
+use std::path::Path;
+
+use serde_json::{json, Value as Json};
+
+use crate::session::{self, Key, Trust};
+
+/// `[{id, updated, status, turns, task}]`, newest first.
+pub fn list(work_dir: &Path) -> Json {
+    let key = Key::load_or_create();
+    let listed = session::list(work_dir, key.as_ref().ok());
+    Json::Array(
+        listed
+            .into_iter()
+            .map(|entry| {
+                json!({
+                    "id": entry.id, "updated": entry.updated, "status": entry.status,
+                    "turns": entry.turns, "task": entry.task,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `{id, task, unverified, notes, machine, messages, graph}` of session `id`.
+pub fn show(work_dir: &Path, id: &str) -> Result<Json, String> {
+    if !session::valid_id(id) {
+        return Err(session::invalid_id(id));
+    }
+    let key = Key::load_or_create();
+    // Shown, not resumed: a session written without MACs is shown, marked unverified.
+    let trust = Trust {
+        key: key.as_ref().map_err(String::as_str),
+        allow_unverified: true,
+    };
+    let loaded = session::load(work_dir, id, &trust)?;
+    let state = &loaded.state;
+    let graph = std::fs::read_to_string(session::config::text_path(work_dir, id))
+        .ok()
+        .and_then(|text| fuseraft_compiler::ir::parse(&text).ok())
+        .map_or(Json::Null, |program| {
+            fuseraft_compiler::ir::to_json(&program)
+        });
+    Ok(json!({
+        "id": id,
+        "task": state.get("Task").cloned().unwrap_or(Json::Null),
+        "started": state.get("StartedAt").cloned().unwrap_or(Json::Null),
+        "updated": state.get("LastUpdatedAt").cloned().unwrap_or(Json::Null),
+        "unverified": loaded.unverified,
+        "notes": loaded.notes,
+        "machine": state.get("Machine").cloned().unwrap_or(Json::Null),
+        "messages": state.get("Messages").cloned().unwrap_or(Json::Null),
+        "graph": graph,
+    }))
+}

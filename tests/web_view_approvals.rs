@@ -1,0 +1,336 @@
+//! The web view's approvals and event stream over plain HTTP (no browser): the page and the
+//! terminal both answer an approval and the first answer wins; a run waiting for the page
+//! still ends on SIGTERM; a reconnecting page continues after the last event it saw.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/ui-live-approval")
+}
+
+fn work_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("fuseraft-webapi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `exec --ui` of the fixture with `stdin`; stderr is collected in the background.
+struct Run {
+    child: Child,
+    stderr: Arc<Mutex<String>>,
+    url: String,
+    work: PathBuf,
+}
+
+impl Run {
+    fn start(name: &str, stdin: Stdio, extra: &[&str]) -> Run {
+        let fixture = fixture();
+        Run::of(
+            &fixture.join("config.yaml"),
+            &fixture.join("replay.yaml"),
+            name,
+            stdin,
+            extra,
+        )
+    }
+
+    fn of(config: &Path, replay: &Path, name: &str, stdin: Stdio, extra: &[&str]) -> Run {
+        let work = work_dir(name);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .arg("exec")
+            .arg(config)
+            .args(["--task", "Ship the feature.", "--replay"])
+            .arg(replay)
+            .arg("--work-dir")
+            .arg(&work)
+            .args(["--ui"])
+            .args(extra)
+            .env("FUSERAFT_SESSION_KEY", work.with_extension("key"))
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(child.stderr.take().unwrap());
+        // `check`'s findings for the config may come first; the URL line follows them.
+        let mut before = String::new();
+        let url = loop {
+            let mut line = String::new();
+            let read = reader.read_line(&mut line).unwrap();
+            assert!(read > 0, "no URL line; stderr: {before}");
+            if let Some(url) = line.strip_prefix("web view: ") {
+                break url.trim().to_string();
+            }
+            before.push_str(&line);
+        };
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Run {
+            child,
+            stderr,
+            url,
+            work,
+        }
+    }
+
+    fn base(&self) -> &str {
+        self.url.split("/?").next().unwrap()
+    }
+
+    fn token(&self) -> &str {
+        self.url.split("token=").nth(1).unwrap()
+    }
+
+    fn wait_stderr(&self, text: &str) {
+        let until = Instant::now() + Duration::from_secs(30);
+        while !self.stderr.lock().unwrap().contains(text) {
+            assert!(
+                Instant::now() < until,
+                "no `{text}` in:\n{}",
+                self.stderr.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn wait(mut self) -> (std::process::ExitStatus, String, String) {
+        let until = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < until, "the run did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut stdout = String::new();
+        let _ = self
+            .child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut stdout);
+        std::thread::sleep(Duration::from_millis(50));
+        let stderr = self.stderr.lock().unwrap().clone();
+        (status, stdout, stderr)
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads the event stream until a message satisfies `done`; returns `(id, message)`s.
+async fn read_events(
+    run: &Run,
+    last_event_id: Option<usize>,
+    done: impl Fn(&Json) -> bool,
+) -> Vec<(usize, Json)> {
+    let mut request =
+        reqwest::Client::new().get(format!("{}/events?token={}", run.base(), run.token()));
+    if let Some(last) = last_event_id {
+        request = request.header("Last-Event-ID", last.to_string());
+    }
+    let mut response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut text = String::new();
+    let mut messages = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let chunk = tokio::time::timeout_at(deadline.into(), response.chunk())
+            .await
+            .expect("the event stream went quiet")
+            .unwrap()
+            .expect("the stream ended first");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = text.find("\n\n") {
+            let block: String = text.drain(..end + 2).collect();
+            let mut id = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(value) = line.strip_prefix("id:") {
+                    id = value.trim().parse::<usize>().ok();
+                } else if let Some(value) = line.strip_prefix("data:") {
+                    data = Some(serde_json::from_str::<Json>(value.trim()).unwrap());
+                }
+            }
+            if let (Some(id), Some(data)) = (id, data) {
+                let finished = done(&data);
+                messages.push((id, data));
+                if finished {
+                    return messages;
+                }
+            }
+        }
+    }
+}
+
+fn is(kind: &'static str) -> impl Fn(&Json) -> bool {
+    move |message| message["event_type"] == kind
+}
+
+/// A pseudo-terminal: the master, and its slave side for the child's standard input.
+fn terminal() -> (std::fs::File, std::fs::File) {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pty");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    (std::fs::File::from(master), slave)
+}
+
+const PROMPT: &str = "approve route `Reviewer` → `Deployer` on `DEPLOY`? [y/N]";
+
+#[tokio::test]
+async fn the_page_answers_while_the_terminal_asks() {
+    let (_master, slave) = terminal();
+    let run = Run::start("page-first", Stdio::from(slave), &[]);
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let (_, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["kind"], "route");
+    run.wait_stderr(PROMPT);
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let http = reqwest::Client::new();
+    let approve = |id: u64| {
+        http.post(format!(
+            "{}/approve?token={}&id={id}&approved=true",
+            run.base(),
+            run.token()
+        ))
+        .send()
+    };
+    assert_eq!(
+        approve(id + 1).await.unwrap().status(),
+        409,
+        "not the question asked"
+    );
+    assert_eq!(approve(id).await.unwrap().status(), 200);
+    let (status, _, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(stderr.contains("y (answered in the web view)"), "{stderr}");
+    assert!(stderr.contains("── completed after 3 turn(s)"), "{stderr}");
+}
+
+#[tokio::test]
+async fn the_terminal_answers_first_and_the_page_is_told() {
+    let (mut master, slave) = terminal();
+    let run = Run::start("terminal-first", Stdio::from(slave), &[]);
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let (last, _) = *asked.last().unwrap();
+    run.wait_stderr(PROMPT);
+    master.write_all(b"y\n").unwrap();
+    // A page reconnecting after the question continues with what followed it.
+    let rest = read_events(&run, Some(last), is("session_end")).await;
+    assert_eq!(rest[0].0, last + 1, "continues after the last event seen");
+    let answered = rest
+        .iter()
+        .find(|(_, message)| message["event_type"] == "ui_approval_answered")
+        .expect("the answer is published");
+    assert_eq!(answered.1["payload"]["by"], "terminal");
+    assert_eq!(answered.1["payload"]["approved"], true);
+    assert_eq!(rest.last().unwrap().1["payload"]["outcome"], "completed");
+    let (status, _, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_run_waiting_for_the_page_still_ends_on_sigterm() {
+    let run = Run::start("sigterm", Stdio::null(), &["--json"]);
+    read_events(&run, None, is("ui_approval")).await;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&run.child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let (status, stdout, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "cancelled");
+    assert!(
+        stderr.contains("cancelled (SIGTERM) during an approval"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_call_refused_in_the_page_is_not_run() {
+    let dir = work_dir("tool");
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: Tool\n  Security:\n    Permissions:\n      \
+         command_execution: require-approval\n  Agents:\n    - { Name: Dev, Instructions: Go., \
+         Plugins: [Shell] }\n  Selection: { Type: sequential }\n  \
+         Termination: { Type: maxiterations, MaxIterations: 1 }\n",
+    )
+    .unwrap();
+    let replay = dir.join("replay.yaml");
+    std::fs::write(
+        &replay,
+        "replies:\n  Dev:\n    - tool_calls:\n        - { name: shell_run, args: { command: \
+         \"echo ran > ran.txt\" } }\n      text: done\n",
+    )
+    .unwrap();
+    let run = Run::of(&config, &replay, "tool-run", Stdio::null(), &[]);
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let payload = &asked.last().unwrap().1["payload"];
+    assert_eq!(payload["kind"], "tool");
+    assert_eq!(payload["from"], "Dev");
+    assert!(
+        payload["to"]
+            .as_str()
+            .unwrap()
+            .contains("echo ran > ran.txt"),
+        "{payload}"
+    );
+    let id = payload["id"].as_u64().unwrap();
+    let refused = reqwest::Client::new()
+        .post(format!(
+            "{}/approve?token={}&id={id}&approved=false",
+            run.base(),
+            run.token()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 200);
+    let rest = read_events(&run, Some(asked.last().unwrap().0), is("turn_end")).await;
+    let call = &rest.last().unwrap().1["reply"]["tool_calls"][0];
+    assert_eq!(call["ok"], false, "{call}");
+    assert!(
+        call["result"]
+            .as_str()
+            .unwrap()
+            .contains("refused by the operator"),
+        "{call}"
+    );
+    let ran = run.work.join("ran.txt");
+    let (status, _, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(!ran.exists(), "refused, so not run");
+}
