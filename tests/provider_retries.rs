@@ -54,7 +54,7 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
         let _ = write!(
             second,
             "{head}{}{}{:x}\r\n{done}\r\n0\r\n\r\n",
-            chunk(&text("Whole answer. FINISHED")),
+            chunk(&text("Whole answer.\nFINISHED")),
             chunk(
                 &serde_json::json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
             ),
@@ -64,7 +64,7 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
     let config = dir.join("config.yaml");
     std::fs::write(
         &config,
-        "Orchestration:\n  Name: Live\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Model: { Provider: openai, ModelId: local-model }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }\n",
+        "Orchestration:\n  Name: Live\n  Agents:\n    - Name: Worker\n      Instructions: Work, then write FINISHED on its own line.\n      Model: { Provider: openai, ModelId: local-model }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }\n",
     )
     .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
@@ -101,7 +101,7 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
     );
     let retried = stdout.find(notice).unwrap() + notice.len();
     assert!(
-        stdout[retried..].contains("Whole answer. FINISHED"),
+        stdout[retried..].contains("Whole answer.\nFINISHED"),
         "the retry's reply follows the notice:\n{stdout}"
     );
     assert!(

@@ -155,11 +155,18 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
     // `check`'s findings (the compile diagnostics among them) before the first turn: a
     // config that compiles may still never tell an agent its keyword (FR307).
-    let diagnostics = if compiled.program.is_some() {
+    let mut diagnostics = if compiled.program.is_some() {
         fuseraft_compiler::check::check(&compiled).diagnostics
     } else {
         compiled.diagnostics.clone()
     };
+    // A model's missing endpoint (FR105) is moot when the command line names the models'
+    // endpoint or replaces the models, or a replay answers every call.
+    if args.endpoint.is_some() || args.model.is_some() || args.replay.is_some() {
+        diagnostics.retain(|diagnostic| {
+            diagnostic.code != fuseraft_compiler::diagnostic::Code::UnknownModelAlias
+        });
+    }
     eprint!("{}", render::all(&diagnostics, &compiled.sources, style));
     let Some(program) = compiled.program else {
         super::early::record_compile_failure(&compiled);
