@@ -521,6 +521,13 @@ impl<'p> Machine<'p> {
                     .or_else(|| state.agent.map(|id| self.program.agent(id).name.clone()))
                 {
                     Some(agent) => agent,
+                    // A terminal state without an agent is where the run ends
+                    // (docs/semantics.md); a turn without one cannot run.
+                    None if matches!(state.kind, StateKind::Terminal(_)) => {
+                        let reason = format!("reached the terminal state `{}`", state.name);
+                        self.finish(Outcome::Completed, Some(reason));
+                        return self.step();
+                    }
                     None => {
                         let reason = format!("state `{}` has no agent to run", state.name);
                         self.finish(Outcome::Error, Some(reason));
