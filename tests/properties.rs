@@ -12,9 +12,9 @@ use fuseraft_compiler::ir::{
     self, Action, Agent, AgentId, Category, Cond, Context, ContextMode, ContextSource, Contract,
     ContractId, Counter, CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy,
     FailureRule, Field, FileIdx, Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin,
-    Permissions, Predicate, Preset, Program, Select, SelectStyle, SelectionKind, State, StateId,
-    StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination, ToolChoice, Trigger,
-    TurnUnit,
+    Permissions, Predicate, PredicateType, Preset, Program, Select, SelectStyle, SelectionKind,
+    State, StateId, StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination,
+    ToolChoice, Trigger, TurnUnit, Validator,
 };
 use fuseraft_compiler::MemoryFiles;
 use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
@@ -296,8 +296,11 @@ fn guard(sizes: Sizes) -> BoxedStrategy<Guard> {
     let mut options: Vec<(u32, BoxedStrategy<Guard>)> = vec![
         (
             2,
-            (any_text(8), params())
-                .prop_map(|(name, params)| Guard::Validator { name, params })
+            (proptest::sample::select(Validator::ALL), params())
+                .prop_map(|(validator, params)| Guard::Validator {
+                    name: validator.name().to_string(),
+                    params,
+                })
                 .boxed(),
         ),
         (1, cond().prop_map(Guard::Cond).boxed()),
@@ -577,8 +580,12 @@ fn program() -> impl Strategy<Value = Program> {
                     .map(|name| {
                         (
                             proptest::collection::vec(
-                                (any_text(8), params())
-                                    .prop_map(|(kind, params)| Predicate { kind, params }),
+                                (proptest::sample::select(PredicateType::ALL), params()).prop_map(
+                                    |(kind, params)| Predicate {
+                                        kind: kind.name().to_string(),
+                                        params,
+                                    },
+                                ),
                                 0..3,
                             ),
                             loc(sizes),

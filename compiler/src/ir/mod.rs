@@ -5,6 +5,7 @@
 //! or pest. This module is the single contract between the compiler and the VM.
 
 mod analysis;
+mod checks;
 mod cond;
 mod conditions;
 mod matching;
@@ -15,6 +16,7 @@ mod tools;
 mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
+pub use checks::{PredicateType, Validator, UNIMPLEMENTED_PREDICATES, UNIMPLEMENTED_VALIDATORS};
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use matching::is_punctuation;

@@ -775,6 +775,12 @@ impl Builder {
                 Rule::predicate_line => {
                     let mut inner = part.clone().into_inner();
                     let kind = name(&first(&part)?)?;
+                    if super::PredicateType::parse(&kind).is_none() {
+                        return Err(error_at(
+                            &part,
+                            format!("predicate type `{kind}` is not one fuseraft runs"),
+                        ));
+                    }
                     inner.next();
                     contract.predicates.push(Predicate {
                         kind,
@@ -1092,6 +1098,12 @@ impl Builder {
             Rule::guard_validator => {
                 let mut inner = pair.clone().into_inner();
                 let validator = name(&first(pair)?)?;
+                if super::Validator::parse(&validator).is_none() {
+                    return Err(error_at(
+                        pair,
+                        format!("validator `{validator}` is not one fuseraft runs"),
+                    ));
+                }
                 inner.next();
                 Guard::Validator {
                     name: validator,

@@ -815,8 +815,8 @@ pub(super) mod samples {
         implementation.loc = loc(400, 9);
         implementation.exits = vec![Exit {
             guards: vec![Guard::Validator {
-                name: "RequiredCommandPattern".into(),
-                params: vec![("Pattern".into(), "cargo test".into())],
+                name: "RequireShellPass".into(),
+                params: vec![("RequiredCommandPattern".into(), "cargo test".into())],
             }],
             ..exit(
                 Trigger::Cond {
@@ -966,14 +966,14 @@ pub(super) mod samples {
             Exit {
                 guards: vec![
                     Guard::Validator {
-                        name: "Needs Quote".into(),
+                        name: "RequireShellPass".into(),
                         params: vec![
                             ("Key".into(), "va\"lue".into()),
                             ("odd key".into(), String::new()),
                         ],
                     },
                     Guard::Validator {
-                        name: "NoParams".into(),
+                        name: "RequireBrief".into(),
                         params: Vec::new(),
                     },
                     Guard::Contract(ContractId(1)),
@@ -1205,7 +1205,7 @@ pub(super) mod samples {
                             params: vec![("Path".into(), "a.txt".into())],
                         },
                         Predicate {
-                            kind: "Json Field".into(),
+                            kind: "CommandSucceeded".into(),
                             params: Vec::new(),
                         },
                     ],
@@ -1233,7 +1233,7 @@ pub(super) mod samples {
                 validators: vec![
                     Guard::HumanApproval,
                     Guard::Validator {
-                        name: "TestsPass".into(),
+                        name: "TestReportValid".into(),
                         params: vec![("Command".into(), "cargo test".into())],
                     },
                     Guard::Contract(ContractId(0)),

@@ -5,6 +5,7 @@
 
 mod adversarial;
 mod agents;
+mod checks;
 mod graph;
 mod policy;
 mod rotation;
@@ -264,6 +265,7 @@ pub(crate) fn lower_config(
     agents::lower_contracts(config, &mut builder);
     termination::lower_failure(config, &mut builder);
     policy::lower_security(config, &mut builder);
+    checks::check_names(config, &mut builder);
 
     let lowered = match kind {
         SelectionKind::Sequential | SelectionKind::RoundRobin => {

@@ -245,6 +245,36 @@ pub struct Config {
     pub settings: Vec<(String, Spanned<String>)>,
 }
 
+impl Config {
+    /// Every validator name written in the config: keyword routes, graph edges and nodes,
+    /// and `Termination` (composite children included).
+    pub fn validator_names(&self) -> Vec<&Spanned<String>> {
+        fn termination<'a>(decl: &'a TerminationDecl, out: &mut Vec<&'a Spanned<String>>) {
+            out.extend(decl.validators.iter());
+            for child in &decl.strategies {
+                termination(child, out);
+            }
+        }
+        let mut out = Vec::new();
+        let selection = &self.selection;
+        for route in &selection.routes {
+            out.extend(route.validators.iter());
+        }
+        if let Some(graph) = &selection.graph {
+            for edge in &graph.edges {
+                out.extend(edge.validators.iter());
+            }
+            for node in &graph.nodes {
+                out.extend(node.validators.iter());
+            }
+        }
+        if let Some(decl) = &self.termination {
+            termination(decl, &mut out);
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct ModelDecl {
     pub span: Span,

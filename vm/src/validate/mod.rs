@@ -31,81 +31,96 @@ mod write_file;
 
 use std::path::Path;
 
+use fuseraft_compiler::ir::{PredicateType, Validator};
+
 use crate::effect::{Check, CheckContext, CheckKind, CheckResult};
 
 pub use artifacts::{DEFAULT_ASSERTION_PATTERNS, DEFAULT_BRIEF_PATH, DEFAULT_TEST_REPORT_PATH};
 
-/// The validator names [`run`] knows, as upstream spells them.
-pub const VALIDATORS: &[&str] = &[
-    "RequireBrief",
-    "RequireWriteFile",
-    "RequireAllFilesWritten",
-    "RequireShellPass",
-    "TestReportValid",
-    "RequireReviewJudgement",
-    "RequireRelatedTestsPass",
-    "RequireAcceptanceCriteriaPassed",
-];
-
-/// The contract predicate types [`run`] knows, as upstream spells them.
-pub const PREDICATES: &[&str] = &[
-    "FilesWritten",
-    "CommandSucceeded",
-    "FileExists",
-    "TestReport",
-    "RelatedTestsPass",
-];
-
 /// Evaluates one validator or contract predicate against `context` and the files under
-/// `work_dir`.
-///
-/// An unknown validator name fails with "unknown validator `X`". Upstream drops unknown
-/// validator names silently, so a typo disables the gate it was meant to be; fuseraft
-/// refuses loudly instead. An unknown predicate type fails listing the valid types, as
-/// upstream's contract engine does.
+/// `work_dir`. The names are those of the registries in `ir` (`ir::Validator`,
+/// `ir::PredicateType`), which the lowering enforces; a name outside them (a hand-written
+/// IR program, a checkpoint from elsewhere) fails the check naming the valid ones, never
+/// silently passes it.
 pub fn run(check: &Check, context: &CheckContext, work_dir: &Path) -> CheckResult {
     let env = artifacts::Env {
         check,
         context,
         work_dir,
     };
-    let name = check.name.trim().to_ascii_lowercase();
     match check.kind {
-        CheckKind::Validator => match name.as_str() {
-            "requirebrief" => brief::require_brief(&env),
-            "requirewritefile" => write_file::require_write_file(&env),
-            "requireallfileswritten" => write_file::require_all_files_written(&env),
-            "requireshellpass" => shell::require_shell_pass(&env),
-            "testreportvalid" => test_report::test_report_valid(&env),
-            "requirereviewjudgement" => review::require_review_judgement(&env),
-            "requirerelatedtestspass" => related_tests::require_related_tests_pass(&env),
-            "requireacceptancecriteriapassed" => {
+        CheckKind::Validator => match Validator::parse(&check.name) {
+            Some(Validator::RequireBrief) => brief::require_brief(&env),
+            Some(Validator::RequireWriteFile) => write_file::require_write_file(&env),
+            Some(Validator::RequireAllFilesWritten) => write_file::require_all_files_written(&env),
+            Some(Validator::RequireShellPass) => shell::require_shell_pass(&env),
+            Some(Validator::TestReportValid) => test_report::test_report_valid(&env),
+            Some(Validator::RequireReviewJudgement) => review::require_review_judgement(&env),
+            Some(Validator::RequireRelatedTestsPass) => {
+                related_tests::require_related_tests_pass(&env)
+            }
+            Some(Validator::RequireAcceptanceCriteriaPassed) => {
                 acceptance::require_acceptance_criteria_passed(&env)
             }
-            _ => CheckResult::fail(format!(
+            None => CheckResult::fail(format!(
                 "unknown validator `{}`. Valid: {}.",
                 check.name,
-                VALIDATORS.join(", ")
+                names(Validator::ALL.iter().map(|validator| validator.name()))
             )),
         },
-        CheckKind::Predicate => match name.as_str() {
-            "fileswritten" => predicates::files_written(&env),
-            "commandsucceeded" => predicates::command_succeeded(&env),
-            "fileexists" => predicates::file_exists(&env),
-            "testreport" => predicates::test_report(&env),
-            "relatedtestspass" => related_tests::related_tests_pass(&env),
-            _ => CheckResult::fail(format!(
+        CheckKind::Predicate => match PredicateType::parse(&check.name) {
+            Some(PredicateType::FilesWritten) => predicates::files_written(&env),
+            Some(PredicateType::CommandSucceeded) => predicates::command_succeeded(&env),
+            Some(PredicateType::FileExists) => predicates::file_exists(&env),
+            Some(PredicateType::TestReport) => predicates::test_report(&env),
+            Some(PredicateType::RelatedTestsPass) => related_tests::related_tests_pass(&env),
+            None => CheckResult::fail(format!(
                 "unknown predicate type `{}`. Valid: {}.",
                 check.name,
-                PREDICATES.join(", ")
+                names(PredicateType::ALL.iter().map(|kind| kind.name()))
             )),
         },
     }
 }
 
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    names.collect::<Vec<_>>().join(", ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::testutil::*;
+    use fuseraft_compiler::ir::{PredicateType, Validator};
+
+    /// The registries the compiler enforces are the ones this module runs: every member,
+    /// in any case, reaches its own check (whatever that check decides on an empty work
+    /// dir), never the unknown-name failure.
+    #[test]
+    fn every_registered_name_runs() {
+        let fx = Fixture::new("registry");
+        for validator in Validator::ALL {
+            for name in [
+                validator.name().to_string(),
+                validator.name().to_ascii_uppercase(),
+            ] {
+                let result = fx.validator(&name, &[], vec![]);
+                assert!(
+                    !result.error.contains("unknown validator"),
+                    "{name}: {}",
+                    result.error
+                );
+            }
+        }
+        for kind in PredicateType::ALL {
+            let result = fx.predicate(kind.name(), &[]);
+            assert!(
+                !result.error.contains("unknown predicate type"),
+                "{}: {}",
+                kind.name(),
+                result.error
+            );
+        }
+    }
 
     #[test]
     fn unknown_validator_fails_naming_it() {

@@ -65,7 +65,6 @@
 //! ```
 
 use super::super::context::Ctx;
-use super::fr603_unknown_validator::validator_names;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::SelectionKind;
 
@@ -126,7 +125,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         .and_then(|k| SelectionKind::parse(&k.value))
         .is_some_and(|k| matches!(k, SelectionKind::Graph | SelectionKind::Workflow));
     if graph {
-        for name in validator_names(config) {
+        for name in config.validator_names() {
             let missing = match name.value.trim().to_ascii_lowercase().as_str() {
                 "requirebrief" | "requireallfileswritten" | "requireacceptancecriteriapassed"
                     if !has("Validation.BriefPath") =>

@@ -3,8 +3,9 @@
 //! ## What it does
 //! Checks the `Type` of every contract predicate against the types upstream's contract
 //! engine evaluates: `FilesWritten`, `CommandSucceeded`, `FileExists`, `TestReport`,
-//! `RelatedTestsPass`. An unknown type, and `ChecklistComplete` (documented but without an
-//! evaluator), always fail. The shorthand `- FileExists: { Path: … }` is accepted by
+//! `RelatedTestsPass` (the `ir::PredicateType` registry the VM dispatches on). An unknown
+//! type, and `ChecklistComplete` (documented but without an evaluator), are compile errors
+//! (`compile`, `check` and `exec` refuse the config). The shorthand `- FileExists: { Path: … }` is accepted by
 //! fuseraft but not by upstream, which binds it to an empty `Type` (a warning).
 //!
 //! ## Why is this bad?
@@ -59,58 +60,31 @@
 //! ```
 
 use super::super::context::Ctx;
-use crate::diagnostic::{did_you_mean, Code, Diagnostic};
-
-pub(crate) const PREDICATES: &[&str] = &[
-    "FilesWritten",
-    "CommandSucceeded",
-    "FileExists",
-    "TestReport",
-    "RelatedTestsPass",
-];
+use crate::diagnostic::{Code, Diagnostic};
 
 pub(crate) fn check(ctx: &mut Ctx<'_>) {
+    // Unknown and unimplemented predicate types are compile errors (`lower/checks.rs`);
+    // what is left here is upstream's reading of the shorthand.
     let Some(config) = ctx.config else { return };
     let mut found = Vec::new();
     for contract in &config.contracts {
         let name = contract.name.as_ref().map_or("?", |n| n.value.as_str());
-        for predicate in &contract.requires {
+        for predicate in contract
+            .requires
+            .iter()
+            .filter(|predicate| predicate.shorthand)
+        {
             let Some(kind) = &predicate.kind else {
                 continue;
             };
-            let known = PREDICATES
-                .iter()
-                .any(|p| p.eq_ignore_ascii_case(kind.value.trim()));
-            if kind.value.eq_ignore_ascii_case("ChecklistComplete") {
-                found.push(
-                    Diagnostic::error(
-                        Code::UnknownPredicate,
-                        format!("contract `{name}` uses `ChecklistComplete`, which upstream's contract engine cannot evaluate: the contract always fails"),
-                    )
-                    .with_label(kind.span, "no evaluator for this predicate type")
-                    .with_help("use `FilesWritten`, `CommandSucceeded`, `FileExists`, `TestReport` or `RelatedTestsPass`"),
-                );
-            } else if !known {
-                let help = did_you_mean(&kind.value, PREDICATES.iter().copied())
-                    .unwrap_or_else(|| format!("predicate types: {}", PREDICATES.join(", ")));
-                found.push(
-                    Diagnostic::error(
-                        Code::UnknownPredicate,
-                        format!("unknown predicate type `{}` in contract `{name}`: the contract always fails", kind.value),
-                    )
-                    .with_label(kind.span, "not a predicate type")
-                    .with_help(help),
-                );
-            } else if predicate.shorthand {
-                found.push(
-                    Diagnostic::warning(
-                        Code::UnknownPredicate,
-                        format!("contract `{name}` uses the shorthand `- {}: {{…}}`, which upstream binds to an empty `Type` (it always fails there)", kind.value),
-                    )
-                    .with_label(kind.span, "fuseraft reads this as `Type`; upstream does not")
-                    .with_help(format!("write `- Type: {}` with the parameters beside it", kind.value)),
-                );
-            }
+            found.push(
+                Diagnostic::warning(
+                    Code::UnknownPredicate,
+                    format!("contract `{name}` uses the shorthand `- {}: {{…}}`, which upstream binds to an empty `Type` (it always fails there)", kind.value),
+                )
+                .with_label(kind.span, "fuseraft reads this as `Type`; upstream does not")
+                .with_help(format!("write `- Type: {}` with the parameters beside it", kind.value)),
+            );
         }
     }
     for diag in found {

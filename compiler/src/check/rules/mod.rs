@@ -32,7 +32,6 @@ mod fr502_invalid_fan_out;
 mod fr503_degenerate_fan_out;
 mod fr601_validator_missing_config;
 mod fr602_contract_unsatisfiable;
-mod fr603_unknown_validator;
 mod fr604_unknown_predicate;
 mod fr605_validator_unsatisfiable;
 pub(crate) mod fr901_unused_suppression;
@@ -58,7 +57,6 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     fr502_invalid_fan_out::check(ctx);
     fr503_degenerate_fan_out::check(ctx);
     fr601_validator_missing_config::check(ctx);
-    fr603_unknown_validator::check(ctx);
     fr604_unknown_predicate::check(ctx);
     fr105_unknown_model_alias::check(ctx);
     fr106_unused_definition::check(ctx);
@@ -147,7 +145,6 @@ pub const RULE_DOCS: &[&str] = &[
     include_str!("fr503_degenerate_fan_out.rs"),
     include_str!("fr601_validator_missing_config.rs"),
     include_str!("fr602_contract_unsatisfiable.rs"),
-    include_str!("fr603_unknown_validator.rs"),
     include_str!("fr604_unknown_predicate.rs"),
     include_str!("fr605_validator_unsatisfiable.rs"),
     include_str!("fr901_unused_suppression.rs"),
