@@ -5,7 +5,10 @@
 //!   acts relative to the directory descriptor the walk ended in.
 //! - Writes never go through an existing file: the new content is written to a fresh
 //!   temporary file in the already-open parent directory (created exclusively, never
-//!   following a symlink) and renamed over the name there (`renameat`). A hard link inside
+//!   following a symlink) and put at the name there atomically (an exchange of the two names
+//!   and an unlink of the old one, or a plain `renameat` when nothing is there; see
+//!   `confine::place`). Tool writes are not fsynced: they promise what the shell's do, no
+//!   durability beyond the page cache. A hard link inside
 //!   the sandbox to a file outside therefore only loses its name; the outside file is never
 //!   modified. The replaced file's permission bits are kept. (Reads cannot tell a hard link
 //!   from a file: a hard-linked file's content is readable, as it is to the shell.)
@@ -61,7 +64,7 @@ fn deny_protected(
     if let Some(what) = protected_state(&resolved.rel) {
         return Err(protected_denial(raw, what));
     }
-    if ctx.change_log.as_os_str().is_empty() {
+    if ctx.change_log.as_os_str().is_empty() || !may_be_log(&ctx.change_log, &resolved.rel) {
         return Ok(());
     }
     let log = canonical_target(&ctx.change_log);
@@ -81,6 +84,25 @@ fn deny_protected(
         )));
     }
     Ok(())
+}
+
+/// False when `rel` cannot be the change log `log`, decided without canonicalizing `log`
+/// (which costs a `readlink` per component on every write): unless its last component is a
+/// symlink, `log`'s canonical form ends in its own file name, so a target whose last name
+/// differs (ignoring ASCII case, as the full comparison does) is not the log. When in
+/// doubt (a symlink, no file name, an error) it answers true and the full check runs.
+fn may_be_log(log: &Path, rel: &str) -> bool {
+    let Some(name) = log.file_name() else {
+        return true;
+    };
+    let last = rel.rsplit('/').next().unwrap_or(rel);
+    if last.eq_ignore_ascii_case(&name.to_string_lossy()) {
+        return true;
+    }
+    match std::fs::symlink_metadata(log) {
+        Ok(metadata) => metadata.file_type().is_symlink(),
+        Err(error) => error.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// A possibly missing file's path with its parent directory canonicalized.
