@@ -39,7 +39,7 @@ use fuseraft_vm::changes::{store, ChangeLog, Entry};
 use fuseraft_vm::history::ToolCall;
 use fuseraft_vm::tools::{execute, ToolContext};
 use nix::sys::resource::{getrusage, UsageWho};
-use nix::sys::time::{TimeVal, TimeValLike};
+use nix::sys::time::TimeVal;
 use serde_json::{json, Value};
 
 const FUSERAFT: &str = env!("CARGO_BIN_EXE_fuseraft");

@@ -150,8 +150,6 @@ impl Builder<'_> {
         Ok(done)
     }
 
-    /// `value` is moved into the tree: saphyr hands plain and escaped scalars over as owned
-    /// strings, so most scalars are never copied.
     fn scalar(
         &mut self,
         value: Cow<'_, str>,
@@ -185,8 +183,12 @@ impl Builder<'_> {
                     "the limit is reached here",
                 ));
             }
+            // A copy of exactly the text's size: saphyr's own strings carry spare capacity
+            // (32 bytes and up), and the tree lives through the whole compile. Moving them in
+            // saves 5% of the instructions at 10,000 states but costs 25% more peak memory;
+            // shrinking them in place costs both.
             NodeKind::Scalar {
-                text: value.into_owned(),
+                text: value.as_ref().to_owned(),
                 quoted: style != ScalarStyle::Plain,
             }
         };
