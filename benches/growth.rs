@@ -26,7 +26,8 @@
 //! succeed and be recorded (the change log holds one entry per turn with all its files).
 //!
 //! Options (after `--`): `--runs N`, `--only compile,exec,durable,test,calls,turns,records`,
-//! `--small` (the two smaller sizes only).
+//! `--small` (the two smaller sizes only), `--write-chain STATES FILE` (only write the
+//! generated config, to time `fuseraft compile FILE` as a whole process).
 
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -115,7 +116,7 @@ const AGENTS: usize = 10;
 
 /// The chain of `benches/compile.rs`: K states, a `BACK` transition every 10 states.
 fn chain(k: usize) -> String {
-    let mut out = String::from("Orchestration:\n  Name: GrowthBench\n  Agents:\n");
+    let mut out = String::from("Orchestration:\n  Name: CompileBench\n  Agents:\n");
     for agent in 0..AGENTS {
         let _ = writeln!(out, "    - Name: Agent{agent}");
         let _ = writeln!(
@@ -414,6 +415,15 @@ fn main() {
                 )
             }
             "--small" => small = true,
+            "--write-chain" => {
+                // Writes the generated state-machine config and stops (for timing
+                // `fuseraft compile` as a whole process).
+                let states = args.next().and_then(|n| n.parse().ok()).unwrap_or(10_000);
+                let file = args.next().unwrap_or_else(|| "chain.yaml".to_string());
+                std::fs::write(&file, chain(states)).expect("config written");
+                println!("wrote {states} states to {file}");
+                return;
+            }
             _ => {} // `cargo bench` passes `--bench`.
         }
     }
