@@ -154,6 +154,9 @@ impl Root {
     /// symlinks as the open would): the same directory as a fresh open would give, without
     /// canonicalizing and opening it again on every tool call. The held descriptor keeps
     /// the inode alive, so its number cannot be reused by another directory meanwhile.
+    /// [`Root::path`] is then the canonical path found at the first open (it differs from a
+    /// fresh one only if a directory above the root was renamed since; every walk starts
+    /// from the descriptor either way).
     pub fn open(path: &Path) -> std::io::Result<Root> {
         let now = rustix::fs::stat(path)?;
         if FileType::from_raw_mode(now.st_mode) == FileType::Directory {
