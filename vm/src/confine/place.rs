@@ -306,3 +306,100 @@ pub fn read_text_under(root: &Path, raw: &Path, cap: u64) -> Result<(String, Str
     let (bytes, rel) = read_under(root, raw, cap)?;
     Ok((String::from_utf8_lossy(&bytes).into_owned(), rel))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("fuseraft-place-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::canonicalize(&dir).unwrap()
+    }
+
+    fn open_dir(path: &Path) -> OwnedFd {
+        rustix::fs::open(path, OFlags::RDONLY | OFlags::DIRECTORY, Mode::empty()).unwrap()
+    }
+
+    /// Replacing a file exchanges names: the new content is in place, the temporary name is
+    /// gone, and a hard link to the old file keeps the old content.
+    #[test]
+    fn install_replaces_a_file_without_writing_through_it() {
+        let dir = scratch("install");
+        std::fs::write(dir.join("outside.txt"), "outside").unwrap();
+        std::fs::hard_link(dir.join("outside.txt"), dir.join("name")).unwrap();
+        std::fs::write(dir.join(".tmp"), "new").unwrap();
+        let fd = open_dir(&dir);
+        install(&fd, OsStr::new(".tmp"), OsStr::new("name"), true).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("name")).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("outside.txt")).unwrap(),
+            "outside"
+        );
+        assert!(!dir.join(".tmp").exists());
+        // Nothing at the name: a plain rename.
+        std::fs::write(dir.join(".tmp"), "fresh").unwrap();
+        install(&fd, OsStr::new(".tmp"), OsStr::new("fresh"), true).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("fresh")).unwrap(), "fresh");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A directory found at the name (swapped in after the caller looked) is put back and
+    /// the write refused, as a rename over a directory is.
+    #[test]
+    fn install_refuses_a_directory_and_leaves_it_in_place() {
+        let dir = scratch("install-dir");
+        std::fs::create_dir_all(dir.join("name/inner")).unwrap();
+        std::fs::write(dir.join(".tmp"), "new").unwrap();
+        let fd = open_dir(&dir);
+        let error = install(&fd, OsStr::new(".tmp"), OsStr::new("name"), true).unwrap_err();
+        assert!(error.to_string().contains("directory"), "{error}");
+        assert!(dir.join("name/inner").is_dir());
+        assert!(!dir.join(".tmp").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A root opened again by the same path after its directory was replaced is the new
+    /// directory, never the old one the cache holds.
+    #[test]
+    fn a_reopened_root_is_the_directory_the_path_names_now() {
+        let base = scratch("reopen");
+        let root_path = base.join("root");
+        std::fs::create_dir_all(&root_path).unwrap();
+        std::fs::write(root_path.join("old.txt"), "old").unwrap();
+        let walk = Walk {
+            follow_final: true,
+            missing_dirs: false,
+        };
+        let first = Root::open(&root_path).unwrap();
+        assert!(first
+            .resolve(Path::new("old.txt"), walk)
+            .unwrap()
+            .read(10)
+            .is_ok());
+        // Moved away and replaced while the first root is still held.
+        std::fs::rename(&root_path, base.join("moved")).unwrap();
+        std::fs::create_dir_all(&root_path).unwrap();
+        std::fs::write(root_path.join("new.txt"), "new").unwrap();
+        let second = Root::open(&root_path).unwrap();
+        let (bytes, _) = second
+            .resolve(Path::new("new.txt"), walk)
+            .unwrap()
+            .read(10)
+            .unwrap();
+        assert_eq!(bytes, b"new");
+        assert!(matches!(
+            second.resolve(Path::new("old.txt"), walk).unwrap().read(10),
+            Err(Error::NotFound)
+        ));
+        // Gone: an error, not the cached descriptor.
+        std::fs::remove_dir_all(&root_path).unwrap();
+        assert!(Root::open(&root_path).is_err());
+        drop(first);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}

@@ -387,3 +387,89 @@ pub(crate) fn delete_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcom
     });
     outcome
 }
+
+/// The change log is refused however it is reached, also when its own path is a symlink or
+/// runs through one (the cases where the cheap name check must fall back to the full one),
+/// and everything else stays writable.
+#[cfg(test)]
+mod log_tests {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::json;
+
+    use super::super::{execute, ToolContext};
+    use crate::history::ToolCall;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("fuseraft-fs-log-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::canonicalize(&dir).unwrap()
+    }
+
+    async fn write(ctx: &ToolContext, path: &str) -> ToolCall {
+        let mut call = ToolCall {
+            id: "call_1".to_string(),
+            name: "write_file".to_string(),
+            args: json!({"path": path, "content": "forged"}),
+            result: None,
+            ok: false,
+        };
+        execute(&mut call, ctx).await;
+        call
+    }
+
+    async fn refused(ctx: &ToolContext, path: &str) {
+        let call = write(ctx, path).await;
+        assert!(!call.ok, "`{path}` was written: {call:?}");
+        assert!(
+            call.result
+                .as_deref()
+                .unwrap_or("")
+                .contains("is the change log"),
+            "{call:?}"
+        );
+    }
+
+    fn context(root: &Path, log: &str) -> ToolContext {
+        let mut ctx = ToolContext::new(root, "s1", "Developer", 1).unwrap();
+        ctx.change_log = root.join(log);
+        ctx
+    }
+
+    #[tokio::test]
+    async fn the_change_log_is_refused_wherever_it_is_and_however_it_is_named() {
+        let root = scratch("plain");
+        let ctx = context(&root, "changes.json");
+        refused(&ctx, "changes.json").await;
+        refused(&ctx, "CHANGES.JSON").await;
+        refused(&ctx, "sub/../changes.json").await;
+        assert!(write(&ctx, "other.json").await.ok);
+        assert!(write(&ctx, "sub/changes.json").await.ok);
+        // The log holds the records of the writes that went through, never the forgery.
+        let log = std::fs::read_to_string(root.join("changes.json")).unwrap_or_default();
+        assert!(!log.contains("forged"), "{log}");
+
+        // The log is a symlink to a file with another name: that file is the log.
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/real.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("notes/real.json", root.join("log.json")).unwrap();
+        let ctx = context(&root, "log.json");
+        refused(&ctx, "notes/real.json").await;
+        assert_eq!(
+            std::fs::read_to_string(root.join("notes/real.json")).unwrap(),
+            "{}"
+        );
+        assert!(write(&ctx, "notes/other.json").await.ok);
+
+        // The log's directory is a symlink: the log is reached under the real directory.
+        std::fs::create_dir_all(root.join("data")).unwrap();
+        std::os::unix::fs::symlink("data", root.join("logs")).unwrap();
+        let ctx = context(&root, "logs/changes.json");
+        refused(&ctx, "data/changes.json").await;
+        refused(&ctx, "logs/changes.json").await;
+        assert!(write(&ctx, "data/other.json").await.ok);
+        let _ = std::fs::remove_dir_all(&root);
+    }
+}
