@@ -25,6 +25,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
@@ -92,8 +93,27 @@ pub fn describe(kind: FileType) -> &'static str {
 /// An open root directory.
 #[derive(Debug)]
 pub struct Root {
-    fd: OwnedFd,
+    fd: Arc<OwnedFd>,
     path: PathBuf,
+}
+
+/// A root opened before: the path it was opened by, its canonical path, its descriptor and
+/// the identity (device, inode) of the directory the descriptor holds.
+struct Opened {
+    given: PathBuf,
+    path: PathBuf,
+    fd: Arc<OwnedFd>,
+    id: (u64, u64),
+}
+
+/// The roots opened lately (a run's tools open the same one on every call), newest last.
+static OPENED: Mutex<Vec<Opened>> = Mutex::new(Vec::new());
+/// How many roots [`OPENED`] keeps.
+const OPENED_CAP: usize = 8;
+
+fn identity(stat: &rustix::fs::Stat) -> (u64, u64) {
+    #[allow(clippy::unnecessary_cast)]
+    (stat.st_dev as u64, stat.st_ino as u64)
 }
 
 /// How to resolve a path.
@@ -128,14 +148,52 @@ fn pieces(path: &Path) -> Vec<OsString> {
 
 impl Root {
     /// Opens `path` (made canonical) as a root.
+    ///
+    /// A root opened before by the same path is reused when `path` still names the very
+    /// directory its descriptor holds (same device and inode, by one `stat` that follows
+    /// symlinks as the open would): the same directory as a fresh open would give, without
+    /// canonicalizing and opening it again on every tool call. The held descriptor keeps
+    /// the inode alive, so its number cannot be reused by another directory meanwhile.
+    /// [`Root::path`] is then the canonical path found at the first open (it differs from a
+    /// fresh one only if a directory above the root was renamed since; every walk starts
+    /// from the descriptor either way).
     pub fn open(path: &Path) -> std::io::Result<Root> {
-        let path = std::fs::canonicalize(path)?;
-        let fd = rustix::fs::open(
-            &path,
+        let now = rustix::fs::stat(path)?;
+        if FileType::from_raw_mode(now.st_mode) == FileType::Directory {
+            let opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(hit) = opened
+                .iter()
+                .rev()
+                .find(|hit| hit.given == path && hit.id == identity(&now))
+            {
+                return Ok(Root {
+                    fd: Arc::clone(&hit.fd),
+                    path: hit.path.clone(),
+                });
+            }
+        }
+        let canonical = std::fs::canonicalize(path)?;
+        let fd = Arc::new(rustix::fs::open(
+            &canonical,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
-        )?;
-        Ok(Root { fd, path })
+        )?);
+        let id = identity(&rustix::fs::fstat(&*fd)?);
+        let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+        opened.retain(|old| old.given != path);
+        if opened.len() >= OPENED_CAP {
+            opened.remove(0);
+        }
+        opened.push(Opened {
+            given: path.to_path_buf(),
+            path: canonical.clone(),
+            fd: Arc::clone(&fd),
+            id,
+        });
+        Ok(Root {
+            fd,
+            path: canonical,
+        })
     }
 
     /// The canonical path of the root.

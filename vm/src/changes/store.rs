@@ -21,7 +21,7 @@
 //! append log the snapshot holds up to its end, so nothing is applied twice.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
@@ -147,13 +147,21 @@ fn failed(path: &Path, error: impl std::fmt::Display) -> String {
 
 /// Appends one record: what one tool call added to `(session, agent, turn)`'s entry.
 pub fn record(path: &Path, delta: &Entry) -> Result<(), String> {
-    if let Some(parent) = path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(|error| failed(parent, error))?;
+    // The directory is made only when the lock file cannot be created for want of it (the
+    // first record), not on every call.
+    let _lock = match lock(path, true) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = path
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+            {
+                std::fs::create_dir_all(parent).map_err(|error| failed(parent, error))?;
+            }
+            lock(path, true)
+        }
+        locked => locked,
     }
-    let _lock = lock(path, true).map_err(|error| failed(&lock_path(path), error))?;
+    .map_err(|error| failed(&lock_path(path), error))?;
     let append = append_log_path(path);
     let mut file = private_options()
         .read(true)
@@ -192,15 +200,13 @@ fn prepare(file: &mut File) -> std::io::Result<u64> {
         return Ok(0);
     }
     let mut header = [0u8; HEADER_LEN];
-    file.seek(SeekFrom::Start(0))?;
-    let whole_header = file.read_exact(&mut header).is_ok() && header_id(&header).is_some();
+    let whole_header = read_exact_at(file, &mut header, 0).is_ok() && header_id(&header).is_some();
     if !whole_header {
         file.set_len(0)?;
         return Ok(0);
     }
     let mut last = [0u8; 1];
-    file.seek(SeekFrom::Start(len - 1))?;
-    file.read_exact(&mut last)?;
+    read_exact_at(file, &mut last, len - 1)?;
     if last[0] == b'\n' {
         return Ok(len);
     }
@@ -215,8 +221,7 @@ fn prepare(file: &mut File) -> std::io::Result<u64> {
         if size == 0 {
             break;
         }
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut chunk[..size])?;
+        read_exact_at(file, &mut chunk[..size], start)?;
         if let Some(at) = chunk[..size].iter().rposition(|byte| *byte == b'\n') {
             let whole = start + at as u64 + 1;
             if whole < len {
@@ -227,6 +232,22 @@ fn prepare(file: &mut File) -> std::io::Result<u64> {
         end = start;
     }
     Ok(len)
+}
+
+/// Reads `buf.len()` bytes at `offset` (one `pread` where the platform has it, so the
+/// append position is untouched and no seek is needed).
+fn read_exact_at(file: &mut File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.read_exact_at(buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        file.seek(SeekFrom::Start(offset))?;
+        file.read_exact(buf)
+    }
 }
 
 /// Merges the append log into the snapshot now (at the end of a run), so that

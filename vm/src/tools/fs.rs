@@ -5,7 +5,10 @@
 //!   acts relative to the directory descriptor the walk ended in.
 //! - Writes never go through an existing file: the new content is written to a fresh
 //!   temporary file in the already-open parent directory (created exclusively, never
-//!   following a symlink) and renamed over the name there (`renameat`). A hard link inside
+//!   following a symlink) and put at the name there atomically (an exchange of the two names
+//!   and an unlink of the old one, or a plain `renameat` when nothing is there; see
+//!   `confine::place`). Tool writes are not fsynced: they promise what the shell's do, no
+//!   durability beyond the page cache. A hard link inside
 //!   the sandbox to a file outside therefore only loses its name; the outside file is never
 //!   modified. The replaced file's permission bits are kept. (Reads cannot tell a hard link
 //!   from a file: a hard-linked file's content is readable, as it is to the shell.)
@@ -61,7 +64,7 @@ fn deny_protected(
     if let Some(what) = protected_state(&resolved.rel) {
         return Err(protected_denial(raw, what));
     }
-    if ctx.change_log.as_os_str().is_empty() {
+    if ctx.change_log.as_os_str().is_empty() || !may_be_log(&ctx.change_log, &resolved.rel) {
         return Ok(());
     }
     // The change log is three files: the snapshot, its append log and its lock.
@@ -88,6 +91,25 @@ fn deny_protected(
         )));
     }
     Ok(())
+}
+
+/// False when `rel` cannot be the change log `log`, decided without canonicalizing `log`
+/// (which costs a `readlink` per component on every write): unless its last component is a
+/// symlink, `log`'s canonical form ends in its own file name, so a target whose last name
+/// differs (ignoring ASCII case, as the full comparison does) is not the log. When in
+/// doubt (a symlink, no file name, an error) it answers true and the full check runs.
+fn may_be_log(log: &Path, rel: &str) -> bool {
+    let Some(name) = log.file_name() else {
+        return true;
+    };
+    let last = rel.rsplit('/').next().unwrap_or(rel);
+    if last.eq_ignore_ascii_case(&name.to_string_lossy()) {
+        return true;
+    }
+    match std::fs::symlink_metadata(log) {
+        Ok(metadata) => metadata.file_type().is_symlink(),
+        Err(error) => error.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// A possibly missing file's path with its parent directory canonicalized.
@@ -371,4 +393,90 @@ pub(crate) fn delete_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcom
         push_unique(&mut entry.files_deleted, &resolved.rel)
     });
     outcome
+}
+
+/// The change log is refused however it is reached, also when its own path is a symlink or
+/// runs through one (the cases where the cheap name check must fall back to the full one),
+/// and everything else stays writable.
+#[cfg(test)]
+mod log_tests {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::json;
+
+    use super::super::{execute, ToolContext};
+    use crate::history::ToolCall;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("fuseraft-fs-log-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::canonicalize(&dir).unwrap()
+    }
+
+    async fn write(ctx: &ToolContext, path: &str) -> ToolCall {
+        let mut call = ToolCall {
+            id: "call_1".to_string(),
+            name: "write_file".to_string(),
+            args: json!({"path": path, "content": "forged"}),
+            result: None,
+            ok: false,
+        };
+        execute(&mut call, ctx).await;
+        call
+    }
+
+    async fn refused(ctx: &ToolContext, path: &str) {
+        let call = write(ctx, path).await;
+        assert!(!call.ok, "`{path}` was written: {call:?}");
+        assert!(
+            call.result
+                .as_deref()
+                .unwrap_or("")
+                .contains("is the change log"),
+            "{call:?}"
+        );
+    }
+
+    fn context(root: &Path, log: &str) -> ToolContext {
+        let mut ctx = ToolContext::new(root, "s1", "Developer", 1).unwrap();
+        ctx.change_log = root.join(log);
+        ctx
+    }
+
+    #[tokio::test]
+    async fn the_change_log_is_refused_wherever_it_is_and_however_it_is_named() {
+        let root = scratch("plain");
+        let ctx = context(&root, "changes.json");
+        refused(&ctx, "changes.json").await;
+        refused(&ctx, "CHANGES.JSON").await;
+        refused(&ctx, "sub/../changes.json").await;
+        assert!(write(&ctx, "other.json").await.ok);
+        assert!(write(&ctx, "sub/changes.json").await.ok);
+        // The log holds the records of the writes that went through, never the forgery.
+        let log = std::fs::read_to_string(root.join("changes.json")).unwrap_or_default();
+        assert!(!log.contains("forged"), "{log}");
+
+        // The log is a symlink to a file with another name: that file is the log.
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/real.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("notes/real.json", root.join("log.json")).unwrap();
+        let ctx = context(&root, "log.json");
+        refused(&ctx, "notes/real.json").await;
+        assert_eq!(
+            std::fs::read_to_string(root.join("notes/real.json")).unwrap(),
+            "{}"
+        );
+        assert!(write(&ctx, "notes/other.json").await.ok);
+
+        // The log's directory is a symlink: the log is reached under the real directory.
+        std::fs::create_dir_all(root.join("data")).unwrap();
+        std::os::unix::fs::symlink("data", root.join("logs")).unwrap();
+        let ctx = context(&root, "logs/changes.json");
+        refused(&ctx, "data/changes.json").await;
+        refused(&ctx, "logs/changes.json").await;
+        assert!(write(&ctx, "data/other.json").await.ok);
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
