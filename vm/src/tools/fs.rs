@@ -64,7 +64,7 @@ fn deny_protected(
     if let Some(what) = protected_state(&resolved.rel) {
         return Err(protected_denial(raw, what));
     }
-    if ctx.change_log.as_os_str().is_empty() || !may_be_log(&ctx.change_log, &resolved.rel) {
+    if ctx.change_log.as_os_str().is_empty() {
         return Ok(());
     }
     // The change log is three files: the snapshot, its append log and its lock.
@@ -73,6 +73,9 @@ fn deny_protected(
         crate::changes::store::append_log_path(&ctx.change_log),
         crate::changes::store::lock_path(&ctx.change_log),
     ];
+    if !files.iter().any(|file| may_be_log(file, &resolved.rel)) {
+        return Ok(());
+    }
     let is_log = files.iter().any(|file| {
         canonical_target(file)
             .strip_prefix(root.path())
