@@ -4,7 +4,7 @@
 //! times the whole `fuseraft_compiler::compile` (YAML text to checked IR, served from
 //! memory so no disk IO is measured) and, separately, `ir::print` of the result.
 //!
-//! The graph mirrors the peers' compile benchmark (`/work/shared/bench/bench_langgraph.py`,
+//! The graph mirrors the peers' compile benchmark (`../shared/bench/bench_langgraph.py`,
 //! `build_chain`): a chain of K states; state `i` with `(i + 1) % 10 == 0` also has a
 //! transition back to state `i - 9`; the last state is `Terminal: true`; 10 agents are
 //! shared round-robin by the states.

@@ -1,7 +1,7 @@
 //! Run-time benchmark: the peers' agent-turn workload through the real `fuseraft exec` path.
 //!
 //! Run with `cargo bench --bench exec` (builds the release `fuseraft` binary first). The
-//! workload is `/work/shared/bench/common.py`'s, ported byte for byte (see `text` below):
+//! workload is `../shared/bench/common.py`'s, ported byte for byte (see `text` below):
 //! agents Planner, Developer, Tester and Reviewer, ~1.95 KB markdown replies whose last
 //! line is a routing keyword in one of four styles (`KW`, `**KW**`, `_Kw_`, `  __kw__  `),
 //! prose lines that mention keywords inline, one Planner turn and then a 10-turn cycle, so

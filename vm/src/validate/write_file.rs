@@ -415,7 +415,7 @@ mod tests {
             &json!({"files_to_change": ["./src/a.rs", {"path": "SRC\\b.rs", "reason": "r"}]}),
         );
         fx.change_log(&[
-            entry("Dev", 1, &["/work/proj/src/a.rs"], &[]),
+            entry("Dev", 1, &["/srv/proj/src/a.rs"], &[]),
             entry("Dev", 2, &["src/B.rs"], &[]),
         ]);
         assert_pass(&all_check(&fx, vec![]));
