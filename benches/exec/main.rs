@@ -227,6 +227,9 @@ fn config_yaml() -> String {
             }
         }
     }
+    // A cap above every size, so the run ends where the replay does (a config with no cap
+    // gets fuseraft's default of 50 turns).
+    out.push_str("  Termination:\n    Type: maxiterations\n    MaxIterations: 10000000\n");
     out
 }
 

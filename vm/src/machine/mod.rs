@@ -429,6 +429,12 @@ impl<'p> Machine<'p> {
         }
     }
 
+    /// The default cap, unless the command line set one (`--max-turns` replaces it).
+    fn applied_default_cap(&self) -> Option<u32> {
+        self.default_cap
+            .filter(|_| self.options.max_turns.is_none())
+    }
+
     /// The turn cap that applies now, if it is reached.
     fn turn_cap_reached(&self) -> bool {
         let program_cap = self
@@ -445,7 +451,9 @@ impl<'p> Machine<'p> {
             TurnUnit::Phases => self.run.phase.saturating_sub(1),
         };
         program_cap.is_some_and(|max| counted >= max)
-            || self.default_cap.is_some_and(|max| self.run.turn >= max)
+            || self
+                .applied_default_cap()
+                .is_some_and(|max| self.run.turn >= max)
             || self
                 .options
                 .max_turns
@@ -457,7 +465,7 @@ impl<'p> Machine<'p> {
         if self.turn_cap_reached() {
             self.emit(None, "max_turns_exceeded", json!({"turns": self.run.turn}));
             let reason = self
-                .default_cap
+                .applied_default_cap()
                 .filter(|max| self.run.turn >= *max)
                 .map(|max| {
                     if self.program.origin == fuseraft_compiler::ir::Origin::Tama {
