@@ -85,12 +85,15 @@ pub fn dispatch(args: &[std::ffi::OsString]) -> Option<i32> {
 }
 
 /// Whether the sandbox works here (probed once per process by running `true` in it).
-fn available(launcher: &Option<PathBuf>) -> Result<(), String> {
+fn available(launcher: &Option<PathBuf>) -> Result<&std::path::Path, String> {
     static PROBE: OnceLock<Result<(), String>> = OnceLock::new();
     let Some(launcher) = launcher else {
         return Err("no launcher program is registered (fuseraft is used as a library)".into());
     };
-    PROBE.get_or_init(|| probe(launcher)).clone()
+    PROBE
+        .get_or_init(|| probe(launcher))
+        .clone()
+        .map(|()| launcher.as_path())
 }
 
 fn probe(launcher: &std::path::Path) -> Result<(), String> {
@@ -185,14 +188,7 @@ pub fn command(
     args: &[&str],
 ) -> Result<Command, String> {
     let mut cmd = match available(&spec.launcher) {
-        Ok(()) => wrapped(
-            spec.launcher
-                .as_deref()
-                .expect("available implies a launcher"),
-            policy,
-            program,
-            args,
-        ),
+        Ok(launcher) => wrapped(launcher, policy, program, args),
         Err(reason) => match spec.on_unavailable {
             OnUnavailable::Refuse => {
                 say_once(&reason, OnUnavailable::Refuse);
