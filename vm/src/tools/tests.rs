@@ -12,11 +12,11 @@ use crate::changes::ChangeLog;
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
-/// A unique temporary directory, removed on drop.
-struct Temp(PathBuf);
+/// A unique temporary directory, removed on drop (the FileSystem tests use it too).
+pub(super) struct Temp(pub(super) PathBuf);
 
 impl Temp {
-    fn new(name: &str) -> Temp {
+    pub(super) fn new(name: &str) -> Temp {
         let dir = std::env::temp_dir().join(format!(
             "fuseraft-tools-{name}-{}-{}",
             std::process::id(),
@@ -27,18 +27,42 @@ impl Temp {
         Temp(std::fs::canonicalize(&dir).unwrap())
     }
 
-    fn path(&self, rel: &str) -> PathBuf {
+    pub(super) fn path(&self, rel: &str) -> PathBuf {
         self.0.join(rel)
     }
 
-    fn write(&self, rel: &str, content: &str) {
+    pub(super) fn write(&self, rel: &str, content: &str) {
         let path = self.path(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, content).unwrap();
     }
 
-    fn read(&self, rel: &str) -> String {
+    pub(super) fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap()
+    }
+
+    /// Every path under the directory with its content (directories as `name/`).
+    pub(super) fn snapshot(&self) -> Vec<(String, String)> {
+        fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            entries.sort();
+            for path in entries {
+                let rel = path.strip_prefix(root).unwrap().display().to_string();
+                let meta = std::fs::symlink_metadata(&path).unwrap();
+                if meta.is_dir() {
+                    out.push((format!("{rel}/"), String::new()));
+                    walk(&path, root, out);
+                } else {
+                    out.push((rel, std::fs::read_to_string(&path).unwrap_or_default()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(&self.0, &self.0, &mut out);
+        out
     }
 }
 
