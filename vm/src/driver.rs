@@ -93,7 +93,31 @@ pub struct Env {
     /// The sandbox root for tools, validators and artifacts.
     pub work_dir: PathBuf,
     pub approvals: Approvals,
+    /// Asked after every completed turn (`--hitl`); `None` never pauses.
+    pub pause: Option<Box<PauseFn>>,
 }
+
+/// Where a run paused: after `turn`, taken by `agent`, the run now in `state`.
+#[derive(Clone, Debug)]
+pub struct Paused<'a> {
+    pub turn: u32,
+    pub agent: Option<&'a str>,
+    pub state: &'a str,
+}
+
+/// What the operator answered at a pause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// Go on with the next turn.
+    Continue,
+    /// Add this text to the conversation as the operator's message, then go on.
+    Message(String),
+    /// Stop here; the checkpoint just written stays resumable.
+    Quit,
+}
+
+/// Asks the operator at a pause.
+pub type PauseFn = dyn Fn(&Paused<'_>) -> Pause + Send + Sync;
 
 /// How a run ended.
 #[derive(Clone, Debug)]
@@ -265,11 +289,52 @@ pub async fn drive<M: Models>(
     let mut unreported_turn = unreported_before;
     let cost_before = models.cost();
     let mut cost_turn = cost_before;
+    let first_turn = machine.run().turn;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
             save(&mut machine, &mut stored);
             saved_turn = Some(position);
+            // `--hitl`: after each completed turn of a run that goes on.
+            if let (Some(pause), (turn, false)) = (&env.pause, position) {
+                if turn > first_turn {
+                    let answer = {
+                        let run = machine.run();
+                        let state = machine.program().state(run.state).name.as_str();
+                        let agent = run.history.iter().rev().find_map(|message| {
+                            (message.role == crate::history::Role::Assistant)
+                                .then_some(message.agent.as_str())
+                        });
+                        pause(&Paused { turn, agent, state })
+                    };
+                    match answer {
+                        Pause::Continue => {}
+                        Pause::Message(text) => {
+                            machine.operator_message(text);
+                            for event in machine.drain_events() {
+                                on_event(&event, machine.run());
+                            }
+                            save(&mut machine, &mut stored);
+                        }
+                        Pause::Quit => {
+                            let run = machine.into_run();
+                            return Summary {
+                                outcome: Outcome::Cancelled,
+                                reason: Some(format!("paused by the operator after turn {turn}")),
+                                turns: run.turn,
+                                usage: run.usage,
+                                usage_unreported: models
+                                    .usage_unreported()
+                                    .saturating_sub(unreported_before),
+                                cost: models.cost().since(cost_before),
+                                history: run.history,
+                                output: None,
+                                shortfall: None,
+                            };
+                        }
+                    }
+                }
+            }
         }
         let request = machine.step();
         for event in machine.drain_events() {
