@@ -284,11 +284,10 @@ pub async fn drive<M: Models>(
         }
     };
     let mut saved_turn = None;
-    // Replies without usage: before this run, and by the end of the last turn.
-    let unreported_before = models.usage_unreported();
-    let mut unreported_turn = unreported_before;
-    let cost_before = models.cost();
-    let mut cost_turn = cost_before;
+    // Replies without usage and their cost: before this run, and by the end of the last turn.
+    let before = (models.usage_unreported(), models.cost());
+    let (unreported_before, cost_before) = before;
+    let mut at_turn_end = before;
     let first_turn = machine.run().turn;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
@@ -298,6 +297,8 @@ pub async fn drive<M: Models>(
             // `--hitl`: after each completed turn of a run that goes on.
             if let (Some(pause), (turn, false)) = (&env.pause, position) {
                 if turn > first_turn {
+                    // The turn's last events (its route) are shown before the question.
+                    emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
                     let answer = {
                         let run = machine.run();
                         let state = machine.program().state(run.state).name.as_str();
@@ -311,9 +312,7 @@ pub async fn drive<M: Models>(
                         Pause::Continue => {}
                         Pause::Message(text) => {
                             machine.operator_message(text);
-                            for event in machine.drain_events() {
-                                on_event(&event, machine.run());
-                            }
+                            emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
                             save(&mut machine, &mut stored);
                         }
                         Pause::Quit => {
@@ -337,23 +336,7 @@ pub async fn drive<M: Models>(
             }
         }
         let request = machine.step();
-        for event in machine.drain_events() {
-            let (unreported, cost) = (models.usage_unreported(), models.cost());
-            let (missing, spent) = match event.event_type {
-                "turn_end" => (
-                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported)),
-                    cost.since(std::mem::replace(&mut cost_turn, cost)),
-                ),
-                _ => (
-                    unreported.saturating_sub(unreported_before),
-                    cost.since(cost_before),
-                ),
-            };
-            match mark_usage(&event, missing, spent) {
-                Some(marked) => on_event(&marked, machine.run()),
-                None => on_event(&event, machine.run()),
-            }
-        }
+        emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
         let response = match request {
             Request::Done => break,
             Request::Model(call) => Response::Model(models.call(&call).await),
@@ -461,6 +444,36 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
+    }
+}
+
+/// Hands the machine's new events to `on_event`, `turn_end` marked with the usage its
+/// replies left unreported and what they cost (since `at_turn_end`, which moves on), others
+/// with the run's totals since `before`.
+fn emit_events<M: Models>(
+    machine: &mut Machine<'_>,
+    models: &M,
+    on_event: &mut dyn FnMut(&Event, &Run),
+    before: (u32, Cost),
+    at_turn_end: &mut (u32, Cost),
+) {
+    for event in machine.drain_events() {
+        let (unreported, cost) = (models.usage_unreported(), models.cost());
+        let (missing, spent) = match event.event_type {
+            "turn_end" => {
+                let (unreported_turn, cost_turn) =
+                    std::mem::replace(at_turn_end, (unreported, cost));
+                (
+                    unreported.saturating_sub(unreported_turn),
+                    cost.since(cost_turn),
+                )
+            }
+            _ => (unreported.saturating_sub(before.0), cost.since(before.1)),
+        };
+        match mark_usage(&event, missing, spent) {
+            Some(marked) => on_event(&marked, machine.run()),
+            None => on_event(&event, machine.run()),
+        }
     }
 }
 
