@@ -49,9 +49,14 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
     let replay = json!({"replies": {"Dev": [{"tool_calls": calls, "text": "Done."}]}});
     std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
     let events = dir.join("events.jsonl");
+    // fuseraft's own `GIT_*` never reach git: were they passed on, git would use another
+    // repository and run the marker through an fsmonitor.
     let output = exec_command(&dir)
         .arg("--events")
         .arg(&events)
+        .env("GIT_DIR", dir.join("elsewhere"))
+        .env("GIT_CONFIG_PARAMETERS", format!("'core.fsmonitor'='{run}; echo'"))
+        .env("GIT_EXTERNAL_DIFF", &run)
         .output()
         .expect("the fuseraft binary runs");
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));

@@ -44,7 +44,6 @@ use crate::history::ToolCall;
 use fuseraft_compiler::ir::Plugin;
 pub use permissions::Tool;
 
-pub use git::FIXED as GIT_OVERRIDES;
 pub use jobs::Jobs;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};

@@ -16,6 +16,8 @@
 //! - `repo_path` (and `git_init`'s `directory`) resolves race-free under the sandbox root
 //!   (`crate::confine`) and may not be inside `.git` or fuseraft's state.
 //! - `git_add` never stages fuseraft's own `.fuseraft/` (as upstream).
+//! - `git_show` of `REV:path` for a credential file (`.env`, keys) is refused, as
+//!   `read_file` refuses it.
 //! - Output is capped (`Limits::output_cap`, and `max_lines` for diffs), the call has the
 //!   shell's time limit, and every write is recorded in the change log (`commandsRun`;
 //!   a new `HEAD` after a commit or pull in `gitCommits`).
@@ -34,7 +36,7 @@ use super::process::{format_secs, join_prefixed, Ended};
 use super::record::{cap_text, record_into, LOG_OUTPUT_CAP};
 use super::{Args, Outcome, Tool, ToolContext};
 use hardened::Access;
-pub use hardened::FIXED;
+
 pub(crate) use schemas::schema_of;
 
 use crate::sandbox::Grant;
@@ -96,6 +98,9 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
             max_lines = lines(args, 300)?;
             let rev = revision(name, "commit_ref", Some(args.string("commit_ref")?))?
                 .ok_or_else(|| Outcome::error("tool `git_show` needs a non-empty `commit_ref`"))?;
+            if let Some(path) = blob_path(&rev).filter(|path| super::is_credential_path(path)) {
+                return Err(super::sandbox::credential_denial(path));
+            }
             let mut list = strings(&["show", "--no-ext-diff", "--no-textconv", "--no-color"]);
             list.push(rev);
             list.push("--".into());
@@ -318,6 +323,16 @@ fn revision(tool: &str, key: &str, value: Option<&str>) -> Result<Option<String>
         )));
     }
     Ok(Some(value.to_string()))
+}
+
+/// The path of a `REV:path` (or `:path`, `:N:path`) revision, which names a file's content.
+fn blob_path(rev: &str) -> Option<&str> {
+    let (_, path) = rev.split_once(':')?;
+    let path = match path.split_once(':') {
+        Some((stage, rest)) if rev.starts_with(':') && stage.len() == 1 => rest,
+        _ => path,
+    };
+    (!path.is_empty()).then_some(path)
 }
 
 /// `git_add`'s `paths`: a string of whitespace-separated paths (as upstream) or an array of

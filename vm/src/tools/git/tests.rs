@@ -114,6 +114,19 @@ async fn the_read_tools_show_the_repository() {
     assert!(text(&show).contains("second commit") && text(&show).contains("+world"));
     let blob = call(&ctx, "git_show", json!({"commit_ref": "HEAD~1:README"})).await;
     assert_eq!(text(&blob), "hello\n");
+    // A committed credential is not shown, as `read_file` would not show it.
+    temp.write(".env", "TOKEN=secret\n");
+    git(&temp.0, &["add", ".env"]);
+    git(&temp.0, &["commit", "-q", "-m", "oops"]);
+    for rev in ["HEAD:.env", ":.env", ":0:.env", "main:./.env"] {
+        let secret = call(&ctx, "git_show", json!({"commit_ref": rev})).await;
+        assert!(
+            text(&secret).starts_with("[DENIED: credentials]"),
+            "{rev}: {}",
+            text(&secret)
+        );
+    }
+    git(&temp.0, &["reset", "-q", "--hard", "HEAD~1"]);
 
     git(&temp.0, &["branch", "feature"]);
     let branches = call(&ctx, "git_branch_list", json!({})).await;
