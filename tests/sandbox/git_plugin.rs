@@ -36,7 +36,11 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
 
     let config = "Orchestration:\n  Name: GitPlugin\n  Security:\n    Permissions: { git_write: require-approval, network_api: block, command_execution: allow }\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [Git, Shell]\n  Selection: { Type: sequential }\n  Termination: { Type: maxiterations, MaxIterations: 1 }\n";
     std::fs::write(dir.join("config.yaml"), config).unwrap();
+    // A background job keeps trying to write `.git` while the Git tools write it: it lives
+    // in its own mount namespace, where `.git` stays read-only.
+    let job = "for i in $(seq 1 150); do (echo '#' >> .git/config) 2>/dev/null && touch wrote; sleep 0.01; done";
     let calls = json!([
+        {"name": "shell_run_background", "args": {"command": job}},
         {"name": "git_status", "args": {}},
         {"name": "git_diff", "args": {}},
         {"name": "git_add", "args": {"paths": "feature.txt .gitattributes"}},
@@ -67,6 +71,11 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
     );
 
     assert!(!marker.exists(), "git ran a program planted in the repository");
+    assert!(
+        !work.join("wrote").exists(),
+        "a background job wrote .git while a Git tool had it writable"
+    );
+    assert!(results(&dir).contains_key(job), "the job was started");
     assert_eq!(commits(&work), 2, "the approved commit was made in the sandbox");
     assert_eq!(git(&work, &["log", "-1", "--format=%s"]).trim(), "add feature");
     assert_eq!(git(&work, &["branch", "--show-current"]).trim(), "topic");
