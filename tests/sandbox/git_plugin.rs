@@ -26,7 +26,13 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
         git(&work, &["config", key, &value]);
     }
     std::fs::write(work.join(".gitattributes"), "* filter=evil diff=evil\n").unwrap();
-    for hook in ["pre-commit", "commit-msg", "post-commit", "post-checkout", "pre-push"] {
+    for hook in [
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "post-checkout",
+        "pre-push",
+    ] {
         let path = work.join(".git/hooks").join(hook);
         std::fs::write(&path, format!("#!/bin/sh\n{run}\n")).unwrap();
         use std::os::unix::fs::PermissionsExt;
@@ -59,7 +65,10 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
         .arg("--events")
         .arg(&events)
         .env("GIT_DIR", dir.join("elsewhere"))
-        .env("GIT_CONFIG_PARAMETERS", format!("'core.fsmonitor'='{run}; echo'"))
+        .env(
+            "GIT_CONFIG_PARAMETERS",
+            format!("'core.fsmonitor'='{run}; echo'"),
+        )
         .env("GIT_EXTERNAL_DIFF", &run)
         .output()
         .expect("the fuseraft binary runs");
@@ -70,14 +79,24 @@ fn the_git_plugin_writes_in_the_sandbox_and_a_planted_repository_runs_nothing() 
         text(&output.stderr)
     );
 
-    assert!(!marker.exists(), "git ran a program planted in the repository");
+    assert!(
+        !marker.exists(),
+        "git ran a program planted in the repository"
+    );
     assert!(
         !work.join("wrote").exists(),
         "a background job wrote .git while a Git tool had it writable"
     );
     assert!(results(&dir).contains_key(job), "the job was started");
-    assert_eq!(commits(&work), 2, "the approved commit was made in the sandbox");
-    assert_eq!(git(&work, &["log", "-1", "--format=%s"]).trim(), "add feature");
+    assert_eq!(
+        commits(&work),
+        2,
+        "the approved commit was made in the sandbox"
+    );
+    assert_eq!(
+        git(&work, &["log", "-1", "--format=%s"]).trim(),
+        "add feature"
+    );
     assert_eq!(git(&work, &["branch", "--show-current"]).trim(), "topic");
     let results = results(&dir);
     let (shell_ok, shell_output) = &results["echo '[core]' >> .git/config"];

@@ -310,9 +310,7 @@ impl Tool {
             | Tool::GitReset
             | Tool::GitPush
             | Tool::GitPull => Capability::Write,
-            Tool::ShellRunScript | Tool::ShellRunBackground | Tool::ShellKillJob => {
-                Capability::Run
-            }
+            Tool::ShellRunScript | Tool::ShellRunBackground | Tool::ShellKillJob => Capability::Run,
         }
     }
 

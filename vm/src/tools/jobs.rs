@@ -95,7 +95,11 @@ impl Jobs {
         if table.jobs.is_empty() {
             return "none has been started".to_string();
         }
-        let ids: Vec<String> = table.jobs.iter().map(|job| format!("`{}`", job.id)).collect();
+        let ids: Vec<String> = table
+            .jobs
+            .iter()
+            .map(|job| format!("`{}`", job.id))
+            .collect();
         format!("the jobs are {}", ids.join(", "))
     }
 }
@@ -122,11 +126,9 @@ pub(crate) async fn start(args: &Args, ctx: &ToolContext) -> Outcome {
             ids.join(", ")
         ));
     }
-    let policy = ctx.sandbox.for_tool_command(
-        &ctx.work_dir,
-        &protected_paths(ctx),
-        is_git_write(command),
-    );
+    let policy =
+        ctx.sandbox
+            .for_tool_command(&ctx.work_dir, &protected_paths(ctx), is_git_write(command));
     let script = format!("exec 2>&1; {command}");
     let mut cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", &script]) {
         Ok(cmd) => Command::from(cmd),

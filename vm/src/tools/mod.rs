@@ -324,7 +324,12 @@ impl Args {
     }
 }
 
-pub(crate) fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+pub(crate) fn schema(
+    name: &str,
+    description: &str,
+    properties: Json,
+    required: &[&str],
+) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: description.to_string(),

@@ -259,7 +259,10 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
         "    Permissions:\n      Preset: unrestricted\n",
     );
     let log = call("git_log", json!({}));
-    assert_eq!(decide_for(&readers, &log, &root.0), Decision::Allow(Tool::GitLog));
+    assert_eq!(
+        decide_for(&readers, &log, &root.0),
+        Decision::Allow(Tool::GitLog)
+    );
     let commit = call("Git-git_commit", json!({"message": "m"}));
     match decide_for(&readers, &commit, &root.0) {
         Decision::Block(reason) => assert!(
@@ -280,7 +283,10 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
                 .into()
         )
     );
-    assert_eq!(decide_for(&blocked, &log, &root.0), Decision::Allow(Tool::GitLog));
+    assert_eq!(
+        decide_for(&blocked, &log, &root.0),
+        Decision::Allow(Tool::GitLog)
+    );
 
     let asking = program(
         "      Plugins: [Git]\n",
@@ -320,8 +326,14 @@ fn push_and_pull_need_network_api_as_well_as_git_write() {
         decide_for(&ask_network, &push, &root.0),
         Decision::Ask(Tool::GitPush, _)
     ));
-    let online = program("      Plugins: [Git]\n", "    Permissions:\n      Preset: unrestricted\n");
-    assert_eq!(decide_for(&online, &push, &root.0), Decision::Allow(Tool::GitPush));
+    let online = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      Preset: unrestricted\n",
+    );
+    assert_eq!(
+        decide_for(&online, &push, &root.0),
+        Decision::Allow(Tool::GitPush)
+    );
 }
 
 #[test]
@@ -336,14 +348,25 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
         decide_for(&program, &script, &root.0),
         Decision::Block(reason) if reason.contains("run `echo hi\nmake`") && reason.contains("(command_execution)")
     ));
-    let committing = call("shell_run_script", json!({"script": "echo hi\ngit commit -am x"}));
+    let committing = call(
+        "shell_run_script",
+        json!({"script": "echo hi\ngit commit -am x"}),
+    );
     assert!(matches!(
         decide_for(&program, &committing, &root.0),
         Decision::Ask(Tool::ShellRunScript, _)
     ));
     let job = call("shell_run_background", json!({"command": "npm run dev"}));
-    assert!(matches!(decide_for(&program, &job, &root.0), Decision::Block(_)));
-    for read in ["shell_get_job_status", "shell_get_env", "shell_which", "shell_kill_job"] {
+    assert!(matches!(
+        decide_for(&program, &job, &root.0),
+        Decision::Block(_)
+    ));
+    for read in [
+        "shell_get_job_status",
+        "shell_get_env",
+        "shell_which",
+        "shell_kill_job",
+    ] {
         let tool = Tool::resolve(read).unwrap();
         assert_eq!(
             decide_for(&program, &call(read, json!({})), &root.0),

@@ -95,7 +95,14 @@ pub(crate) async fn run(args: &Args, ctx: &ToolContext) -> Outcome {
         Ok(command) => command,
         Err(outcome) => return outcome,
     };
-    run_text(args, ctx, "shell_run", command, &format!("exec 2>&1; {command}")).await
+    run_text(
+        args,
+        ctx,
+        "shell_run",
+        command,
+        &format!("exec 2>&1; {command}"),
+    )
+    .await
 }
 
 /// `shell_run_script {script, timeout_seconds?}`: a multi-line bash script, run as
@@ -105,13 +112,22 @@ pub(crate) async fn run_script(args: &Args, ctx: &ToolContext) -> Outcome {
         Ok(script) => script,
         Err(outcome) => return outcome,
     };
-    run_text(args, ctx, "shell_run_script", script, &format!("exec 2>&1\n{script}")).await
+    run_text(
+        args,
+        ctx,
+        "shell_run_script",
+        script,
+        &format!("exec 2>&1\n{script}"),
+    )
+    .await
 }
 
 /// The timeout a call asks for, capped by the run's limit.
 pub(crate) fn timeout_of(args: &Args, limit: Duration) -> Result<Duration, Outcome> {
     Ok(match args.opt_seconds("timeout_seconds")? {
-        Some(seconds) => Duration::try_from_secs_f64(seconds).map_or(limit, |asked| asked.min(limit)),
+        Some(seconds) => {
+            Duration::try_from_secs_f64(seconds).map_or(limit, |asked| asked.min(limit))
+        }
         None => limit,
     })
 }
@@ -129,7 +145,11 @@ async fn run_text(
         Err(outcome) => return outcome,
     };
     if command.trim().is_empty() {
-        let what = if tool == "shell_run" { "command" } else { "script" };
+        let what = if tool == "shell_run" {
+            "command"
+        } else {
+            "script"
+        };
         return Outcome::error(format!("tool `{tool}` needs a non-empty `{what}`"));
     }
     let commits = creates_commit(command);
@@ -165,11 +185,9 @@ async fn run_text(
 /// Runs `bash -c SCRIPT` and renders its result with the validators' prefixes; `command` is
 /// what the model asked for (it decides whether `.git` is writable).
 async fn execute(command: &str, script: &str, timeout: Duration, ctx: &ToolContext) -> Outcome {
-    let policy = ctx.sandbox.for_tool_command(
-        &ctx.work_dir,
-        &protected_paths(ctx),
-        is_git_write(command),
-    );
+    let policy =
+        ctx.sandbox
+            .for_tool_command(&ctx.work_dir, &protected_paths(ctx), is_git_write(command));
     let cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", script]) {
         Ok(cmd) => Command::from(cmd),
         Err(refused) => return Outcome::error(refused),

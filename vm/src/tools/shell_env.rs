@@ -10,7 +10,6 @@
 //!   takes a bare program name (no `/`), so it cannot be used to probe paths.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 use super::{Args, Outcome};
 use crate::sandbox::env;
@@ -53,8 +52,7 @@ pub(crate) fn which(args: &Args) -> Outcome {
         Ok(program) => program.trim(),
         Err(outcome) => return outcome,
     };
-    if program.is_empty() || program.contains(['/', '\0']) || program == "." || program == ".."
-    {
+    if program.is_empty() || program.contains(['/', '\0']) || program == "." || program == ".." {
         return Outcome::error(format!(
             "tool `shell_which` needs a program name without `/`, not `{program}`"
         ));
@@ -72,7 +70,7 @@ pub(crate) fn which(args: &Args) -> Outcome {
     }
 }
 
-fn is_executable(path: &PathBuf) -> bool {
+fn is_executable(path: &std::path::Path) -> bool {
     let Ok(meta) = std::fs::metadata(path) else {
         return false;
     };

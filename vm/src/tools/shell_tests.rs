@@ -77,7 +77,11 @@ async fn a_script_runs_whole_with_the_shells_prefixes() {
         json!({"script": "echo before\nfalse\necho never"}),
     )
     .await;
-    assert_eq!(text(&failed), "before\nnever\n", "no `set -e`: bash goes on");
+    assert_eq!(
+        text(&failed),
+        "before\nnever\n",
+        "no `set -e`: bash goes on"
+    );
     let exit = call(&ctx, "Shell-shell_run_script", json!({"script": "exit 3"})).await;
     assert_eq!(text(&exit), "[EXIT 3]");
     let slow = call(
@@ -86,7 +90,11 @@ async fn a_script_runs_whole_with_the_shells_prefixes() {
         json!({"script": "sleep 5", "timeout_seconds": 0.3}),
     )
     .await;
-    assert!(text(&slow).starts_with("[TIMEOUT] after"), "{}", text(&slow));
+    assert!(
+        text(&slow).starts_with("[TIMEOUT] after"),
+        "{}",
+        text(&slow)
+    );
     let empty = call(&ctx, "shell_run_script", json!({"script": " "})).await;
     assert_eq!(
         text(&empty),
@@ -140,12 +148,19 @@ async fn killing_a_job_ends_its_whole_tree() {
     call(&ctx, "shell_run_background", json!({"command": command})).await;
     assert!(alive(&temp.path("child.pid")) && alive(&temp.path("shell.pid")));
     let running = call(&ctx, "shell_get_job_status", json!({"job_id": "1"})).await;
-    assert!(text(&running).starts_with("[RUNNING] job `1`"), "{}", text(&running));
+    assert!(
+        text(&running).starts_with("[RUNNING] job `1`"),
+        "{}",
+        text(&running)
+    );
     let killed = call(&ctx, "shell_kill_job", json!({"job_id": "1"})).await;
     assert_eq!(text(&killed), "killed job `1`");
     let deadline = Instant::now() + Duration::from_secs(5);
     while alive(&temp.path("child.pid")) {
-        assert!(Instant::now() < deadline, "the job's child outlived the kill");
+        assert!(
+            Instant::now() < deadline,
+            "the job's child outlived the kill"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(finished(&ctx, "1").await.starts_with("[KILLED] job `1`"));
@@ -194,7 +209,12 @@ async fn the_environment_is_the_commands_and_never_a_secret() {
         std::env::var("PATH").unwrap_or_default(),
         "PATH is on the allow-list"
     );
-    for secret in ["OPENAI_API_KEY", "GITHUB_TOKEN", "db_password", "MY_SECRET_THING"] {
+    for secret in [
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "db_password",
+        "MY_SECRET_THING",
+    ] {
         let denied = call(&ctx, "shell_get_env", json!({"name": secret})).await;
         assert!(!denied.ok);
         assert!(

@@ -111,7 +111,11 @@ async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, 
         return Ok(Vec::new());
     }
     let mut overrides = Vec::new();
-    for name in output.split('\0').map(str::trim).filter(|name| !name.is_empty()) {
+    for name in output
+        .split('\0')
+        .map(str::trim)
+        .filter(|name| !name.is_empty())
+    {
         let lower = name.to_ascii_lowercase();
         if lower == "core.worktree" {
             return Err(Outcome::fail(
@@ -159,8 +163,8 @@ async fn spawn(
     let mut policy = Policy::new(&ctx.work_dir, &protect, writable, network);
     policy.work_dir = dir.to_path_buf();
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let cmd = crate::sandbox::command(&ctx.sandbox, &policy, "git", &args)
-        .map_err(Outcome::error)?;
+    let cmd =
+        crate::sandbox::command(&ctx.sandbox, &policy, "git", &args).map_err(Outcome::error)?;
     let mut cmd = Command::from(cmd);
     cmd.env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_TERMINAL_PROMPT", "0")

@@ -63,7 +63,11 @@ struct Plan {
 
 fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
     let name = tool.name();
-    let path_key = if tool == Tool::GitInit { "directory" } else { "repo_path" };
+    let path_key = if tool == Tool::GitInit {
+        "directory"
+    } else {
+        "repo_path"
+    };
     let (mut dir, rel) = directory(name, args.opt_string(path_key)?, ctx, tool == Tool::GitInit)?;
     let access = if tool.needs_network() {
         Access::WriteNetwork
@@ -72,7 +76,12 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
     } else {
         Access::Read
     };
-    let strings = |items: &[&str]| items.iter().map(|item| item.to_string()).collect::<Vec<_>>();
+    let strings = |items: &[&str]| {
+        items
+            .iter()
+            .map(|item| item.to_string())
+            .collect::<Vec<_>>()
+    };
     let mut max_lines = 0;
     let args: Vec<String> = match tool {
         Tool::GitStatus => strings(&["status", "--short", "--branch"]),
@@ -124,7 +133,9 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
         Tool::GitCommit => {
             let message = args.string("message")?;
             if message.trim().is_empty() {
-                return Err(Outcome::error("tool `git_commit` needs a non-empty `message`"));
+                return Err(Outcome::error(
+                    "tool `git_commit` needs a non-empty `message`",
+                ));
             }
             let mut list = strings(&["commit"]);
             if flag(args, "stage_all")? {
@@ -167,7 +178,11 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
         }
         Tool::GitStashPop => strings(&["stash", "pop"]),
         Tool::GitReset => {
-            let mode = args.opt_string("mode")?.unwrap_or("mixed").trim().to_ascii_lowercase();
+            let mode = args
+                .opt_string("mode")?
+                .unwrap_or("mixed")
+                .trim()
+                .to_ascii_lowercase();
             if !matches!(mode.as_str(), "soft" | "mixed" | "hard") {
                 return Err(Outcome::error(format!(
                     "tool `git_reset`: `mode` must be `soft`, `mixed` or `hard`, not `{mode}`"
@@ -182,7 +197,12 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
                     "[DENIED: permission] `{name}` needs the network, which the permission policy blocks (network_api)"
                 )));
             }
-            let mut list = vec![if tool == Tool::GitPush { "push" } else { "pull" }.to_string()];
+            let mut list = vec![if tool == Tool::GitPush {
+                "push"
+            } else {
+                "pull"
+            }
+            .to_string()];
             if tool == Tool::GitPush && flag(args, "set_upstream")? {
                 list.push("--set-upstream".into());
             }
@@ -234,9 +254,7 @@ async fn execute(tool: Tool, plan: Plan, ctx: &ToolContext) -> Outcome {
         }
         Ended::Exited(0) => Outcome::ok(output),
         Ended::Exited(code) => match crate::sandbox::setup_failure(Some(code), &output) {
-            Some(reason) => {
-                Outcome::error(format!("the OS sandbox could not start git: {reason}"))
-            }
+            Some(reason) => Outcome::error(format!("the OS sandbox could not start git: {reason}")),
             None => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), &output)),
         },
         Ended::TimedOut => Outcome::fail(join_prefixed(
@@ -273,9 +291,15 @@ async fn head(ctx: &ToolContext, plan: &Plan) -> Option<String> {
         .iter()
         .map(|arg| arg.to_string())
         .collect();
-    let finished = hardened::git(ctx, &plan.dir, Access::Read, &args, ctx.limits.shell_timeout)
-        .await
-        .ok()?;
+    let finished = hardened::git(
+        ctx,
+        &plan.dir,
+        Access::Read,
+        &args,
+        ctx.limits.shell_timeout,
+    )
+    .await
+    .ok()?;
     let text = finished.output.trim();
     (matches!(finished.ended, Ended::Exited(0)) && !text.is_empty()).then(|| text.to_string())
 }
@@ -288,7 +312,9 @@ fn directory(
     ctx: &ToolContext,
     may_be_missing: bool,
 ) -> Result<(PathBuf, String), Outcome> {
-    let raw = raw.map(str::trim).filter(|raw| !raw.is_empty() && *raw != ".");
+    let raw = raw
+        .map(str::trim)
+        .filter(|raw| !raw.is_empty() && *raw != ".");
     let Some(raw) = raw else {
         return Ok((ctx.work_dir.clone(), String::new()));
     };
@@ -301,7 +327,9 @@ fn directory(
     }
     let dir = ctx.work_dir.join(&resolved.rel);
     if !may_be_missing && !dir.is_dir() {
-        return Err(Outcome::error(format!("{tool}: `{raw}` is not a directory")));
+        return Err(Outcome::error(format!(
+            "{tool}: `{raw}` is not a directory"
+        )));
     }
     Ok((dir, resolved.rel))
 }
@@ -361,7 +389,9 @@ fn paths(args: &Args) -> Result<Vec<String>, Outcome> {
         }
     };
     if list.is_empty() {
-        return Err(Outcome::error("tool `git_add` needs at least one path in `paths`"));
+        return Err(Outcome::error(
+            "tool `git_add` needs at least one path in `paths`",
+        ));
     }
     if list.iter().any(|path| path.contains('\0')) {
         return Err(Outcome::error("a path may not contain a NUL character"));
@@ -376,7 +406,9 @@ fn flag(args: &Args, key: &str) -> Result<bool, Outcome> {
         Some(Json::Bool(value)) => Ok(*value),
         Some(Json::String(text)) if text.eq_ignore_ascii_case("true") => Ok(true),
         Some(Json::String(text)) if text.eq_ignore_ascii_case("false") => Ok(false),
-        Some(_) => Err(Outcome::error(format!("argument `{key}` must be true or false"))),
+        Some(_) => Err(Outcome::error(format!(
+            "argument `{key}` must be true or false"
+        ))),
     }
 }
 
@@ -411,5 +443,9 @@ fn truncate_lines(text: &str, max: usize) -> String {
         return text.to_string();
     }
     let kept: Vec<&str> = text.lines().take(max).collect();
-    format!("{}\n[{} more lines not shown]", kept.join("\n"), total - max)
+    format!(
+        "{}\n[{} more lines not shown]",
+        kept.join("\n"),
+        total - max
+    )
 }

@@ -8,7 +8,9 @@ use crate::tools::{schema, string_prop, Tool};
 
 /// The schema of one Git tool.
 pub(crate) fn schema_of(tool: Tool) -> ToolSchema {
-    let repo = || string_prop("Optional: the repository's directory, relative to the work directory (default: the work directory).");
+    let repo = || {
+        string_prop("Optional: the repository's directory, relative to the work directory (default: the work directory).")
+    };
     let lines = |default: u32| json!({"type": "integer", "description": format!("Optional: show at most this many lines (default {default}).")});
     let name = tool.name();
     match tool {

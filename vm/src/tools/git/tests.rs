@@ -63,7 +63,11 @@ fn assert_ok(call: &ToolCall) {
 #[track_caller]
 fn assert_refused(call: &ToolCall, needle: &str) {
     assert!(!call.ok, "{} succeeded: {}", call.name, text(call));
-    assert!(text(call).contains(needle), "`{needle}` not in {}", text(call));
+    assert!(
+        text(call).contains(needle),
+        "`{needle}` not in {}",
+        text(call)
+    );
 }
 
 fn policy(overrides: &[(Category, Action)]) -> crate::sandbox::Spec {
@@ -147,17 +151,29 @@ async fn add_and_commit_write_the_repository_and_the_change_log() {
     let add = call(&ctx, "git_add", json!({"paths": "."})).await;
     assert_ok(&add);
     let staged = git(&temp.0, &["diff", "--cached", "--name-only"]);
-    assert_eq!(staged.trim(), "src/lib.rs", "fuseraft's own files are never staged");
+    assert_eq!(
+        staged.trim(),
+        "src/lib.rs",
+        "fuseraft's own files are never staged"
+    );
 
     let commit = call(&ctx, "git_commit", json!({"message": "--amend: add f"})).await;
     assert_ok(&commit);
     let subject = git(&temp.0, &["log", "-1", "--format=%s"]);
-    assert_eq!(subject.trim(), "--amend: add f", "a message is never an option");
+    assert_eq!(
+        subject.trim(),
+        "--amend: add f",
+        "a message is never an option"
+    );
     assert_eq!(git(&temp.0, &["rev-list", "--count", "HEAD"]).trim(), "2");
 
     let log = ChangeLog::load(&ctx.change_log).unwrap();
     let entry = &log.entries[0];
-    let commands: Vec<&str> = entry.commands_run.iter().map(|c| c.command.as_str()).collect();
+    let commands: Vec<&str> = entry
+        .commands_run
+        .iter()
+        .map(|c| c.command.as_str())
+        .collect();
     assert_eq!(commands[0], "git add -- . :(exclude,top).fuseraft");
     assert_eq!(commands[1], "git commit --message=--amend: add f");
     assert!(entry.commands_run.iter().all(|c| c.succeeded));
@@ -169,12 +185,24 @@ async fn add_and_commit_write_the_repository_and_the_change_log() {
     // Nothing staged: the commit fails with git's reason, and is recorded as failed.
     let empty = call(&ctx, "git_commit", json!({"message": "nothing"})).await;
     assert_refused(&empty, "[EXIT 1]");
-    assert!(text(&empty).contains("nothing added to commit"), "{}", text(&empty));
+    assert!(
+        text(&empty).contains("nothing added to commit"),
+        "{}",
+        text(&empty)
+    );
 
     temp.write("README", "changed\n");
-    let all = call(&ctx, "git_commit", json!({"message": "all", "stage_all": true})).await;
+    let all = call(
+        &ctx,
+        "git_commit",
+        json!({"message": "all", "stage_all": true}),
+    )
+    .await;
     assert_ok(&all);
-    assert_eq!(git(&temp.0, &["status", "--porcelain"]).trim(), "?? .fuseraft/");
+    assert_eq!(
+        git(&temp.0, &["status", "--porcelain"]).trim(),
+        "?? .fuseraft/"
+    );
 }
 
 #[tokio::test]
@@ -182,10 +210,18 @@ async fn branches_checkout_stash_reset_and_init() {
     let (temp, ctx) = repo("git-branches");
     let create = call(&ctx, "git_create_branch", json!({"branch_name": "feature"})).await;
     assert_ok(&create);
-    assert_eq!(git(&temp.0, &["branch", "--show-current"]).trim(), "feature");
+    assert_eq!(
+        git(&temp.0, &["branch", "--show-current"]).trim(),
+        "feature"
+    );
     assert_ok(&call(&ctx, "git_checkout", json!({"target": "main"})).await);
     assert_eq!(git(&temp.0, &["branch", "--show-current"]).trim(), "main");
-    let new = call(&ctx, "git_checkout", json!({"target": "topic", "create_branch": true})).await;
+    let new = call(
+        &ctx,
+        "git_checkout",
+        json!({"target": "topic", "create_branch": true}),
+    )
+    .await;
     assert_ok(&new);
     assert_eq!(git(&temp.0, &["branch", "--show-current"]).trim(), "topic");
 
@@ -205,7 +241,10 @@ async fn branches_checkout_stash_reset_and_init() {
     git(&temp.0, &["commit", "-q", "-am", "second"]);
     assert_ok(&call(&ctx, "git_reset", json!({"mode": "soft", "ref": "HEAD~1"})).await);
     assert_eq!(git(&temp.0, &["rev-list", "--count", "HEAD"]).trim(), "1");
-    assert_eq!(git(&temp.0, &["diff", "--cached", "--name-only"]).trim(), "README");
+    assert_eq!(
+        git(&temp.0, &["diff", "--cached", "--name-only"]).trim(),
+        "README"
+    );
     assert_ok(&call(&ctx, "git_reset", json!({"mode": "HARD"})).await);
     assert_eq!(temp.read("README"), "hello\n");
     assert_refused(
@@ -218,7 +257,11 @@ async fn branches_checkout_stash_reset_and_init() {
     assert!(temp.path("sub/project/.git/HEAD").is_file());
     let nested = call(&ctx, "git_status", json!({"repo_path": "sub/project"})).await;
     assert_ok(&nested);
-    assert!(text(&nested).contains("No commits yet"), "{}", text(&nested));
+    assert!(
+        text(&nested).contains("No commits yet"),
+        "{}",
+        text(&nested)
+    );
 }
 
 #[tokio::test]
@@ -278,7 +321,12 @@ async fn repo_path_stays_in_the_work_tree() {
         let denied = call(&ctx, "git_init", json!({"directory": inside_git})).await;
         assert_refused(&denied, "the git repository's own state");
     }
-    let state = call(&ctx, "git_status", json!({"repo_path": ".fuseraft/sessions"})).await;
+    let state = call(
+        &ctx,
+        "git_status",
+        json!({"repo_path": ".fuseraft/sessions"}),
+    )
+    .await;
     assert!(!state.ok, "{}", text(&state));
 }
 
@@ -292,7 +340,10 @@ async fn git_never_finds_a_repository_above_the_work_dir() {
     assert_refused(&status, "not a git repository");
     let add = call(&ctx, "git_add", json!({"paths": "file.txt"})).await;
     assert_refused(&add, "not a git repository");
-    assert_eq!(git(&home.0, &["diff", "--cached", "--name-only"]).trim(), "");
+    assert_eq!(
+        git(&home.0, &["diff", "--cached", "--name-only"]).trim(),
+        ""
+    );
 }
 
 /// Plants, in `repo`'s config, attributes and hooks, every way to make git run a program
@@ -320,7 +371,10 @@ fn plant(temp: &Temp, marker: &Path) {
         ("remote.origin.url", "../bare.git".into()),
         ("remote.origin.receivepack", run.clone()),
         ("remote.origin.uploadpack", run.clone()),
-        ("remote.ext.url", format!("ext::sh -c {}", run.replace(' ', "% "))),
+        (
+            "remote.ext.url",
+            format!("ext::sh -c {}", run.replace(' ', "% ")),
+        ),
     ]
     .into_iter()
     .map(|(key, value)| (key.to_string(), value))
@@ -328,7 +382,10 @@ fn plant(temp: &Temp, marker: &Path) {
     for (key, value) in &config {
         git(&temp.0, &["config", key, value]);
     }
-    temp.write(".gitattributes", "* filter=evil diff=evil merge=evil\n*.txt filter=Evil2\n");
+    temp.write(
+        ".gitattributes",
+        "* filter=evil diff=evil merge=evil\n*.txt filter=Evil2\n",
+    );
     for hook in [
         "pre-commit",
         "commit-msg",
@@ -360,13 +417,23 @@ async fn a_hostile_repository_never_makes_git_run_a_program() {
         "{}-bare.git",
         temp.0.file_name().unwrap().to_string_lossy()
     ));
-    git(temp.0.parent().unwrap(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+    git(
+        temp.0.parent().unwrap(),
+        &["init", "-q", "--bare", bare.to_str().unwrap()],
+    );
     plant(&temp, &marker);
     let bare_hook = bare.join("hooks/pre-receive");
-    std::fs::write(&bare_hook, format!("#!/bin/sh\ntouch {}\n", marker.display())).unwrap();
+    std::fs::write(
+        &bare_hook,
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&bare_hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    git(&temp.0, &["config", "remote.local.url", bare.to_str().unwrap()]);
+    git(
+        &temp.0,
+        &["config", "remote.local.url", bare.to_str().unwrap()],
+    );
     temp.write("notes.txt", "notes\n");
     temp.write("README", "hello\nagain\n");
 
@@ -378,7 +445,10 @@ async fn a_hostile_repository_never_makes_git_run_a_program() {
     let steps: Vec<(&str, Json)> = vec![
         ("git_status", json!({})),
         ("git_diff", json!({})),
-        ("git_add", json!({"paths": "README notes.txt .gitattributes"})),
+        (
+            "git_add",
+            json!({"paths": "README notes.txt .gitattributes"}),
+        ),
         ("git_diff", json!({"staged": true})),
         ("git_commit", json!({"message": "planted"})),
         ("git_log", json!({"count": 3})),
@@ -413,7 +483,10 @@ async fn a_hostile_repository_never_makes_git_run_a_program() {
             _ => assert!(done.ok, "{tool}: {}", text(done)),
         }
     }
-    assert_eq!(git(&temp.0, &["log", "-1", "--format=%s", "main"]).trim(), "planted");
+    assert_eq!(
+        git(&temp.0, &["log", "-1", "--format=%s", "main"]).trim(),
+        "planted"
+    );
     let _ = std::fs::remove_dir_all(&bare);
 }
 
@@ -421,7 +494,10 @@ async fn a_hostile_repository_never_makes_git_run_a_program() {
 async fn a_repository_pointing_its_work_tree_elsewhere_is_refused() {
     let (temp, ctx) = repo("git-worktree");
     let outside = Temp::new("git-worktree-outside");
-    git(&temp.0, &["config", "core.worktree", outside.0.to_str().unwrap()]);
+    git(
+        &temp.0,
+        &["config", "core.worktree", outside.0.to_str().unwrap()],
+    );
     let status = call(&ctx, "git_checkout", json!({"target": "README"})).await;
     assert_refused(&status, "`core.worktree`");
     assert!(!outside.path("README").exists());
@@ -450,7 +526,10 @@ async fn push_and_pull_need_the_network_and_git_writes_need_git_write() {
     temp.write("x.txt", "x\n");
     let denied = call(&read_only, "git_add", json!({"paths": "x.txt"})).await;
     assert_refused(&denied, "(git_write)");
-    assert_eq!(git(&temp.0, &["diff", "--cached", "--name-only"]).trim(), "");
+    assert_eq!(
+        git(&temp.0, &["diff", "--cached", "--name-only"]).trim(),
+        ""
+    );
     assert_ok(&call(&read_only, "git_status", json!({})).await);
 
     // With the network, a push really goes out: the loopback server sees git's request.
@@ -473,7 +552,12 @@ async fn push_and_pull_need_the_network_and_git_writes_need_git_write() {
         let _ = stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
         String::from_utf8_lossy(&request[..n]).into_owned()
     });
-    let push = call(&ctx, "git_push", json!({"remote": "origin", "branch": "main"})).await;
+    let push = call(
+        &ctx,
+        "git_push",
+        json!({"remote": "origin", "branch": "main"}),
+    )
+    .await;
     assert!(!push.ok, "{}", text(&push));
     let request = server.join().unwrap();
     assert!(
