@@ -22,6 +22,7 @@
 //!   shell's time limit, and every write is recorded in the change log (`commandsRun`;
 //!   a new `HEAD` after a commit or pull in `gitCommits`).
 
+mod arguments;
 mod hardened;
 mod schemas;
 
@@ -30,19 +31,15 @@ mod tests;
 
 use std::path::PathBuf;
 
-use serde_json::Value as Json;
-
 use super::process::{format_secs, join_prefixed, Ended};
 use super::record::{cap_text, record_into, LOG_OUTPUT_CAP};
 use super::{Args, Outcome, Tool, ToolContext};
+use arguments::{blob_path, count, flag, lines, paths, revision};
 use hardened::Access;
 
 pub(crate) use schemas::schema_of;
 
 use crate::sandbox::Grant;
-
-/// The most commits `git_log` lists.
-const MAX_LOG: u64 = 1000;
 
 /// Runs one Git tool.
 pub(crate) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
@@ -332,108 +329,6 @@ fn directory(
         )));
     }
     Ok((dir, resolved.rel))
-}
-
-/// A ref-like argument: trimmed, `None` when absent or empty, refused when it would be read
-/// as an option or holds a control character.
-fn revision(tool: &str, key: &str, value: Option<&str>) -> Result<Option<String>, Outcome> {
-    let Some(value) = value.map(str::trim).filter(|value| !value.is_empty()) else {
-        return Ok(None);
-    };
-    if value.starts_with('-') {
-        return Err(Outcome::fail(format!(
-            "[DENIED: git] `{key}` `{value}` starts with `-` and would be read as an option of git"
-        )));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(Outcome::error(format!(
-            "tool `{tool}`: `{key}` may not hold control characters"
-        )));
-    }
-    Ok(Some(value.to_string()))
-}
-
-/// The path of a `REV:path` (or `:path`, `:N:path`) revision, which names a file's content.
-fn blob_path(rev: &str) -> Option<&str> {
-    let (_, path) = rev.split_once(':')?;
-    let path = match path.split_once(':') {
-        Some((stage, rest)) if rev.starts_with(':') && stage.len() == 1 => rest,
-        _ => path,
-    };
-    (!path.is_empty()).then_some(path)
-}
-
-/// `git_add`'s `paths`: a string of whitespace-separated paths (as upstream) or an array of
-/// strings; each is passed after `--`, so none is read as an option.
-fn paths(args: &Args) -> Result<Vec<String>, Outcome> {
-    let list: Vec<String> = match args.value("paths") {
-        Some(Json::String(text)) => text.split_whitespace().map(str::to_string).collect(),
-        Some(Json::Array(items)) => {
-            let mut list = Vec::new();
-            for item in items {
-                match item.as_str() {
-                    Some(path) if !path.trim().is_empty() => list.push(path.trim().to_string()),
-                    _ => {
-                        return Err(Outcome::error(
-                            "tool `git_add`: `paths` must hold non-empty strings",
-                        ))
-                    }
-                }
-            }
-            list
-        }
-        _ => {
-            return Err(Outcome::error(
-                "tool `git_add` needs `paths`: a path, several separated by spaces, or `.` for everything",
-            ))
-        }
-    };
-    if list.is_empty() {
-        return Err(Outcome::error(
-            "tool `git_add` needs at least one path in `paths`",
-        ));
-    }
-    if list.iter().any(|path| path.contains('\0')) {
-        return Err(Outcome::error("a path may not contain a NUL character"));
-    }
-    Ok(list)
-}
-
-/// An optional boolean argument (a JSON boolean or `"true"`/`"false"`).
-fn flag(args: &Args, key: &str) -> Result<bool, Outcome> {
-    match args.value(key) {
-        None => Ok(false),
-        Some(Json::Bool(value)) => Ok(*value),
-        Some(Json::String(text)) if text.eq_ignore_ascii_case("true") => Ok(true),
-        Some(Json::String(text)) if text.eq_ignore_ascii_case("false") => Ok(false),
-        Some(_) => Err(Outcome::error(format!(
-            "argument `{key}` must be true or false"
-        ))),
-    }
-}
-
-/// An optional positive whole number (a JSON number or a numeric string).
-fn number(args: &Args, key: &str, default: u64) -> Result<u64, Outcome> {
-    let value = match args.value(key) {
-        None => return Ok(default),
-        Some(Json::Number(number)) => number.as_u64(),
-        Some(Json::String(text)) => text.trim().parse::<u64>().ok(),
-        Some(_) => None,
-    };
-    match value {
-        Some(value) if value > 0 => Ok(value),
-        _ => Err(Outcome::error(format!(
-            "argument `{key}` must be a positive whole number"
-        ))),
-    }
-}
-
-fn count(args: &Args) -> Result<u64, Outcome> {
-    Ok(number(args, "count", 10)?.min(MAX_LOG))
-}
-
-fn lines(args: &Args, default: u64) -> Result<usize, Outcome> {
-    Ok(usize::try_from(number(args, "max_lines", default)?).unwrap_or(usize::MAX))
 }
 
 /// The first `max` lines of `text` and how many were cut (0: all).
