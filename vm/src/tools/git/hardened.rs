@@ -20,7 +20,8 @@
 //!   the command instead of running anything. Diffs are shown with `--no-ext-diff
 //!   --no-textconv`, so they still work;
 //! - a repository whose config sets `core.worktree` is refused (git would act on another
-//!   directory).
+//!   directory), and so is one whose config listing is too large to read whole
+//!   ([`PROBE_CAP`]) or too slow to read: no driver may hide in what was not read.
 
 use std::path::Path;
 use std::time::Duration;
@@ -60,6 +61,9 @@ pub const FIXED: &[&str] = &[
 
 /// How long the configuration probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most config names the probe reads, in bytes: a config padded past it is refused, so
+/// no driver can hide in output that was cut.
+const PROBE_CAP: usize = 4 * 1024 * 1024;
 
 /// What one git invocation may do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -93,7 +97,8 @@ pub async fn git(
         argv.push(item);
     }
     argv.extend(args.iter().cloned());
-    let (ended, output) = spawn(ctx, dir, access, &argv, timeout, true).await?;
+    let cap = ctx.limits.output_cap;
+    let (ended, output) = spawn(ctx, dir, access, &argv, timeout, cap, true).await?;
     Ok(Finished { ended, output })
 }
 
@@ -104,11 +109,34 @@ async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, 
         .iter()
         .map(|arg| arg.to_string())
         .collect();
-    let (ended, output) = spawn(ctx, dir, Access::Read, &argv, PROBE_TIMEOUT, false).await?;
-    // Outside a repository `git config --list` still lists the user's own config (exit 0);
-    // any failure leaves the fixed overrides alone in charge.
-    if !matches!(ended, Ended::Exited(0)) {
-        return Ok(Vec::new());
+    let (ended, output) = spawn(
+        ctx,
+        dir,
+        Access::Read,
+        &argv,
+        PROBE_TIMEOUT,
+        PROBE_CAP,
+        false,
+    )
+    .await?;
+    // Outside a repository `git config --list` still lists the user's own config (exit 0).
+    match ended {
+        Ended::Exited(0) => {}
+        Ended::TimedOut => {
+            return Err(Outcome::fail(format!(
+                "[DENIED: git] reading the repository's config took over {}s; the Git tools refuse to run with a config they could not check",
+                PROBE_TIMEOUT.as_secs()
+            )))
+        }
+        // A config git cannot read stops every git command the same way.
+        _ => return Ok(Vec::new()),
+    }
+    // Names never hold a newline, so this is the capture's own cut.
+    if output.contains("\n[output truncated: ") {
+        return Err(Outcome::fail(format!(
+            "[DENIED: git] the repository's config names over {} MiB of settings; the Git tools refuse to run with a config they could not check",
+            PROBE_CAP / (1024 * 1024)
+        )));
     }
     let mut overrides = Vec::new();
     for name in output
@@ -152,8 +180,14 @@ async fn spawn(
     access: Access,
     argv: &[String],
     timeout: Duration,
+    cap: usize,
     merge_stderr: bool,
 ) -> Result<(Ended, String), Outcome> {
+    if argv.iter().any(|arg| arg.contains('\0')) {
+        return Err(Outcome::error(
+            "the Git tools' arguments may not contain a NUL character",
+        ));
+    }
     let protect = crate::tools::shell::protected_paths(ctx);
     let (writable, network) = match access {
         Access::Read => (false, false),
@@ -180,7 +214,7 @@ async fn spawn(
     if access == Access::Read {
         cmd.env("GIT_OPTIONAL_LOCKS", "0");
     }
-    process::run(cmd, timeout, ctx.limits.output_cap, merge_stderr)
+    process::run(cmd, timeout, cap, merge_stderr)
         .await
         .map_err(|error| {
             Outcome::error(format!(

@@ -569,3 +569,45 @@ async fn push_and_pull_need_the_network_and_git_writes_need_git_write() {
     assert_eq!(pushed.last().unwrap().command, "git push origin main");
     assert!(!pushed.last().unwrap().succeeded);
 }
+
+#[tokio::test]
+async fn a_driver_hidden_in_a_huge_config_is_refused_not_missed() {
+    let (temp, ctx) = repo("git-huge-config");
+    let outside = Temp::new("git-huge-config-marker");
+    let marker = outside.path("ran");
+    // Over 4 MiB of names around one clean filter, past what the probe reads.
+    let mut padding = String::from("[pad]\n");
+    for n in 0..300_000 {
+        padding.push_str(&format!("\tkey{n:07} = x\n"));
+    }
+    let mut config = std::fs::read_to_string(temp.path(".git/config")).unwrap();
+    config.push_str(&padding);
+    config.push_str(&format!(
+        "[filter \"evil\"]\n\tclean = touch {}; cat\n",
+        marker.display()
+    ));
+    config.push_str(&padding.replace("[pad]", "[pad2]"));
+    std::fs::write(temp.path(".git/config"), config).unwrap();
+    temp.write(".gitattributes", "* filter=evil\n");
+    temp.write("README", "changed\n");
+    let add = call(&ctx, "git_add", json!({"paths": "README"})).await;
+    assert_refused(&add, "could not check");
+    let diff = call(&ctx, "git_diff", json!({})).await;
+    assert_refused(&diff, "could not check");
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn a_nul_in_an_argument_is_an_error_not_a_crash() {
+    let (_temp, ctx) = repo("git-nul");
+    let commit = call(
+        &ctx,
+        "git_commit",
+        json!({"message": "a\u{0}b", "stage_all": true}),
+    )
+    .await;
+    assert_eq!(
+        text(&commit),
+        "[ERROR] the Git tools' arguments may not contain a NUL character"
+    );
+}
