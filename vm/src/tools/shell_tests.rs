@@ -245,3 +245,30 @@ async fn which_finds_programs_on_the_commands_path() {
         assert!(text(&refused).starts_with("[ERROR]"), "{}", text(&refused));
     }
 }
+
+#[tokio::test]
+async fn hostile_arguments_to_every_new_tool_are_results_never_panics() {
+    let temp = Temp::new("hostile-args");
+    let ctx = context(&temp);
+    let shapes = [
+        json!(null),
+        json!(5),
+        json!([]),
+        json!("{not json"),
+        json!({"paths": {}, "message": [1], "job_id": 3, "name": false, "program": {}}),
+        json!({"repo_path": "../../etc", "directory": "/etc", "ref": "-p", "commit_ref": 7}),
+        json!({"count": 1e300, "max_lines": -1, "staged": "yes", "mode": 4, "timeout_seconds": "soon"}),
+        json!({"script": 5, "command": null, "target": "", "branch_name": "\u{0}"}),
+    ];
+    let new_tools = Tool::ALL.iter().filter(|tool| {
+        tool.plugin() == Plugin::Git || (tool.plugin() == Plugin::Shell && **tool != Tool::ShellRun)
+    });
+    for tool in new_tools {
+        for args in &shapes {
+            let done = call(&ctx, tool.name(), args.clone()).await;
+            let text = text(&done);
+            assert!(!text.contains("internal error"), "{tool} {args}: {text}");
+            assert!(!text.is_empty(), "{tool} {args}: an empty result");
+        }
+    }
+}
