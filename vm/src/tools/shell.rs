@@ -123,7 +123,7 @@ pub(crate) async fn run_script(args: &Args, ctx: &ToolContext) -> Outcome {
 }
 
 /// The timeout a call asks for, capped by the run's limit.
-pub(crate) fn timeout_of(args: &Args, limit: Duration) -> Result<Duration, Outcome> {
+fn timeout_of(args: &Args, limit: Duration) -> Result<Duration, Outcome> {
     Ok(match args.opt_seconds("timeout_seconds")? {
         Some(seconds) => {
             Duration::try_from_secs_f64(seconds).map_or(limit, |asked| asked.min(limit))
@@ -212,7 +212,8 @@ pub(crate) fn protected_paths(ctx: &ToolContext) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A finished command's result: its output, or `[EXIT n]`/`[TIMEOUT]` before it.
+/// A finished command's result (a shell command's or git's): its output, or `[EXIT n]`/
+/// `[TIMEOUT]` before it.
 pub(crate) fn render(ended: Ended, output: &str, timeout: Duration) -> Outcome {
     match ended {
         Ended::TimedOut => Outcome::fail(join_prefixed(

@@ -31,7 +31,7 @@ mod tests;
 
 use std::path::PathBuf;
 
-use super::process::{format_secs, join_prefixed, Ended};
+use super::process::Ended;
 use super::record::{cap_text, record_into, LOG_OUTPUT_CAP};
 use super::{Args, Outcome, Tool, ToolContext};
 use arguments::{blob_path, count, flag, lines, paths, revision};
@@ -245,21 +245,10 @@ async fn execute(tool: Tool, plan: Plan, ctx: &ToolContext) -> Outcome {
         Err(outcome) => return outcome,
     };
     let output = truncate_lines(&finished.output, plan.max_lines);
-    let mut outcome = match finished.ended {
-        Ended::Exited(0) if output.trim().is_empty() => {
-            Outcome::ok(format!("`git {}` succeeded (no output)", plan.args[0]))
-        }
-        Ended::Exited(0) => Outcome::ok(output),
-        Ended::Exited(code) => match crate::sandbox::setup_failure(Some(code), &output) {
-            Some(reason) => Outcome::error(format!("the OS sandbox could not start git: {reason}")),
-            None => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), &output)),
-        },
-        Ended::TimedOut => Outcome::fail(join_prefixed(
-            &format!("[TIMEOUT] after {}", format_secs(timeout)),
-            &output,
-        )),
-        Ended::Failed(error) => Outcome::error(format!("waiting for git failed: {error}")),
-    };
+    let mut outcome = super::shell::render(finished.ended, &output, timeout);
+    if outcome.ok && outcome.text.trim().is_empty() {
+        outcome.text = format!("`git {}` succeeded (no output)", plan.args[0]);
+    }
     if plan.access == Access::Read {
         return outcome;
     }
