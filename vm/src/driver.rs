@@ -284,6 +284,8 @@ pub async fn drive<M: Models>(
         }
     };
     let mut saved_turn = None;
+    // The run's background jobs: every tool call shares the table; the jobs die with it.
+    let jobs = crate::tools::Jobs::default();
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
     let (unreported_before, cost_before) = before;
@@ -358,6 +360,7 @@ pub async fn drive<M: Models>(
                     change_log: change_log.clone(),
                     limits: limits(program),
                     sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
+                    jobs: jobs.clone(),
                 };
                 let agent_ir = program
                     .agent_named(&context.agent)
