@@ -59,6 +59,9 @@ pub enum Command {
     /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
     #[command(after_help = examples::UI)]
     Ui(UiArgs),
+    /// Print the JSON Schema of the config format, for editors and CI validators.
+    #[command(after_help = examples::SCHEMA)]
+    Schema,
 }
 
 #[derive(Debug, clap::Args)]
@@ -346,6 +349,11 @@ Examples:
   fuseraft completions bash > ~/.local/share/bash-completion/completions/fuseraft
   fuseraft completions zsh > ~/.zfunc/_fuseraft
   fuseraft completions fish > ~/.config/fish/completions/fuseraft.fish";
+    pub const SCHEMA: &str = "\
+Examples:
+  fuseraft schema > fuseraft.schema.json
+  # then, first line of a config, for the YAML language server (VS Code, Neovim, ...):
+  # yaml-language-server: $schema=./fuseraft.schema.json";
     pub const UI: &str = "\
 Examples:
   fuseraft ui                        # the sessions of the current directory

@@ -36,6 +36,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Sessions(args) => commands::sessions::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Completions(args) => commands::completions::run(args),
+        Command::Schema => commands::schema::run(),
         Command::Ui(args) => commands::ui::run(args),
     }
 }

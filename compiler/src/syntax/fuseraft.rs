@@ -49,7 +49,7 @@ pub const ROOT_KEYS: &[&str] = &[
     "RoutingInstructions",
 ];
 
-const AGENT_KEYS: &[&str] = &[
+pub(crate) const AGENT_KEYS: &[&str] = &[
     "Name",
     "Instructions",
     "Description",
@@ -88,7 +88,7 @@ pub const MODEL_KEYS: &[&str] = &[
     "MaxContextTokens",
 ];
 
-const CONTEXT_WINDOW_KEYS: &[&str] = &[
+pub(crate) const CONTEXT_WINDOW_KEYS: &[&str] = &[
     "TextOnly",
     "ExcludeAgents",
     "MaxTailMessages",
@@ -101,7 +101,7 @@ const CONTEXT_WINDOW_KEYS: &[&str] = &[
 
 pub const CONTEXT_SOURCE_KEYS: &[&str] = &["Source", "MaxChars", "Label"];
 
-const TERMINATION_KEYS: &[&str] = &[
+pub(crate) const TERMINATION_KEYS: &[&str] = &[
     "Type",
     "Pattern",
     "MaxIterations",
@@ -112,9 +112,9 @@ const TERMINATION_KEYS: &[&str] = &[
     "MaxTokens",
 ];
 
-const CONTRACT_KEYS: &[&str] = &["Name", "Requires", "Description"];
+pub(crate) const CONTRACT_KEYS: &[&str] = &["Name", "Requires", "Description"];
 
-const PREDICATE_KEYS: &[&str] = &[
+pub(crate) const PREDICATE_KEYS: &[&str] = &[
     "Type",
     "Source",
     "Field",
@@ -126,7 +126,7 @@ const PREDICATE_KEYS: &[&str] = &[
     "HasAssertions",
 ];
 
-const PREDICATE_TYPES: &[&str] = &[
+pub(crate) const PREDICATE_TYPES: &[&str] = &[
     "FilesWritten",
     "CommandSucceeded",
     "FileExists",
@@ -135,7 +135,7 @@ const PREDICATE_TYPES: &[&str] = &[
     "ChecklistComplete",
 ];
 
-const FAILURE_KEYS: &[&str] = &[
+pub(crate) const FAILURE_KEYS: &[&str] = &[
     "MissingEvidence",
     "InvalidTransition",
     "ConflictingEvidence",
@@ -144,10 +144,10 @@ const FAILURE_KEYS: &[&str] = &[
     "MaxConsecutiveContractFailures",
 ];
 
-const FAILURE_RULE_KEYS: &[&str] = &["Action", "Threshold"];
+pub(crate) const FAILURE_RULE_KEYS: &[&str] = &["Action", "Threshold"];
 
 /// Sections fuseraft reads only for settings, with the keys each one knows.
-const SETTING_SECTIONS: &[(&str, &[&str])] = &[
+pub(crate) const SETTING_SECTIONS: &[(&str, &[&str])] = &[
     (
         "Validation",
         &[

@@ -9,7 +9,7 @@ use super::node::{Node, NodeKind};
 use crate::diagnostic::Diagnostic;
 use crate::source::Span;
 
-const SELECTION_KEYS: &[&str] = &[
+pub(crate) const SELECTION_KEYS: &[&str] = &[
     "Type",
     "Prompt",
     "Model",
@@ -23,7 +23,7 @@ const SELECTION_KEYS: &[&str] = &[
     "MapReduce",
     "ScatterGather",
 ];
-const ROUTE_KEYS: &[&str] = &[
+pub(crate) const ROUTE_KEYS: &[&str] = &[
     "Keyword",
     "Agent",
     "Validator",
@@ -37,11 +37,11 @@ const ROUTE_KEYS: &[&str] = &[
     "RecoveryAgent",
     "Contracts",
 ];
-const STRUCTURED_ROUTE_KEYS: &[&str] = &["Agent", "Condition", "SourceAgents"];
-const CONDITION_KEYS: &[&str] = &["Field", "Is", "IsNot", "Contains", "Exists"];
-const STATE_MACHINE_KEYS: &[&str] = &["Initial", "States"];
-const STATE_KEYS: &[&str] = &["Agent", "Transitions", "Terminal"];
-const TRANSITION_KEYS: &[&str] = &[
+pub(crate) const STRUCTURED_ROUTE_KEYS: &[&str] = &["Agent", "Condition", "SourceAgents"];
+pub(crate) const CONDITION_KEYS: &[&str] = &["Field", "Is", "IsNot", "Contains", "Exists"];
+pub(crate) const STATE_MACHINE_KEYS: &[&str] = &["Initial", "States"];
+pub(crate) const STATE_KEYS: &[&str] = &["Agent", "Transitions", "Terminal"];
+pub(crate) const TRANSITION_KEYS: &[&str] = &[
     "To",
     "Signal",
     "Contract",
@@ -55,8 +55,8 @@ const TRANSITION_KEYS: &[&str] = &[
     "MaxRevisits",
     "ReviewArtifactPath",
 ];
-const MERGE_KEYS: &[&str] = &["Strategy", "Agent"];
-const GRAPH_KEYS: &[&str] = &[
+pub(crate) const MERGE_KEYS: &[&str] = &["Strategy", "Agent"];
+pub(crate) const GRAPH_KEYS: &[&str] = &[
     "Nodes",
     "Edges",
     "EntryNode",
@@ -64,7 +64,7 @@ const GRAPH_KEYS: &[&str] = &[
     "MaxTotalTurnsMultiplier",
     "SubGraphs",
 ];
-const NODE_KEYS: &[&str] = &[
+pub(crate) const NODE_KEYS: &[&str] = &[
     "Id",
     "Agent",
     "Terminal",
@@ -72,7 +72,7 @@ const NODE_KEYS: &[&str] = &[
     "SubGraphId",
     "Validators",
 ];
-const EDGE_KEYS: &[&str] = &[
+pub(crate) const EDGE_KEYS: &[&str] = &[
     "From",
     "To",
     "Keyword",
@@ -84,9 +84,9 @@ const EDGE_KEYS: &[&str] = &[
     "RequireHumanApproval",
     "RecoveryAgent",
 ];
-const ADVERSARIAL_KEYS: &[&str] = &["Stages", "Rounds", "PassKeyword"];
-const STAGE_KEYS: &[&str] = &["Generator", "Critic", "Label"];
-const MAGENTIC_KEYS: &[&str] = &[
+pub(crate) const ADVERSARIAL_KEYS: &[&str] = &["Stages", "Rounds", "PassKeyword"];
+pub(crate) const STAGE_KEYS: &[&str] = &["Generator", "Critic", "Label"];
+pub(crate) const MAGENTIC_KEYS: &[&str] = &[
     "Model",
     "Instructions",
     "MaxRoundCount",
@@ -94,7 +94,7 @@ const MAGENTIC_KEYS: &[&str] = &[
     "MaxResetCount",
     "EnablePlanReview",
 ];
-const MAP_REDUCE_KEYS: &[&str] = &[
+pub(crate) const MAP_REDUCE_KEYS: &[&str] = &[
     "Splitter",
     "Mapper",
     "Reducer",
@@ -102,7 +102,7 @@ const MAP_REDUCE_KEYS: &[&str] = &[
     "MaxConcurrency",
     "MaxSplitterRetries",
 ];
-const SCATTER_GATHER_KEYS: &[&str] = &["Participants", "Synthesizer", "MaxConcurrency"];
+pub(crate) const SCATTER_GATHER_KEYS: &[&str] = &["Participants", "Synthesizer", "MaxConcurrency"];
 
 #[derive(Clone, Debug, Default)]
 pub struct SelectionDecl {
