@@ -15,6 +15,8 @@ pub enum Plugin {
     Changes,
     Handoff,
     Finish,
+    // Search and FileSystem in full (issue 15).
+    Search,
 }
 
 impl Plugin {
@@ -24,6 +26,8 @@ impl Plugin {
         Plugin::Changes,
         Plugin::Handoff,
         Plugin::Finish,
+        // Search and FileSystem in full (issue 15).
+        Plugin::Search,
     ];
 
     /// The spelling used in configs and the IR.
@@ -34,6 +38,8 @@ impl Plugin {
             Plugin::Changes => "Changes",
             Plugin::Handoff => "Handoff",
             Plugin::Finish => "Finish",
+            // Search and FileSystem in full (issue 15).
+            Plugin::Search => "Search",
         }
     }
 
@@ -132,6 +138,17 @@ pub enum Tool {
     ChangesReadLatest,
     Handoff,
     Finish,
+    // Search and FileSystem in full (issue 15): upstream's names.
+    GrepFile,
+    GetFileInfo,
+    GetFileSummary,
+    ListDirectory,
+    CreateDirectory,
+    CopyFile,
+    MoveFile,
+    DeleteDirectory,
+    SearchFiles,
+    SearchContent,
 }
 
 impl Tool {
@@ -146,6 +163,17 @@ impl Tool {
         Tool::ChangesReadLatest,
         Tool::Handoff,
         Tool::Finish,
+        // Search and FileSystem in full (issue 15).
+        Tool::GrepFile,
+        Tool::GetFileInfo,
+        Tool::GetFileSummary,
+        Tool::ListDirectory,
+        Tool::CreateDirectory,
+        Tool::CopyFile,
+        Tool::MoveFile,
+        Tool::DeleteDirectory,
+        Tool::SearchFiles,
+        Tool::SearchContent,
     ];
 
     /// The function name offered to models.
@@ -160,6 +188,17 @@ impl Tool {
             Tool::ChangesReadLatest => "changes_read_latest",
             Tool::Handoff => "handoff",
             Tool::Finish => "finish",
+            // Search and FileSystem in full (issue 15).
+            Tool::GrepFile => "grep_file",
+            Tool::GetFileInfo => "get_file_info",
+            Tool::GetFileSummary => "get_file_summary",
+            Tool::ListDirectory => "list_directory",
+            Tool::CreateDirectory => "create_directory",
+            Tool::CopyFile => "copy_file",
+            Tool::MoveFile => "move_file",
+            Tool::DeleteDirectory => "delete_directory",
+            Tool::SearchFiles => "search_files",
+            Tool::SearchContent => "search_content",
         }
     }
 
@@ -175,6 +214,16 @@ impl Tool {
             Tool::ChangesReadLatest => Plugin::Changes,
             Tool::Handoff => Plugin::Handoff,
             Tool::Finish => Plugin::Finish,
+            // Search and FileSystem in full (issue 15).
+            Tool::GrepFile
+            | Tool::GetFileInfo
+            | Tool::GetFileSummary
+            | Tool::ListDirectory
+            | Tool::CreateDirectory
+            | Tool::CopyFile
+            | Tool::MoveFile
+            | Tool::DeleteDirectory => Plugin::FileSystem,
+            Tool::SearchFiles | Tool::SearchContent => Plugin::Search,
         }
     }
 
@@ -187,6 +236,15 @@ impl Tool {
             Tool::ShellRun => Capability::Run,
             Tool::Handoff => Capability::Handoff,
             Tool::Finish => Capability::Finish,
+            // Search and FileSystem in full (issue 15): upstream's tags.
+            Tool::GrepFile
+            | Tool::GetFileInfo
+            | Tool::GetFileSummary
+            | Tool::ListDirectory
+            | Tool::SearchFiles
+            | Tool::SearchContent => Capability::Read,
+            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile => Capability::Write,
+            Tool::DeleteDirectory => Capability::Delete,
         }
     }
 
@@ -196,6 +254,10 @@ impl Tool {
         match self {
             Tool::WriteFile | Tool::PatchFile | Tool::DeleteFile => Some(Category::FileWriteDelete),
             Tool::ShellRun => Some(Category::CommandExecution),
+            // Search and FileSystem in full (issue 15).
+            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile | Tool::DeleteDirectory => {
+                Some(Category::FileWriteDelete)
+            }
             _ => None,
         }
     }
@@ -293,5 +355,41 @@ mod tests {
             Plugin::FileSystem.capabilities(),
             vec![Capability::Read, Capability::Write, Capability::Delete]
         );
+    }
+
+    #[test]
+    fn search_is_a_read_only_plugin_with_upstream_names() {
+        assert_eq!(Plugin::parse("search"), Some(Plugin::Search));
+        assert_eq!(Plugin::Search.capabilities(), vec![Capability::Read]);
+        assert_eq!(Tool::resolve("Search-search_content"), Some(Tool::SearchContent));
+        assert_eq!(Tool::resolve("FileSystem-search_content"), None);
+        assert_eq!(Tool::resolve("filesystem.delete_directory"), Some(Tool::DeleteDirectory));
+        let plugins = vec!["FileSystem".to_string(), "Search".to_string()];
+        let read_only = vec![
+            (Plugin::FileSystem, vec![Capability::Read]),
+            (Plugin::Search, vec![Capability::Read]),
+        ];
+        let offered: Vec<&str> = Tool::ALL
+            .iter()
+            .filter(|tool| tool.offered(&plugins, &read_only))
+            .map(|tool| tool.name())
+            .collect();
+        assert_eq!(
+            offered,
+            [
+                "read_file",
+                "list_files",
+                "grep_file",
+                "get_file_info",
+                "get_file_summary",
+                "list_directory",
+                "search_files",
+                "search_content"
+            ]
+        );
+        for tool in [Tool::CreateDirectory, Tool::CopyFile, Tool::MoveFile, Tool::DeleteDirectory] {
+            assert_eq!(tool.category(), Some(Category::FileWriteDelete), "{tool}");
+        }
+        assert_eq!(Tool::SearchContent.category(), None);
     }
 }

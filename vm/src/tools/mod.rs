@@ -16,9 +16,14 @@
 //! environment).
 
 mod fs;
+mod fs_extra;
+mod fs_move;
+mod grep;
 pub mod permissions;
 mod record;
 mod sandbox;
+mod fs_search_schemas;
+mod search;
 mod shell;
 
 #[cfg(all(test, unix))]
@@ -185,7 +190,21 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         },
         Tool::ChangesReadLatest => record::read_latest(ctx),
         Tool::ShellRun => shell::run(&args, ctx).await,
-        Tool::ReadFile | Tool::WriteFile | Tool::PatchFile | Tool::ListFiles | Tool::DeleteFile => {
+        Tool::ReadFile
+        | Tool::WriteFile
+        | Tool::PatchFile
+        | Tool::ListFiles
+        | Tool::DeleteFile
+        | Tool::GrepFile
+        | Tool::GetFileInfo
+        | Tool::GetFileSummary
+        | Tool::ListDirectory
+        | Tool::CreateDirectory
+        | Tool::CopyFile
+        | Tool::MoveFile
+        | Tool::DeleteDirectory
+        | Tool::SearchFiles
+        | Tool::SearchContent => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
                 Err(error) => {
@@ -200,7 +219,18 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::WriteFile => fs::write_file(&args, &root, ctx),
                 Tool::PatchFile => fs::patch_file(&args, &root, ctx),
                 Tool::ListFiles => fs::list_files(&args, &root, ctx),
-                _ => fs::delete_file(&args, &root, ctx),
+                Tool::DeleteFile => fs::delete_file(&args, &root, ctx),
+                // Search and FileSystem in full (issue 15).
+                Tool::GrepFile => fs_extra::grep_file(&args, &root, ctx),
+                Tool::GetFileInfo => fs_extra::get_file_info(&args, &root, ctx),
+                Tool::GetFileSummary => fs_extra::get_file_summary(&args, &root, ctx),
+                Tool::ListDirectory => fs_extra::list_directory(&args, &root, ctx),
+                Tool::CreateDirectory => fs_extra::create_directory(&args, &root, ctx),
+                Tool::CopyFile => fs_move::copy_file(&args, &root, ctx),
+                Tool::MoveFile => fs_move::move_file(&args, &root, ctx),
+                Tool::DeleteDirectory => fs_move::delete_directory(&args, &root, ctx),
+                Tool::SearchFiles => search::search_files(&args, &root, ctx),
+                _ => search::search_content(&args, &root, ctx),
             }
         }
     }
@@ -270,6 +300,67 @@ impl Args {
         }
     }
 
+    /// An argument by its upstream (camelCase) name, or spelled in snake_case
+    /// (`maxResults`, `max_results`).
+    fn either(&self, key: &str) -> Option<&Json> {
+        self.value(key).or_else(|| {
+            let mut snake = String::new();
+            for ch in key.chars() {
+                if ch.is_ascii_uppercase() {
+                    snake.push('_');
+                }
+                snake.push(ch.to_ascii_lowercase());
+            }
+            self.value(&snake)
+        })
+    }
+
+    /// An optional string argument by [`Args::either`] name.
+    pub fn opt_text(&self, key: &str) -> Result<Option<&str>, Outcome> {
+        match self.either(key) {
+            None => Ok(None),
+            Some(Json::String(text)) => Ok(Some(text)),
+            Some(_) => Err(Outcome::error(format!(
+                "tool `{}`: argument `{key}` must be a string",
+                self.tool
+            ))),
+        }
+    }
+
+    /// An optional whole number (a JSON number or a numeric string) by [`Args::either`]
+    /// name, at least `min`; `default` when absent, at most `max` (larger is clamped).
+    pub fn opt_count(&self, key: &str, default: usize, min: usize, max: usize) -> Result<usize, Outcome> {
+        let number = match self.either(key) {
+            None => return Ok(default.min(max)),
+            Some(Json::Number(number)) => number.as_u64(),
+            Some(Json::String(text)) => text.trim().parse::<u64>().ok(),
+            Some(_) => None,
+        };
+        match number {
+            Some(number) if number >= min as u64 => {
+                Ok(usize::try_from(number).unwrap_or(usize::MAX).min(max))
+            }
+            _ => Err(Outcome::error(format!(
+                "tool `{}`: argument `{key}` must be a whole number of at least {min}",
+                self.tool
+            ))),
+        }
+    }
+
+    /// An optional boolean (`true`/`false`, also as a string) by [`Args::either`] name.
+    pub fn opt_flag(&self, key: &str, default: bool) -> Result<bool, Outcome> {
+        match self.either(key) {
+            None => Ok(default),
+            Some(Json::Bool(flag)) => Ok(*flag),
+            Some(Json::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(true),
+            Some(Json::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(false),
+            Some(_) => Err(Outcome::error(format!(
+                "tool `{}`: argument `{key}` must be true or false",
+                self.tool
+            ))),
+        }
+    }
+
     /// An optional number of seconds (a JSON number or a numeric string).
     pub fn opt_seconds(&self, key: &str) -> Result<Option<f64>, Outcome> {
         let seconds = match self.value(key) {
@@ -288,7 +379,7 @@ impl Args {
     }
 }
 
-fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+pub(crate) fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: description.to_string(),
@@ -296,7 +387,7 @@ fn schema(name: &str, description: &str, properties: Json, required: &[&str]) ->
     }
 }
 
-fn string_prop(description: &str) -> Json {
+pub(crate) fn string_prop(description: &str) -> Json {
     json!({"type": "string", "description": description})
 }
 
@@ -410,5 +501,7 @@ fn schema_of(tool: Tool) -> ToolSchema {
             &[],
         ),
         Tool::DeleteFile => schema(name, "Delete a file.", json!({"path": path()}), &["path"]),
+        // Search and FileSystem in full (issue 15): upstream's names and arguments.
+        _ => fs_search_schemas::schema_of(tool),
     }
 }

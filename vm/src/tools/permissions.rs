@@ -101,9 +101,14 @@ pub fn decide(call: &ToolCall, agent: Option<&Agent>, program: &Program, root: &
         }
     }
     let action = match category {
-        Category::FileWriteDelete => {
-            format!("{tool} `{}`", call.arg("path").unwrap_or_default())
-        }
+        Category::FileWriteDelete => match tool {
+            Tool::CopyFile | Tool::MoveFile => format!(
+                "{tool} `{}` to `{}`",
+                call.arg("source").unwrap_or_default(),
+                call.arg("destination").unwrap_or_default()
+            ),
+            _ => format!("{tool} `{}`", call.arg("path").unwrap_or_default()),
+        },
         Category::CommandExecution | Category::GitWrite => {
             format!("run `{}`", call.arg("command").unwrap_or_default())
         }
@@ -146,28 +151,85 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
             }
         }
     }
-    let raw = call.arg("path").unwrap_or_default();
     let root = match super::sandbox::open_root(root) {
         Ok(root) => root,
         Err(outcome) => return Some(outcome.text),
     };
-    // A delete removes a final symlink itself; a write or patch lands on its target, whose
-    // parent directories may not exist yet.
-    let follow_final = tool != Tool::DeleteFile;
-    let resolved = match super::sandbox::resolve(tool.name(), &root, raw, follow_final, true) {
-        Ok(resolved) => resolved,
-        Err(outcome) => return Some(outcome.text),
-    };
-    if matchers
-        .iter()
-        .any(|matcher| matcher.is_match(&resolved.rel))
-    {
-        return None;
+    for (key, follow_final) in written_paths(tool) {
+        let raw = call.arg(key).unwrap_or_default();
+        let resolved =
+            match super::sandbox::resolve(tool.name(), &root, raw, *follow_final, true) {
+                Ok(resolved) => resolved,
+                Err(outcome) => return Some(outcome.text),
+            };
+        if !matchers
+            .iter()
+            .any(|matcher| matcher.is_match(&resolved.rel))
+        {
+            return Some(format!(
+                "[DENIED: envelope] `{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
+                resolved.rel
+            ));
+        }
+        // A directory moved or deleted takes everything inside along: each must be inside too.
+        if matches!(tool, Tool::MoveFile | Tool::DeleteDirectory) {
+            if let Some(outside) = tree_outside(&resolved, &matchers) {
+                return Some(format!(
+                    "[DENIED: envelope] `{raw}` holds `{outside}`, outside Security.ChangeEnvelope ({listed})"
+                ));
+            }
+        }
     }
-    Some(format!(
-        "[DENIED: envelope] `{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
-        resolved.rel
-    ))
+    if tool == Tool::MoveFile {
+        // The moved tree's new paths: judged by the destination's own glob match above
+        // and, entry by entry, here.
+        let (from, to) = (call.arg("source").unwrap_or_default(), call.arg("destination").unwrap_or_default());
+        if let (Ok(from), Ok(to)) = (
+            super::sandbox::resolve(tool.name(), &root, from, false, true),
+            super::sandbox::resolve(tool.name(), &root, to, false, true),
+        ) {
+            if let Ok(entries) = from.place.scan() {
+                for entry in entries {
+                    let moved = format!("{}/{}", to.rel, entry.path);
+                    if !matchers.iter().any(|matcher| matcher.is_match(&moved)) {
+                        return Some(format!(
+                            "[DENIED: envelope] moving `{}` would put `{moved}` outside Security.ChangeEnvelope ({listed})",
+                            call.arg("source").unwrap_or_default()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The path arguments a write tool changes, each with whether a final symlink is followed
+/// (a write lands on the link's target; a delete or a move acts on the link itself).
+fn written_paths(tool: Tool) -> &'static [(&'static str, bool)] {
+    match tool {
+        Tool::DeleteFile | Tool::DeleteDirectory => &[("path", false)],
+        Tool::CopyFile => &[("destination", true)],
+        Tool::MoveFile => &[("source", false), ("destination", false)],
+        _ => &[("path", true)],
+    }
+}
+
+/// The first entry of the directory at `resolved` that no envelope glob matches.
+fn tree_outside(
+    resolved: &super::sandbox::Resolved,
+    matchers: &[globset::GlobMatcher],
+) -> Option<String> {
+    let entries = match resolved.place.scan() {
+        Ok(entries) => entries,
+        // Not a directory (a symlink is not followed): nothing inside.
+        Err(crate::confine::Error::NotRegular(_) | crate::confine::Error::NotFound) => return None,
+        Err(error) => return Some(format!("entries it could not check ({error})")),
+    };
+    entries
+        .into_iter()
+        .map(|entry| format!("{}/{}", resolved.rel, entry.path))
+        .find(|rel| !matchers.iter().any(|matcher| matcher.is_match(rel)))
 }
 
 #[cfg(all(test, unix))]
