@@ -20,6 +20,10 @@ use super::sandbox::open_root;
 use super::{Args, Outcome, ToolContext};
 use crate::confine::Error;
 
+#[cfg(all(test, unix))]
+#[path = "fs_extra_tests.rs"]
+mod tests;
+
 /// The most entries `list_directory` shows.
 const MAX_ENTRIES: usize = 500;
 /// The lines `get_file_summary` previews.

@@ -30,6 +30,10 @@ use super::sandbox::{is_credential_path, open_root};
 use super::{Args, Outcome, ToolContext};
 use crate::confine::{Error, Root, Walk};
 
+#[cfg(all(test, unix))]
+#[path = "search_tests.rs"]
+mod tests;
+
 /// The most results `maxResults` can ask for.
 pub(crate) const MAX_RESULTS: usize = 1000;
 /// The most entries one search walks.

@@ -1500,7 +1500,15 @@ fn tools_schemas_per_plugin() {
             "write_file",
             "patch_file",
             "list_files",
-            "delete_file"
+            "delete_file",
+            "grep_file",
+            "get_file_info",
+            "get_file_summary",
+            "list_directory",
+            "create_directory",
+            "copy_file",
+            "move_file",
+            "delete_directory"
         ]
     );
     assert_eq!(
@@ -1508,9 +1516,11 @@ fn tools_schemas_per_plugin() {
         ["shell_run", "changes_read_latest"]
     );
     assert_eq!(names(&["Handoff", "Finish"]), ["handoff", "finish"]);
-    assert!(names(&["Search", "Git", "Scratchpad", ""]).is_empty());
+    assert_eq!(names(&["search"]), ["search_files", "search_content"]);
+    assert!(names(&["Git", "Scratchpad", ""]).is_empty());
     for schema in schemas(&[
         "FileSystem".into(),
+        "Search".into(),
         "Shell".into(),
         "Changes".into(),
         "Handoff".into(),
