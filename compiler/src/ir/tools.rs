@@ -361,9 +361,15 @@ mod tests {
     fn search_is_a_read_only_plugin_with_upstream_names() {
         assert_eq!(Plugin::parse("search"), Some(Plugin::Search));
         assert_eq!(Plugin::Search.capabilities(), vec![Capability::Read]);
-        assert_eq!(Tool::resolve("Search-search_content"), Some(Tool::SearchContent));
+        assert_eq!(
+            Tool::resolve("Search-search_content"),
+            Some(Tool::SearchContent)
+        );
         assert_eq!(Tool::resolve("FileSystem-search_content"), None);
-        assert_eq!(Tool::resolve("filesystem.delete_directory"), Some(Tool::DeleteDirectory));
+        assert_eq!(
+            Tool::resolve("filesystem.delete_directory"),
+            Some(Tool::DeleteDirectory)
+        );
         let plugins = vec!["FileSystem".to_string(), "Search".to_string()];
         let read_only = vec![
             (Plugin::FileSystem, vec![Capability::Read]),
@@ -387,7 +393,12 @@ mod tests {
                 "search_content"
             ]
         );
-        for tool in [Tool::CreateDirectory, Tool::CopyFile, Tool::MoveFile, Tool::DeleteDirectory] {
+        for tool in [
+            Tool::CreateDirectory,
+            Tool::CopyFile,
+            Tool::MoveFile,
+            Tool::DeleteDirectory,
+        ] {
             assert_eq!(tool.category(), Some(Category::FileWriteDelete), "{tool}");
         }
         assert_eq!(Tool::SearchContent.category(), None);

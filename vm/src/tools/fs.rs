@@ -224,7 +224,12 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
 
 /// Resolves a path to write or patch: inside the sandbox, no credential, not protected
 /// state, not a directory.
-pub(super) fn writable(tool: &str, root: &Root, raw: &str, ctx: &ToolContext) -> Result<Resolved, Outcome> {
+pub(super) fn writable(
+    tool: &str,
+    root: &Root,
+    raw: &str,
+    ctx: &ToolContext,
+) -> Result<Resolved, Outcome> {
     if raw.trim().is_empty() {
         return Err(Outcome::error("the path is empty"));
     }

@@ -234,11 +234,20 @@ pub(crate) fn list_directory(args: &Args, root: &Path, ctx: &ToolContext) -> Out
         Err(error) => return Outcome::error(format!("{tool}: cannot list `{raw}`: {error}")),
     };
     let matching = |name: &&String| glob.is_match(name.trim_end_matches('/'));
-    let dirs = names.iter().filter(|name| name.ends_with('/')).filter(matching);
-    let files = names.iter().filter(|name| !name.ends_with('/')).filter(matching);
+    let dirs = names
+        .iter()
+        .filter(|name| name.ends_with('/'))
+        .filter(matching);
+    let files = names
+        .iter()
+        .filter(|name| !name.ends_with('/'))
+        .filter(matching);
     let entries: Vec<&String> = dirs.chain(files).collect();
     if entries.is_empty() {
-        return Outcome::ok(format!("No entries of {} match `{pattern}`", shown(&resolved)));
+        return Outcome::ok(format!(
+            "No entries of {} match `{pattern}`",
+            shown(&resolved)
+        ));
     }
     let mut text = String::new();
     for (index, name) in entries.iter().enumerate() {

@@ -59,29 +59,68 @@ async fn grep_file_summary_and_info_read_one_file() {
     let lines: Vec<String> = (1..=40).map(|n| format!("line {n}")).collect();
     let content = lines.join("\n") + "\nTODO: the end\n";
     root.write("src/long.txt", &content);
-    let grep = call(&ctx, "grep_file", json!({"path": "src/long.txt", "pattern": "todo|line 1[01]$", "contextLines": 1})).await;
+    let grep = call(
+        &ctx,
+        "grep_file",
+        json!({"path": "src/long.txt", "pattern": "todo|line 1[01]$", "contextLines": 1}),
+    )
+    .await;
     insta::assert_snapshot!("grep_file_context", ok(&grep));
-    let none = call(&ctx, "grep_file", json!({"path": "src/long.txt", "pattern": "absent"})).await;
+    let none = call(
+        &ctx,
+        "grep_file",
+        json!({"path": "src/long.txt", "pattern": "absent"}),
+    )
+    .await;
     assert_eq!(ok(&none), "No matches for `absent` in src/long.txt");
-    let bad = call(&ctx, "grep_file", json!({"path": "src/long.txt", "pattern": "(\\w{100}){100}"})).await;
+    let bad = call(
+        &ctx,
+        "grep_file",
+        json!({"path": "src/long.txt", "pattern": "(\\w{100}){100}"}),
+    )
+    .await;
     failed(&bad, "[ERROR] grep_file: invalid regex");
 
     let summary = call(&ctx, "get_file_summary", json!({"path": "src/long.txt"})).await;
     let summary = ok(&summary);
     assert!(summary.starts_with("line 1\nline 2\n"), "{summary}");
-    assert!(summary.contains("line 30\n\n[preview of src/long.txt: the first 30 of 41 lines"), "{summary}");
+    assert!(
+        summary.contains("line 30\n\n[preview of src/long.txt: the first 30 of 41 lines"),
+        "{summary}"
+    );
     std::fs::write(root.path("blob"), b"\0\x01").unwrap();
-    failed(&call(&ctx, "get_file_summary", json!({"path": "blob"})).await, "[ERROR] get_file_summary: `blob` looks binary");
+    failed(
+        &call(&ctx, "get_file_summary", json!({"path": "blob"})).await,
+        "[ERROR] get_file_summary: `blob` looks binary",
+    );
 
-    std::fs::set_permissions(root.path("src/long.txt"), std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
-    let info = call(&ctx, "get_file_info", json!({"path": "src/../src/long.txt"})).await;
+    std::fs::set_permissions(
+        root.path("src/long.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o640),
+    )
+    .unwrap();
+    let info = call(
+        &ctx,
+        "get_file_info",
+        json!({"path": "src/../src/long.txt"}),
+    )
+    .await;
     let info = ok(&info);
-    let head = format!("Path: src/long.txt\nType: file\nSize: {} bytes\nModified: 20", content.len());
+    let head = format!(
+        "Path: src/long.txt\nType: file\nSize: {} bytes\nModified: 20",
+        content.len()
+    );
     assert!(info.starts_with(&head), "{info}");
     assert!(info.ends_with("Permissions: rw-r----- (640)"), "{info}");
     let dir = call(&ctx, "get_file_info", json!({"path": "src"})).await;
-    assert!(ok(&dir).starts_with("Path: src\nType: directory\nModified: "), "{dir:?}");
-    failed(&call(&ctx, "get_file_info", json!({"path": "nope"})).await, "[ERROR] get_file_info: `nope` does not exist");
+    assert!(
+        ok(&dir).starts_with("Path: src\nType: directory\nModified: "),
+        "{dir:?}"
+    );
+    failed(
+        &call(&ctx, "get_file_info", json!({"path": "nope"})).await,
+        "[ERROR] get_file_info: `nope` does not exist",
+    );
 }
 
 #[tokio::test]
@@ -93,20 +132,55 @@ async fn list_directory_and_create_directory() {
     root.write("alpha/y", "");
     let all = call(&ctx, "list_directory", json!({})).await;
     assert_eq!(ok(&all), "alpha/\nzeta/\na.md\nb.rs");
-    let rust = call(&ctx, "list_directory", json!({"directory": ".", "pattern": "*.rs"})).await;
+    let rust = call(
+        &ctx,
+        "list_directory",
+        json!({"directory": ".", "pattern": "*.rs"}),
+    )
+    .await;
     assert_eq!(ok(&rust), "b.rs");
-    failed(&call(&ctx, "list_directory", json!({"directory": "b.rs"})).await, "[ERROR] list_directory: `b.rs` is a file");
+    failed(
+        &call(&ctx, "list_directory", json!({"directory": "b.rs"})).await,
+        "[ERROR] list_directory: `b.rs` is a file",
+    );
 
-    let made = call(&ctx, "create_directory", json!({"path": "new/deeper/deepest"})).await;
+    let made = call(
+        &ctx,
+        "create_directory",
+        json!({"path": "new/deeper/deepest"}),
+    )
+    .await;
     assert_eq!(ok(&made), "Created directory new/deeper/deepest");
     assert!(root.path("new/deeper/deepest").is_dir());
-    let again = call(&ctx, "create_directory", json!({"path": "new/deeper/deepest"})).await;
+    let again = call(
+        &ctx,
+        "create_directory",
+        json!({"path": "new/deeper/deepest"}),
+    )
+    .await;
     assert_eq!(ok(&again), "Directory new/deeper/deepest already exists");
-    failed(&call(&ctx, "create_directory", json!({"path": "b.rs"})).await, "[ERROR] create_directory: `b.rs` exists and is a regular file");
-    failed(&call(&ctx, "create_directory", json!({"path": ".git/hooks"})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "create_directory", json!({"path": ".fuseraft/sessions/x"})).await, "[DENIED: sandbox]");
+    failed(
+        &call(&ctx, "create_directory", json!({"path": "b.rs"})).await,
+        "[ERROR] create_directory: `b.rs` exists and is a regular file",
+    );
+    failed(
+        &call(&ctx, "create_directory", json!({"path": ".git/hooks"})).await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "create_directory",
+            json!({"path": ".fuseraft/sessions/x"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
     std::os::unix::fs::symlink(&outside.0, root.path("out")).unwrap();
-    failed(&call(&ctx, "create_directory", json!({"path": "out/planted"})).await, "[DENIED: sandbox] path escapes");
+    failed(
+        &call(&ctx, "create_directory", json!({"path": "out/planted"})).await,
+        "[DENIED: sandbox] path escapes",
+    );
     assert!(!outside.path("planted").exists());
 }
 
@@ -114,47 +188,163 @@ async fn list_directory_and_create_directory() {
 async fn copy_and_move_act_inside_the_sandbox_and_are_recorded() {
     let (root, outside, ctx) = setup("copy-move");
     root.write("run.sh", "echo hi\n");
-    std::fs::set_permissions(root.path("run.sh"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let copied = call(&ctx, "copy_file", json!({"source": "run.sh", "destination": "bin/run.sh"})).await;
+    std::fs::set_permissions(
+        root.path("run.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let copied = call(
+        &ctx,
+        "copy_file",
+        json!({"source": "run.sh", "destination": "bin/run.sh"}),
+    )
+    .await;
     assert_eq!(ok(&copied), "Copied run.sh to bin/run.sh (8 bytes)");
     assert_eq!(root.read("bin/run.sh"), "echo hi\n");
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(root.path("bin/run.sh")).unwrap().permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(root.path("bin/run.sh"))
+            .unwrap()
+            .permissions(),
+    );
     assert_eq!(mode & 0o777, 0o755);
-    failed(&call(&ctx, "copy_file", json!({"source": "run.sh", "destination": "bin/run.sh"})).await, "[ERROR] copy_file: `bin/run.sh` already exists");
+    failed(
+        &call(
+            &ctx,
+            "copy_file",
+            json!({"source": "run.sh", "destination": "bin/run.sh"}),
+        )
+        .await,
+        "[ERROR] copy_file: `bin/run.sh` already exists",
+    );
     root.write("other.sh", "echo other\n");
-    ok(&call(&ctx, "copy_file", json!({"source": "other.sh", "destination": "bin/run.sh", "overwrite": true})).await);
+    ok(&call(
+        &ctx,
+        "copy_file",
+        json!({"source": "other.sh", "destination": "bin/run.sh", "overwrite": true}),
+    )
+    .await);
     assert_eq!(root.read("bin/run.sh"), "echo other\n");
 
-    let moved = call(&ctx, "move_file", json!({"source": "run.sh", "destination": "scripts/start.sh"})).await;
+    let moved = call(
+        &ctx,
+        "move_file",
+        json!({"source": "run.sh", "destination": "scripts/start.sh"}),
+    )
+    .await;
     assert_eq!(ok(&moved), "Moved run.sh to scripts/start.sh");
     assert!(!root.path("run.sh").exists());
     root.write("tree/a.txt", "a");
     root.write("tree/sub/b.txt", "b");
-    ok(&call(&ctx, "move_file", json!({"source": "tree", "destination": "moved/tree"})).await);
+    ok(&call(
+        &ctx,
+        "move_file",
+        json!({"source": "tree", "destination": "moved/tree"}),
+    )
+    .await);
     assert_eq!(root.read("moved/tree/sub/b.txt"), "b");
-    failed(&call(&ctx, "move_file", json!({"source": "moved", "destination": "moved/tree/inner"})).await, "[ERROR] move_file: cannot move `moved` into itself");
-    failed(&call(&ctx, "move_file", json!({"source": "other.sh", "destination": "bin/run.sh"})).await, "[ERROR] move_file: `bin/run.sh` already exists");
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "moved", "destination": "moved/tree/inner"}),
+        )
+        .await,
+        "[ERROR] move_file: cannot move `moved` into itself",
+    );
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "other.sh", "destination": "bin/run.sh"}),
+        )
+        .await,
+        "[ERROR] move_file: `bin/run.sh` already exists",
+    );
 
     let (written, deleted) = recorded(&ctx);
-    assert_eq!(written, ["bin/run.sh", "moved/tree/a.txt", "moved/tree/sub/b.txt", "scripts/start.sh"]);
+    assert_eq!(
+        written,
+        [
+            "bin/run.sh",
+            "moved/tree/a.txt",
+            "moved/tree/sub/b.txt",
+            "scripts/start.sh"
+        ]
+    );
     assert_eq!(deleted, ["run.sh", "tree/a.txt", "tree/sub/b.txt"]);
 
     // Out of the sandbox, into git's state, credentials: refused, nothing changed.
     outside.write("target.txt", "outside");
     std::os::unix::fs::symlink(&outside.0, root.path("out")).unwrap();
-    failed(&call(&ctx, "copy_file", json!({"source": "out/target.txt", "destination": "stolen.txt"})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "copy_file", json!({"source": "other.sh", "destination": "out/planted.sh"})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "move_file", json!({"source": "other.sh", "destination": "out/planted.sh"})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "move_file", json!({"source": "other.sh", "destination": ".git/hooks/pre-commit"})).await, "[DENIED: sandbox]");
+    failed(
+        &call(
+            &ctx,
+            "copy_file",
+            json!({"source": "out/target.txt", "destination": "stolen.txt"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "copy_file",
+            json!({"source": "other.sh", "destination": "out/planted.sh"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "other.sh", "destination": "out/planted.sh"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "other.sh", "destination": ".git/hooks/pre-commit"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
     root.write(".env", "TOKEN=1");
-    failed(&call(&ctx, "copy_file", json!({"source": ".env", "destination": "env.txt"})).await, "[DENIED: credentials]");
+    failed(
+        &call(
+            &ctx,
+            "copy_file",
+            json!({"source": ".env", "destination": "env.txt"}),
+        )
+        .await,
+        "[DENIED: credentials]",
+    );
     root.write("keys/.ssh/id_rsa", "key");
-    failed(&call(&ctx, "move_file", json!({"source": "keys", "destination": "public"})).await, "[DENIED: credentials]");
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "keys", "destination": "public"}),
+        )
+        .await,
+        "[DENIED: credentials]",
+    );
     assert!(!outside.path("planted.sh").exists() && !root.path("stolen.txt").exists());
     // A symlink is moved itself: the outside file stays where it is.
-    ok(&call(&ctx, "move_file", json!({"source": "out", "destination": "renamed-link"})).await);
+    ok(&call(
+        &ctx,
+        "move_file",
+        json!({"source": "out", "destination": "renamed-link"}),
+    )
+    .await);
     assert_eq!(outside.read("target.txt"), "outside");
-    assert!(std::fs::symlink_metadata(root.path("renamed-link")).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(root.path("renamed-link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
 }
 
 #[tokio::test]
@@ -169,25 +359,97 @@ async fn delete_directory_never_follows_a_symlink_and_never_takes_protected_stat
     std::os::unix::fs::symlink(outside.path("keep"), root.path("full/sub/escape")).unwrap();
     std::os::unix::fs::symlink(outside.path("keep"), root.path("link-to-outside")).unwrap();
 
-    assert_eq!(ok(&call(&ctx, "delete_directory", json!({"path": "empty"})).await), "Deleted directory empty (0 file(s) removed)");
-    failed(&call(&ctx, "delete_directory", json!({"path": "full"})).await, "[ERROR] delete_directory: `full` is not empty (4 entries)");
-    let removed = call(&ctx, "delete_directory", json!({"path": "full", "recursive": true})).await;
+    assert_eq!(
+        ok(&call(&ctx, "delete_directory", json!({"path": "empty"})).await),
+        "Deleted directory empty (0 file(s) removed)"
+    );
+    failed(
+        &call(&ctx, "delete_directory", json!({"path": "full"})).await,
+        "[ERROR] delete_directory: `full` is not empty (4 entries)",
+    );
+    let removed = call(
+        &ctx,
+        "delete_directory",
+        json!({"path": "full", "recursive": true}),
+    )
+    .await;
     assert_eq!(ok(&removed), "Deleted directory full (3 file(s) removed)");
     assert!(!root.path("full").exists());
-    let link = call(&ctx, "delete_directory", json!({"path": "link-to-outside", "recursive": true})).await;
-    assert_eq!(ok(&link), "Removed the symlink link-to-outside (its target is untouched)");
+    let link = call(
+        &ctx,
+        "delete_directory",
+        json!({"path": "link-to-outside", "recursive": true}),
+    )
+    .await;
+    assert_eq!(
+        ok(&link),
+        "Removed the symlink link-to-outside (its target is untouched)"
+    );
     assert_eq!(outside.read("keep/precious.txt"), "precious");
     let (_, deleted) = recorded(&ctx);
-    assert_eq!(deleted, ["full/a.txt", "full/sub/b.txt", "full/sub/escape", "link-to-outside"]);
+    assert_eq!(
+        deleted,
+        [
+            "full/a.txt",
+            "full/sub/b.txt",
+            "full/sub/escape",
+            "link-to-outside"
+        ]
+    );
 
     root.write("repo/.git/HEAD", "ref: refs/heads/main");
     root.write("repo/src.rs", "");
-    failed(&call(&ctx, "delete_directory", json!({"path": "repo", "recursive": true})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "delete_directory", json!({"path": "repo/.git", "recursive": true})).await, "[DENIED: sandbox]");
+    failed(
+        &call(
+            &ctx,
+            "delete_directory",
+            json!({"path": "repo", "recursive": true}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "delete_directory",
+            json!({"path": "repo/.git", "recursive": true}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
     root.write(".fuseraft/sessions/s1.json", "{}");
-    failed(&call(&ctx, "delete_directory", json!({"path": ".fuseraft", "recursive": true})).await, "[DENIED: sandbox]");
-    failed(&call(&ctx, "delete_directory", json!({"path": ".", "recursive": true})).await, "[DENIED: sandbox] `.` is the work directory itself");
-    failed(&call(&ctx, "delete_directory", json!({"path": "repo/src.rs"})).await, "[ERROR] delete_directory: `repo/src.rs` is a file");
-    failed(&call(&ctx, "delete_directory", json!({"path": "../", "recursive": true})).await, "[DENIED: sandbox]");
-    assert!(root.path("repo/.git/HEAD").exists() && root.path(".fuseraft/sessions/s1.json").exists());
+    failed(
+        &call(
+            &ctx,
+            "delete_directory",
+            json!({"path": ".fuseraft", "recursive": true}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "delete_directory",
+            json!({"path": ".", "recursive": true}),
+        )
+        .await,
+        "[DENIED: sandbox] `.` is the work directory itself",
+    );
+    failed(
+        &call(&ctx, "delete_directory", json!({"path": "repo/src.rs"})).await,
+        "[ERROR] delete_directory: `repo/src.rs` is a file",
+    );
+    failed(
+        &call(
+            &ctx,
+            "delete_directory",
+            json!({"path": "../", "recursive": true}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    assert!(
+        root.path("repo/.git/HEAD").exists() && root.path(".fuseraft/sessions/s1.json").exists()
+    );
 }

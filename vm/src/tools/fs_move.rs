@@ -46,14 +46,16 @@ fn judge_tree(
     raw: &str,
     ctx: &ToolContext,
 ) -> Result<Vec<Entry>, Outcome> {
-    let entries = resolved
-        .place
-        .scan()
-        .map_err(|error| Outcome::error(format!("{tool}: cannot read the tree `{raw}`: {error}")))?;
+    let entries = resolved.place.scan().map_err(|error| {
+        Outcome::error(format!("{tool}: cannot read the tree `{raw}`: {error}"))
+    })?;
     for entry in &entries {
         let rel = below(&resolved.rel, &entry.path);
         if let Some(what) = protected_state(&rel) {
-            return Err(protected_denial(raw, &format!("a directory holding {what} (`{rel}`)")));
+            return Err(protected_denial(
+                raw,
+                &format!("a directory holding {what} (`{rel}`)"),
+            ));
         }
         if is_credential_path(&rel) {
             return Err(Outcome::fail(format!(
@@ -96,7 +98,9 @@ pub(crate) fn copy_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Err(outcome) => return outcome,
     };
     if from.rel == to.rel {
-        return Outcome::error(format!("{tool}: `{source}` and `{destination}` are the same file"));
+        return Outcome::error(format!(
+            "{tool}: `{source}` and `{destination}` are the same file"
+        ));
     }
     let (bytes, mode) = match (from.place.read(MAX_COPY_BYTES), from.place.stat()) {
         (Ok((bytes, size)), _) if bytes.len() as u64 > MAX_COPY_BYTES => {
@@ -130,7 +134,9 @@ pub(crate) fn copy_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         shown(&to),
         bytes.len()
     ));
-    record_into(&mut outcome, ctx, |entry| push_unique(&mut entry.files_written, &to.rel));
+    record_into(&mut outcome, ctx, |entry| {
+        push_unique(&mut entry.files_written, &to.rel)
+    });
     outcome
 }
 
@@ -193,12 +199,19 @@ pub(crate) fn move_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
             ))
         }
         Ok(Some(_)) => {}
-        Err(error) => return Outcome::error(format!("{tool}: cannot inspect `{destination}`: {error}")),
+        Err(error) => {
+            return Outcome::error(format!("{tool}: cannot inspect `{destination}`: {error}"))
+        }
     }
-    let moved = to.place.make_dirs().and_then(|()| from.place.rename_to(&to.place, overwrite));
+    let moved = to
+        .place
+        .make_dirs()
+        .and_then(|()| from.place.rename_to(&to.place, overwrite));
     match moved {
         Ok(()) => {}
-        Err(Error::Io(error)) if error.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+        Err(Error::Io(error))
+            if error.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) =>
+        {
             return Outcome::error(format!("{tool}: cannot move `{source}` into itself"))
         }
         Err(error) => return Outcome::error(format!("{tool}: cannot move `{source}`: {error}")),
@@ -207,7 +220,10 @@ pub(crate) fn move_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
     record_into(&mut outcome, ctx, |record| {
         if kind == FileType::Directory {
             // Each path of a tree once: appended without a search.
-            for entry in entries.iter().filter(|entry| entry.kind != FileType::Directory) {
+            for entry in entries
+                .iter()
+                .filter(|entry| entry.kind != FileType::Directory)
+            {
                 record.files_deleted.push(below(&from.rel, &entry.path));
                 record.files_written.push(below(&to.rel, &entry.path));
             }
@@ -258,23 +274,34 @@ pub(crate) fn delete_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
                 ));
             }
             match resolved.place.remove_tree() {
-                Ok(removed) => removed.iter().map(|path| below(&resolved.rel, path)).collect(),
-                Err(error) => return Outcome::error(format!("{tool}: cannot delete `{raw}`: {error}")),
+                Ok(removed) => removed
+                    .iter()
+                    .map(|path| below(&resolved.rel, path))
+                    .collect(),
+                Err(error) => {
+                    return Outcome::error(format!("{tool}: cannot delete `{raw}`: {error}"))
+                }
             }
         }
         Ok(Some(FileType::Symlink)) => {
             if let Err(error) = resolved.place.unlink() {
-                return Outcome::error(format!("{tool}: cannot remove the symlink `{raw}`: {error}"));
+                return Outcome::error(format!(
+                    "{tool}: cannot remove the symlink `{raw}`: {error}"
+                ));
             }
             let mut outcome = Outcome::ok(format!(
                 "Removed the symlink {} (its target is untouched)",
                 resolved.rel
             ));
-            record_into(&mut outcome, ctx, |entry| push_unique(&mut entry.files_deleted, &resolved.rel));
+            record_into(&mut outcome, ctx, |entry| {
+                push_unique(&mut entry.files_deleted, &resolved.rel)
+            });
             return outcome;
         }
         Ok(Some(_)) => {
-            return Outcome::error(format!("{tool}: `{raw}` is a file; delete_file removes files"))
+            return Outcome::error(format!(
+                "{tool}: `{raw}` is a file; delete_file removes files"
+            ))
         }
         Ok(None) => return Outcome::error(format!("{tool}: `{raw}` does not exist")),
         Err(error) => return Outcome::error(format!("{tool}: cannot delete `{raw}`: {error}")),
@@ -286,7 +313,9 @@ pub(crate) fn delete_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
         removed.len()
     ));
     if !removed.is_empty() {
-        record_into(&mut outcome, ctx, |entry| entry.files_deleted.extend(removed));
+        record_into(&mut outcome, ctx, |entry| {
+            entry.files_deleted.extend(removed)
+        });
     }
     outcome
 }

@@ -18,8 +18,9 @@ fn flag_prop(description: &str) -> Json {
 /// The schema of one tool of this set (the others are in `super::schema_of`).
 pub(super) fn schema_of(tool: Tool) -> ToolSchema {
     let path = || string_prop("A path relative to the work directory.");
-    let directory =
-        || string_prop("Optional: the directory to search, relative to the work directory (default: the work directory).");
+    let directory = || {
+        string_prop("Optional: the directory to search, relative to the work directory (default: the work directory).")
+    };
     let name = tool.name();
     match tool {
         Tool::GrepFile => schema(

@@ -23,7 +23,11 @@ pub(crate) const MAX_LINE_CHARS: usize = 400;
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
 /// Compiles an untrusted pattern, or says why not in `tool`'s words.
-pub(crate) fn compile(tool: &str, pattern: &str, case_sensitive: bool) -> Result<RegexMatcher, Outcome> {
+pub(crate) fn compile(
+    tool: &str,
+    pattern: &str,
+    case_sensitive: bool,
+) -> Result<RegexMatcher, Outcome> {
     if pattern.is_empty() {
         return Err(Outcome::error(format!("{tool}: the pattern is empty")));
     }
@@ -139,7 +143,8 @@ mod tests {
 
     #[test]
     fn context_lines_and_breaks_surround_matches() {
-        let matcher = compile("grep_file", "needle", false).unwrap_or_else(|o| panic!("{}", o.text));
+        let matcher =
+            compile("grep_file", "needle", false).unwrap_or_else(|o| panic!("{}", o.text));
         let text = b"a\nNeedle one\nb\nc\nd\ne\nneedle two\nf\n";
         let (pieces, matches) = find(&matcher, text, 1, 10);
         assert_eq!(matches, 2);
@@ -166,13 +171,27 @@ mod tests {
 
     #[test]
     fn bad_and_huge_patterns_are_refused_with_a_reason() {
-        let bad = compile("search_content", "fn (", true).err().map(|o| o.text);
-        assert!(bad.as_deref().is_some_and(|t| t.starts_with("[ERROR] search_content: invalid regex `fn (`")), "{bad:?}");
-        let huge = compile("search_content", "\\w{1000}\\w{1000}\\w{1000}", true).err().map(|o| o.text);
-        assert!(huge.as_deref().is_some_and(|t| t.contains("invalid regex")), "{huge:?}");
+        let bad = compile("search_content", "fn (", true)
+            .err()
+            .map(|o| o.text);
+        assert!(
+            bad.as_deref()
+                .is_some_and(|t| t.starts_with("[ERROR] search_content: invalid regex `fn (`")),
+            "{bad:?}"
+        );
+        let huge = compile("search_content", "\\w{1000}\\w{1000}\\w{1000}", true)
+            .err()
+            .map(|o| o.text);
+        assert!(
+            huge.as_deref().is_some_and(|t| t.contains("invalid regex")),
+            "{huge:?}"
+        );
         let long = "a".repeat(MAX_PATTERN_BYTES + 1);
         let long = compile("search_content", &long, true).err().map(|o| o.text);
-        assert!(long.as_deref().is_some_and(|t| t.contains("longer than")), "{long:?}");
+        assert!(
+            long.as_deref().is_some_and(|t| t.contains("longer than")),
+            "{long:?}"
+        );
         let deep = format!("{}a{}", "(".repeat(100), ")".repeat(100));
         assert!(compile("grep_file", &deep, true).is_err());
         assert!(compile("grep_file", "", true).is_err());

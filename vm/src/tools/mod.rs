@@ -1,5 +1,5 @@
-//! The tools agents can call: FileSystem, Shell, Changes (executed here), Handoff and Finish
-//! (schemas only; the machine answers them).
+//! The tools agents can call: FileSystem, Search, Shell, Changes (executed here), Handoff and
+//! Finish (schemas only; the machine answers them). Every tool is listed in `docs/tools.md`.
 //!
 //! ```text
 //!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
@@ -18,11 +18,11 @@
 mod fs;
 mod fs_extra;
 mod fs_move;
+mod fs_search_schemas;
 mod grep;
 pub mod permissions;
 mod record;
 mod sandbox;
-mod fs_search_schemas;
 mod search;
 mod shell;
 
@@ -329,7 +329,13 @@ impl Args {
 
     /// An optional whole number (a JSON number or a numeric string) by [`Args::either`]
     /// name, at least `min`; `default` when absent, at most `max` (larger is clamped).
-    pub fn opt_count(&self, key: &str, default: usize, min: usize, max: usize) -> Result<usize, Outcome> {
+    pub fn opt_count(
+        &self,
+        key: &str,
+        default: usize,
+        min: usize,
+        max: usize,
+    ) -> Result<usize, Outcome> {
         let number = match self.either(key) {
             None => return Ok(default.min(max)),
             Some(Json::Number(number)) => number.as_u64(),
@@ -379,7 +385,12 @@ impl Args {
     }
 }
 
-pub(crate) fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+pub(crate) fn schema(
+    name: &str,
+    description: &str,
+    properties: Json,
+    required: &[&str],
+) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: description.to_string(),
@@ -391,8 +402,8 @@ pub(crate) fn string_prop(description: &str) -> Json {
     json!({"type": "string", "description": description})
 }
 
-/// The function schemas offered to a model for an agent's `Plugins` (`FileSystem`, `Shell`,
-/// `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
+/// The function schemas offered to a model for an agent's `Plugins` (`FileSystem`, `Search`,
+/// `Shell`, `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
 /// a plugin named twice is offered once.
 pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
     let mut seen: Vec<Plugin> = Vec::new();

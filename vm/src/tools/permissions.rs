@@ -157,11 +157,10 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
     };
     for (key, follow_final) in written_paths(tool) {
         let raw = call.arg(key).unwrap_or_default();
-        let resolved =
-            match super::sandbox::resolve(tool.name(), &root, raw, *follow_final, true) {
-                Ok(resolved) => resolved,
-                Err(outcome) => return Some(outcome.text),
-            };
+        let resolved = match super::sandbox::resolve(tool.name(), &root, raw, *follow_final, true) {
+            Ok(resolved) => resolved,
+            Err(outcome) => return Some(outcome.text),
+        };
         if !matchers
             .iter()
             .any(|matcher| matcher.is_match(&resolved.rel))
@@ -183,7 +182,10 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
     if tool == Tool::MoveFile {
         // The moved tree's new paths: judged by the destination's own glob match above
         // and, entry by entry, here.
-        let (from, to) = (call.arg("source").unwrap_or_default(), call.arg("destination").unwrap_or_default());
+        let (from, to) = (
+            call.arg("source").unwrap_or_default(),
+            call.arg("destination").unwrap_or_default(),
+        );
         if let (Ok(from), Ok(to)) = (
             super::sandbox::resolve(tool.name(), &root, from, false, true),
             super::sandbox::resolve(tool.name(), &root, to, false, true),

@@ -266,7 +266,10 @@ fn search_capability_tags_narrow_the_new_tools() {
         ("list_directory", json!({})),
     ] {
         assert!(
-            matches!(decide_for(&program, &call(name, args), &root.0), Decision::Allow(_)),
+            matches!(
+                decide_for(&program, &call(name, args), &root.0),
+                Decision::Allow(_)
+            ),
             "{name} is a read"
         );
     }
@@ -293,7 +296,10 @@ fn search_capability_tags_narrow_the_new_tools() {
 }
 
 fn program_without_search() -> Program {
-    program("      Plugins: [FileSystem]\n", "    FileSystemSandboxPath: .\n")
+    program(
+        "      Plugins: [FileSystem]\n",
+        "    FileSystemSandboxPath: .\n",
+    )
 }
 
 #[test]
@@ -318,7 +324,11 @@ fn the_policy_decides_the_new_writes_and_names_both_ends() {
         );
     }
     assert_eq!(
-        decide_for(&locked, &call("grep_file", json!({"path": "a", "pattern": "x"})), &root.0),
+        decide_for(
+            &locked,
+            &call("grep_file", json!({"path": "a", "pattern": "x"})),
+            &root.0
+        ),
         Decision::Allow(Tool::GrepFile)
     );
     let ask = program(
@@ -334,7 +344,14 @@ fn the_policy_decides_the_new_writes_and_names_both_ends() {
 #[test]
 fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     let root = Temp::new("envelope-trees");
-    for file in ["docs/a.md", "docs/keep/b.md", "mixed/c.md", "mixed/d.rs", "src/main.rs", "gen/x.txt"] {
+    for file in [
+        "docs/a.md",
+        "docs/keep/b.md",
+        "mixed/c.md",
+        "mixed/d.rs",
+        "src/main.rs",
+        "gen/x.txt",
+    ] {
         let path = root.0.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, "x").unwrap();
@@ -344,32 +361,54 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
         "      Plugins: [FileSystem]\n",
         "    ChangeEnvelope:\n      - docs/**\n      - \"**/*.md\"\n      - \"gen*\"\n",
     );
-    let decide_call = |name: &str, args: serde_json::Value| decide_for(&program, &call(name, args), &root.0);
+    let decide_call =
+        |name: &str, args: serde_json::Value| decide_for(&program, &call(name, args), &root.0);
     let refused = |decision: Decision| matches!(decision, Decision::Block(reason) if reason.starts_with("[DENIED: envelope]"));
     // Copy: only the destination is written.
     assert_eq!(
-        decide_call("copy_file", json!({"source": "src/main.rs", "destination": "docs/main.rs"})),
+        decide_call(
+            "copy_file",
+            json!({"source": "src/main.rs", "destination": "docs/main.rs"})
+        ),
         Decision::Allow(Tool::CopyFile)
     );
-    assert!(refused(decide_call("copy_file", json!({"source": "docs/a.md", "destination": "src/a.rs"}))));
+    assert!(refused(decide_call(
+        "copy_file",
+        json!({"source": "docs/a.md", "destination": "src/a.rs"})
+    )));
     // Move: the source disappears, so it must be inside too.
-    assert!(refused(decide_call("move_file", json!({"source": "src/main.rs", "destination": "docs/main.rs"}))));
+    assert!(refused(decide_call(
+        "move_file",
+        json!({"source": "src/main.rs", "destination": "docs/main.rs"})
+    )));
     assert_eq!(
-        decide_call("move_file", json!({"source": "docs/a.md", "destination": "notes.md"})),
+        decide_call(
+            "move_file",
+            json!({"source": "docs/a.md", "destination": "notes.md"})
+        ),
         Decision::Allow(Tool::MoveFile)
     );
     // A directory: every entry inside, before and after the move.
     assert_eq!(
-        decide_call("delete_directory", json!({"path": "docs/keep", "recursive": true})),
+        decide_call(
+            "delete_directory",
+            json!({"path": "docs/keep", "recursive": true})
+        ),
         Decision::Allow(Tool::DeleteDirectory)
     );
-    assert!(refused(decide_call("delete_directory", json!({"path": "mixed", "recursive": true}))));
+    assert!(refused(decide_call(
+        "delete_directory",
+        json!({"path": "mixed", "recursive": true})
+    )));
     // `gen` matches `gen*`, but `gen/x.txt` inside it matches nothing.
     assert!(matches!(
         decide_call("delete_directory", json!({"path": "gen", "recursive": true})),
         Decision::Block(reason) if reason.contains("holds `gen/x.txt`")
     ));
-    assert!(refused(decide_call("move_file", json!({"source": "docs/keep", "destination": "keep"}))));
+    assert!(refused(decide_call(
+        "move_file",
+        json!({"source": "docs/keep", "destination": "keep"})
+    )));
     // A symlink to a directory outside is removed itself: its target's entries do not count.
     assert_eq!(
         decide_call("delete_directory", json!({"path": "docs/src-link"})),
@@ -379,5 +418,8 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
         decide_call("create_directory", json!({"path": "docs/new/deeper"})),
         Decision::Allow(Tool::CreateDirectory)
     );
-    assert!(refused(decide_call("create_directory", json!({"path": "src/new"}))));
+    assert!(refused(decide_call(
+        "create_directory",
+        json!({"path": "src/new"})
+    )));
 }

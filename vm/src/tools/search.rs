@@ -19,7 +19,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::WalkBuilder;

@@ -4,8 +4,8 @@
 
 use serde_json::{json, Value as Json};
 
-use super::super::{execute, ToolContext};
 use super::super::tests::Temp;
+use super::super::{execute, ToolContext};
 use crate::history::ToolCall;
 
 async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
@@ -39,7 +39,10 @@ fn project() -> (Temp, Temp, ToolContext) {
     let outside = Temp::new("search-outside");
     outside.write("secret.rs", "fn needle_outside() {}\n");
     root.write(".gitignore", "target/\n*.log\n");
-    root.write("src/main.rs", "fn main() {\n    let needle = 1;\n    println!(\"{needle}\");\n}\n");
+    root.write(
+        "src/main.rs",
+        "fn main() {\n    let needle = 1;\n    println!(\"{needle}\");\n}\n",
+    );
     root.write("src/lib.rs", "// Needle in a comment\npub fn lib() {}\n");
     root.write("src/nested/deep.rs", "fn deep() { /* needle */ }\n");
     root.write("src/.gitignore", "generated.rs\n");
@@ -68,12 +71,30 @@ async fn search_files_finds_by_glob_like_rg_files() {
     let rust = call(&ctx, "search_files", json!({"pattern": "*.rs"})).await;
     assert_eq!(ok(&rust), "src/lib.rs\nsrc/main.rs\nsrc/nested/deep.rs");
     // A glob with `/` matches the path below `directory`; results stay relative to the work dir.
-    let nested = call(&ctx, "Search-search_files", json!({"pattern": "nested/*.rs", "directory": "src"})).await;
+    let nested = call(
+        &ctx,
+        "Search-search_files",
+        json!({"pattern": "nested/*.rs", "directory": "src"}),
+    )
+    .await;
     assert_eq!(ok(&nested), "src/nested/deep.rs");
     // `src/.gitignore` and the root's `.gitignore` both apply when searching a subdirectory.
-    let scoped = call(&ctx, "search_files", json!({"directory": "./src/nested/.."})).await;
-    assert_eq!(ok(&scoped), "src/blob.bin\nsrc/lib.rs\nsrc/main.rs\nsrc/nested/deep.rs");
-    let capped = call(&ctx, "search_files", json!({"pattern": "*.rs", "maxResults": 2})).await;
+    let scoped = call(
+        &ctx,
+        "search_files",
+        json!({"directory": "./src/nested/.."}),
+    )
+    .await;
+    assert_eq!(
+        ok(&scoped),
+        "src/blob.bin\nsrc/lib.rs\nsrc/main.rs\nsrc/nested/deep.rs"
+    );
+    let capped = call(
+        &ctx,
+        "search_files",
+        json!({"pattern": "*.rs", "maxResults": 2}),
+    )
+    .await;
     assert_eq!(
         ok(&capped),
         "src/lib.rs\nsrc/main.rs\n[truncated: showing the first 2 files; more exist; narrow `directory` or `pattern`]"
@@ -90,7 +111,12 @@ async fn search_content_reports_lines_relative_to_the_work_dir() {
     let (_root, _outside, ctx) = project();
     let found = call(&ctx, "search_content", json!({"query": "needle"})).await;
     insta::assert_snapshot!("search_content_default", ok(&found));
-    let exact = call(&ctx, "search_content", json!({"query": "Needle", "caseSensitive": true})).await;
+    let exact = call(
+        &ctx,
+        "search_content",
+        json!({"query": "Needle", "caseSensitive": true}),
+    )
+    .await;
     assert_eq!(
         ok(&exact),
         "[RESULTS] 1 match(es) in 1 file(s) (1 binary file(s) skipped)\n\nsrc/lib.rs\n  L1: // Needle in a comment"
@@ -102,20 +128,47 @@ async fn search_content_reports_lines_relative_to_the_work_dir() {
     )
     .await;
     insta::assert_snapshot!("search_content_context", ok(&context));
-    let limited = call(&ctx, "search_content", json!({"query": "needle", "maxResults": "2"})).await;
+    let limited = call(
+        &ctx,
+        "search_content",
+        json!({"query": "needle", "maxResults": "2"}),
+    )
+    .await;
     let limited = ok(&limited);
-    assert!(limited.starts_with("[RESULTS] 2 match(es) in 2 file(s) (limit reached"), "{limited}");
+    assert!(
+        limited.starts_with("[RESULTS] 2 match(es) in 2 file(s) (limit reached"),
+        "{limited}"
+    );
     let none = call(&ctx, "search_content", json!({"query": "haystack"})).await;
-    assert!(ok(&none).starts_with("No matches for `haystack` under ."), "{none:?}");
+    assert!(
+        ok(&none).starts_with("No matches for `haystack` under ."),
+        "{none:?}"
+    );
 }
 
 #[tokio::test]
 async fn nothing_outside_the_sandbox_or_in_git_credentials_or_ignored_files_is_searched() {
     let (_root, _outside, ctx) = project();
-    let found = call(&ctx, "search_content", json!({"query": "needle_|NEEDLE_TOKEN|internals|log|search for"})).await;
+    let found = call(
+        &ctx,
+        "search_content",
+        json!({"query": "needle_|NEEDLE_TOKEN|internals|log|search for"}),
+    )
+    .await;
     let text = ok(&found);
-    assert!(text.starts_with("[RESULTS] 1 match(es) in 1 file(s)") && text.contains("docs/guide.md"), "{text}");
-    for absent in ["needle_outside", "hunter2", "internals", "needle_built", "needle_hidden", "run.log", "needle_generated"] {
+    assert!(
+        text.starts_with("[RESULTS] 1 match(es) in 1 file(s)") && text.contains("docs/guide.md"),
+        "{text}"
+    );
+    for absent in [
+        "needle_outside",
+        "hunter2",
+        "internals",
+        "needle_built",
+        "needle_hidden",
+        "run.log",
+        "needle_generated",
+    ] {
         assert!(!text.contains(absent), "`{absent}` leaked: {text}");
     }
     let files = call(&ctx, "search_files", json!({"pattern": "**"})).await;
@@ -123,15 +176,30 @@ async fn nothing_outside_the_sandbox_or_in_git_credentials_or_ignored_files_is_s
         assert!(!ok(&files).contains(absent), "`{absent}` listed: {files:?}");
     }
     // Naming those places as the directory is refused.
-    let escape = call(&ctx, "search_content", json!({"query": "x", "directory": "linked-dir"})).await;
+    let escape = call(
+        &ctx,
+        "search_content",
+        json!({"query": "x", "directory": "linked-dir"}),
+    )
+    .await;
     failed(&escape, "[DENIED: sandbox] path escapes the sandbox");
     let dotdot = call(&ctx, "search_files", json!({"directory": "src/../.."})).await;
     failed(&dotdot, "[DENIED: sandbox]");
-    let git = call(&ctx, "search_content", json!({"query": "x", "directory": "src/../.GIT"})).await;
+    let git = call(
+        &ctx,
+        "search_content",
+        json!({"query": "x", "directory": "src/../.GIT"}),
+    )
+    .await;
     failed(&git, "[DENIED: sandbox] `src/../.GIT` is inside `.git/`");
     let file = call(&ctx, "search_files", json!({"directory": "src/main.rs"})).await;
     failed(&file, "[ERROR] search_files: `src/main.rs` is a file");
-    let missing = call(&ctx, "search_content", json!({"query": "x", "directory": "nope"})).await;
+    let missing = call(
+        &ctx,
+        "search_content",
+        json!({"query": "x", "directory": "nope"}),
+    )
+    .await;
     failed(&missing, "[ERROR]");
 }
 
@@ -140,16 +208,40 @@ async fn untrusted_patterns_and_arguments_get_clear_errors() {
     let (_root, _outside, ctx) = project();
     let bad = call(&ctx, "search_content", json!({"query": "fn (main"})).await;
     failed(&bad, "[ERROR] search_content: invalid regex `fn (main`");
-    let huge = call(&ctx, "search_content", json!({"query": "(\\w{50}){50}(\\w{50}){50}"})).await;
+    let huge = call(
+        &ctx,
+        "search_content",
+        json!({"query": "(\\w{50}){50}(\\w{50}){50}"}),
+    )
+    .await;
     failed(&huge, "[ERROR] search_content: invalid regex");
     let glob = call(&ctx, "search_files", json!({"pattern": "src/[a"})).await;
     failed(&glob, "[ERROR] search_files: invalid glob `src/[a`");
-    let count = call(&ctx, "search_content", json!({"query": "x", "maxResults": -3})).await;
-    failed(&count, "[ERROR] tool `search_content`: argument `maxResults` must be a whole number");
-    let flag = call(&ctx, "search_content", json!({"query": "x", "caseSensitive": "maybe"})).await;
-    failed(&flag, "[ERROR] tool `search_content`: argument `caseSensitive` must be true or false");
+    let count = call(
+        &ctx,
+        "search_content",
+        json!({"query": "x", "maxResults": -3}),
+    )
+    .await;
+    failed(
+        &count,
+        "[ERROR] tool `search_content`: argument `maxResults` must be a whole number",
+    );
+    let flag = call(
+        &ctx,
+        "search_content",
+        json!({"query": "x", "caseSensitive": "maybe"}),
+    )
+    .await;
+    failed(
+        &flag,
+        "[ERROR] tool `search_content`: argument `caseSensitive` must be true or false",
+    );
     let no_query = call(&ctx, "search_content", json!({"directory": "src"})).await;
-    failed(&no_query, "[ERROR] tool `search_content` needs a string argument `query`");
+    failed(
+        &no_query,
+        "[ERROR] tool `search_content` needs a string argument `query`",
+    );
 }
 
 #[tokio::test]
@@ -160,7 +252,12 @@ async fn output_is_bounded_by_the_runs_output_cap() {
     }
     let mut ctx = ToolContext::new(&root.0, "s1", "Explorer", 1).unwrap();
     ctx.limits.output_cap = 2_000;
-    let found = call(&ctx, "search_content", json!({"query": "match", "maxResults": 1000})).await;
+    let found = call(
+        &ctx,
+        "search_content",
+        json!({"query": "match", "maxResults": 1000}),
+    )
+    .await;
     let text = ok(&found);
     assert!(text.len() <= 2_000, "{} bytes", text.len());
     assert!(text.contains("(output cap reached"), "{text}");
