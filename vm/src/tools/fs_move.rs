@@ -25,6 +25,10 @@ use super::sandbox::{is_credential_path, open_root, protected_denial, protected_
 use super::{Args, Outcome, ToolContext};
 use crate::confine::{Entry, Error, Root};
 
+#[cfg(all(test, unix))]
+#[path = "fs_move_tests.rs"]
+mod tests;
+
 /// The largest file `copy_file` copies.
 pub(crate) const MAX_COPY_BYTES: u64 = 64 * 1024 * 1024;
 
