@@ -266,3 +266,58 @@ async fn output_is_bounded_by_the_runs_output_cap() {
     assert!(text.len() <= 2_100, "{} bytes", text.len());
     assert!(text.ends_with("narrow `directory` or `pattern`]"), "{text}");
 }
+
+/// A background thread swaps `sub` between a real directory and a symlink to a directory
+/// outside the root while `search_content` runs hundreds of times: a line of a file outside
+/// never comes back, because every file is read through the race-free walk.
+#[tokio::test]
+async fn a_directory_swapped_for_a_symlink_mid_search_leaks_no_content() {
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    use std::sync::Arc;
+
+    let root = Temp::new("search-swap");
+    let outside = Temp::new("search-swap-outside");
+    outside.write("outside-only.txt", "needle OUTSIDE\n");
+    root.write("sub/inside.txt", "needle inside\n");
+    std::os::unix::fs::symlink(&outside.0, root.path("alt")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swaps = Arc::new(AtomicU32::new(0));
+    let swapper = {
+        let (stop, swaps) = (stop.clone(), swaps.clone());
+        let (sub, alt) = (root.path("sub"), root.path("alt"));
+        std::thread::spawn(move || {
+            let mut hold = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                hold = (hold * 7 + 13) % 61;
+                rustix::fs::renameat_with(
+                    rustix::fs::CWD,
+                    &sub,
+                    rustix::fs::CWD,
+                    &alt,
+                    rustix::fs::RenameFlags::EXCHANGE,
+                )
+                .expect("renameat2(RENAME_EXCHANGE)");
+                if hold > 20 {
+                    std::thread::sleep(std::time::Duration::from_micros(hold));
+                }
+                swaps.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let mut ctx = ToolContext::new(&root.0, "s1", "Explorer", 1).unwrap();
+    ctx.change_log = std::path::PathBuf::new();
+    let mut seen_inside = 0;
+    for _ in 0..400 {
+        let found = call(&ctx, "search_content", json!({"query": "needle"})).await;
+        let text = ok(&found);
+        assert!(!text.contains("OUTSIDE"), "read outside: {text}");
+        seen_inside += usize::from(text.contains("needle inside"));
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(swaps.load(Ordering::Relaxed) > 10, "the swapper ran");
+    assert!(
+        seen_inside > 0,
+        "some searches went through the real directory"
+    );
+}
