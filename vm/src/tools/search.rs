@@ -27,7 +27,7 @@ use super::fs::{resolve_checked, shown};
 use super::grep::{self, Piece};
 use super::sandbox::{is_credential_path, open_root};
 use super::{Args, Outcome, ToolContext};
-use crate::confine::{Error, Root, Walk};
+use crate::confine::{Root, Walk};
 
 #[cfg(all(test, unix))]
 #[path = "search_tests.rs"]
@@ -41,11 +41,13 @@ pub(crate) const MAX_VISITED: usize = 100_000;
 pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// The most context lines around a match.
 const MAX_CONTEXT: usize = 10;
+/// Output kept free for `search_content`'s header.
+const HEADER_ROOM: usize = 200;
 
 /// The directory a search covers.
 struct Scope {
     root: Root,
-    /// As the model wrote it, for messages.
+    /// The directory relative to the root (`.` for the root), for messages.
     shown: String,
     abs: PathBuf,
 }
@@ -325,9 +327,8 @@ pub(crate) fn search_content(args: &Args, root: &Path, ctx: &ToolContext) -> Out
         );
         let bytes = match place.and_then(|place| place.read(MAX_FILE_BYTES)) {
             Ok((bytes, _)) if bytes.len() as u64 <= MAX_FILE_BYTES => bytes,
-            // Too large, not regular any more, or unreadable: passed over.
-            Ok(_) | Err(Error::NotRegular(_) | Error::NotFound | Error::Io(_)) => return false,
-            Err(_) => return false,
+            // Too large, not a regular file any more (swapped meanwhile), or unreadable.
+            _ => return false,
         };
         if grep::is_binary(&bytes) {
             skipped_binary += 1;
@@ -337,27 +338,31 @@ pub(crate) fn search_content(args: &Args, root: &Path, ctx: &ToolContext) -> Out
         if found_here == 0 {
             return false;
         }
-        let mut block = format!("{}\n", found.rel);
-        for piece in &pieces {
-            match piece {
-                Piece::Line {
-                    number,
-                    text,
-                    matched,
-                } => {
-                    let mark = if *matched { ':' } else { '-' };
-                    block.push_str(&format!("  L{number}{mark} {}\n", text.trim()));
-                }
-                Piece::Break => block.push_str("  --\n"),
+        // Line by line within the output cap, leaving room for the header; only the
+        // matches shown are counted.
+        let budget = ctx.limits.output_cap.saturating_sub(HEADER_ROOM);
+        let lines = pieces.iter().map(|piece| match piece {
+            Piece::Line {
+                number,
+                text,
+                matched,
+            } => {
+                let mark = if *matched { ':' } else { '-' };
+                (format!("  L{number}{mark} {}", text.trim()), *matched)
             }
+            Piece::Break => ("  --".to_string(), false),
+        });
+        let named = std::iter::once((found.rel.clone(), false)).chain(lines);
+        for (index, (line, matched)) in named.enumerate() {
+            if body.len() + line.len() + 1 > budget {
+                full = true;
+                return true;
+            }
+            body.push_str(&line);
+            body.push('\n');
+            matches += u64::from(matched);
+            files += usize::from(index == 0);
         }
-        if body.len() + block.len() > ctx.limits.output_cap.saturating_sub(200) {
-            full = true;
-            return true;
-        }
-        body.push_str(&block);
-        matches += found_here;
-        files += 1;
         matches >= max
     });
     if matches == 0 {

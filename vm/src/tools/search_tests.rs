@@ -265,6 +265,27 @@ async fn output_is_bounded_by_the_runs_output_cap() {
     let text = ok(&files);
     assert!(text.len() <= 2_100, "{} bytes", text.len());
     assert!(text.ends_with("narrow `directory` or `pattern`]"), "{text}");
+    // One file with more matching lines than fit: the lines that fit are shown and counted.
+    let single = Temp::new("search-cap-single");
+    single.write("big.txt", &"match this line\n".repeat(1000));
+    let mut ctx = ToolContext::new(&single.0, "s1", "Explorer", 1).unwrap();
+    ctx.limits.output_cap = 600;
+    let found = call(
+        &ctx,
+        "search_content",
+        json!({"query": "match", "maxResults": 1000}),
+    )
+    .await;
+    let text = ok(&found);
+    assert!(text.len() <= 600, "{} bytes", text.len());
+    let shown = text.matches("  L").count();
+    assert!(shown > 5, "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "[RESULTS] {shown} match(es) in 1 file(s) (output cap reached"
+        )),
+        "{text}"
+    );
 }
 
 /// A background thread swaps `sub` between a real directory and a symlink to a directory
