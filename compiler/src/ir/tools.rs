@@ -149,6 +149,8 @@ pub enum Tool {
     DeleteDirectory,
     SearchFiles,
     SearchContent,
+    SearchSymbol,
+    SearchCallers,
 }
 
 impl Tool {
@@ -174,6 +176,8 @@ impl Tool {
         Tool::DeleteDirectory,
         Tool::SearchFiles,
         Tool::SearchContent,
+        Tool::SearchSymbol,
+        Tool::SearchCallers,
     ];
 
     /// The function name offered to models.
@@ -199,6 +203,8 @@ impl Tool {
             Tool::DeleteDirectory => "delete_directory",
             Tool::SearchFiles => "search_files",
             Tool::SearchContent => "search_content",
+            Tool::SearchSymbol => "search_symbol",
+            Tool::SearchCallers => "search_callers",
         }
     }
 
@@ -223,7 +229,9 @@ impl Tool {
             | Tool::CopyFile
             | Tool::MoveFile
             | Tool::DeleteDirectory => Plugin::FileSystem,
-            Tool::SearchFiles | Tool::SearchContent => Plugin::Search,
+            Tool::SearchFiles | Tool::SearchContent | Tool::SearchSymbol | Tool::SearchCallers => {
+                Plugin::Search
+            }
         }
     }
 
@@ -242,7 +250,9 @@ impl Tool {
             | Tool::GetFileSummary
             | Tool::ListDirectory
             | Tool::SearchFiles
-            | Tool::SearchContent => Capability::Read,
+            | Tool::SearchContent
+            | Tool::SearchSymbol
+            | Tool::SearchCallers => Capability::Read,
             Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile => Capability::Write,
             Tool::DeleteDirectory => Capability::Delete,
         }
@@ -390,7 +400,9 @@ mod tests {
                 "get_file_summary",
                 "list_directory",
                 "search_files",
-                "search_content"
+                "search_content",
+                "search_symbol",
+                "search_callers"
             ]
         );
         for tool in [

@@ -102,6 +102,32 @@ pub(super) fn schema_of(tool: Tool) -> ToolSchema {
             }),
             &[],
         ),
+        Tool::SearchSymbol | Tool::SearchCallers => {
+            let (what, default) = if tool == Tool::SearchSymbol {
+                (
+                    "Find where a symbol is defined (class, struct, enum, interface, function, method, variable), \
+                     across languages, by common definition forms. Hidden and .gitignored files are skipped.",
+                    50,
+                )
+            } else {
+                (
+                    "Find the call sites and uses of a symbol (calls, `new`, type annotations, base types), its \
+                     definitions left out. Hidden and .gitignored files are skipped.",
+                    100,
+                )
+            };
+            schema(
+                name,
+                what,
+                json!({
+                    "symbol": string_prop("The symbol's name, e.g. `parse_config` (matched as a whole word, in its exact case)."),
+                    "directory": directory(),
+                    "extension": string_prop("Optional: only files with this extension, e.g. `.rs` or `rs`."),
+                    "maxResults": count_prop(&format!("Optional: the most lines returned (default {default}, at most 1000).")),
+                }),
+                &["symbol"],
+            )
+        }
         _ => schema(
             name,
             "Search file contents by regex (like grep or ripgrep) under a directory; hidden, .gitignored and binary files are \

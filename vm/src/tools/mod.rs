@@ -25,6 +25,7 @@ pub mod permissions;
 mod record;
 mod sandbox;
 mod search;
+mod search_symbols;
 mod shell;
 
 #[cfg(all(test, unix))]
@@ -207,7 +208,9 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::MoveFile
         | Tool::DeleteDirectory
         | Tool::SearchFiles
-        | Tool::SearchContent => {
+        | Tool::SearchContent
+        | Tool::SearchSymbol
+        | Tool::SearchCallers => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
                 Err(error) => {
@@ -233,6 +236,8 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::MoveFile => fs_move::move_file(&args, &root, ctx),
                 Tool::DeleteDirectory => fs_move::delete_directory(&args, &root, ctx),
                 Tool::SearchFiles => search::search_files(&args, &root, ctx),
+                Tool::SearchSymbol => search_symbols::search_symbol(&args, &root, ctx),
+                Tool::SearchCallers => search_symbols::search_callers(&args, &root, ctx),
                 _ => search::search_content(&args, &root, ctx),
             }
         }

@@ -42,17 +42,17 @@ pub(crate) const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// The most context lines around a match.
 const MAX_CONTEXT: usize = 10;
 /// Output kept free for `search_content`'s header.
-const HEADER_ROOM: usize = 200;
+pub(super) const HEADER_ROOM: usize = 200;
 
 /// The directory a search covers.
-struct Scope {
+pub(super) struct Scope {
     root: Root,
     /// The directory relative to the root (`.` for the root), for messages.
-    shown: String,
+    pub(super) shown: String,
     abs: PathBuf,
 }
 
-fn open_scope(tool: &str, args: &Args, root: &Path) -> Result<Scope, Outcome> {
+pub(super) fn open_scope(tool: &str, args: &Args, root: &Path) -> Result<Scope, Outcome> {
     let raw = args
         .opt_text("directory")?
         .filter(|raw| !raw.trim().is_empty())
@@ -97,13 +97,13 @@ fn is_git_internal(rel: &str) -> bool {
 
 /// A file-name filter: matched against the path below the searched directory when it
 /// holds a `/`, else against the file name (so `*.rs` finds Rust files at any depth).
-struct NameFilter {
+pub(super) struct NameFilter {
     glob: GlobMatcher,
     by_path: bool,
 }
 
 impl NameFilter {
-    fn new(tool: &str, pattern: &str) -> Result<NameFilter, Outcome> {
+    pub(super) fn new(tool: &str, pattern: &str) -> Result<NameFilter, Outcome> {
         let pattern = pattern.trim();
         let pattern = pattern.strip_prefix("./").unwrap_or(pattern);
         let glob = GlobBuilder::new(pattern)
@@ -157,20 +157,24 @@ fn ancestor_rules(scope: &Scope) -> Vec<Gitignore> {
 }
 
 /// A file the walk found: its path relative to the root and below the searched directory.
-struct Found {
-    rel: String,
+pub(super) struct Found {
+    pub(super) rel: String,
 }
 
 /// What a walk found and what it passed over.
-struct Walked {
+pub(super) struct Walked {
     files: Vec<Found>,
     /// The walk stopped at [`MAX_VISITED`] entries.
-    cut: bool,
+    pub(super) cut: bool,
 }
 
 /// The regular files under `scope` that `keep` accepts, in file-name order, ripgrep's
 /// rules applied; stops once `enough` says so.
-fn walk(scope: &Scope, keep: &NameFilter, mut enough: impl FnMut(&Found) -> bool) -> Walked {
+pub(super) fn walk(
+    scope: &Scope,
+    keep: &NameFilter,
+    mut enough: impl FnMut(&Found) -> bool,
+) -> Walked {
     let rules = ancestor_rules(scope);
     let mut builder = WalkBuilder::new(&scope.abs);
     builder
@@ -224,6 +228,24 @@ fn walk(scope: &Scope, keep: &NameFilter, mut enough: impl FnMut(&Found) -> bool
         }
     }
     Walked { files, cut: false }
+}
+
+/// The bytes of a file the walk found, read through the race-free walk (its final
+/// component not followed); `None` when it is too large, no longer a regular file (swapped
+/// meanwhile) or unreadable.
+pub(super) fn read_found(scope: &Scope, found: &Found) -> Option<Vec<u8>> {
+    let walk = Walk {
+        follow_final: false,
+        missing_dirs: false,
+    };
+    match scope
+        .root
+        .resolve(Path::new(&found.rel), walk)
+        .and_then(|place| place.read(MAX_FILE_BYTES))
+    {
+        Ok((bytes, _)) if bytes.len() as u64 <= MAX_FILE_BYTES => Some(bytes),
+        _ => None,
+    }
 }
 
 /// Appends `line` and a newline to `text` unless that passes `cap`; false when it would.
@@ -318,17 +340,9 @@ pub(crate) fn search_content(args: &Args, root: &Path, ctx: &ToolContext) -> Out
     let mut skipped_binary = 0;
     let mut full = false;
     let walked = walk(&scope, &filter, |found| {
-        let place = scope.root.resolve(
-            Path::new(&found.rel),
-            Walk {
-                follow_final: false,
-                missing_dirs: false,
-            },
-        );
-        let bytes = match place.and_then(|place| place.read(MAX_FILE_BYTES)) {
-            Ok((bytes, _)) if bytes.len() as u64 <= MAX_FILE_BYTES => bytes,
-            // Too large, not a regular file any more (swapped meanwhile), or unreadable.
-            _ => return false,
+        let bytes = match read_found(&scope, found) {
+            Some(bytes) => bytes,
+            None => return false,
         };
         if grep::is_binary(&bytes) {
             skipped_binary += 1;

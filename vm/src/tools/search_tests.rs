@@ -342,3 +342,75 @@ async fn a_directory_swapped_for_a_symlink_mid_search_leaks_no_content() {
         "some searches went through the real directory"
     );
 }
+
+#[tokio::test]
+async fn symbol_tools_find_definitions_and_uses_apart() {
+    let root = Temp::new("search-symbols");
+    root.write(
+        "src/parser.rs",
+        "pub struct Parser {\n    depth: usize,\n}\n\nimpl Parser {\n    pub fn parse(&self, text: &str) -> Ast {\n        todo!()\n    }\n}\n",
+    );
+    root.write(
+        "src/main.rs",
+        "fn run(p: Parser) {\n    let parser = Parser::new();\n    let ast = parser.parse(\"x\");\n}\n",
+    );
+    root.write(
+        "tools/parser.py",
+        "class Parser:\n    def parse(self, text):\n        return text\n",
+    );
+    root.write("target/.keep", "");
+    let ctx = ToolContext::new(&root.0, "s1", "Explorer", 1).unwrap();
+    let defined = call(&ctx, "search_symbol", json!({"symbol": "Parser"})).await;
+    assert_eq!(
+        ok(&defined),
+        "[RESULTS] 2 definition(s) found for `Parser`\n\nsrc/parser.rs:L1  pub struct Parser {\ntools/parser.py:L1  class Parser:"
+    );
+    let rust_only = call(
+        &ctx,
+        "Search-search_symbol",
+        json!({"symbol": "parse", "extension": ".rs"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&rust_only),
+        "[RESULTS] 1 definition(s) found for `parse`\n\nsrc/parser.rs:L6  pub fn parse(&self, text: &str) -> Ast {"
+    );
+    // Uses, the definitions left out.
+    let used = call(&ctx, "search_callers", json!({"symbol": "parse"})).await;
+    assert_eq!(
+        ok(&used),
+        "[RESULTS] 1 call site(s) found for `parse`\n\nsrc/main.rs:L3  let ast = parser.parse(\"x\");"
+    );
+    let typed = call(
+        &ctx,
+        "search_callers",
+        json!({"symbol": "Parser", "extension": "rs", "maxResults": 1}),
+    )
+    .await;
+    assert_eq!(
+        ok(&typed),
+        "[RESULTS] 1 call site(s) found for `Parser` (limit reached; raise `maxResults` to see more)\n\nsrc/main.rs:L1  fn run(p: Parser) {"
+    );
+    let none = call(&ctx, "search_symbol", json!({"symbol": "Lexer"})).await;
+    assert!(
+        ok(&none).starts_with("No definition found for `Lexer` under ."),
+        "{none:?}"
+    );
+    for symbol in ["", "a b", "a.*", "x\ny", &"n".repeat(201)] {
+        let refused = call(&ctx, "search_symbol", json!({"symbol": symbol})).await;
+        failed(
+            &refused,
+            "[ERROR] search_symbol: `symbol` must be one identifier",
+        );
+    }
+    let glob = call(
+        &ctx,
+        "search_callers",
+        json!({"symbol": "x", "extension": "*/.."}),
+    )
+    .await;
+    failed(
+        &glob,
+        "[ERROR] search_callers: `extension` must be a file extension",
+    );
+}

@@ -1516,7 +1516,15 @@ fn tools_schemas_per_plugin() {
         ["shell_run", "changes_read_latest"]
     );
     assert_eq!(names(&["Handoff", "Finish"]), ["handoff", "finish"]);
-    assert_eq!(names(&["search"]), ["search_files", "search_content"]);
+    assert_eq!(
+        names(&["search"]),
+        [
+            "search_files",
+            "search_content",
+            "search_symbol",
+            "search_callers"
+        ]
+    );
     assert!(names(&["Git", "Scratchpad", ""]).is_empty());
     for schema in schemas(&[
         "FileSystem".into(),
