@@ -12,8 +12,9 @@
 //!   never its target; a tree is removed entry by entry relative to descriptors opened with
 //!   `O_NOFOLLOW`, so a symlink inside it is unlinked, not followed.
 //! - Moving or deleting a directory is refused when anything inside it is protected (a
-//!   `.git`, fuseraft's state, the change log) or a credential file: the tools may not
-//!   change those by taking their directory with them.
+//!   `.git`, fuseraft's state, the change log) or a credential file, and moving one when an
+//!   entry would land on such a path at the destination: the tools may not change those by
+//!   taking their directory along or by moving a prepared tree into their place.
 
 use std::path::Path;
 
@@ -77,6 +78,40 @@ fn judge_tree(
         }
     }
     Ok(entries)
+}
+
+/// Refuses a move of a tree whose entries would land on protected state, a credential
+/// file or the change log at the destination `to` (`foo/sessions/x` moved to `.fuseraft`).
+fn judge_destination(
+    tool: &str,
+    root: &Root,
+    to: &Resolved,
+    raw: &str,
+    entries: &[Entry],
+    ctx: &ToolContext,
+) -> Result<(), Outcome> {
+    for entry in entries {
+        let rel = below(&to.rel, &entry.path);
+        if let Some(what) = protected_state(&rel) {
+            return Err(protected_denial(
+                raw,
+                &format!("where the move would put `{rel}`, {what}"),
+            ));
+        }
+        if is_credential_path(&rel) {
+            return Err(Outcome::fail(format!(
+                "[DENIED: credentials] {tool} would put the credential file `{rel}` at `{raw}` (Security.DenyCredentialFiles)"
+            )));
+        }
+    }
+    if !ctx.change_log.as_os_str().is_empty()
+        && canonical_target(&ctx.change_log).starts_with(root.path().join(&to.rel))
+    {
+        return Err(Outcome::fail(format!(
+            "[DENIED: sandbox] `{raw}` would hold the change log, which only fuseraft writes"
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn copy_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
@@ -183,7 +218,9 @@ pub(crate) fn move_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Err(error) => return Outcome::error(format!("{tool}: cannot move `{source}`: {error}")),
     };
     let entries = if kind == FileType::Directory {
-        match judge_tree(tool, &root, &from, source, ctx) {
+        match judge_tree(tool, &root, &from, source, ctx).and_then(|entries| {
+            judge_destination(tool, &root, &to, destination, &entries, ctx).map(|()| entries)
+        }) {
             Ok(entries) => entries,
             Err(outcome) => return outcome,
         }

@@ -201,6 +201,28 @@ async fn copy_and_move_act_inside_the_sandbox_and_are_recorded() {
         .await,
         "[DENIED: credentials]",
     );
+    // A tree whose entries would land on fuseraft's state or as credential files.
+    root.write("staged/sessions/s1.json", "{\"forged\": true}");
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "staged", "destination": ".fuseraft"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    root.write("creds/credentials", "[default]");
+    failed(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "creds", "destination": ".aws"}),
+        )
+        .await,
+        "[DENIED: credentials]",
+    );
+    assert!(!root.path(".fuseraft/sessions").exists() && !root.path(".aws").exists());
     assert!(!outside.path("planted.sh").exists() && !root.path("stolen.txt").exists());
     // A symlink is moved itself: the outside file stays where it is.
     ok(&call(
