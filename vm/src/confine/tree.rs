@@ -106,14 +106,16 @@ impl Place {
 
     /// Removes the directory here and everything in it, depth first, each entry unlinked
     /// relative to its directory's descriptor (a symlink inside is removed, not followed).
-    /// Returns the paths of the non-directories removed, below the tree's top.
-    pub fn remove_tree(&self) -> Result<Vec<String>, Error> {
+    /// An entry `spare` names (by its path below the top) stops the removal before it is
+    /// touched, whatever was removed before it: a check on the very names unlinked, which
+    /// no earlier scan can give. Returns the paths of the non-directories removed.
+    pub fn remove_tree(&self, spare: &dyn Fn(&str) -> bool) -> Result<Vec<String>, Error> {
         let Some(name) = &self.name else {
             return Err(Error::NotRegular("a directory reached by `.` or `..`"));
         };
         let top = self.open_own_dir()?;
         let mut removed = Vec::new();
-        remove_contents(top.as_fd(), "", 0, &mut removed)?;
+        remove_contents(top.as_fd(), "", 0, spare, &mut removed)?;
         drop(top);
         rustix::fs::unlinkat(&self.dir, name, AtFlags::REMOVEDIR)?;
         Ok(removed)
@@ -189,6 +191,7 @@ fn remove_contents(
     dir: BorrowedFd<'_>,
     prefix: &str,
     depth: usize,
+    spare: &dyn Fn(&str) -> bool,
     removed: &mut Vec<String>,
 ) -> Result<(), Error> {
     if depth > MAX_TREE_DEPTH {
@@ -196,10 +199,15 @@ fn remove_contents(
     }
     for (name, kind) in read_names(dir)? {
         let path = joined(prefix, &name);
+        if spare(&path) {
+            return Err(Error::Io(std::io::Error::other(format!(
+                "`{path}` appeared in the tree and may not be removed; the deletion stopped there"
+            ))));
+        }
         if kind == FileType::Directory {
             // Opened with `O_NOFOLLOW`: a directory swapped for a symlink meanwhile fails here.
             let sub = open_dir_at(dir, &name)?;
-            remove_contents(sub.as_fd(), &path, depth + 1, removed)?;
+            remove_contents(sub.as_fd(), &path, depth + 1, spare, removed)?;
             drop(sub);
             rustix::fs::unlinkat(dir, &name, AtFlags::REMOVEDIR)?;
         } else {
@@ -208,4 +216,80 @@ fn remove_contents(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::super::{Root, Walk};
+    use super::*;
+
+    struct Dir(PathBuf);
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn tree(name: &str, files: &[&str]) -> Dir {
+        let dir = std::env::temp_dir().join(format!("fuseraft-tree-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for file in files {
+            let path = dir.join(file);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, "x").unwrap();
+        }
+        Dir(std::fs::canonicalize(&dir).unwrap())
+    }
+
+    fn place(root: &Root, rel: &str) -> Place {
+        let walk = Walk {
+            follow_final: false,
+            missing_dirs: false,
+        };
+        root.resolve(Path::new(rel), walk).unwrap()
+    }
+
+    #[test]
+    fn a_tree_is_scanned_in_order_and_removed_without_following_links() {
+        let dir = tree("scan", &["t/b.txt", "t/a/c.txt", "outside/keep.txt"]);
+        std::os::unix::fs::symlink(dir.0.join("outside"), dir.0.join("t/link")).unwrap();
+        let root = Root::open(&dir.0).unwrap();
+        let entries = place(&root, "t").scan().unwrap();
+        let paths: Vec<(&str, bool)> = entries
+            .iter()
+            .map(|entry| (entry.path.as_str(), entry.kind == FileType::Directory))
+            .collect();
+        assert_eq!(
+            paths,
+            [
+                ("a", true),
+                ("a/c.txt", false),
+                ("b.txt", false),
+                ("link", false)
+            ]
+        );
+        let removed = place(&root, "t").remove_tree(&|_| false).unwrap();
+        assert_eq!(removed, ["a/c.txt", "b.txt", "link"]);
+        assert!(!dir.0.join("t").exists());
+        assert!(dir.0.join("outside/keep.txt").exists());
+    }
+
+    #[test]
+    fn a_spared_name_stops_the_removal_before_it_is_touched() {
+        let dir = tree("spare", &["t/a.txt", "t/sub/.git/HEAD", "t/z.txt"]);
+        let root = Root::open(&dir.0).unwrap();
+        let stopped = place(&root, "t").remove_tree(&|path| path.ends_with(".git"));
+        assert!(
+            matches!(&stopped, Err(Error::Io(error)) if error.to_string().contains("`sub/.git` appeared")),
+            "{stopped:?}"
+        );
+        assert!(dir.0.join("t/sub/.git/HEAD").exists());
+        assert!(
+            !dir.0.join("t/a.txt").exists(),
+            "entries before it were removed"
+        );
+    }
 }

@@ -314,7 +314,13 @@ pub(crate) fn delete_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
                     entries.len()
                 ));
             }
-            match resolved.place.remove_tree() {
+            // Judged again on the names actually unlinked: a `.git` or a credential file
+            // put there since the scan stops the removal.
+            let spare = |path: &str| {
+                let rel = below(&resolved.rel, path);
+                protected_state(&rel).is_some() || is_credential_path(&rel)
+            };
+            match resolved.place.remove_tree(&spare) {
                 Ok(removed) => removed
                     .iter()
                     .map(|path| below(&resolved.rel, path))
