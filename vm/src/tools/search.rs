@@ -169,10 +169,11 @@ pub(super) struct Walked {
 }
 
 /// The regular files under `scope` that `keep` accepts, in file-name order, ripgrep's
-/// rules applied; stops once `enough` says so.
+/// rules applied, none larger than `max_size` bytes when given; stops once `enough` says so.
 pub(super) fn walk(
     scope: &Scope,
     keep: &NameFilter,
+    max_size: Option<u64>,
     mut enough: impl FnMut(&Found) -> bool,
 ) -> Walked {
     let rules = ancestor_rules(scope);
@@ -186,7 +187,7 @@ pub(super) fn walk(
         .ignore(true)
         .require_git(false)
         .follow_links(false)
-        .max_filesize(Some(MAX_FILE_BYTES))
+        .max_filesize(max_size)
         .sort_by_file_name(|a, b| a.cmp(b))
         .filter_entry(move |entry| {
             let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
@@ -274,7 +275,7 @@ pub(crate) fn search_files(args: &Args, root: &Path, ctx: &ToolContext) -> Outco
     };
     // One more than asked, to tell whether there are more.
     let mut count = 0;
-    let walked = walk(&scope, &filter, |_| {
+    let walked = walk(&scope, &filter, None, |_| {
         count += 1;
         count > max
     });
@@ -339,7 +340,7 @@ pub(crate) fn search_content(args: &Args, root: &Path, ctx: &ToolContext) -> Out
     let mut files = 0;
     let mut skipped_binary = 0;
     let mut full = false;
-    let walked = walk(&scope, &filter, |found| {
+    let walked = walk(&scope, &filter, Some(MAX_FILE_BYTES), |found| {
         let bytes = match read_found(&scope, found) {
             Some(bytes) => bytes,
             None => return false,

@@ -9,7 +9,9 @@
 use std::path::Path;
 
 use super::grep::{self, Piece};
-use super::search::{open_scope, read_found, walk, NameFilter, HEADER_ROOM, MAX_RESULTS};
+use super::search::{
+    open_scope, read_found, walk, NameFilter, HEADER_ROOM, MAX_FILE_BYTES, MAX_RESULTS,
+};
 use super::{Args, Outcome, ToolContext};
 
 /// The longest symbol accepted.
@@ -123,7 +125,7 @@ fn run(tool: &str, looking: Looking, args: &Args, root: &Path, ctx: &ToolContext
     let mut body = String::new();
     let mut count = 0;
     let mut full = false;
-    let walked = walk(&scope, &filter, |found| {
+    let walked = walk(&scope, &filter, Some(MAX_FILE_BYTES), |found| {
         let Some(bytes) = read_found(&scope, found) else {
             return false;
         };

@@ -62,7 +62,7 @@ fn project() -> (Temp, Temp, ToolContext) {
 
 #[tokio::test]
 async fn search_files_finds_by_glob_like_rg_files() {
-    let (_root, _outside, ctx) = project();
+    let (root, _outside, ctx) = project();
     let all = call(&ctx, "search_files", json!({})).await;
     assert_eq!(
         ok(&all),
@@ -101,6 +101,21 @@ async fn search_files_finds_by_glob_like_rg_files() {
     );
     let none = call(&ctx, "search_files", json!({"pattern": "*.py"})).await;
     assert_eq!(ok(&none), "No files match `*.py` under .");
+    // A file too large to search is still found by name (a sparse file: no disk used).
+    let big = std::fs::File::create(root.path("docs/huge.md")).unwrap();
+    big.set_len(super::MAX_FILE_BYTES + 1).unwrap();
+    let md = call(&ctx, "search_files", json!({"pattern": "*.md"})).await;
+    assert_eq!(ok(&md), "docs/guide.md\ndocs/huge.md");
+    let content = call(
+        &ctx,
+        "search_content",
+        json!({"query": "needle", "directory": "docs"}),
+    )
+    .await;
+    assert_eq!(
+        ok(&content),
+        "[RESULTS] 1 match(es) in 1 file(s)\n\ndocs/guide.md\n  L2: search for the needle here"
+    );
     // An explicitly named ignored directory is searched, as ripgrep searches a named path.
     let built = call(&ctx, "search_files", json!({"directory": "target"})).await;
     assert_eq!(ok(&built), "target/debug/out.rs");
