@@ -147,6 +147,7 @@ pub enum Tool {
     CopyFile,
     MoveFile,
     DeleteDirectory,
+    SetPermissions,
     SearchFiles,
     SearchContent,
     SearchSymbol,
@@ -174,6 +175,7 @@ impl Tool {
         Tool::CopyFile,
         Tool::MoveFile,
         Tool::DeleteDirectory,
+        Tool::SetPermissions,
         Tool::SearchFiles,
         Tool::SearchContent,
         Tool::SearchSymbol,
@@ -201,6 +203,7 @@ impl Tool {
             Tool::CopyFile => "copy_file",
             Tool::MoveFile => "move_file",
             Tool::DeleteDirectory => "delete_directory",
+            Tool::SetPermissions => "set_permissions",
             Tool::SearchFiles => "search_files",
             Tool::SearchContent => "search_content",
             Tool::SearchSymbol => "search_symbol",
@@ -228,7 +231,8 @@ impl Tool {
             | Tool::CreateDirectory
             | Tool::CopyFile
             | Tool::MoveFile
-            | Tool::DeleteDirectory => Plugin::FileSystem,
+            | Tool::DeleteDirectory
+            | Tool::SetPermissions => Plugin::FileSystem,
             Tool::SearchFiles | Tool::SearchContent | Tool::SearchSymbol | Tool::SearchCallers => {
                 Plugin::Search
             }
@@ -253,7 +257,9 @@ impl Tool {
             | Tool::SearchContent
             | Tool::SearchSymbol
             | Tool::SearchCallers => Capability::Read,
-            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile => Capability::Write,
+            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile | Tool::SetPermissions => {
+                Capability::Write
+            }
             Tool::DeleteDirectory => Capability::Delete,
         }
     }
@@ -265,9 +271,11 @@ impl Tool {
             Tool::WriteFile | Tool::PatchFile | Tool::DeleteFile => Some(Category::FileWriteDelete),
             Tool::ShellRun => Some(Category::CommandExecution),
             // Search and FileSystem in full (issue 15).
-            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile | Tool::DeleteDirectory => {
-                Some(Category::FileWriteDelete)
-            }
+            Tool::CreateDirectory
+            | Tool::CopyFile
+            | Tool::MoveFile
+            | Tool::DeleteDirectory
+            | Tool::SetPermissions => Some(Category::FileWriteDelete),
             _ => None,
         }
     }
@@ -410,6 +418,7 @@ mod tests {
             Tool::CopyFile,
             Tool::MoveFile,
             Tool::DeleteDirectory,
+            Tool::SetPermissions,
         ] {
             assert_eq!(tool.category(), Some(Category::FileWriteDelete), "{tool}");
         }

@@ -1,5 +1,6 @@
-//! Directory operations on a resolved [`Place`]: stat, make a directory, rename one place to
-//! another, and walk or remove a whole tree, all relative to descriptors already held and
+//! Operations on a resolved [`Place`] beyond reading and writing a file: stat, set the
+//! permission bits, make a directory, rename one place to another, and walk or remove a
+//! whole tree, all relative to descriptors already held and
 //! never following a symlink (a symlink met inside a tree is an entry like a file: listed,
 //! moved or unlinked itself, its target untouched).
 
@@ -7,7 +8,7 @@ use std::ffi::{OsStr, OsString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use rustix::fs::{AtFlags, FileType, Mode, RenameFlags, Stat};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags, Stat};
 use rustix::io::Errno;
 
 use super::{open_dir_at, Error, Place};
@@ -74,6 +75,32 @@ impl Place {
             RenameFlags::NOREPLACE
         };
         rustix::fs::renameat_with(&self.dir, from, &to.dir, name, flags).map_err(Error::from)
+    }
+
+    /// Sets the permission bits of the regular file or directory here (`mode & 0o7777`):
+    /// opened with `O_NOFOLLOW` and checked with `fstat`, then `fchmod`, so a symlink swapped
+    /// in meanwhile is never followed. Anything else (a symlink, a FIFO, a device) is refused
+    /// without being opened; a file its owner cannot read cannot be opened for this.
+    pub fn set_mode(&self, mode: u32) -> Result<(), Error> {
+        let Some(name) = &self.name else {
+            return Err(Error::NotRegular("the directory reached by `.` or `..`"));
+        };
+        match self.kind()? {
+            None => return Err(Error::NotFound),
+            Some(FileType::RegularFile | FileType::Directory) => {}
+            Some(kind) => return Err(Error::NotRegular(super::describe(kind))),
+        }
+        let fd = rustix::fs::openat(
+            &self.dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+        if !matches!(kind, FileType::RegularFile | FileType::Directory) {
+            return Err(Error::NotRegular(super::describe(kind)));
+        }
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode & 0o7777)).map_err(Error::from)
     }
 
     /// Removes the empty directory here.

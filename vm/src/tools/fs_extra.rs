@@ -1,13 +1,14 @@
-//! The FileSystem tools that inspect or create without writing a file: `grep_file`,
-//! `get_file_info`, `get_file_summary`, `list_directory` and `create_directory`
-//! (upstream's names and arguments).
+//! The FileSystem tools that inspect, or change without writing a file's content:
+//! `grep_file`, `get_file_info`, `get_file_summary`, `list_directory`, `create_directory`
+//! and `set_permissions` (upstream's names and arguments).
 //!
 //! Security decisions: every path resolves through [`crate::confine`] with the credential
 //! rule (`fs::resolve_checked`); files are read only when regular, at most
 //! [`MAX_EDIT_BYTES`]; `grep_file`'s pattern is untrusted (see [`super::grep`]);
-//! `create_directory` is a write (`file_write_delete`, the change envelope), refused in
-//! `.git/` and fuseraft's state, and makes each missing directory relative to the one
-//! before without following a symlink.
+//! `create_directory` and `set_permissions` are writes (`file_write_delete`, the change
+//! envelope), refused in `.git/` and fuseraft's state; the first makes each missing
+//! directory relative to the one before without following a symlink, the second changes a
+//! file or directory through an `O_NOFOLLOW` descriptor and never sets setuid or setgid.
 
 use std::path::Path;
 
@@ -290,5 +291,68 @@ pub(crate) fn create_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
             "{tool}: `{raw}` exists and is {kind}, not a directory"
         )),
         Err(error) => Outcome::error(format!("{tool}: cannot create `{raw}`: {error}")),
+    }
+}
+
+/// `set_permissions`' `mode`: three or four octal digits (`755`, `0644`), as a string or a
+/// number written with those digits.
+fn octal_mode(tool: &str, args: &Args) -> Result<u32, Outcome> {
+    let text = match args.value("mode") {
+        Some(serde_json::Value::String(text)) => text.trim().to_string(),
+        Some(serde_json::Value::Number(number)) => number.to_string(),
+        _ => String::new(),
+    };
+    let digits = (3..=4).contains(&text.len()) && text.bytes().all(|b| (b'0'..=b'7').contains(&b));
+    let mode = match u32::from_str_radix(&text, 8) {
+        Ok(mode) if digits => mode,
+        _ => {
+            return Err(Outcome::error(format!(
+                "{tool}: `mode` must be 3 or 4 octal digits, such as `755` or `0644`"
+            )))
+        }
+    };
+    if mode & 0o6000 != 0 {
+        return Err(Outcome::error(format!(
+            "{tool}: the setuid and setgid bits ({mode:04o}) are not set by the tools"
+        )));
+    }
+    Ok(mode)
+}
+
+pub(crate) fn set_permissions(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
+    let tool = "set_permissions";
+    let (raw, mode) = match (args.string("path"), octal_mode(tool, args)) {
+        (Ok(raw), Ok(mode)) => (raw, mode),
+        (Err(outcome), _) | (_, Err(outcome)) => return outcome,
+    };
+    let root = match open_root(root) {
+        Ok(root) => root,
+        Err(outcome) => return outcome,
+    };
+    let resolved = match resolve_checked(tool, &root, raw, true, false) {
+        Ok(resolved) => resolved,
+        Err(outcome) => return outcome,
+    };
+    if let Err(outcome) = deny_protected(&root, &resolved, raw, ctx) {
+        return outcome;
+    }
+    if resolved.rel.is_empty() || resolved.place.name().is_none() {
+        return Outcome::fail(format!(
+            "[DENIED: sandbox] `{raw}` is the work directory itself, whose permissions the tools do not change"
+        ));
+    }
+    match resolved.place.set_mode(mode) {
+        Ok(()) => Outcome::ok(format!(
+            "Permissions of {} set to {}",
+            resolved.rel,
+            permissions(mode)
+        )),
+        Err(Error::NotFound) => Outcome::error(format!("{tool}: `{raw}` does not exist")),
+        Err(Error::NotRegular(kind)) => Outcome::error(format!(
+            "{tool}: `{raw}` is {kind}; only files and directories are changed"
+        )),
+        Err(error) => Outcome::error(format!(
+            "{tool}: cannot change the permissions of `{raw}`: {error}"
+        )),
     }
 }

@@ -185,3 +185,124 @@ async fn list_directory_and_create_directory() {
     // Reads and directories change no file: nothing is recorded.
     assert_eq!(recorded(&ctx), (Vec::new(), Vec::new()));
 }
+
+#[tokio::test]
+async fn set_permissions_changes_mode_bits_only_on_files_and_directories_inside() {
+    use std::os::unix::fs::PermissionsExt;
+    let (root, outside, ctx) = setup("chmod");
+    root.write("run.sh", "echo hi\n");
+    root.write(".git/config", "[core]\n");
+    outside.write("victim.sh", "echo outside\n");
+    std::os::unix::fs::symlink(outside.path("victim.sh"), root.path("victim-link")).unwrap();
+    let mode = |rel: &str| {
+        std::fs::metadata(root.path(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+
+    let made = call(
+        &ctx,
+        "set_permissions",
+        json!({"path": "run.sh", "mode": "755"}),
+    )
+    .await;
+    assert_eq!(ok(&made), "Permissions of run.sh set to rwxr-xr-x (755)");
+    assert_eq!(mode("run.sh"), 0o755);
+    ok(&call(
+        &ctx,
+        "FileSystem-set_permissions",
+        json!({"path": "run.sh", "mode": 640}),
+    )
+    .await);
+    assert_eq!(mode("run.sh"), 0o640);
+    // `.git/..` is the work directory itself.
+    failed(
+        &call(
+            &ctx,
+            "set_permissions",
+            json!({"path": ".git/..", "mode": "0750"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    root.write("bin/tool", "");
+    ok(&call(
+        &ctx,
+        "set_permissions",
+        json!({"path": "bin", "mode": "0750"}),
+    )
+    .await);
+    assert_eq!(mode("bin"), 0o750);
+    for bad in [
+        json!("4755"),
+        json!("2755"),
+        json!("75"),
+        json!("abc"),
+        json!("0o755"),
+        json!(true),
+    ] {
+        let refused = call(
+            &ctx,
+            "set_permissions",
+            json!({"path": "run.sh", "mode": bad}),
+        )
+        .await;
+        failed(&refused, "[ERROR] set_permissions:");
+    }
+    assert_eq!(mode("run.sh"), 0o640);
+    failed(
+        &call(
+            &ctx,
+            "set_permissions",
+            json!({"path": ".git/config", "mode": "777"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    failed(
+        &call(
+            &ctx,
+            "set_permissions",
+            json!({"path": "victim-link", "mode": "777"}),
+        )
+        .await,
+        "[DENIED: sandbox] path escapes",
+    );
+    let before = std::fs::metadata(outside.path("victim.sh"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(before & 0o777, 0o777);
+    failed(
+        &call(&ctx, "set_permissions", json!({"path": ".", "mode": "700"})).await,
+        "[DENIED: sandbox]",
+    );
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &root.path("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    failed(
+        &call(
+            &ctx,
+            "set_permissions",
+            json!({"path": "pipe", "mode": "644"}),
+        )
+        .await,
+        "[ERROR] set_permissions: `pipe` is a FIFO",
+    );
+    failed(
+        &call(
+            &ctx,
+            "set_permissions",
+            json!({"path": "nope", "mode": "644"}),
+        )
+        .await,
+        "[ERROR] set_permissions: `nope` does not exist",
+    );
+}

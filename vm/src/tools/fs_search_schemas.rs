@@ -91,6 +91,15 @@ pub(super) fn schema_of(tool: Tool) -> ToolSchema {
             }),
             &["path"],
         ),
+        Tool::SetPermissions => schema(
+            name,
+            "Set the Unix permission bits of a file or directory (chmod), e.g. `755` to make a script executable.",
+            json!({
+                "path": path(),
+                "mode": string_prop("3 or 4 octal digits, e.g. `755` or `0644` (setuid and setgid are refused)."),
+            }),
+            &["path", "mode"],
+        ),
         Tool::SearchFiles => schema(
             name,
             "Find files by a glob, like `rg --files`: hidden and .gitignored files are skipped. A glob without `/` \

@@ -207,6 +207,7 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::CopyFile
         | Tool::MoveFile
         | Tool::DeleteDirectory
+        | Tool::SetPermissions
         | Tool::SearchFiles
         | Tool::SearchContent
         | Tool::SearchSymbol
@@ -235,6 +236,7 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::CopyFile => fs_move::copy_file(&args, &root, ctx),
                 Tool::MoveFile => fs_move::move_file(&args, &root, ctx),
                 Tool::DeleteDirectory => fs_move::delete_directory(&args, &root, ctx),
+                Tool::SetPermissions => fs_extra::set_permissions(&args, &root, ctx),
                 Tool::SearchFiles => search::search_files(&args, &root, ctx),
                 Tool::SearchSymbol => search_symbols::search_symbol(&args, &root, ctx),
                 Tool::SearchCallers => search_symbols::search_callers(&args, &root, ctx),

@@ -1508,7 +1508,8 @@ fn tools_schemas_per_plugin() {
             "create_directory",
             "copy_file",
             "move_file",
-            "delete_directory"
+            "delete_directory",
+            "set_permissions"
         ]
     );
     assert_eq!(
