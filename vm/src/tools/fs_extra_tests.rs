@@ -281,7 +281,7 @@ async fn set_permissions_changes_mode_bits_only_on_files_and_directories_inside(
     );
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &root.path("pipe"),
+        root.path("pipe"),
         rustix::fs::FileType::Fifo,
         rustix::fs::Mode::from_raw_mode(0o600),
         0,
