@@ -13,7 +13,9 @@
 //! - Envelope globs are matched on the path *resolved under the sandbox root* (symlinks and
 //!   `..` followed physically, as `sandbox::resolve` does for the tool itself), so
 //!   `docs/../Cargo.toml` and a symlink `docs/x -> ../Cargo.toml` do not match `docs/**`;
-//!   a path that escapes the root is refused.
+//!   a path that escapes the root is refused. Every path a write changes is judged: a
+//!   copy's destination, both ends of a move, and every entry of a directory deleted or
+//!   moved (where it is and where it lands).
 
 use std::path::Path;
 
@@ -170,35 +172,36 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
                 resolved.rel
             ));
         }
-        // A directory moved or deleted takes everything inside along: each must be inside too.
-        if matches!(tool, Tool::MoveFile | Tool::DeleteDirectory) {
-            if let Some(outside) = tree_outside(&resolved, &matchers) {
-                return Some(format!(
-                    "[DENIED: envelope] `{raw}` holds `{outside}`, outside Security.ChangeEnvelope ({listed})"
-                ));
-            }
+        // A directory moved or deleted takes everything inside along: each entry must be
+        // inside the envelope where it is, and for a move where it lands.
+        if !matches!(tool, Tool::MoveFile | Tool::DeleteDirectory) || *key == "destination" {
+            continue;
         }
-    }
-    if tool == Tool::MoveFile {
-        // The moved tree's new paths: judged by the destination's own glob match above
-        // and, entry by entry, here.
-        let (from, to) = (
-            call.arg("source").unwrap_or_default(),
-            call.arg("destination").unwrap_or_default(),
-        );
-        if let (Ok(from), Ok(to)) = (
-            super::sandbox::resolve(tool.name(), &root, from, false, true),
-            super::sandbox::resolve(tool.name(), &root, to, false, true),
-        ) {
-            if let Ok(entries) = from.place.scan() {
-                for entry in entries {
-                    let moved = format!("{}/{}", to.rel, entry.path);
-                    if !matchers.iter().any(|matcher| matcher.is_match(&moved)) {
-                        return Some(format!(
-                            "[DENIED: envelope] moving `{}` would put `{moved}` outside Security.ChangeEnvelope ({listed})",
-                            call.arg("source").unwrap_or_default()
-                        ));
-                    }
+        let entries = match entries_of(&resolved) {
+            Ok(entries) => entries,
+            Err(error) => {
+                return Some(format!(
+                    "[DENIED: envelope] the entries of `{raw}` could not be checked against Security.ChangeEnvelope ({error})"
+                ))
+            }
+        };
+        let landing = if tool == Tool::MoveFile {
+            let to = call.arg("destination").unwrap_or_default();
+            match super::sandbox::resolve(tool.name(), &root, to, false, true) {
+                Ok(to) => Some(to.rel),
+                Err(outcome) => return Some(outcome.text),
+            }
+        } else {
+            None
+        };
+        for entry in &entries {
+            let places = std::iter::once(&resolved.rel).chain(landing.as_ref());
+            for top in places {
+                let rel = format!("{top}/{}", entry.path);
+                if !matchers.iter().any(|matcher| matcher.is_match(&rel)) {
+                    return Some(format!(
+                        "[DENIED: envelope] `{raw}` would change `{rel}`, outside Security.ChangeEnvelope ({listed})"
+                    ));
                 }
             }
         }
@@ -217,21 +220,16 @@ fn written_paths(tool: Tool) -> &'static [(&'static str, bool)] {
     }
 }
 
-/// The first entry of the directory at `resolved` that no envelope glob matches.
-fn tree_outside(
-    resolved: &super::sandbox::Resolved,
-    matchers: &[globset::GlobMatcher],
-) -> Option<String> {
-    let entries = match resolved.place.scan() {
-        Ok(entries) => entries,
-        // Not a directory (a symlink is not followed): nothing inside.
-        Err(crate::confine::Error::NotRegular(_) | crate::confine::Error::NotFound) => return None,
-        Err(error) => return Some(format!("entries it could not check ({error})")),
-    };
-    entries
-        .into_iter()
-        .map(|entry| format!("{}/{}", resolved.rel, entry.path))
-        .find(|rel| !matchers.iter().any(|matcher| matcher.is_match(rel)))
+/// The entries of the directory at `resolved` (none when it is not a directory: a final
+/// symlink is not followed), or why they could not be read.
+fn entries_of(resolved: &super::sandbox::Resolved) -> Result<Vec<crate::confine::Entry>, String> {
+    match resolved.place.scan() {
+        Ok(entries) => Ok(entries),
+        Err(crate::confine::Error::NotRegular(_) | crate::confine::Error::NotFound) => {
+            Ok(Vec::new())
+        }
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 #[cfg(all(test, unix))]

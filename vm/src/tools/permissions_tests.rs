@@ -351,6 +351,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
         "mixed/d.rs",
         "src/main.rs",
         "gen/x.txt",
+        "docs/tree/c.txt",
     ] {
         let path = root.0.join(file);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -403,12 +404,17 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     // `gen` matches `gen*`, but `gen/x.txt` inside it matches nothing.
     assert!(matches!(
         decide_call("delete_directory", json!({"path": "gen", "recursive": true})),
-        Decision::Block(reason) if reason.contains("holds `gen/x.txt`")
+        Decision::Block(reason) if reason.contains("would change `gen/x.txt`")
     ));
     assert!(refused(decide_call(
         "move_file",
         json!({"source": "docs/keep", "destination": "keep"})
     )));
+    // Where a moved tree lands counts too: `gen2` matches `gen*`, `gen2/c.txt` nothing.
+    assert!(matches!(
+        decide_call("move_file", json!({"source": "docs/tree", "destination": "gen2"})),
+        Decision::Block(reason) if reason.contains("would change `gen2/c.txt`")
+    ));
     // A symlink to a directory outside is removed itself: its target's entries do not count.
     assert_eq!(
         decide_call("delete_directory", json!({"path": "docs/src-link"})),
