@@ -31,7 +31,9 @@ use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 mod place;
+mod tree;
 pub use place::{read_regular_path, read_text_under, read_under, Place};
+pub use tree::{Entry, MAX_TREE_DEPTH, MAX_TREE_ENTRIES};
 
 /// Symlinks followed while resolving one path (Linux's `MAXSYMLINKS`).
 pub const MAX_LINKS: usize = 40;

@@ -17,6 +17,8 @@ pub enum Plugin {
     Finish,
     // Git.
     Git,
+    // Search and FileSystem in full (issue 15).
+    Search,
 }
 
 impl Plugin {
@@ -28,6 +30,8 @@ impl Plugin {
         Plugin::Finish,
         // Git.
         Plugin::Git,
+        // Search and FileSystem in full (issue 15).
+        Plugin::Search,
     ];
 
     /// The spelling used in configs and the IR.
@@ -40,6 +44,8 @@ impl Plugin {
             Plugin::Finish => "Finish",
             // Git.
             Plugin::Git => "Git",
+            // Search and FileSystem in full (issue 15).
+            Plugin::Search => "Search",
         }
     }
 
@@ -162,6 +168,20 @@ pub enum Tool {
     ShellKillJob,
     ShellGetEnv,
     ShellWhich,
+    // Search and FileSystem in full (issue 15): upstream's names.
+    GrepFile,
+    GetFileInfo,
+    GetFileSummary,
+    ListDirectory,
+    CreateDirectory,
+    CopyFile,
+    MoveFile,
+    DeleteDirectory,
+    SetPermissions,
+    SearchFiles,
+    SearchContent,
+    SearchSymbol,
+    SearchCallers,
 }
 
 impl Tool {
@@ -200,6 +220,20 @@ impl Tool {
         Tool::ShellKillJob,
         Tool::ShellGetEnv,
         Tool::ShellWhich,
+        // Search and FileSystem in full (issue 15).
+        Tool::GrepFile,
+        Tool::GetFileInfo,
+        Tool::GetFileSummary,
+        Tool::ListDirectory,
+        Tool::CreateDirectory,
+        Tool::CopyFile,
+        Tool::MoveFile,
+        Tool::DeleteDirectory,
+        Tool::SetPermissions,
+        Tool::SearchFiles,
+        Tool::SearchContent,
+        Tool::SearchSymbol,
+        Tool::SearchCallers,
     ];
 
     /// The function name offered to models.
@@ -238,6 +272,20 @@ impl Tool {
             Tool::ShellKillJob => "shell_kill_job",
             Tool::ShellGetEnv => "shell_get_env",
             Tool::ShellWhich => "shell_which",
+            // Search and FileSystem in full (issue 15).
+            Tool::GrepFile => "grep_file",
+            Tool::GetFileInfo => "get_file_info",
+            Tool::GetFileSummary => "get_file_summary",
+            Tool::ListDirectory => "list_directory",
+            Tool::CreateDirectory => "create_directory",
+            Tool::CopyFile => "copy_file",
+            Tool::MoveFile => "move_file",
+            Tool::DeleteDirectory => "delete_directory",
+            Tool::SetPermissions => "set_permissions",
+            Tool::SearchFiles => "search_files",
+            Tool::SearchContent => "search_content",
+            Tool::SearchSymbol => "search_symbol",
+            Tool::SearchCallers => "search_callers",
         }
     }
 
@@ -277,6 +325,19 @@ impl Tool {
             | Tool::ShellKillJob
             | Tool::ShellGetEnv
             | Tool::ShellWhich => Plugin::Shell,
+            // Search and FileSystem in full (issue 15).
+            Tool::GrepFile
+            | Tool::GetFileInfo
+            | Tool::GetFileSummary
+            | Tool::ListDirectory
+            | Tool::CreateDirectory
+            | Tool::CopyFile
+            | Tool::MoveFile
+            | Tool::DeleteDirectory
+            | Tool::SetPermissions => Plugin::FileSystem,
+            Tool::SearchFiles | Tool::SearchContent | Tool::SearchSymbol | Tool::SearchCallers => {
+                Plugin::Search
+            }
         }
     }
 
@@ -311,6 +372,19 @@ impl Tool {
             | Tool::GitPush
             | Tool::GitPull => Capability::Write,
             Tool::ShellRunScript | Tool::ShellRunBackground | Tool::ShellKillJob => Capability::Run,
+            // Search and FileSystem in full (issue 15): upstream's tags.
+            Tool::GrepFile
+            | Tool::GetFileInfo
+            | Tool::GetFileSummary
+            | Tool::ListDirectory
+            | Tool::SearchFiles
+            | Tool::SearchContent
+            | Tool::SearchSymbol
+            | Tool::SearchCallers => Capability::Read,
+            Tool::CreateDirectory | Tool::CopyFile | Tool::MoveFile | Tool::SetPermissions => {
+                Capability::Write
+            }
+            Tool::DeleteDirectory => Capability::Delete,
         }
     }
 
@@ -332,6 +406,12 @@ impl Tool {
             | Tool::GitReset
             | Tool::GitPush
             | Tool::GitPull => Some(Category::GitWrite),
+            // Search and FileSystem in full (issue 15).
+            Tool::CreateDirectory
+            | Tool::CopyFile
+            | Tool::MoveFile
+            | Tool::DeleteDirectory
+            | Tool::SetPermissions => Some(Category::FileWriteDelete),
             _ => None,
         }
     }
@@ -464,5 +544,55 @@ mod tests {
         assert_eq!(Tool::GitPush.category(), Some(Category::GitWrite));
         assert!(Tool::GitPull.needs_network() && !Tool::GitCommit.needs_network());
         assert_eq!(Tool::GitDiff.category(), None);
+    }
+
+    #[test]
+    fn search_is_a_read_only_plugin_with_upstream_names() {
+        assert_eq!(Plugin::parse("search"), Some(Plugin::Search));
+        assert_eq!(Plugin::Search.capabilities(), vec![Capability::Read]);
+        assert_eq!(
+            Tool::resolve("Search-search_content"),
+            Some(Tool::SearchContent)
+        );
+        assert_eq!(Tool::resolve("FileSystem-search_content"), None);
+        assert_eq!(
+            Tool::resolve("filesystem.delete_directory"),
+            Some(Tool::DeleteDirectory)
+        );
+        let plugins = vec!["FileSystem".to_string(), "Search".to_string()];
+        let read_only = vec![
+            (Plugin::FileSystem, vec![Capability::Read]),
+            (Plugin::Search, vec![Capability::Read]),
+        ];
+        let offered: Vec<&str> = Tool::ALL
+            .iter()
+            .filter(|tool| tool.offered(&plugins, &read_only))
+            .map(|tool| tool.name())
+            .collect();
+        assert_eq!(
+            offered,
+            [
+                "read_file",
+                "list_files",
+                "grep_file",
+                "get_file_info",
+                "get_file_summary",
+                "list_directory",
+                "search_files",
+                "search_content",
+                "search_symbol",
+                "search_callers"
+            ]
+        );
+        for tool in [
+            Tool::CreateDirectory,
+            Tool::CopyFile,
+            Tool::MoveFile,
+            Tool::DeleteDirectory,
+            Tool::SetPermissions,
+        ] {
+            assert_eq!(tool.category(), Some(Category::FileWriteDelete), "{tool}");
+        }
+        assert_eq!(Tool::SearchContent.category(), None);
     }
 }

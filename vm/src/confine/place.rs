@@ -140,6 +140,12 @@ impl Place {
     /// open) directory, renamed over the name. Never writes through an existing inode, never
     /// follows a symlink; keeps a replaced regular file's permission bits.
     pub fn replace(&self, content: &[u8]) -> Result<(), Error> {
+        self.replace_with_mode(content, None)
+    }
+
+    /// [`Place::replace`], the new file given the permission bits `mode` (`& 0o777`) when
+    /// set (a copy keeps its source's), else the replaced file's.
+    pub fn replace_with_mode(&self, content: &[u8], mode: Option<u32>) -> Result<(), Error> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
         let Some(name) = &self.name else {
             return Err(Error::NotRegular("a directory"));
@@ -147,12 +153,16 @@ impl Place {
         if !self.missing.is_empty() {
             return Err(Error::NotFound);
         }
-        let mode = match rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        let existing = match rustix::fs::statat(&self.dir, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
                 Some(Mode::from_raw_mode(stat.st_mode & 0o7777))
             }
             _ => None,
         };
+        let replacing = existing.is_some();
+        let mode = mode
+            .map(|mode| Mode::from_raw_mode(mode & 0o777))
+            .or(existing);
         let mut attempt = 0;
         let (temp, fd) = loop {
             let mut temp = OsString::from(".");
@@ -183,7 +193,7 @@ impl Place {
             })
             .and_then(|()| {
                 drop(file);
-                install(&self.dir, &temp, name, mode.is_some())
+                install(&self.dir, &temp, name, replacing)
             });
         if written.is_err() {
             let _ = rustix::fs::unlinkat(&self.dir, &temp, AtFlags::empty());

@@ -40,7 +40,7 @@ mod tests;
 pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Resolves a path argument and applies the credential rule.
-fn resolve_checked(
+pub(super) fn resolve_checked(
     tool: &str,
     root: &Root,
     raw: &str,
@@ -55,7 +55,7 @@ fn resolve_checked(
 }
 
 /// Denies a mutation of the change log, `.git/` or fuseraft's own state.
-fn deny_protected(
+pub(super) fn deny_protected(
     root: &Root,
     resolved: &Resolved,
     raw: &str,
@@ -116,7 +116,7 @@ fn may_be_log(log: &Path, rel: &str) -> bool {
 }
 
 /// A possibly missing file's path with its parent directory canonicalized.
-fn canonical_target(path: &Path) -> PathBuf {
+pub(super) fn canonical_target(path: &Path) -> PathBuf {
     if let Ok(path) = std::fs::canonicalize(path) {
         return path;
     }
@@ -130,7 +130,7 @@ fn canonical_target(path: &Path) -> PathBuf {
     }
 }
 
-fn shown(resolved: &Resolved) -> &str {
+pub(super) fn shown(resolved: &Resolved) -> &str {
     if resolved.rel.is_empty() {
         "."
     } else {
@@ -139,7 +139,7 @@ fn shown(resolved: &Resolved) -> &str {
 }
 
 /// A failed read in a tool's words.
-fn read_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
+pub(super) fn read_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
     match error {
         Error::NotFound => Outcome::error(format!("{tool}: `{raw}` does not exist")),
         Error::NotRegular("a directory") if tool == "read_file" => {
@@ -224,7 +224,12 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
 
 /// Resolves a path to write or patch: inside the sandbox, no credential, not protected
 /// state, not a directory.
-fn writable(tool: &str, root: &Root, raw: &str, ctx: &ToolContext) -> Result<Resolved, Outcome> {
+pub(super) fn writable(
+    tool: &str,
+    root: &Root,
+    raw: &str,
+    ctx: &ToolContext,
+) -> Result<Resolved, Outcome> {
     if raw.trim().is_empty() {
         return Err(Outcome::error("the path is empty"));
     }

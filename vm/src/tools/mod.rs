@@ -1,5 +1,5 @@
-//! The tools agents can call: FileSystem, Shell, Changes (executed here), Handoff and Finish
-//! (schemas only; the machine answers them).
+//! The tools agents can call: FileSystem, Search, Shell, Changes (executed here), Handoff and
+//! Finish (schemas only; the machine answers them). Every tool is listed in `docs/tools.md`.
 //!
 //! ```text
 //!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
@@ -15,13 +15,20 @@
 //! credentials), `fs.rs` (writes by fresh-file replace) and `shell.rs` (process groups,
 //! environment).
 
+mod args;
 mod fs;
+mod fs_extra;
+mod fs_move;
+mod fs_search_schemas;
 mod git;
+mod grep;
 mod jobs;
 pub mod permissions;
 mod process;
 mod record;
 mod sandbox;
+mod search;
+mod search_symbols;
 mod shell;
 mod shell_env;
 mod shell_schemas;
@@ -35,7 +42,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::FutureExt;
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 use crate::changes::DEFAULT_PATH;
 use crate::effect::ToolSchema;
@@ -44,7 +51,9 @@ use crate::history::ToolCall;
 use fuseraft_compiler::ir::Plugin;
 pub use permissions::Tool;
 
+pub(crate) use args::Args;
 pub use jobs::Jobs;
+
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 
@@ -221,7 +230,24 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::GitReset
         | Tool::GitPush
         | Tool::GitPull => git::run(tool, &args, ctx).await,
-        Tool::ReadFile | Tool::WriteFile | Tool::PatchFile | Tool::ListFiles | Tool::DeleteFile => {
+        Tool::ReadFile
+        | Tool::WriteFile
+        | Tool::PatchFile
+        | Tool::ListFiles
+        | Tool::DeleteFile
+        | Tool::GrepFile
+        | Tool::GetFileInfo
+        | Tool::GetFileSummary
+        | Tool::ListDirectory
+        | Tool::CreateDirectory
+        | Tool::CopyFile
+        | Tool::MoveFile
+        | Tool::DeleteDirectory
+        | Tool::SetPermissions
+        | Tool::SearchFiles
+        | Tool::SearchContent
+        | Tool::SearchSymbol
+        | Tool::SearchCallers => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
                 Err(error) => {
@@ -236,90 +262,22 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::WriteFile => fs::write_file(&args, &root, ctx),
                 Tool::PatchFile => fs::patch_file(&args, &root, ctx),
                 Tool::ListFiles => fs::list_files(&args, &root, ctx),
-                _ => fs::delete_file(&args, &root, ctx),
+                Tool::DeleteFile => fs::delete_file(&args, &root, ctx),
+                // Search and FileSystem in full (issue 15).
+                Tool::GrepFile => fs_extra::grep_file(&args, &root, ctx),
+                Tool::GetFileInfo => fs_extra::get_file_info(&args, &root, ctx),
+                Tool::GetFileSummary => fs_extra::get_file_summary(&args, &root, ctx),
+                Tool::ListDirectory => fs_extra::list_directory(&args, &root, ctx),
+                Tool::CreateDirectory => fs_extra::create_directory(&args, &root, ctx),
+                Tool::CopyFile => fs_move::copy_file(&args, &root, ctx),
+                Tool::MoveFile => fs_move::move_file(&args, &root, ctx),
+                Tool::DeleteDirectory => fs_move::delete_directory(&args, &root, ctx),
+                Tool::SetPermissions => fs_extra::set_permissions(&args, &root, ctx),
+                Tool::SearchFiles => search::search_files(&args, &root, ctx),
+                Tool::SearchSymbol => search_symbols::search_symbol(&args, &root, ctx),
+                Tool::SearchCallers => search_symbols::search_callers(&args, &root, ctx),
+                _ => search::search_content(&args, &root, ctx),
             }
-        }
-    }
-}
-
-/// A tool's arguments: a JSON object (a JSON string holding an object and `null` are
-/// accepted too, as some providers send them).
-pub(crate) struct Args {
-    tool: &'static str,
-    map: Map<String, Json>,
-}
-
-impl Args {
-    fn new(tool: &'static str, args: &Json) -> Result<Args, Outcome> {
-        let parsed;
-        let value = match args {
-            Json::String(text) if text.trim().is_empty() => &Json::Null,
-            Json::String(text) => {
-                parsed = serde_json::from_str::<Json>(text).map_err(|_| {
-                    Outcome::error(format!(
-                        "tool `{tool}` needs its arguments as a JSON object"
-                    ))
-                })?;
-                &parsed
-            }
-            other => other,
-        };
-        match value {
-            Json::Null => Ok(Args {
-                tool,
-                map: Map::new(),
-            }),
-            Json::Object(map) => Ok(Args {
-                tool,
-                map: map.clone(),
-            }),
-            _ => Err(Outcome::error(format!(
-                "tool `{tool}` needs its arguments as a JSON object"
-            ))),
-        }
-    }
-
-    pub fn value(&self, key: &str) -> Option<&Json> {
-        self.map.get(key).filter(|value| !value.is_null())
-    }
-
-    /// A required string argument.
-    pub fn string(&self, key: &str) -> Result<&str, Outcome> {
-        match self.value(key) {
-            Some(Json::String(text)) => Ok(text),
-            _ => Err(Outcome::error(format!(
-                "tool `{}` needs a string argument `{key}`",
-                self.tool
-            ))),
-        }
-    }
-
-    /// An optional string argument (absent or `null` is `None`, another type an error).
-    pub fn opt_string(&self, key: &str) -> Result<Option<&str>, Outcome> {
-        match self.value(key) {
-            None => Ok(None),
-            Some(Json::String(text)) => Ok(Some(text)),
-            Some(_) => Err(Outcome::error(format!(
-                "tool `{}`: argument `{key}` must be a string",
-                self.tool
-            ))),
-        }
-    }
-
-    /// An optional number of seconds (a JSON number or a numeric string).
-    pub fn opt_seconds(&self, key: &str) -> Result<Option<f64>, Outcome> {
-        let seconds = match self.value(key) {
-            None => return Ok(None),
-            Some(Json::Number(number)) => number.as_f64(),
-            Some(Json::String(text)) => text.trim().parse::<f64>().ok(),
-            Some(_) => None,
-        };
-        match seconds {
-            Some(seconds) if seconds.is_finite() && seconds > 0.0 => Ok(Some(seconds)),
-            _ => Err(Outcome::error(format!(
-                "tool `{}`: argument `{key}` must be a positive number of seconds",
-                self.tool
-            ))),
         }
     }
 }
@@ -341,8 +299,8 @@ pub(crate) fn string_prop(description: &str) -> Json {
     json!({"type": "string", "description": description})
 }
 
-/// The function schemas offered to a model for an agent's `Plugins` (`FileSystem`, `Shell`,
-/// `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
+/// The function schemas offered to a model for an agent's `Plugins` (`FileSystem`, `Search`,
+/// `Shell`, `Changes`, `Handoff`, `Finish`, case-insensitive). Unknown plugin names give nothing;
 /// a plugin named twice is offered once.
 pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
     let mut seen: Vec<Plugin> = Vec::new();
@@ -475,5 +433,7 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::ShellKillJob
         | Tool::ShellGetEnv
         | Tool::ShellWhich => shell_schemas::schema_of(tool),
+        // Search and FileSystem in full (issue 15): upstream's names and arguments.
+        _ => fs_search_schemas::schema_of(tool),
     }
 }

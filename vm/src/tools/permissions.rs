@@ -13,7 +13,9 @@
 //! - Envelope globs are matched on the path *resolved under the sandbox root* (symlinks and
 //!   `..` followed physically, as `sandbox::resolve` does for the tool itself), so
 //!   `docs/../Cargo.toml` and a symlink `docs/x -> ../Cargo.toml` do not match `docs/**`;
-//!   a path that escapes the root is refused.
+//!   a path that escapes the root is refused. Every path a write changes is judged: a
+//!   copy's destination, both ends of a move, and every entry of a directory deleted or
+//!   moved (where it is and where it lands).
 
 use std::path::Path;
 
@@ -97,9 +99,14 @@ pub fn category(call: &ToolCall, tool: Tool) -> Option<Category> {
 /// What a call does, as an approval prompt and a denial name it.
 fn describe(call: &ToolCall, tool: Tool, category: Category) -> String {
     match category {
-        Category::FileWriteDelete => {
-            format!("{tool} `{}`", call.arg("path").unwrap_or_default())
-        }
+        Category::FileWriteDelete => match tool {
+            Tool::CopyFile | Tool::MoveFile => format!(
+                "{tool} `{}` to `{}`",
+                call.arg("source").unwrap_or_default(),
+                call.arg("destination").unwrap_or_default()
+            ),
+            _ => format!("{tool} `{}`", call.arg("path").unwrap_or_default()),
+        },
         _ if tool.plugin() == Plugin::Git => {
             let args = match &call.args {
                 serde_json::Value::Object(map) if map.is_empty() => String::new(),
@@ -187,28 +194,83 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
             }
         }
     }
-    let raw = call.arg("path").unwrap_or_default();
     let root = match super::sandbox::open_root(root) {
         Ok(root) => root,
         Err(outcome) => return Some(outcome.text),
     };
-    // A delete removes a final symlink itself; a write or patch lands on its target, whose
-    // parent directories may not exist yet.
-    let follow_final = tool != Tool::DeleteFile;
-    let resolved = match super::sandbox::resolve(tool.name(), &root, raw, follow_final, true) {
-        Ok(resolved) => resolved,
-        Err(outcome) => return Some(outcome.text),
-    };
-    if matchers
-        .iter()
-        .any(|matcher| matcher.is_match(&resolved.rel))
-    {
-        return None;
+    for (key, follow_final) in written_paths(tool) {
+        let raw = call.arg(key).unwrap_or_default();
+        let resolved = match super::sandbox::resolve(tool.name(), &root, raw, *follow_final, true) {
+            Ok(resolved) => resolved,
+            Err(outcome) => return Some(outcome.text),
+        };
+        if !matchers
+            .iter()
+            .any(|matcher| matcher.is_match(&resolved.rel))
+        {
+            return Some(format!(
+                "[DENIED: envelope] `{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
+                resolved.rel
+            ));
+        }
+        // A directory moved or deleted takes everything inside along: each entry must be
+        // inside the envelope where it is, and for a move where it lands.
+        if !matches!(tool, Tool::MoveFile | Tool::DeleteDirectory) || *key == "destination" {
+            continue;
+        }
+        let entries = match entries_of(&resolved) {
+            Ok(entries) => entries,
+            Err(error) => {
+                return Some(format!(
+                    "[DENIED: envelope] the entries of `{raw}` could not be checked against Security.ChangeEnvelope ({error})"
+                ))
+            }
+        };
+        let landing = if tool == Tool::MoveFile {
+            let to = call.arg("destination").unwrap_or_default();
+            match super::sandbox::resolve(tool.name(), &root, to, false, true) {
+                Ok(to) => Some(to.rel),
+                Err(outcome) => return Some(outcome.text),
+            }
+        } else {
+            None
+        };
+        for entry in &entries {
+            let places = std::iter::once(&resolved.rel).chain(landing.as_ref());
+            for top in places {
+                let rel = format!("{top}/{}", entry.path);
+                if !matchers.iter().any(|matcher| matcher.is_match(&rel)) {
+                    return Some(format!(
+                        "[DENIED: envelope] `{raw}` would change `{rel}`, outside Security.ChangeEnvelope ({listed})"
+                    ));
+                }
+            }
+        }
     }
-    Some(format!(
-        "[DENIED: envelope] `{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
-        resolved.rel
-    ))
+    None
+}
+
+/// The path arguments a write tool changes, each with whether a final symlink is followed
+/// (a write lands on the link's target; a delete or a move acts on the link itself).
+fn written_paths(tool: Tool) -> &'static [(&'static str, bool)] {
+    match tool {
+        Tool::DeleteFile | Tool::DeleteDirectory => &[("path", false)],
+        Tool::CopyFile => &[("destination", true)],
+        Tool::MoveFile => &[("source", false), ("destination", false)],
+        _ => &[("path", true)],
+    }
+}
+
+/// The entries of the directory at `resolved` (none when it is not a directory: a final
+/// symlink is not followed), or why they could not be read.
+fn entries_of(resolved: &super::sandbox::Resolved) -> Result<Vec<crate::confine::Entry>, String> {
+    match resolved.place.scan() {
+        Ok(entries) => Ok(entries),
+        Err(crate::confine::Error::NotRegular(_) | crate::confine::Error::NotFound) => {
+            Ok(Vec::new())
+        }
+        Err(error) => Err(error.to_string()),
+    }
 }
 
 #[cfg(all(test, unix))]

@@ -374,3 +374,182 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
         );
     }
 }
+
+#[test]
+fn search_capability_tags_narrow_the_new_tools() {
+    let root = Temp::new("search-caps");
+    let program = program(
+        "      Plugins: [FileSystem, Search]\n      Capabilities: { FileSystem: [read], Search: [read] }\n",
+        "    FileSystemSandboxPath: .\n",
+    );
+    for (name, args) in [
+        ("search_content", json!({"query": "x"})),
+        ("Search-search_files", json!({"pattern": "*.rs"})),
+        ("grep_file", json!({"path": "a", "pattern": "x"})),
+        ("get_file_info", json!({"path": "a"})),
+        ("list_directory", json!({})),
+    ] {
+        assert!(
+            matches!(
+                decide_for(&program, &call(name, args), &root.0),
+                Decision::Allow(_)
+            ),
+            "{name} is a read"
+        );
+    }
+    for (name, args) in [
+        ("copy_file", json!({"source": "a", "destination": "b"})),
+        ("move_file", json!({"source": "a", "destination": "b"})),
+        ("create_directory", json!({"path": "d"})),
+        ("delete_directory", json!({"path": "d"})),
+    ] {
+        match decide_for(&program, &call(name, args), &root.0) {
+            Decision::Block(reason) => assert!(
+                reason.starts_with("[DENIED: permission]") && reason.contains("`search_content`"),
+                "{name}: {reason}"
+            ),
+            other => panic!("{name} was not refused: {other:?}"),
+        }
+    }
+    // Without `Search` in `Plugins`, its tools are not offered at all.
+    let no_search = program_without_search();
+    assert!(matches!(
+        decide_for(&no_search, &call("search_content", json!({"query": "x"})), &root.0),
+        Decision::Block(reason) if reason.starts_with("[DENIED: permission]")
+    ));
+}
+
+fn program_without_search() -> Program {
+    program(
+        "      Plugins: [FileSystem]\n",
+        "    FileSystemSandboxPath: .\n",
+    )
+}
+
+#[test]
+fn the_policy_decides_the_new_writes_and_names_both_ends() {
+    let root = Temp::new("policy-new");
+    let locked = program(
+        "      Plugins: [FileSystem]\n",
+        "    Permissions:\n      Preset: locked-down\n",
+    );
+    for (name, args) in [
+        ("create_directory", json!({"path": "d"})),
+        ("delete_directory", json!({"path": "d", "recursive": true})),
+        ("copy_file", json!({"source": "a", "destination": "b"})),
+        ("move_file", json!({"source": "a", "destination": "b"})),
+    ] {
+        assert!(
+            matches!(
+                decide_for(&locked, &call(name, args), &root.0),
+                Decision::Block(reason) if reason.contains("file_write_delete")
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        decide_for(
+            &locked,
+            &call("grep_file", json!({"path": "a", "pattern": "x"})),
+            &root.0
+        ),
+        Decision::Allow(Tool::GrepFile)
+    );
+    let ask = program(
+        "      Plugins: [FileSystem]\n",
+        "    Permissions:\n      Preset: approval-required\n",
+    );
+    assert!(matches!(
+        decide_for(&ask, &call("move_file", json!({"source": "a.txt", "destination": "b.txt"})), &root.0),
+        Decision::Ask(Tool::MoveFile, text) if text == "move_file `a.txt` to `b.txt`"
+    ));
+}
+
+#[test]
+fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
+    let root = Temp::new("envelope-trees");
+    for file in [
+        "docs/a.md",
+        "docs/keep/b.md",
+        "mixed/c.md",
+        "mixed/d.rs",
+        "src/main.rs",
+        "gen/x.txt",
+        "docs/tree/c.txt",
+    ] {
+        let path = root.0.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+    }
+    std::os::unix::fs::symlink("../src", root.0.join("docs/src-link")).unwrap();
+    let program = program(
+        "      Plugins: [FileSystem]\n",
+        "    ChangeEnvelope:\n      - docs/**\n      - \"**/*.md\"\n      - \"gen*\"\n",
+    );
+    let decide_call =
+        |name: &str, args: serde_json::Value| decide_for(&program, &call(name, args), &root.0);
+    let refused = |decision: Decision| matches!(decision, Decision::Block(reason) if reason.starts_with("[DENIED: envelope]"));
+    // Copy: only the destination is written.
+    assert_eq!(
+        decide_call(
+            "copy_file",
+            json!({"source": "src/main.rs", "destination": "docs/main.rs"})
+        ),
+        Decision::Allow(Tool::CopyFile)
+    );
+    assert!(refused(decide_call(
+        "copy_file",
+        json!({"source": "docs/a.md", "destination": "src/a.rs"})
+    )));
+    // Move: the source disappears, so it must be inside too.
+    assert!(refused(decide_call(
+        "move_file",
+        json!({"source": "src/main.rs", "destination": "docs/main.rs"})
+    )));
+    assert_eq!(
+        decide_call(
+            "move_file",
+            json!({"source": "docs/a.md", "destination": "notes.md"})
+        ),
+        Decision::Allow(Tool::MoveFile)
+    );
+    // A directory: every entry inside, before and after the move.
+    assert_eq!(
+        decide_call(
+            "delete_directory",
+            json!({"path": "docs/keep", "recursive": true})
+        ),
+        Decision::Allow(Tool::DeleteDirectory)
+    );
+    assert!(refused(decide_call(
+        "delete_directory",
+        json!({"path": "mixed", "recursive": true})
+    )));
+    // `gen` matches `gen*`, but `gen/x.txt` inside it matches nothing.
+    assert!(matches!(
+        decide_call("delete_directory", json!({"path": "gen", "recursive": true})),
+        Decision::Block(reason) if reason.contains("would change `gen/x.txt`")
+    ));
+    assert!(refused(decide_call(
+        "move_file",
+        json!({"source": "docs/keep", "destination": "keep"})
+    )));
+    // Where a moved tree lands counts too: `gen2` matches `gen*`, `gen2/c.txt` nothing.
+    assert!(matches!(
+        decide_call("move_file", json!({"source": "docs/tree", "destination": "gen2"})),
+        Decision::Block(reason) if reason.contains("would change `gen2/c.txt`")
+    ));
+    // A symlink to a directory outside is removed itself: its target's entries do not count.
+    assert_eq!(
+        decide_call("delete_directory", json!({"path": "docs/src-link"})),
+        Decision::Allow(Tool::DeleteDirectory)
+    );
+    assert_eq!(
+        decide_call("create_directory", json!({"path": "docs/new/deeper"})),
+        Decision::Allow(Tool::CreateDirectory)
+    );
+    assert!(refused(decide_call(
+        "create_directory",
+        json!({"path": "src/new"})
+    )));
+}

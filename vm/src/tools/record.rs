@@ -116,6 +116,11 @@ pub(crate) fn now_rfc3339() -> String {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
+    rfc3339(secs)
+}
+
+/// `secs` since the Unix epoch as RFC 3339 UTC.
+pub(crate) fn rfc3339(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     // Civil from days (Howard Hinnant's algorithm).

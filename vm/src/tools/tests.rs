@@ -1500,7 +1500,16 @@ fn tools_schemas_per_plugin() {
             "write_file",
             "patch_file",
             "list_files",
-            "delete_file"
+            "delete_file",
+            "grep_file",
+            "get_file_info",
+            "get_file_summary",
+            "list_directory",
+            "create_directory",
+            "copy_file",
+            "move_file",
+            "delete_directory",
+            "set_permissions"
         ]
     );
     assert_eq!(
@@ -1521,8 +1530,18 @@ fn tools_schemas_per_plugin() {
     assert_eq!(names(&["git"]).len(), 16);
     assert!(names(&["Git"]).iter().all(|name| name.starts_with("git_")));
     assert!(names(&["NoSuchPlugin", ""]).is_empty());
+    assert_eq!(
+        names(&["search"]),
+        [
+            "search_files",
+            "search_content",
+            "search_symbol",
+            "search_callers"
+        ]
+    );
     for schema in schemas(&[
         "FileSystem".into(),
+        "Search".into(),
         "Shell".into(),
         "Changes".into(),
         "Handoff".into(),
