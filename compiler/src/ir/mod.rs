@@ -259,6 +259,41 @@ pub struct ContextSource {
     pub label: Option<String>,
 }
 
+/// What a context source reads: its text parsed ([`ContextSource::kind`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SourceKind<'a> {
+    /// The summary written with `session_context_write`.
+    SessionContext,
+    /// The newest change-log entries of the session (`changes_recent:N`, default 3).
+    ChangesRecent(Option<usize>),
+    /// A top-level field of the brief (`brief_field:F`).
+    BriefField(&'a str),
+    /// A file under the sandbox root (`file:PATH`).
+    File(&'a str),
+    /// The agent's own newest replies (`own_history:N`, default 3; agent `Context` only).
+    OwnHistory(Option<usize>),
+    /// A name fuseraft does not read (`execution_state`, `investigation_log`, a typo).
+    Other(&'a str),
+}
+
+impl ContextSource {
+    /// The kind of source this is: the part before the first `:` names it (ASCII
+    /// case-insensitive), the rest is its argument.
+    pub fn kind(&self) -> SourceKind<'_> {
+        let text = self.source.trim();
+        let (name, argument) = text.split_once(':').unwrap_or((text, ""));
+        let count = || argument.trim().parse::<usize>().ok();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "session_context" => SourceKind::SessionContext,
+            "changes_recent" => SourceKind::ChangesRecent(count()),
+            "brief_field" => SourceKind::BriefField(argument.trim()),
+            "file" => SourceKind::File(argument.trim()),
+            "own_history" => SourceKind::OwnHistory(count()),
+            _ => SourceKind::Other(text),
+        }
+    }
+}
+
 /// A state of the graph.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {

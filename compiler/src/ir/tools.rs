@@ -15,6 +15,11 @@ pub enum Plugin {
     Changes,
     Handoff,
     Finish,
+    // Agent state and context (issue 15).
+    SessionContext,
+    Scratchpad,
+    Chatroom,
+    Json,
 }
 
 impl Plugin {
@@ -24,6 +29,11 @@ impl Plugin {
         Plugin::Changes,
         Plugin::Handoff,
         Plugin::Finish,
+        // Agent state and context (issue 15).
+        Plugin::SessionContext,
+        Plugin::Scratchpad,
+        Plugin::Chatroom,
+        Plugin::Json,
     ];
 
     /// The spelling used in configs and the IR.
@@ -34,6 +44,11 @@ impl Plugin {
             Plugin::Changes => "Changes",
             Plugin::Handoff => "Handoff",
             Plugin::Finish => "Finish",
+            // Agent state and context (issue 15).
+            Plugin::SessionContext => "SessionContext",
+            Plugin::Scratchpad => "Scratchpad",
+            Plugin::Chatroom => "Chatroom",
+            Plugin::Json => "Json",
         }
     }
 
@@ -132,6 +147,25 @@ pub enum Tool {
     ChangesReadLatest,
     Handoff,
     Finish,
+    // Agent state and context (issue 15).
+    SessionContextRead,
+    SessionContextWrite,
+    ScratchpadWrite,
+    ScratchpadRead,
+    ScratchpadReadAll,
+    ScratchpadSearch,
+    ScratchpadDelete,
+    ChatroomSend,
+    ChatroomRead,
+    ChangesRead,
+    JsonFormat,
+    JsonMinify,
+    JsonGet,
+    JsonKeys,
+    JsonSearch,
+    JsonToText,
+    JsonValidate,
+    JsonMerge,
 }
 
 impl Tool {
@@ -146,6 +180,25 @@ impl Tool {
         Tool::ChangesReadLatest,
         Tool::Handoff,
         Tool::Finish,
+        // Agent state and context (issue 15).
+        Tool::SessionContextRead,
+        Tool::SessionContextWrite,
+        Tool::ScratchpadWrite,
+        Tool::ScratchpadRead,
+        Tool::ScratchpadReadAll,
+        Tool::ScratchpadSearch,
+        Tool::ScratchpadDelete,
+        Tool::ChatroomSend,
+        Tool::ChatroomRead,
+        Tool::ChangesRead,
+        Tool::JsonFormat,
+        Tool::JsonMinify,
+        Tool::JsonGet,
+        Tool::JsonKeys,
+        Tool::JsonSearch,
+        Tool::JsonToText,
+        Tool::JsonValidate,
+        Tool::JsonMerge,
     ];
 
     /// The function name offered to models.
@@ -160,6 +213,25 @@ impl Tool {
             Tool::ChangesReadLatest => "changes_read_latest",
             Tool::Handoff => "handoff",
             Tool::Finish => "finish",
+            // Agent state and context (issue 15).
+            Tool::SessionContextRead => "session_context_read",
+            Tool::SessionContextWrite => "session_context_write",
+            Tool::ScratchpadWrite => "scratchpad_write",
+            Tool::ScratchpadRead => "scratchpad_read",
+            Tool::ScratchpadReadAll => "scratchpad_read_all",
+            Tool::ScratchpadSearch => "scratchpad_search",
+            Tool::ScratchpadDelete => "scratchpad_delete",
+            Tool::ChatroomSend => "chatroom_send",
+            Tool::ChatroomRead => "chatroom_read",
+            Tool::ChangesRead => "changes_read",
+            Tool::JsonFormat => "json_format",
+            Tool::JsonMinify => "json_minify",
+            Tool::JsonGet => "json_get",
+            Tool::JsonKeys => "json_keys",
+            Tool::JsonSearch => "json_search",
+            Tool::JsonToText => "json_to_text",
+            Tool::JsonValidate => "json_validate",
+            Tool::JsonMerge => "json_merge",
         }
     }
 
@@ -175,6 +247,23 @@ impl Tool {
             Tool::ChangesReadLatest => Plugin::Changes,
             Tool::Handoff => Plugin::Handoff,
             Tool::Finish => Plugin::Finish,
+            // Agent state and context (issue 15).
+            Tool::SessionContextRead | Tool::SessionContextWrite => Plugin::SessionContext,
+            Tool::ScratchpadWrite
+            | Tool::ScratchpadRead
+            | Tool::ScratchpadReadAll
+            | Tool::ScratchpadSearch
+            | Tool::ScratchpadDelete => Plugin::Scratchpad,
+            Tool::ChatroomSend | Tool::ChatroomRead => Plugin::Chatroom,
+            Tool::ChangesRead => Plugin::Changes,
+            Tool::JsonFormat
+            | Tool::JsonMinify
+            | Tool::JsonGet
+            | Tool::JsonKeys
+            | Tool::JsonSearch
+            | Tool::JsonToText
+            | Tool::JsonValidate
+            | Tool::JsonMerge => Plugin::Json,
         }
     }
 
@@ -187,6 +276,27 @@ impl Tool {
             Tool::ShellRun => Capability::Run,
             Tool::Handoff => Capability::Handoff,
             Tool::Finish => Capability::Finish,
+            // Agent state and context (issue 15): upstream's tags (`PluginCapabilityMap`);
+            // upstream lists none for SessionContext, here its reader is `read` and its
+            // writer `write`, so `Capabilities` can narrow it too.
+            Tool::SessionContextRead
+            | Tool::ScratchpadRead
+            | Tool::ScratchpadReadAll
+            | Tool::ScratchpadSearch
+            | Tool::ChatroomRead
+            | Tool::ChangesRead
+            | Tool::JsonFormat
+            | Tool::JsonMinify
+            | Tool::JsonGet
+            | Tool::JsonKeys
+            | Tool::JsonSearch
+            | Tool::JsonToText
+            | Tool::JsonValidate => Capability::Read,
+            Tool::SessionContextWrite
+            | Tool::ScratchpadWrite
+            | Tool::ScratchpadDelete
+            | Tool::ChatroomSend
+            | Tool::JsonMerge => Capability::Write,
         }
     }
 

@@ -58,20 +58,6 @@ pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String
     Ok(text)
 }
 
-fn capped(text: String, max_chars: u32) -> String {
-    let max = if max_chars == 0 {
-        4000
-    } else {
-        max_chars as usize
-    };
-    if text.chars().count() <= max {
-        return text;
-    }
-    let mut cut: String = text.chars().take(max).collect();
-    cut.push_str("\n[truncated]");
-    cut
-}
-
 /// The text blocks of `HandoffContext` sources, read from the work dir.
 pub(super) fn read_context(
     program: &Program,
@@ -145,11 +131,7 @@ pub(super) fn read_context(
                 other => Err(format!("(context source `{other}` is not available)")),
             };
             let body = body.unwrap_or_else(|error| error);
-            let label = source
-                .label
-                .clone()
-                .unwrap_or_else(|| source.source.clone());
-            format!("[Context: {label}]\n{}", capped(body, source.max_chars))
+            crate::context_block::render(source, &body)
         })
         .collect()
 }

@@ -171,6 +171,16 @@ impl Machine<'_> {
             }
             ContextMode::Artifacts => {
                 messages.push(chat(ChatRole::User, self.run.task.clone()));
+                // The agent's own `Context` sources, assembled for this turn.
+                if let Some((_, blocks)) = self
+                    .assembled
+                    .as_ref()
+                    .filter(|(agent, _)| agent == agent_name)
+                {
+                    for block in blocks {
+                        messages.push(chat(ChatRole::User, block.clone()));
+                    }
+                }
                 // The handoff marker and context blocks injected for this agent, if any.
                 if let Some(start) = history
                     .iter()
