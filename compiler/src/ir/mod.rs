@@ -270,7 +270,7 @@ pub enum SourceKind<'a> {
     BriefField(&'a str),
     /// A file under the sandbox root (`file:PATH`).
     File(&'a str),
-    /// The agent's own newest replies (`own_history:N`, default 3; agent `Context` only).
+    /// The agent's own newest replies (`own_history:N`, default 6; agent `Context` only).
     OwnHistory(Option<usize>),
     /// A name fuseraft does not read (`execution_state`, `investigation_log`, a typo).
     Other(&'a str),

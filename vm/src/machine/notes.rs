@@ -14,8 +14,8 @@ use crate::history::{Role, ToolCall};
 use crate::tools::notes::{self, Caller};
 use crate::tools::permissions;
 
-/// How many replies `own_history` shows when it names no number.
-const OWN_HISTORY_DEFAULT: usize = 3;
+/// How many replies `own_history` shows when it names no number (upstream's 6).
+const OWN_HISTORY_DEFAULT: usize = 6;
 
 impl Machine<'_> {
     /// Answers `call` when it names a notes tool, for `agent`, and says whether it did. A
