@@ -7,8 +7,11 @@
 
 use serde_json::{Map, Value as Json};
 
+use serde_json::json;
+
 use super::sandbox::{credential_denial, is_credential_path, open_root, resolve, walk_error};
-use super::{Args, Outcome, Tool, ToolContext};
+use super::{schema as function, string_prop, Args, Outcome, Tool, ToolContext};
+use crate::effect::ToolSchema;
 
 #[cfg(all(test, unix))]
 #[path = "json_tests.rs"]
@@ -18,6 +21,62 @@ mod tests;
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// The most array items `json_to_text` shows at each level.
 const PREVIEW_ITEMS: usize = 5;
+
+/// The function schema of one Json tool, with upstream's parameter names.
+pub(crate) fn schema(tool: Tool) -> ToolSchema {
+    let name = tool.name();
+    let text = || string_prop("The JSON text (or give `file`).");
+    let file =
+        || string_prop("Optional instead of `json`: a JSON file, relative to the work directory.");
+    let (description, mut properties, required): (&str, Json, &[&str]) = match tool {
+        Tool::JsonFormat => ("Pretty-print JSON.", json!({}), &[]),
+        Tool::JsonMinify => ("Minify JSON.", json!({}), &[]),
+        Tool::JsonKeys => (
+            "List the top-level keys of a JSON object, or an array's length.",
+            json!({}),
+            &[],
+        ),
+        Tool::JsonValidate => (
+            "Check whether text is valid JSON; says where it is not.",
+            json!({}),
+            &[],
+        ),
+        Tool::JsonGet => (
+            "Get a nested value by a dot-separated path (`items[2].name` or `items.2.name`).",
+            json!({"path": string_prop("The dot-separated path.")}),
+            &["path"],
+        ),
+        Tool::JsonSearch => (
+            "Find the keys whose name contains the given text (case-insensitive), with their paths and values.",
+            json!({"keyName": string_prop("The key name to look for.")}),
+            &["keyName"],
+        ),
+        Tool::JsonToText => (
+            "Render JSON as indented, human-readable text.",
+            json!({"depth": {"type": "integer", "description": "Optional: the starting indentation depth."}}),
+            &[],
+        ),
+        Tool::JsonMerge => {
+            return function(
+                name,
+                "Shallow-merge two JSON objects (the patch's keys win) and return the result; nothing is written.",
+                json!({
+                    "baseJson": string_prop("The base object (or give `baseFile`)."),
+                    "patchJson": string_prop("The patch object (or give `patchFile`)."),
+                    "baseFile": string_prop("Optional instead of `baseJson`: a JSON file."),
+                    "patchFile": string_prop("Optional instead of `patchJson`: a JSON file."),
+                }),
+                &[],
+            )
+        }
+        other => return function(other.name(), "", json!({}), &[]),
+    };
+    if let Json::Object(map) = &mut properties {
+        map.insert("json".to_string(), text());
+        map.insert("file".to_string(), file());
+    }
+    function(name, description, properties, required)
+}
 
 /// Runs one Json tool.
 pub(crate) fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {

@@ -312,7 +312,12 @@ impl Args {
     }
 }
 
-fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+pub(crate) fn schema(
+    name: &str,
+    description: &str,
+    properties: Json,
+    required: &[&str],
+) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: description.to_string(),
@@ -320,7 +325,7 @@ fn schema(name: &str, description: &str, properties: Json, required: &[&str]) ->
     }
 }
 
-fn string_prop(description: &str) -> Json {
+pub(crate) fn string_prop(description: &str) -> Json {
     json!({"type": "string", "description": description})
 }
 
@@ -435,134 +440,28 @@ fn schema_of(tool: Tool) -> ToolSchema {
         ),
         Tool::DeleteFile => schema(name, "Delete a file.", json!({"path": path()}), &["path"]),
         // Agent state and context (issue 15).
-        _ => state_schema(tool),
-    }
-}
-
-/// The function schemas of the agent-state and context tools (issue 15), with upstream's
-/// parameter names.
-fn state_schema(tool: Tool) -> ToolSchema {
-    let name = tool.name();
-    let scope = || {
-        string_prop("Optional: `agent` (your own scratchpad, the default) or `global` (shared by every agent).")
-    };
-    let key = || string_prop("The entry's key (case-insensitive).");
-    let json_text = || string_prop("The JSON text (or give `file`).");
-    let json_file =
-        || string_prop("Optional instead of `json`: a JSON file, relative to the work directory.");
-    match tool {
-        Tool::SessionContextRead => schema(
-            name,
-            "Read the session context summary the previous agent wrote. Call it at the start of your turn to catch up.",
-            json!({}),
-            &[],
-        ),
-        Tool::SessionContextWrite => schema(
-            name,
-            "Write (replace) the session context summary: what was done, files changed, open issues. Call it before handing off.",
-            json!({"summary": string_prop("The summary; bullet points work well.")}),
-            &["summary"],
-        ),
-        Tool::ScratchpadWrite => schema(
-            name,
-            "Store a named entry in your scratchpad (replacing an entry with the same key).",
-            json!({
-                "key": key(),
-                "value": string_prop("The value to store."),
-                "tags": string_prop("Optional: comma-separated tags."),
-                "scope": scope(),
-            }),
-            &["key", "value"],
-        ),
-        Tool::ScratchpadRead => schema(
-            name,
-            "Read one scratchpad entry by key.",
-            json!({"key": key(), "scope": scope()}),
-            &["key"],
-        ),
-        Tool::ScratchpadReadAll => schema(
-            name,
-            "Read every entry of the scratchpad.",
-            json!({"scope": scope()}),
-            &[],
-        ),
-        Tool::ScratchpadSearch => schema(
-            name,
-            "Find scratchpad entries whose key, value or tags contain the query (case-insensitive).",
-            json!({"query": string_prop("The text to look for."), "scope": scope()}),
-            &["query"],
-        ),
-        Tool::ScratchpadDelete => schema(
-            name,
-            "Remove a scratchpad entry.",
-            json!({"key": key(), "scope": scope()}),
-            &["key"],
-        ),
-        Tool::ChatroomSend => schema(
-            name,
-            "Post a message to the session's shared chatroom, for one agent or `All`.",
-            json!({
-                "recipient": string_prop("The agent the message is for, or `All`."),
-                "message": string_prop("The message."),
-            }),
-            &["recipient", "message"],
-        ),
-        Tool::ChatroomRead => schema(
-            name,
-            "Read the newest chatroom messages.",
-            json!({"count": {"type": "integer", "description": "Optional: how many recent messages (default 20, at most 100)."}}),
-            &[],
-        ),
+        Tool::SessionContextRead
+        | Tool::SessionContextWrite
+        | Tool::ScratchpadWrite
+        | Tool::ScratchpadRead
+        | Tool::ScratchpadReadAll
+        | Tool::ScratchpadSearch
+        | Tool::ScratchpadDelete
+        | Tool::ChatroomSend
+        | Tool::ChatroomRead => notes::schema(tool),
         Tool::ChangesRead => schema(
             name,
             "Read this session's whole change log: per turn, the files written and deleted and the commands run.",
             json!({}),
             &[],
         ),
-        Tool::JsonFormat | Tool::JsonMinify | Tool::JsonKeys | Tool::JsonValidate => schema(
-            name,
-            match tool {
-                Tool::JsonFormat => "Pretty-print JSON.",
-                Tool::JsonMinify => "Minify JSON.",
-                Tool::JsonKeys => "List the top-level keys of a JSON object, or an array's length.",
-                _ => "Check whether text is valid JSON; says where it is not.",
-            },
-            json!({"json": json_text(), "file": json_file()}),
-            &[],
-        ),
-        Tool::JsonGet => schema(
-            name,
-            "Get a nested value by a dot-separated path (`items[2].name` or `items.2.name`).",
-            json!({"json": json_text(), "file": json_file(), "path": string_prop("The dot-separated path.")}),
-            &["path"],
-        ),
-        Tool::JsonSearch => schema(
-            name,
-            "Find the keys whose name contains the given text (case-insensitive), with their paths and values.",
-            json!({"json": json_text(), "file": json_file(), "keyName": string_prop("The key name to look for.")}),
-            &["keyName"],
-        ),
-        Tool::JsonToText => schema(
-            name,
-            "Render JSON as indented, human-readable text.",
-            json!({
-                "json": json_text(),
-                "file": json_file(),
-                "depth": {"type": "integer", "description": "Optional: the starting indentation depth."},
-            }),
-            &[],
-        ),
-        Tool::JsonMerge => schema(
-            name,
-            "Shallow-merge two JSON objects (the patch's keys win) and return the result; nothing is written.",
-            json!({
-                "baseJson": string_prop("The base object (or give `baseFile`)."),
-                "patchJson": string_prop("The patch object (or give `patchFile`)."),
-                "baseFile": string_prop("Optional instead of `baseJson`: a JSON file."),
-                "patchFile": string_prop("Optional instead of `patchJson`: a JSON file."),
-            }),
-            &[],
-        ),
-        _ => schema(name, "", json!({}), &[]),
+        Tool::JsonFormat
+        | Tool::JsonMinify
+        | Tool::JsonGet
+        | Tool::JsonKeys
+        | Tool::JsonSearch
+        | Tool::JsonToText
+        | Tool::JsonValidate
+        | Tool::JsonMerge => json::schema(tool),
     }
 }

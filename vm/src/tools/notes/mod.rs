@@ -11,10 +11,12 @@
 //! (sizes in the submodules), and a write over a bound is refused, not cut.
 
 mod chatroom;
+mod schemas;
 mod scratchpad;
 mod session_context;
 
 pub use chatroom::{ChatroomMessage, MAX_CHATROOM_MESSAGES};
+pub(crate) use schemas::schema_of as schema;
 pub use scratchpad::{Scratchpad, ScratchpadEntry};
 pub use session_context::SessionContext;
 
