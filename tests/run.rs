@@ -83,9 +83,13 @@ impl Recording<'_> {
                 out.push_str(&format!("newest: {}\n", last.content));
             }
         }
-        // Context blocks (`HandoffContext`, an agent's `Context` sources), whole.
+        // Context blocks (`HandoffContext`, an agent's `Context` sources, the session
+        // context), whole.
         for message in &call.messages {
-            if message.role == ChatRole::User && message.content.starts_with("[Context: ") {
+            let content = &message.content;
+            if message.role == ChatRole::User
+                && (content.starts_with("[Context: ") || content.starts_with("[Session Context]"))
+            {
                 out.push_str(&format!("context: {}\n", message.content));
             }
         }

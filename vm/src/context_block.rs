@@ -28,7 +28,8 @@ pub fn render(source: &ContextSource, body: &str) -> String {
     format!("[Context: {label}]\n{}", capped(body, max))
 }
 
-fn capped(text: &str, max: usize) -> String {
+/// `text`, cut after `max` characters with a `[truncated]` line.
+pub fn capped(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }

@@ -2,7 +2,8 @@
 //! Scratchpad, Chatroom; `tools::notes`), permitted by the one permission authority
 //! (`tools::permissions::resolve`) before they run, and the context sources that read the
 //! run (`session_context`, `own_history:N`), merged in order with the blocks the driver read
-//! from disk. Also the assembly of an agent's own `Context` sources before its model call.
+//! from disk. Also the assembly of an agent's own `Context` sources before its model call,
+//! and the session context shown to the agents that declare none.
 
 use fuseraft_compiler::ir::{ContextMode, ContextSource, Effect, SourceKind, Tool};
 use serde_json::json;
@@ -121,6 +122,16 @@ impl Machine<'_> {
             }
             _ => String::new(),
         }
+    }
+
+    /// The session context as a prompt shows it to an agent that declares no `Context`
+    /// sources (upstream's `[Session Context]` message after the task), if one was written.
+    pub(super) fn session_context_message(&self) -> Option<String> {
+        let context = self.run.notes.session_context.as_ref()?;
+        Some(format!(
+            "[Session Context]\n\n{}",
+            context_block::capped(&context.text, context_block::DEFAULT_MAX_CHARS)
+        ))
     }
 
     /// The `Context` sources `agent` assembles its prompt from in the current state, if any
