@@ -297,3 +297,32 @@ fn notes_round_trip_through_checkpoint_json() {
     let error = Notes::from_json(Some(&json!({"Chatroom": 5}))).unwrap_err();
     assert!(error.contains("`Notes`"), "{error}");
 }
+
+#[test]
+fn odd_arguments_are_results_for_every_notes_tool() {
+    let odd = [
+        Json::Null,
+        json!("not json"),
+        json!("{\"key\": 1}"),
+        json!([]),
+        json!(7),
+        json!({"key": null, "value": [], "scope": 3, "summary": {}, "recipient": 1, "count": -1}),
+        json!({"key": "\u{0}", "value": "\u{0}", "query": "\u{0}", "summary": "\u{0}"}),
+        json!({"key": "k", "value": "v", "scope": "GLOBAL ", "count": 1e300}),
+    ];
+    let mut notes = Notes::default();
+    for tool in Tool::ALL.iter().copied().filter(|tool| answers(*tool)) {
+        for args in &odd {
+            let (text, _) = answer(
+                &mut notes,
+                tool,
+                args,
+                Caller {
+                    agent: "A",
+                    turn: 0,
+                },
+            );
+            assert!(!text.is_empty(), "{tool} {args}");
+        }
+    }
+}
