@@ -743,3 +743,55 @@ impl fmt::Display for SelectionKind {
         f.write_str(self.as_str())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{ContextSource, SourceKind};
+
+    #[test]
+    fn context_sources_parse_to_their_kind() {
+        let kind = |text: &str| {
+            let source = ContextSource {
+                source: text.to_string(),
+                max_chars: 0,
+                label: None,
+            };
+            format!("{:?}", source.kind())
+        };
+        let expect = |kind: SourceKind<'_>| format!("{kind:?}");
+        assert_eq!(kind("session_context"), expect(SourceKind::SessionContext));
+        assert_eq!(
+            kind(" Session_Context "),
+            expect(SourceKind::SessionContext)
+        );
+        assert_eq!(
+            kind("changes_recent"),
+            expect(SourceKind::ChangesRecent(None))
+        );
+        assert_eq!(
+            kind("changes_recent:5"),
+            expect(SourceKind::ChangesRecent(Some(5)))
+        );
+        assert_eq!(
+            kind("changes_recent:x"),
+            expect(SourceKind::ChangesRecent(None))
+        );
+        assert_eq!(
+            kind("brief_field:goal"),
+            expect(SourceKind::BriefField("goal"))
+        );
+        assert_eq!(kind("file:a/b:c.md"), expect(SourceKind::File("a/b:c.md")));
+        assert_eq!(
+            kind("own_history:2"),
+            expect(SourceKind::OwnHistory(Some(2)))
+        );
+        assert_eq!(
+            kind("execution_state"),
+            expect(SourceKind::Other("execution_state"))
+        );
+        assert_eq!(
+            kind("sesion_context"),
+            expect(SourceKind::Other("sesion_context"))
+        );
+    }
+}
