@@ -60,7 +60,7 @@ pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String
 }
 
 /// `changes_recent:N`: the newest `count` change-log entries of the session, oldest first,
-/// one line each (`Developer (turn 3): wrote a.rs, b.rs; deleted c.rs; ran `cargo test` (ok)`).
+/// one line each (``Developer (turn 3): wrote a.rs; deleted c.rs; ran `cargo test` (ok)``).
 fn recent_changes(change_log: &Path, session_id: &str, count: usize) -> Result<String, String> {
     let log = ChangeLog::load(change_log)?;
     let mut entries: Vec<_> = log
