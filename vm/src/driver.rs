@@ -14,6 +14,7 @@ use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
 
+mod chatroom;
 mod context;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
@@ -259,6 +260,24 @@ pub async fn drive<M: Models>(
             };
         }
     };
+    let mut chatroom = chatroom::ChatroomFile::new(
+        chatroom::setting(program),
+        &env.work_dir,
+        &session_id,
+        &machine.run().notes,
+    );
+    // Copies the chatroom's new messages to `Chatroom.Path` (between turns), warning once.
+    let mut copy_chatroom = |machine: &Machine<'_>, on_event: &mut dyn FnMut(&Event, &Run)| {
+        if let Err(why) = chatroom.sync(&machine.run().notes) {
+            let warning = Event::new(
+                machine.run().turn,
+                None,
+                "warning",
+                serde_json::json!({ "message": why }),
+            );
+            on_event(&warning, machine.run());
+        }
+    };
     let mut saved_turn = None;
     // Replies without usage: before this run, and by the end of the last turn.
     let unreported_before = models.usage_unreported();
@@ -269,6 +288,7 @@ pub async fn drive<M: Models>(
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
             save(&mut machine, &mut stored);
+            copy_chatroom(&machine, on_event);
             saved_turn = Some(position);
         }
         let request = machine.step();
@@ -383,6 +403,7 @@ pub async fn drive<M: Models>(
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
+        copy_chatroom(&machine, on_event);
     }
     let (output, shortfall) = (machine.output(), machine.shortfall());
     let run = machine.into_run();

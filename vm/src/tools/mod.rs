@@ -39,6 +39,7 @@ use crate::history::ToolCall;
 use fuseraft_compiler::ir::Plugin;
 pub use permissions::Tool;
 
+pub(crate) use record::now_rfc3339;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 

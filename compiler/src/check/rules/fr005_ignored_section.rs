@@ -7,10 +7,7 @@
 //! - on a state-machine transition: `Targets` or `Merge` without `Parallel: true`, and
 //!   `Contract`/`Contracts` or `RecoveryAgent` on a parallel transition (upstream does not
 //!   evaluate contracts on fan-outs);
-//! - in tama front matter, `call.max_iter`: tama reads only the top-level `max_iter`;
-//! - `Chatroom.Path` when an agent uses the `Chatroom` plugin: upstream keeps the chatroom in
-//!   that file, fuseraft keeps it with the session (the `chatroom_*` tools read and write it
-//!   there), so no file is written.
+//! - in tama front matter, `call.max_iter`: tama reads only the top-level `max_iter`.
 //!
 //! Keys that nothing reads at all are `FR001`.
 //!
@@ -198,23 +195,6 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
                     }
                 }
             }
-        }
-    }
-    let chatroom_used = config.agents.iter().any(|agent| {
-        agent.plugins.iter().any(|plugin| {
-            crate::ir::Plugin::parse(&plugin.value) == Some(crate::ir::Plugin::Chatroom)
-        })
-    });
-    for (key, value) in &config.settings {
-        if chatroom_used && key.eq_ignore_ascii_case("Chatroom.Path") {
-            found.push(
-                Diagnostic::warning(
-                    Code::IgnoredSection,
-                    "`Chatroom.Path` is ignored: fuseraft keeps the chatroom with the session, not in a file",
-                )
-                .with_label(value.span, "no file is written here")
-                .with_help("remove `Chatroom`; `chatroom_send` and `chatroom_read` work without it"),
-            );
         }
     }
     for diag in found {
