@@ -404,4 +404,50 @@ mod tests {
             vec![Capability::Read, Capability::Write, Capability::Delete]
         );
     }
+
+    #[test]
+    fn state_plugins_narrow_by_read_and_write() {
+        let plugins = vec![
+            "Scratchpad".to_string(),
+            "SessionContext".to_string(),
+            "json".to_string(),
+        ];
+        let read_only = vec![
+            (Plugin::Scratchpad, vec![Capability::Read]),
+            (Plugin::SessionContext, vec![Capability::Read]),
+            (Plugin::Json, vec![Capability::Read]),
+        ];
+        for tool in [
+            Tool::ScratchpadRead,
+            Tool::ScratchpadReadAll,
+            Tool::ScratchpadSearch,
+            Tool::SessionContextRead,
+            Tool::JsonGet,
+        ] {
+            assert!(tool.offered(&plugins, &read_only), "{tool}");
+        }
+        for tool in [
+            Tool::ScratchpadWrite,
+            Tool::ScratchpadDelete,
+            Tool::SessionContextWrite,
+            Tool::JsonMerge,
+            Tool::ChatroomSend,
+        ] {
+            assert!(!tool.offered(&plugins, &read_only), "{tool}");
+        }
+        assert_eq!(
+            Plugin::Chatroom.capabilities(),
+            vec![Capability::Write, Capability::Read]
+        );
+        assert_eq!(
+            Tool::resolve("Scratchpad-scratchpad_write"),
+            Some(Tool::ScratchpadWrite)
+        );
+        assert_eq!(
+            Tool::resolve("Chatroom.chatroom_send"),
+            Some(Tool::ChatroomSend)
+        );
+        assert_eq!(Tool::resolve("Json-scratchpad_write"), None);
+        assert_eq!(Tool::resolve("changes_read"), Some(Tool::ChangesRead));
+    }
 }
