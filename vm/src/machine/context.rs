@@ -181,7 +181,10 @@ impl Machine<'_> {
                     for block in blocks {
                         messages.push(chat(ChatRole::User, block.clone()));
                     }
-                } else if let Some(summary) = self.session_context_message() {
+                } else if let Some(summary) = self
+                    .session_context_message()
+                    .filter(|_| agent.is_none_or(|agent| agent.context.sources.is_empty()))
+                {
                     messages.push(chat(ChatRole::User, summary));
                 }
                 // The handoff marker and context blocks injected for this agent, if any.
