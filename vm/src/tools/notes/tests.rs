@@ -206,7 +206,7 @@ fn scratchpad_bounds_refuse_rather_than_cut() {
         "B",
         json!({"key": "k", "value": big}),
     );
-    assert!(!ok && text.contains("16000"), "{text}");
+    assert!(!ok && text.contains("4000"), "{text}");
     let (text, ok) = call(
         &mut notes,
         "scratchpad_write",
