@@ -5,8 +5,8 @@
 //! `case.yaml` keys: `task` (required), `input` (default `config.yaml`, relative to the case),
 //! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`,
 //! `prompts` (`true`: also snapshot what each model call is sent: the system prompt with the
-//! agent's instructions elided, the message roles, the newest orchestrator message and the
-//! routing tools' parameters), `output` (`true`: also snapshot the run's output).
+//! agent's instructions elided, the message roles, the newest orchestrator message, every
+//! context block and the routing tools' parameters), `output` (`true`: also snapshot the run's output).
 
 mod common;
 
@@ -81,6 +81,16 @@ impl Recording<'_> {
                 && !last.content.starts_with('[');
             if orchestrator {
                 out.push_str(&format!("newest: {}\n", last.content));
+            }
+        }
+        // Context blocks (`HandoffContext`, an agent's `Context` sources, the session
+        // context), whole.
+        for message in &call.messages {
+            let content = &message.content;
+            if message.role == ChatRole::User
+                && (content.starts_with("[Context: ") || content.starts_with("[Session Context]"))
+            {
+                out.push_str(&format!("context: {}\n", message.content));
             }
         }
         let tools: Vec<String> = call.tools.iter().map(|tool| tool.name.clone()).collect();

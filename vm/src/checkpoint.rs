@@ -258,7 +258,7 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     failures.sort();
     let mut recovered: Vec<&String> = run.recovered.iter().collect();
     recovered.sort();
-    json!({
+    let mut machine = json!({
         "State": program.states.get(run.state.0 as usize).map(|state| state.name.clone()),
         "Turn": run.turn,
         "Phase": run.phase,
@@ -273,7 +273,12 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         "StandIn": stand_in,
         "Outcome": run.outcome.map(Outcome::as_str),
         "Reason": run.reason,
-    })
+    });
+    // Only a run whose agents noted something carries `Notes` (older readers skip it).
+    if !run.notes.is_empty() {
+        machine["Notes"] = run.notes.to_json();
+    }
+    machine
 }
 
 /// Writes a checkpoint's state: `Machine::checkpoint_state`'s object with `Provider` and then
@@ -366,6 +371,9 @@ fn write_run(
     text_entry(out, "StandIn", stand_in);
     text_entry(out, "Outcome", run.outcome.map(Outcome::as_str));
     text_entry(out, "Reason", run.reason.as_deref());
+    if !run.notes.is_empty() {
+        entry!(out, "Notes", &run.notes);
+    }
     out.push(b'}');
     Ok(())
 }
@@ -474,6 +482,7 @@ pub(crate) fn run_from_json(
             .get("Reason")
             .and_then(Json::as_str)
             .map(str::to_string),
+        notes: crate::tools::notes::Notes::from_json(machine.get("Notes"))?,
     };
     let stand_in = machine
         .get("StandIn")

@@ -14,6 +14,7 @@ use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
 
+mod chatroom;
 mod context;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
@@ -283,6 +284,24 @@ pub async fn drive<M: Models>(
             };
         }
     };
+    let mut chatroom = chatroom::ChatroomFile::new(
+        chatroom::setting(program),
+        &env.work_dir,
+        &session_id,
+        &machine.run().notes,
+    );
+    // Copies the chatroom's new messages to `Chatroom.Path` (between turns), warning once.
+    let mut copy_chatroom = |machine: &Machine<'_>, on_event: &mut dyn FnMut(&Event, &Run)| {
+        if let Err(why) = chatroom.sync(&machine.run().notes) {
+            let warning = Event::new(
+                machine.run().turn,
+                None,
+                "warning",
+                serde_json::json!({ "message": why }),
+            );
+            on_event(&warning, machine.run());
+        }
+    };
     let mut saved_turn = None;
     // The run's background jobs: every tool call shares the table; the jobs die with it.
     let jobs = crate::tools::Jobs::default();
@@ -295,6 +314,7 @@ pub async fn drive<M: Models>(
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
             save(&mut machine, &mut stored);
+            copy_chatroom(&machine, on_event);
             saved_turn = Some(position);
             // `--hitl`: after each completed turn of a run that goes on.
             if let (Some(pause), (turn, false)) = (&env.pause, position) {
@@ -434,6 +454,7 @@ pub async fn drive<M: Models>(
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
+        copy_chatroom(&machine, on_event);
     }
     let (output, shortfall) = (machine.output(), machine.shortfall());
     let run = machine.into_run();

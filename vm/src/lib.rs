@@ -16,6 +16,7 @@ pub mod changes;
 pub mod checkpoint;
 #[cfg(unix)]
 pub mod confine;
+pub mod context_block;
 pub mod driver;
 pub mod effect;
 pub mod event;

@@ -15,15 +15,13 @@ pub enum Validator {
     RequireReviewJudgement,
     RequireRelatedTestsPass,
     RequireAcceptanceCriteriaPassed,
+    /// The turn called `session_context_write` successfully (issue 15).
+    RequireSessionContextWrite,
 }
 
 /// Validators upstream has and fuseraft does not run: naming one is a compile error that
 /// says so, rather than a gate that fails every time at run time.
-pub const UNIMPLEMENTED_VALIDATORS: &[&str] = &[
-    "BlockOnConsecutiveFail",
-    "ArchitectureValidator",
-    "RequireSessionContextWrite",
-];
+pub const UNIMPLEMENTED_VALIDATORS: &[&str] = &["BlockOnConsecutiveFail", "ArchitectureValidator"];
 
 impl Validator {
     pub const ALL: &'static [Validator] = &[
@@ -35,6 +33,7 @@ impl Validator {
         Validator::RequireReviewJudgement,
         Validator::RequireRelatedTestsPass,
         Validator::RequireAcceptanceCriteriaPassed,
+        Validator::RequireSessionContextWrite,
     ];
 
     /// The name as upstream spells it.
@@ -48,6 +47,7 @@ impl Validator {
             Validator::RequireReviewJudgement => "RequireReviewJudgement",
             Validator::RequireRelatedTestsPass => "RequireRelatedTestsPass",
             Validator::RequireAcceptanceCriteriaPassed => "RequireAcceptanceCriteriaPassed",
+            Validator::RequireSessionContextWrite => "RequireSessionContextWrite",
         }
     }
 

@@ -261,6 +261,41 @@ pub struct ContextSource {
     pub label: Option<String>,
 }
 
+/// What a context source reads: its text parsed ([`ContextSource::kind`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SourceKind<'a> {
+    /// The summary written with `session_context_write`.
+    SessionContext,
+    /// The newest change-log entries of the session (`changes_recent:N`, default 3).
+    ChangesRecent(Option<usize>),
+    /// A top-level field of the brief (`brief_field:F`).
+    BriefField(&'a str),
+    /// A file under the sandbox root (`file:PATH`).
+    File(&'a str),
+    /// The agent's own newest replies (`own_history:N`, default 6; agent `Context` only).
+    OwnHistory(Option<usize>),
+    /// A name fuseraft does not read (`execution_state`, `investigation_log`, a typo).
+    Other(&'a str),
+}
+
+impl ContextSource {
+    /// The kind of source this is: the part before the first `:` names it (ASCII
+    /// case-insensitive), the rest is its argument.
+    pub fn kind(&self) -> SourceKind<'_> {
+        let text = self.source.trim();
+        let (name, argument) = text.split_once(':').unwrap_or((text, ""));
+        let count = || argument.trim().parse::<usize>().ok();
+        match name.trim().to_ascii_lowercase().as_str() {
+            "session_context" => SourceKind::SessionContext,
+            "changes_recent" => SourceKind::ChangesRecent(count()),
+            "brief_field" => SourceKind::BriefField(argument.trim()),
+            "file" => SourceKind::File(argument.trim()),
+            "own_history" => SourceKind::OwnHistory(count()),
+            _ => SourceKind::Other(text),
+        }
+    }
+}
+
 /// A state of the graph.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State {
@@ -708,5 +743,57 @@ impl Program {
 impl fmt::Display for SelectionKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ContextSource, SourceKind};
+
+    #[test]
+    fn context_sources_parse_to_their_kind() {
+        let kind = |text: &str| {
+            let source = ContextSource {
+                source: text.to_string(),
+                max_chars: 0,
+                label: None,
+            };
+            format!("{:?}", source.kind())
+        };
+        let expect = |kind: SourceKind<'_>| format!("{kind:?}");
+        assert_eq!(kind("session_context"), expect(SourceKind::SessionContext));
+        assert_eq!(
+            kind(" Session_Context "),
+            expect(SourceKind::SessionContext)
+        );
+        assert_eq!(
+            kind("changes_recent"),
+            expect(SourceKind::ChangesRecent(None))
+        );
+        assert_eq!(
+            kind("changes_recent:5"),
+            expect(SourceKind::ChangesRecent(Some(5)))
+        );
+        assert_eq!(
+            kind("changes_recent:x"),
+            expect(SourceKind::ChangesRecent(None))
+        );
+        assert_eq!(
+            kind("brief_field:goal"),
+            expect(SourceKind::BriefField("goal"))
+        );
+        assert_eq!(kind("file:a/b:c.md"), expect(SourceKind::File("a/b:c.md")));
+        assert_eq!(
+            kind("own_history:2"),
+            expect(SourceKind::OwnHistory(Some(2)))
+        );
+        assert_eq!(
+            kind("execution_state"),
+            expect(SourceKind::Other("execution_state"))
+        );
+        assert_eq!(
+            kind("sesion_context"),
+            expect(SourceKind::Other("sesion_context"))
+        );
     }
 }

@@ -19,6 +19,11 @@ pub enum Plugin {
     Git,
     // Search and FileSystem in full (issue 15).
     Search,
+    // Agent state and context (issue 15).
+    SessionContext,
+    Scratchpad,
+    Chatroom,
+    Json,
 }
 
 impl Plugin {
@@ -32,6 +37,11 @@ impl Plugin {
         Plugin::Git,
         // Search and FileSystem in full (issue 15).
         Plugin::Search,
+        // Agent state and context (issue 15).
+        Plugin::SessionContext,
+        Plugin::Scratchpad,
+        Plugin::Chatroom,
+        Plugin::Json,
     ];
 
     /// The spelling used in configs and the IR.
@@ -46,6 +56,11 @@ impl Plugin {
             Plugin::Git => "Git",
             // Search and FileSystem in full (issue 15).
             Plugin::Search => "Search",
+            // Agent state and context (issue 15).
+            Plugin::SessionContext => "SessionContext",
+            Plugin::Scratchpad => "Scratchpad",
+            Plugin::Chatroom => "Chatroom",
+            Plugin::Json => "Json",
         }
     }
 
@@ -182,6 +197,25 @@ pub enum Tool {
     SearchContent,
     SearchSymbol,
     SearchCallers,
+    // Agent state and context (issue 15).
+    SessionContextRead,
+    SessionContextWrite,
+    ScratchpadWrite,
+    ScratchpadRead,
+    ScratchpadReadAll,
+    ScratchpadSearch,
+    ScratchpadDelete,
+    ChatroomSend,
+    ChatroomRead,
+    ChangesRead,
+    JsonFormat,
+    JsonMinify,
+    JsonGet,
+    JsonKeys,
+    JsonSearch,
+    JsonToText,
+    JsonValidate,
+    JsonMerge,
 }
 
 impl Tool {
@@ -234,6 +268,25 @@ impl Tool {
         Tool::SearchContent,
         Tool::SearchSymbol,
         Tool::SearchCallers,
+        // Agent state and context (issue 15).
+        Tool::SessionContextRead,
+        Tool::SessionContextWrite,
+        Tool::ScratchpadWrite,
+        Tool::ScratchpadRead,
+        Tool::ScratchpadReadAll,
+        Tool::ScratchpadSearch,
+        Tool::ScratchpadDelete,
+        Tool::ChatroomSend,
+        Tool::ChatroomRead,
+        Tool::ChangesRead,
+        Tool::JsonFormat,
+        Tool::JsonMinify,
+        Tool::JsonGet,
+        Tool::JsonKeys,
+        Tool::JsonSearch,
+        Tool::JsonToText,
+        Tool::JsonValidate,
+        Tool::JsonMerge,
     ];
 
     /// The function name offered to models.
@@ -286,6 +339,25 @@ impl Tool {
             Tool::SearchContent => "search_content",
             Tool::SearchSymbol => "search_symbol",
             Tool::SearchCallers => "search_callers",
+            // Agent state and context (issue 15).
+            Tool::SessionContextRead => "session_context_read",
+            Tool::SessionContextWrite => "session_context_write",
+            Tool::ScratchpadWrite => "scratchpad_write",
+            Tool::ScratchpadRead => "scratchpad_read",
+            Tool::ScratchpadReadAll => "scratchpad_read_all",
+            Tool::ScratchpadSearch => "scratchpad_search",
+            Tool::ScratchpadDelete => "scratchpad_delete",
+            Tool::ChatroomSend => "chatroom_send",
+            Tool::ChatroomRead => "chatroom_read",
+            Tool::ChangesRead => "changes_read",
+            Tool::JsonFormat => "json_format",
+            Tool::JsonMinify => "json_minify",
+            Tool::JsonGet => "json_get",
+            Tool::JsonKeys => "json_keys",
+            Tool::JsonSearch => "json_search",
+            Tool::JsonToText => "json_to_text",
+            Tool::JsonValidate => "json_validate",
+            Tool::JsonMerge => "json_merge",
         }
     }
 
@@ -338,6 +410,23 @@ impl Tool {
             Tool::SearchFiles | Tool::SearchContent | Tool::SearchSymbol | Tool::SearchCallers => {
                 Plugin::Search
             }
+            // Agent state and context (issue 15).
+            Tool::SessionContextRead | Tool::SessionContextWrite => Plugin::SessionContext,
+            Tool::ScratchpadWrite
+            | Tool::ScratchpadRead
+            | Tool::ScratchpadReadAll
+            | Tool::ScratchpadSearch
+            | Tool::ScratchpadDelete => Plugin::Scratchpad,
+            Tool::ChatroomSend | Tool::ChatroomRead => Plugin::Chatroom,
+            Tool::ChangesRead => Plugin::Changes,
+            Tool::JsonFormat
+            | Tool::JsonMinify
+            | Tool::JsonGet
+            | Tool::JsonKeys
+            | Tool::JsonSearch
+            | Tool::JsonToText
+            | Tool::JsonValidate
+            | Tool::JsonMerge => Plugin::Json,
         }
     }
 
@@ -385,6 +474,27 @@ impl Tool {
                 Capability::Write
             }
             Tool::DeleteDirectory => Capability::Delete,
+            // Agent state and context (issue 15): upstream's tags (`PluginCapabilityMap`);
+            // upstream lists none for SessionContext, here its reader is `read` and its
+            // writer `write`, so `Capabilities` can narrow it too.
+            Tool::SessionContextRead
+            | Tool::ScratchpadRead
+            | Tool::ScratchpadReadAll
+            | Tool::ScratchpadSearch
+            | Tool::ChatroomRead
+            | Tool::ChangesRead
+            | Tool::JsonFormat
+            | Tool::JsonMinify
+            | Tool::JsonGet
+            | Tool::JsonKeys
+            | Tool::JsonSearch
+            | Tool::JsonToText
+            | Tool::JsonValidate => Capability::Read,
+            Tool::SessionContextWrite
+            | Tool::ScratchpadWrite
+            | Tool::ScratchpadDelete
+            | Tool::ChatroomSend
+            | Tool::JsonMerge => Capability::Write,
         }
     }
 
@@ -594,5 +704,51 @@ mod tests {
             assert_eq!(tool.category(), Some(Category::FileWriteDelete), "{tool}");
         }
         assert_eq!(Tool::SearchContent.category(), None);
+    }
+
+    #[test]
+    fn state_plugins_narrow_by_read_and_write() {
+        let plugins = vec![
+            "Scratchpad".to_string(),
+            "SessionContext".to_string(),
+            "json".to_string(),
+        ];
+        let read_only = vec![
+            (Plugin::Scratchpad, vec![Capability::Read]),
+            (Plugin::SessionContext, vec![Capability::Read]),
+            (Plugin::Json, vec![Capability::Read]),
+        ];
+        for tool in [
+            Tool::ScratchpadRead,
+            Tool::ScratchpadReadAll,
+            Tool::ScratchpadSearch,
+            Tool::SessionContextRead,
+            Tool::JsonGet,
+        ] {
+            assert!(tool.offered(&plugins, &read_only), "{tool}");
+        }
+        for tool in [
+            Tool::ScratchpadWrite,
+            Tool::ScratchpadDelete,
+            Tool::SessionContextWrite,
+            Tool::JsonMerge,
+            Tool::ChatroomSend,
+        ] {
+            assert!(!tool.offered(&plugins, &read_only), "{tool}");
+        }
+        assert_eq!(
+            Plugin::Chatroom.capabilities(),
+            vec![Capability::Write, Capability::Read]
+        );
+        assert_eq!(
+            Tool::resolve("Scratchpad-scratchpad_write"),
+            Some(Tool::ScratchpadWrite)
+        );
+        assert_eq!(
+            Tool::resolve("Chatroom.chatroom_send"),
+            Some(Tool::ChatroomSend)
+        );
+        assert_eq!(Tool::resolve("Json-scratchpad_write"), None);
+        assert_eq!(Tool::resolve("changes_read"), Some(Tool::ChangesRead));
     }
 }

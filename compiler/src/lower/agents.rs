@@ -1,9 +1,9 @@
 //! Lowering agents (with `Models:` aliases resolved) and contracts of a fuseraft config.
 
 use super::Builder;
-use crate::diagnostic::{Code, Diagnostic};
+use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::ir::{
-    Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, ToolChoice,
+    Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, SourceKind, ToolChoice,
 };
 use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl};
 
@@ -49,7 +49,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 }
             },
         };
-        let sources = lower_sources(&decl.context);
+        let sources = lower_sources(&decl.context, true, builder);
         let mode = match decl
             .isolation
             .as_ref()
@@ -121,18 +121,86 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
     }
 }
 
-pub(super) fn lower_sources(decls: &[ContextSourceDecl]) -> Vec<ContextSource> {
+/// Context sources (`Context` of an agent when `of_agent`, else a `HandoffContext`). A
+/// source fuseraft cannot read is kept (its block says so at run time) and warned about: a
+/// near miss of a known one with a did-you-mean (`FR004`), upstream's `execution_state` and
+/// `investigation_log` as unsupported (`FR014`).
+pub(super) fn lower_sources(
+    decls: &[ContextSourceDecl],
+    of_agent: bool,
+    builder: &mut Builder<'_>,
+) -> Vec<ContextSource> {
     decls
         .iter()
-        .map(|decl| ContextSource {
-            source: decl.source.value.clone(),
-            max_chars: decl
-                .max_chars
-                .as_ref()
-                .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
-            label: decl.label.as_ref().map(|label| label.value.clone()),
+        .map(|decl| {
+            let source = ContextSource {
+                source: decl.source.value.clone(),
+                max_chars: decl
+                    .max_chars
+                    .as_ref()
+                    .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+                label: decl.label.as_ref().map(|label| label.value.clone()),
+            };
+            if let Some(diag) = source_warning(&source, of_agent) {
+                builder
+                    .diags
+                    .push(diag.with_label(decl.source.span, "this source"));
+            }
+            source
         })
         .collect()
+}
+
+/// The context sources fuseraft reads, as written.
+const KNOWN_SOURCES: &[&str] = &[
+    "session_context",
+    "changes_recent",
+    "brief_field",
+    "file",
+    "own_history",
+];
+
+fn source_warning(source: &ContextSource, of_agent: bool) -> Option<Diagnostic> {
+    let text = source.source.trim();
+    match source.kind() {
+        SourceKind::File("") | SourceKind::BriefField("") => Some(Diagnostic::warning(
+            Code::InvalidValue,
+            format!("context source `{text}` names nothing after its `:`"),
+        )),
+        SourceKind::OwnHistory(_) if !of_agent => Some(Diagnostic::warning(
+            Code::InvalidValue,
+            "`own_history` is only read in an agent's `Context`, not in a `HandoffContext`",
+        )),
+        SourceKind::Other(other) => {
+            let name = other.split(':').next().unwrap_or(other).trim();
+            if ["execution_state", "investigation_log"]
+                .iter()
+                .any(|known| known.eq_ignore_ascii_case(name))
+            {
+                return Some(Diagnostic::warning(
+                    Code::UnsupportedFeature,
+                    format!("context source `{name}` is not supported by fuseraft; its block will say so"),
+                ));
+            }
+            let known = KNOWN_SOURCES
+                .iter()
+                .map(|known| format!("`{known}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let help = match did_you_mean(name, KNOWN_SOURCES.iter().copied()) {
+                Some(hint) => format!("{hint} (context sources: {known})"),
+                None => format!("context sources: {known}"),
+            };
+            Some(
+                Diagnostic::warning(
+                    Code::InvalidValue,
+                    format!("unknown context source `{name}`"),
+                )
+                .with_help(help),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// Applies a `Models:` alias named by `ModelId`: the alias supplies every field the agent's

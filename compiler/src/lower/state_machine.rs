@@ -207,6 +207,8 @@ fn lower_transition(
         exit.effects
             .push(Effect::InjectContext(super::agents::lower_sources(
                 &decl.handoff_context,
+                false,
+                builder,
             )));
     }
     if let Some(max) = decl.max_revisits.as_ref().filter(|max| max.value > 0) {

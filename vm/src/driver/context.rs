@@ -1,6 +1,7 @@
-//! The blocks a handoff injects (`HandoffContext`): `file:` sources and the brief read
-//! race-free and regular-only under their root ([`crate::confine`]), `changes_recent:N`
-//! from the change log, `brief_field:F` from the brief.
+//! The context sources read on disk, for a handoff (`HandoffContext`) or an agent's own
+//! `Context`: `file:` sources and the brief read race-free and regular-only under their root
+//! ([`crate::confine`]), `changes_recent:N` from the session's change-log entries,
+//! `brief_field:F` from the brief. The machine answers `session_context` and `own_history`.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -58,18 +59,56 @@ pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String
     Ok(text)
 }
 
-fn capped(text: String, max_chars: u32) -> String {
-    let max = if max_chars == 0 {
-        4000
-    } else {
-        max_chars as usize
-    };
-    if text.chars().count() <= max {
-        return text;
+/// `changes_recent:N`: the newest `count` change-log entries of the session, oldest first,
+/// one line each (``Developer (turn 3): wrote a.rs; deleted c.rs; ran `cargo test` (ok)``).
+fn recent_changes(change_log: &Path, session_id: &str, count: usize) -> Result<String, String> {
+    let log = ChangeLog::load(change_log)?;
+    let mut entries: Vec<_> = log
+        .entries
+        .iter()
+        .filter(|entry| entry.session_id == session_id)
+        .collect();
+    if entries.is_empty() {
+        return Ok("(no changes recorded in this session yet)".to_string());
     }
-    let mut cut: String = text.chars().take(max).collect();
-    cut.push_str("\n[truncated]");
-    cut
+    entries.sort_by_key(|entry| entry.turn_index);
+    let recent = &entries[entries.len().saturating_sub(count.max(1))..];
+    let lines: Vec<String> = recent
+        .iter()
+        .map(|entry| {
+            let mut parts = Vec::new();
+            if !entry.files_written.is_empty() {
+                parts.push(format!("wrote {}", entry.files_written.join(", ")));
+            }
+            if !entry.files_deleted.is_empty() {
+                parts.push(format!("deleted {}", entry.files_deleted.join(", ")));
+            }
+            if !entry.commands_run.is_empty() {
+                let commands: Vec<String> = entry
+                    .commands_run
+                    .iter()
+                    .map(|command| {
+                        let status = if command.succeeded { "ok" } else { "failed" };
+                        format!("`{}` ({status})", command.command)
+                    })
+                    .collect();
+                parts.push(format!("ran {}", commands.join(", ")));
+            }
+            if !entry.git_commits.is_empty() {
+                parts.push(format!("committed {}", entry.git_commits.join(", ")));
+            }
+            if parts.is_empty() {
+                parts.push("no changes".to_string());
+            }
+            format!(
+                "{} (turn {}): {}",
+                entry.agent,
+                entry.turn_index,
+                parts.join("; ")
+            )
+        })
+        .collect();
+    Ok(lines.join("\n"))
 }
 
 /// The text blocks of `HandoffContext` sources, read from the work dir.
@@ -89,28 +128,7 @@ pub(super) fn read_context(
             let body = match kind {
                 "file" => read_context_file(sandbox, argument),
                 "changes_recent" => {
-                    let count: usize = argument.parse().unwrap_or(3);
-                    ChangeLog::load(change_log).map(|log| {
-                        let entries: Vec<_> = log.session_entries().collect();
-                        let recent = &entries[entries.len().saturating_sub(count)..];
-                        recent
-                            .iter()
-                            .map(|entry| {
-                                format!(
-                                    "{} (turn {}): wrote {:?}, ran {:?}",
-                                    entry.agent,
-                                    entry.turn_index,
-                                    entry.files_written,
-                                    entry
-                                        .commands_run
-                                        .iter()
-                                        .map(|c| &c.command)
-                                        .collect::<Vec<_>>()
-                                )
-                            })
-                            .collect::<Vec<_>>()
-                            .join("\n")
-                    })
+                    recent_changes(change_log, session_id, argument.parse().unwrap_or(3))
                 }
                 "brief_field" => {
                     let brief = program
@@ -145,11 +163,7 @@ pub(super) fn read_context(
                 other => Err(format!("(context source `{other}` is not available)")),
             };
             let body = body.unwrap_or_else(|error| error);
-            let label = source
-                .label
-                .clone()
-                .unwrap_or_else(|| source.source.clone());
-            format!("[Context: {label}]\n{}", capped(body, source.max_chars))
+            crate::context_block::render(source, &body)
         })
         .collect()
 }

@@ -171,6 +171,22 @@ impl Machine<'_> {
             }
             ContextMode::Artifacts => {
                 messages.push(chat(ChatRole::User, self.run.task.clone()));
+                // The agent's own `Context` sources, assembled for this turn; without any,
+                // the session context, as upstream shows it.
+                if let Some((_, blocks)) = self
+                    .assembled
+                    .as_ref()
+                    .filter(|(agent, _)| agent == agent_name)
+                {
+                    for block in blocks {
+                        messages.push(chat(ChatRole::User, block.clone()));
+                    }
+                } else if let Some(summary) = self
+                    .session_context_message()
+                    .filter(|_| agent.is_none_or(|agent| agent.context.sources.is_empty()))
+                {
+                    messages.push(chat(ChatRole::User, summary));
+                }
                 // The handoff marker and context blocks injected for this agent, if any.
                 if let Some(start) = history
                     .iter()
@@ -223,6 +239,10 @@ impl Machine<'_> {
                     let drop = shown.len() - (tail - 1).min(shown.len());
                     shown.drain(..drop);
                     shown.insert(0, task);
+                }
+                // The session context, right after the task (upstream).
+                if let Some(summary) = self.session_context_message() {
+                    shown.insert(1.min(shown.len()), chat(ChatRole::User, summary));
                 }
                 messages.extend(shown);
             }

@@ -12,6 +12,7 @@ mod failure;
 mod guide;
 mod merge;
 mod nomatch;
+mod notes;
 mod result;
 mod route;
 
@@ -71,6 +72,8 @@ pub struct Run {
     pub outcome: Option<Outcome>,
     /// Why the run stopped, for `stuck` and `error`.
     pub reason: Option<String>,
+    /// What agents noted: session context, scratchpads, chatroom (`tools::notes`).
+    pub notes: crate::tools::notes::Notes,
 }
 
 /// What the machine is waiting for.
@@ -102,6 +105,10 @@ enum Phase {
     Context {
         exit: usize,
     },
+    /// The sources of the agent's own `Context` are being read before its model call.
+    Assembly {
+        agent: String,
+    },
     Finished,
 }
 
@@ -128,6 +135,9 @@ pub struct Machine<'p> {
     stand_in: Option<String>,
     /// Contents read for the `file:` context sources of the exit being taken.
     context_blocks: Vec<String>,
+    /// The blocks of the agent's own `Context` sources, assembled for its turn (the agent's
+    /// name and its blocks).
+    assembled: Option<(String, Vec<String>)>,
     /// Termination regexes, compiled once (case-insensitive); `None` for an invalid pattern.
     regexes: Vec<Option<regex::Regex>>,
     /// The index events carry: the turn in progress, or the one whose routing is being decided.
@@ -164,6 +174,7 @@ impl<'p> Machine<'p> {
             value: None,
             outcome: None,
             reason: None,
+            notes: Default::default(),
         };
         let mut machine = Machine {
             program,
@@ -174,6 +185,7 @@ impl<'p> Machine<'p> {
             pending: None,
             stand_in: None,
             context_blocks: Vec::new(),
+            assembled: None,
             regexes: program
                 .termination
                 .any
@@ -431,8 +443,11 @@ impl<'p> Machine<'p> {
                 self.on_approval(exit, approved)
             }
             (Phase::Context { exit }, Response::Context(blocks)) => {
-                self.context_blocks = blocks;
+                self.context_blocks = self.with_run_blocks(exit, blocks);
                 self.take_exit(exit);
+            }
+            (Phase::Assembly { agent }, Response::Context(blocks)) => {
+                self.on_assembly(agent, blocks)
             }
             (Phase::Finished, _) => self.phase = Phase::Finished,
             (_, _) => self.finish(
@@ -556,18 +571,27 @@ impl<'p> Machine<'p> {
                     }
                 };
                 self.emit(Some(&agent), "turn_start", json!({"state": state.name}));
-                let call = self.model_call(&agent);
-                let turn = Turn {
-                    agent,
-                    call: call.clone(),
-                    text: String::new(),
-                    tool_calls: Vec::new(),
-                    usage: Usage::default(),
-                };
-                self.phase = Phase::Model(turn);
-                Request::Model(call)
+                if let Some(request) = self.assemble(&agent) {
+                    self.phase = Phase::Assembly { agent };
+                    return request;
+                }
+                self.start_model(agent)
             }
         }
+    }
+
+    /// Asks the model for `agent`'s turn.
+    fn start_model(&mut self, agent: String) -> Request {
+        let call = self.model_call(&agent);
+        let turn = Turn {
+            agent,
+            call: call.clone(),
+            text: String::new(),
+            tool_calls: Vec::new(),
+            usage: Usage::default(),
+        };
+        self.phase = Phase::Model(turn);
+        Request::Model(call)
     }
 
     fn add_usage(&mut self, usage: Usage) -> bool {
@@ -623,10 +647,15 @@ impl<'p> Machine<'p> {
                 json!({"max": MAX_TOOL_CALLS_PER_TURN}),
             );
         }
-        // handoff and finish are answered here; everything else is a tool effect.
+        // handoff, finish and the notes tools are answered here; everything else is a tool
+        // effect.
         let mut external = Vec::new();
+        let mut answered = Vec::new();
+        let agent = turn.agent.clone();
         for call in turn.tool_calls.iter_mut().skip(first_new) {
-            if call.is_routing() {
+            if self.answer_note(&agent, call) {
+                answered.push(call.clone());
+            } else if call.is_routing() {
                 call.result = Some(
                     call.arg("route_keyword")
                         .or(call.arg("key"))
@@ -639,12 +668,20 @@ impl<'p> Machine<'p> {
             }
         }
         // The model is asked again after the tools, in the turn's context with this reply.
-        let continuation = (!external.is_empty()).then(|| context::assistant_message(&reply));
+        let continuation = (!external.is_empty() || !answered.is_empty())
+            .then(|| context::assistant_message(&reply));
         if !reply.text.is_empty() {
             turn.text = reply.text;
         }
         if let Some(message) = continuation {
             turn.call.messages.push(message);
+            for call in &answered {
+                turn.call.messages.push(context::tool_message(call));
+            }
+            if external.is_empty() {
+                self.after_tools(turn);
+                return;
+            }
             let agent = turn.agent.clone();
             let turn_index = self.run.turn;
             self.phase = Phase::Tools(turn);
@@ -676,6 +713,11 @@ impl<'p> Machine<'p> {
                 *slot = result;
             }
         }
+        self.after_tools(turn);
+    }
+
+    /// Every tool call of the turn so far is answered: ask the model again, or end the turn.
+    fn after_tools(&mut self, turn: Turn) {
         let ended_by_tool = turn.tool_calls.iter().any(|call| call.is_routing());
         let limit = turn.tool_calls.len() >= MAX_TOOL_CALLS_PER_TURN;
         if turn.text.is_empty() && !ended_by_tool && !limit {

@@ -245,24 +245,20 @@ impl Machine<'_> {
     }
 
     fn read_context(&mut self, idx: usize) {
-        let exit = &self.program.state(self.run.state).exits[idx];
-        let sources: Vec<_> = exit
-            .effects
-            .iter()
-            .filter_map(|effect| match effect {
-                Effect::InjectContext(sources) => Some(sources.clone()),
-                _ => None,
-            })
-            .flatten()
+        // The driver reads the sources on disk; the run answers the others itself.
+        let on_disk: Vec<_> = self
+            .exit_sources(idx)
+            .into_iter()
+            .filter(|source| !crate::context_block::from_run(source))
             .collect();
-        if sources.is_empty() {
-            self.context_blocks.clear();
+        if on_disk.is_empty() {
+            self.context_blocks = self.with_run_blocks(idx, Vec::new());
             self.take_exit(idx);
             return;
         }
         self.phase = Phase::Context { exit: idx };
         self.pending = Some(Request::Context {
-            sources,
+            sources: on_disk,
             session_id: self.run.session_id.clone(),
         });
     }

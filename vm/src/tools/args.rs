@@ -9,12 +9,12 @@ use super::Outcome;
 /// A tool's arguments: a JSON object (a JSON string holding an object and `null` are
 /// accepted too, as some providers send them).
 pub(crate) struct Args {
-    tool: &'static str,
+    pub(crate) tool: &'static str,
     map: Map<String, Json>,
 }
 
 impl Args {
-    pub(super) fn new(tool: &'static str, args: &Json) -> Result<Args, Outcome> {
+    pub(crate) fn new(tool: &'static str, args: &Json) -> Result<Args, Outcome> {
         let parsed;
         let value = match args {
             Json::String(text) if text.trim().is_empty() => &Json::Null,

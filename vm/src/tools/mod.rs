@@ -23,6 +23,8 @@ mod fs_search_schemas;
 mod git;
 mod grep;
 mod jobs;
+mod json;
+pub mod notes;
 pub mod permissions;
 mod process;
 mod record;
@@ -54,6 +56,7 @@ pub use permissions::Tool;
 pub(crate) use args::Args;
 pub use jobs::Jobs;
 
+pub(crate) use record::now_rfc3339;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 
@@ -205,6 +208,28 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
             (Ok(_), None) => Outcome::error("tool `finish` needs an argument `value`"),
         },
         Tool::ChangesReadLatest => record::read_latest(ctx),
+        // Agent state and context (issue 15).
+        Tool::ChangesRead => record::read_all(ctx),
+        Tool::JsonFormat
+        | Tool::JsonMinify
+        | Tool::JsonGet
+        | Tool::JsonKeys
+        | Tool::JsonSearch
+        | Tool::JsonToText
+        | Tool::JsonValidate
+        | Tool::JsonMerge => json::run(tool, &args, ctx),
+        Tool::SessionContextRead
+        | Tool::SessionContextWrite
+        | Tool::ScratchpadWrite
+        | Tool::ScratchpadRead
+        | Tool::ScratchpadReadAll
+        | Tool::ScratchpadSearch
+        | Tool::ScratchpadDelete
+        | Tool::ChatroomSend
+        | Tool::ChatroomRead => Outcome::error(format!(
+            "tool `{}` reads or writes the session's notes, which the machine answers; it is not run outside a session",
+            tool.name()
+        )),
         Tool::ShellRun => shell::run(&args, ctx).await,
         // Git and the rest of Shell.
         Tool::ShellRunScript => shell::run_script(&args, ctx).await,
@@ -433,6 +458,30 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::ShellKillJob
         | Tool::ShellGetEnv
         | Tool::ShellWhich => shell_schemas::schema_of(tool),
+        // Agent state and context (issue 15).
+        Tool::SessionContextRead
+        | Tool::SessionContextWrite
+        | Tool::ScratchpadWrite
+        | Tool::ScratchpadRead
+        | Tool::ScratchpadReadAll
+        | Tool::ScratchpadSearch
+        | Tool::ScratchpadDelete
+        | Tool::ChatroomSend
+        | Tool::ChatroomRead => notes::schema(tool),
+        Tool::ChangesRead => schema(
+            name,
+            "Read this session's whole change log: per turn, the files written and deleted and the commands run.",
+            json!({}),
+            &[],
+        ),
+        Tool::JsonFormat
+        | Tool::JsonMinify
+        | Tool::JsonGet
+        | Tool::JsonKeys
+        | Tool::JsonSearch
+        | Tool::JsonToText
+        | Tool::JsonValidate
+        | Tool::JsonMerge => json::schema(tool),
         // Search and FileSystem in full (issue 15): upstream's names and arguments.
         _ => fs_search_schemas::schema_of(tool),
     }

@@ -1,4 +1,5 @@
-//! Recording tool effects in the change log, and the `changes_read_latest` tool.
+//! Recording tool effects in the change log, and the `changes_read_latest` and
+//! `changes_read` tools.
 //!
 //! Every write, patch, delete and command becomes one record of what it added to the entry
 //! of `(session, agent, turn)`, appended to the change log's append log under its file lock
@@ -87,6 +88,37 @@ pub(crate) fn read_latest(ctx: &ToolContext) -> Outcome {
             Outcome::ok(serde_json::to_string_pretty(&json).unwrap_or_default())
         }
     }
+}
+
+/// `changes_read`: every entry of this session, oldest turn first, as JSON (capped to the
+/// tool output limit).
+pub(crate) fn read_all(ctx: &ToolContext) -> Outcome {
+    if ctx.change_log.as_os_str().is_empty() {
+        return Outcome::ok("Change tracking is off for this run.");
+    }
+    let log = {
+        let _guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        ChangeLog::load(&ctx.change_log)
+    };
+    let log = match log {
+        Ok(log) => log,
+        Err(error) => return Outcome::error(error),
+    };
+    let mut entries: Vec<&Entry> = log
+        .entries
+        .iter()
+        .filter(|entry| entry.session_id == ctx.session_id)
+        .collect();
+    if entries.is_empty() {
+        return Outcome::ok(format!(
+            "No changes recorded for session `{}` yet.",
+            ctx.session_id
+        ));
+    }
+    entries.sort_by_key(|entry| entry.turn_index);
+    let json = serde_json::Value::Array(entries.iter().map(|entry| entry.to_json()).collect());
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+    Outcome::ok(cap_text(&text, ctx.limits.output_cap))
 }
 
 /// Keeps the first and last halves of `text` within `cap` bytes (on char boundaries), with

@@ -1347,6 +1347,71 @@ async fn tools_changes_read_latest() {
 }
 
 #[tokio::test]
+async fn tools_changes_read_lists_the_sessions_entries_in_turn_order() {
+    let s = setup("changes-all");
+    let none = call(&s.ctx, "changes_read", json!({})).await;
+    assert_eq!(
+        (result(&none), none.ok),
+        ("No changes recorded for session `s1` yet.", true)
+    );
+    let mut later = s.ctx.clone();
+    later.turn = 7;
+    later.agent = "Tester".to_string();
+    assert!(
+        call(&later, "shell_run", json!({"command": "echo t"}))
+            .await
+            .ok
+    );
+    assert!(
+        call(
+            &s.ctx,
+            "write_file",
+            json!({"path": "a.txt", "content": "1"})
+        )
+        .await
+        .ok
+    );
+    let mut other = s.ctx.clone();
+    other.session_id = "s2".to_string();
+    assert!(
+        call(
+            &other,
+            "write_file",
+            json!({"path": "b.txt", "content": "2"})
+        )
+        .await
+        .ok
+    );
+    let all = call(&s.ctx, "Changes-changes_read", Json::Null).await;
+    assert!(all.ok);
+    let entries: Json = serde_json::from_str(result(&all)).unwrap();
+    let entries = entries.as_array().unwrap();
+    assert_eq!(entries.len(), 2, "only this session's entries: {entries:?}");
+    assert_eq!(entries[0]["agent"], "Developer");
+    assert_eq!(entries[0]["filesWritten"][0], "a.txt");
+    assert_eq!(entries[1]["turnIndex"], 7);
+    // The output is capped like any tool's.
+    let mut capped = s.ctx.clone();
+    capped.limits.output_cap = 64;
+    let text = result(&call(&capped, "changes_read", json!({})).await).to_string();
+    assert!(text.contains("[output truncated"), "{text}");
+}
+
+#[tokio::test]
+async fn tools_notes_tools_are_not_run_outside_a_session() {
+    let s = setup("notes-outside");
+    assert_error(
+        &call(
+            &s.ctx,
+            "scratchpad_write",
+            json!({"key": "k", "value": "v"}),
+        )
+        .await,
+        "the machine answers",
+    );
+}
+
+#[tokio::test]
 async fn tools_malformed_change_log_is_a_warning_not_a_failure() {
     let s = setup("bad-log");
     std::fs::create_dir_all(s.ctx.change_log.parent().unwrap()).unwrap();
@@ -1523,7 +1588,8 @@ fn tools_schemas_per_plugin() {
             "shell_kill_job",
             "shell_get_env",
             "shell_which",
-            "changes_read_latest"
+            "changes_read_latest",
+            "changes_read"
         ]
     );
     assert_eq!(names(&["Handoff", "Finish"]), ["handoff", "finish"]);
@@ -1539,15 +1605,22 @@ fn tools_schemas_per_plugin() {
             "search_callers"
         ]
     );
-    for schema in schemas(&[
-        "FileSystem".into(),
-        "Search".into(),
-        "Shell".into(),
-        "Changes".into(),
-        "Handoff".into(),
-        "Finish".into(),
-        "Git".into(),
-    ]) {
+    assert_eq!(
+        names(&["SessionContext", "Chatroom"]),
+        [
+            "session_context_read",
+            "session_context_write",
+            "chatroom_send",
+            "chatroom_read"
+        ]
+    );
+    assert_eq!(names(&["scratchpad"]).len(), 5);
+    assert_eq!(names(&["Json"]).len(), 8);
+    let every: Vec<String> = fuseraft_compiler::ir::Plugin::ALL
+        .iter()
+        .map(|plugin| plugin.to_string())
+        .collect();
+    for schema in schemas(&every) {
         assert_eq!(schema.parameters["type"], "object", "{}", schema.name);
         assert!(!schema.description.is_empty());
         for required in schema.parameters["required"].as_array().unwrap() {

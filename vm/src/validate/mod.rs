@@ -23,6 +23,7 @@ mod brief;
 mod predicates;
 mod related_tests;
 mod review;
+mod session_context;
 mod shell;
 mod test_report;
 #[cfg(test)]
@@ -61,6 +62,9 @@ pub fn run(check: &Check, context: &CheckContext, work_dir: &Path) -> CheckResul
             }
             Some(Validator::RequireAcceptanceCriteriaPassed) => {
                 acceptance::require_acceptance_criteria_passed(&env)
+            }
+            Some(Validator::RequireSessionContextWrite) => {
+                session_context::require_session_context_write(&env)
             }
             None => CheckResult::fail(format!(
                 "unknown validator `{}`. Valid: {}.",

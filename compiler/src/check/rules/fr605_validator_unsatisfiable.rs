@@ -8,10 +8,12 @@
 //!   blocked;
 //! - `RequireWriteFile` needs a `write_file` or `patch_file` in the turn (`FileSystem` with the
 //!   `write` capability, `file_write_delete` not blocked), or, with `ShellFallbackPattern`, a
-//!   matching command the agent may run.
+//!   matching command the agent may run;
+//! - `RequireSessionContextWrite` needs a successful `session_context_write` in the turn
+//!   (`SessionContext` with the `write` capability).
 //!
-//! It is a warning: both validators can also pass on evidence another agent left in the
-//! change log, but a gate that relies on that is rarely what the author meant.
+//! It is a warning: the first two validators can also pass on evidence another agent left in
+//! the change log, but a gate that relies on that is rarely what the author meant.
 //!
 //! ## Why is this bad?
 //! Every attempt fails the validator, the agent is re-instructed until `FailureHandling`
@@ -90,6 +92,10 @@ fn impossible(
                 }
             })
         }
+        "requiresessioncontextwrite" if !can(Tool::SessionContextWrite) => Some(format!(
+            "`{}` is not offered `session_context_write` (its `Plugins` and `Capabilities`)",
+            agent.name
+        )),
         _ => None,
     }
 }
