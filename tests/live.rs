@@ -37,11 +37,12 @@ impl Run {
     fn story(&self) -> String {
         let events: Vec<String> = self.events.iter().map(Json::to_string).collect();
         format!(
-            "exit {:?}\nsummary: {}\nstderr:\n{}\nevents:\n{}",
+            "exit {:?}\nsummary: {}\nstderr:\n{}\nevents:\n{}\nthe server's log: {}",
             self.exit,
             self.summary,
             self.stderr,
-            events.join("\n")
+            events.join("\n"),
+            server().log.display()
         )
     }
 
@@ -271,6 +272,8 @@ fn every_runs_first_request_carries_the_routing_block() {
             .requests
             .first()
             .unwrap_or_else(|| panic!("`{name}` made no request: {story}"));
+        // Reproducible: greedy sampling.
+        assert_eq!(first["temperature"], json!(0.0), "`{name}`: {first}");
         let system = first["messages"][0]["content"].as_str().unwrap_or_default();
         assert_eq!(first["messages"][0]["role"], "system", "`{name}`: {first}");
         assert!(system.contains("## Routing\n"), "`{name}`: {system}");

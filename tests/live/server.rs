@@ -36,6 +36,8 @@ fn live_dir() -> PathBuf {
 pub struct Server {
     child: Child,
     pub port: u16,
+    /// The server's standard output and error.
+    pub log: PathBuf,
 }
 
 impl Server {
@@ -81,12 +83,13 @@ impl Server {
                     python.display()
                 )
             });
-        let mut server = Server { child, port };
-        server.wait_ready(&log);
+        let mut server = Server { child, port, log };
+        server.wait_ready();
         server
     }
 
-    fn wait_ready(&mut self, log: &std::path::Path) {
+    fn wait_ready(&mut self) {
+        let log = &self.log;
         let started = Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
