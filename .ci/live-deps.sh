@@ -24,9 +24,22 @@ fi
 
 mkdir -p "$live_dir"
 if [ ! -x "$python" ]; then
+  # Debian's own python3 makes venvs only with its python3-venv package.
+  if ! python3 -c 'import ensurepip, venv' 2> /dev/null; then
+    sudo_if_needed=()
+    if [ "$(id -u)" -ne 0 ]; then sudo_if_needed=(sudo); fi
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo_if_needed[@]}" apt-get update -qq
+    "${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends python3-venv
+  fi
   python3 -m venv "$venv"
 fi
 "$python" -m pip install --quiet --upgrade pip
+# The source build needs a C++ compiler; cmake and ninja come from PyPI as build requirements.
+if ! command -v g++ > /dev/null && ! command -v c++ > /dev/null; then
+  echo "error: building llama.cpp needs a C++ compiler (Debian: apt-get install g++)" >&2
+  exit 1
+fi
 
 # llama.cpp from source: CPU only, no GPU back ends, and portable instruction sets
 # (GGML_NATIVE=OFF keeps AVX2/FMA but does not tune for the building CPU, so a wheel in pip's
