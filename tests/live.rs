@@ -143,6 +143,7 @@ fn execute(name: &str) -> Run {
         std::thread::sleep(Duration::from_millis(100));
     }
     let output = child.wait_with_output().expect("the run's output");
+    eprintln!("live: `{name}` ran in {:.1?}", started.elapsed());
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     let stderr = String::from_utf8_lossy(&output.stderr).to_string();
     let summary = serde_json::from_str(&stdout).unwrap_or_else(|error| {
