@@ -247,6 +247,38 @@ fn agents_with_required_handoff_complete_through_both_agents() {
 }
 
 #[test]
+fn a_required_tool_is_called_once_a_turn_then_the_agent_answers() {
+    let run = run("required-tool");
+    assert_ends_as_its_case_says(&run);
+    let story = run.story();
+    let calls = run.case["tool_calls_per_turn"]
+        .as_u64()
+        .expect("tool_calls_per_turn");
+    let turns = run.events_of("turn_end");
+    assert!(!turns.is_empty(), "{story}");
+    for turn in turns {
+        assert_eq!(turn["payload"]["tool_calls"], json!(calls), "{story}");
+    }
+    // A turn's first request demands the tool by name; the one after its result says
+    // `none`, and the model answers.
+    let wanted = run.case["tool_choice"].as_str().expect("tool_choice");
+    for request in &run.requests {
+        let after_tools = request["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .is_some_and(|last| last["role"] == "tool");
+        let expected = if after_tools {
+            json!("none")
+        } else {
+            json!({"type": "function", "function": {"name": wanted}})
+        };
+        assert_eq!(request["tool_choice"], expected, "{story}");
+    }
+    let output = run.summary["output"].as_str().unwrap_or_default();
+    assert!(!output.trim().is_empty(), "the last turn answered: {story}");
+}
+
+#[test]
 fn a_keyword_agent_that_only_chats_stops_stuck() {
     assert_ends_as_its_case_says(&run("keyword-chat"));
 }
@@ -265,7 +297,7 @@ fn every_runs_first_request_carries_the_routing_block() {
         .map(|entry| entry.file_name().to_string_lossy().to_string())
         .collect();
     cases.sort();
-    assert!(cases.len() >= 3, "{cases:?}");
+    assert!(cases.len() >= 4, "{cases:?}");
     for name in cases {
         let run = run(&name);
         let story = run.story();
@@ -276,9 +308,19 @@ fn every_runs_first_request_carries_the_routing_block() {
         // Reproducible: greedy sampling.
         assert_eq!(first["temperature"], json!(0.0), "`{name}`: {first}");
         let system = first["messages"][0]["content"].as_str().unwrap_or_default();
+        assert!(
+            run.case["routing"].is_array(),
+            "`{name}`: case.yaml lists `routing`"
+        );
+        let signals = strings(&run.case["routing"]);
+        if signals.is_empty() {
+            // Turn-taking: nothing to emit, no block.
+            assert!(!system.contains("## Routing"), "`{name}`: {system}");
+            continue;
+        }
         assert_eq!(first["messages"][0]["role"], "system", "`{name}`: {first}");
         assert!(system.contains("## Routing\n"), "`{name}`: {system}");
-        for signal in strings(&run.case["routing"]) {
+        for signal in signals {
             assert!(
                 system.contains(&format!("\n{signal}\n")),
                 "`{name}`: `{signal}` alone on its line in\n{system}"
