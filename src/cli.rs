@@ -210,6 +210,11 @@ pub struct ExecArgs {
     /// Print one machine-readable summary object on standard output.
     #[arg(long)]
     pub json: bool,
+    /// Pause after every turn: Enter goes on, a line of text is sent to the team as your
+    /// message, `q` stops (the session stays resumable). Without a terminal the first pause
+    /// stops the run resumable, unless `--approve` is given (then nothing pauses).
+    #[arg(long)]
+    pub hitl: bool,
     /// Use this model for every agent instead of the config's: `PROVIDER:MODEL`
     /// (`openai:gpt-4o-mini`, `anthropic:claude-sonnet-4-5`, `ollama:qwen2.5`).
     #[arg(long, value_name = "PROVIDER:MODEL")]

@@ -105,6 +105,16 @@ pub fn ask(
     question: &str,
     stopped: &std::sync::OnceLock<&'static str>,
 ) -> Result<bool, &'static str> {
+    Ok(read_answer(question, stopped)?
+        .is_some_and(|line| matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")))
+}
+
+/// Prints `question` on stderr and reads one line from stdin: `Ok(Some(line))` (without its
+/// line end), `Ok(None)` at the end of input, or `Err(signal)` when `stopped` is set first.
+pub fn read_answer(
+    question: &str,
+    stopped: &std::sync::OnceLock<&'static str>,
+) -> Result<Option<String>, &'static str> {
     eprint!("{question}");
     let _ = std::io::stderr().flush();
     let (send, answer) = std::sync::mpsc::channel();
@@ -116,10 +126,7 @@ pub fn ask(
     loop {
         match answer.recv_timeout(std::time::Duration::from_millis(50)) {
             Ok(Ok(line)) if !line.is_empty() => {
-                return Ok(matches!(
-                    line.trim().to_ascii_lowercase().as_str(),
-                    "y" | "yes"
-                ))
+                return Ok(Some(line.trim_end_matches(['\n', '\r']).to_string()))
             }
             Ok(_) | Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
@@ -130,14 +137,14 @@ pub fn ask(
         }
     }
     // End of input: a terminal that hung up sends SIGHUP too; a signal on its way cancels
-    // instead of counting as a refusal.
+    // instead of counting as an answer.
     for _ in 0..25 {
         if let Some(signal) = stopped.get() {
             return Err(signal);
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Ok(false)
+    Ok(None)
 }
 
 /// Shared between the event callback and the provider's token sink.

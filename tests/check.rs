@@ -44,7 +44,11 @@ fn codes(findings: &Findings) -> Vec<Code> {
 }
 
 fn human(findings: &Findings, sources: &fuseraft_compiler::SourceMap) -> String {
-    let checked = [Checked { findings, sources }];
+    let checked = [Checked {
+        input: Path::new("input.yaml"),
+        findings,
+        sources,
+    }];
     fuseraft::commands::check::human(&checked, Style::plain())
 }
 
@@ -162,12 +166,14 @@ fn machine_formats_of_one_fixture() {
     let compiled = compile(&input, &Disk);
     let findings = check::check(&compiled);
     let checked = [Checked {
+        input: &input,
         findings: &findings,
         sources: &compiled.sources,
     }];
     insta::assert_snapshot!("format_json", report::json::render(&checked));
     insta::assert_snapshot!("format_github", report::github::render(&checked));
-    let sarif = report::sarif::render(&checked);
+    let cwd = std::env::current_dir().unwrap();
+    let sarif = report::sarif::render(&checked, &report::sarif::Root::discover(&cwd));
     let value: serde_json::Value = serde_json::from_str(&sarif).expect("SARIF is JSON");
     let rules = value["runs"][0]["tool"]["driver"]["rules"]
         .as_array()
@@ -415,6 +421,7 @@ fn truncated_and_mangled_inputs_never_panic() {
                         let _ = check::paths(program);
                     }
                     let checked = [Checked {
+                        input: &input,
                         findings: &findings,
                         sources: &compiled.sources,
                     }];
@@ -583,6 +590,7 @@ fn github_format_writes_the_step_summary_and_says_when_annotations_overflow() {
     let compiled = compile(Path::new("many.yaml"), &reader);
     let findings = check::check(&compiled);
     let checked = [Checked {
+        input: Path::new("many.yaml"),
         findings: &findings,
         sources: &compiled.sources,
     }];

@@ -178,6 +178,7 @@ fn regression_runs_end_without_panicking() {
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work).unwrap();
         let env = Env {
+            pause: None,
             work_dir: std::fs::canonicalize(&work).unwrap(),
             approvals: Approvals::All,
         };

@@ -147,6 +147,7 @@ fn run_case(dir: &Path) -> String {
         skip_prompts: false,
     };
     let env = Env {
+        pause: None,
         work_dir: work_dir.clone(),
         approvals,
     };

@@ -197,6 +197,7 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
     let program = keyword_program();
     let work = scratch("bounded");
     let env = Env {
+        pause: None,
         work_dir: std::fs::canonicalize(&work).unwrap(),
         approvals: Approvals::All,
     };
@@ -357,6 +358,7 @@ fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() 
         );
         let work = scratch("written");
         let env = Env {
+            pause: None,
             work_dir: std::fs::canonicalize(&work).unwrap(),
             approvals: match settings["approve"].as_str() {
                 Some("none") => Approvals::None,

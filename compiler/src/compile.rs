@@ -1,8 +1,8 @@
 //! The compiler's entry point: one input path in, a program and its diagnostics out.
 //!
 //! Inputs: a fuseraft config (`.yaml`, `.yml`, `.json`), a tama `AGENT.md` (its project is
-//! the directory above `agents/`), a tama project directory (its `entrypoint`), or a `.fir`
-//! IR file.
+//! the directory above `agents/`), a tama project (its directory or its `tama.toml`; its
+//! `entrypoint` is compiled), or a `.fir` IR file.
 
 use std::path::{Path, PathBuf};
 
@@ -61,7 +61,8 @@ pub enum InputKind {
 }
 
 pub fn input_kind(path: &Path, reader: &dyn FileReader) -> InputKind {
-    if reader.is_dir(path) {
+    // A project is named by its directory or by its `tama.toml`.
+    if reader.is_dir(path) || path.file_name().is_some_and(|name| name == "tama.toml") {
         return InputKind::TamaProject;
     }
     let extension = path
@@ -178,6 +179,14 @@ fn compile_tama_agent(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
 }
 
 fn compile_tama_project(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
+    let path = match path.file_name() {
+        Some(name) if name == "tama.toml" => match path.parent() {
+            Some(parent) if parent.as_os_str().is_empty() => Path::new("."),
+            Some(parent) => parent,
+            None => path,
+        },
+        _ => path,
+    };
     let manifest = path.join("tama.toml");
     if !loader.reader.exists(&manifest) {
         loader.diags.push(

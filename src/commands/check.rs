@@ -65,7 +65,9 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
     let checked: Vec<Checked<'_>> = compiled
         .iter()
         .zip(&findings)
-        .map(|(c, f)| Checked {
+        .zip(&names)
+        .map(|((c, f), name)| Checked {
+            input: name,
             findings: f,
             sources: &c.sources,
         })
@@ -82,7 +84,10 @@ pub fn run(args: &CheckArgs, style: Style) -> u8 {
         match format {
             CheckFormat::Human => human(&checked, style),
             CheckFormat::Json => report::json::render(&checked),
-            CheckFormat::Sarif => report::sarif::render(&checked),
+            CheckFormat::Sarif => {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+                report::sarif::render(&checked, &report::sarif::Root::discover(&cwd))
+            }
             CheckFormat::Github => {
                 write_step_summary(&checked);
                 report::github::render(&checked)

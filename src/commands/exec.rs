@@ -20,6 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::exit;
 
+mod hitl;
 pub(crate) mod transcript;
 use crate::cli::{Approve, ExecArgs};
 use crate::disk::Project;
@@ -70,6 +71,8 @@ struct Prepared<'a> {
     provider: ProviderFlags,
     /// The web view (`--ui`), when asked for.
     ui: Option<crate::ui::Live>,
+    /// `--hitl`: asked after every turn.
+    pause: Option<Box<driver::PauseFn>>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -241,17 +244,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Some(Approve::None) => Approvals::None,
         // The page and the terminal (when there is one) both answer, whichever first.
         None if ui.is_some() => {
-            let hint = resume_hint(args, &provider, &session, &work_dir);
-            let summary = args.json.then(|| {
-                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
-            });
-            let cancel = Box::new(move |signal: &'static str| {
-                eprintln!("\n── cancelled ({signal}) during an approval · {hint}");
-                if let Some(summary) = &summary {
-                    println!("{summary}");
-                }
-                std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
-            });
+            let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
             let ui = ui.as_ref().expect("checked by the guard");
             ui.approvals(states, watch_stop_signals(), cancel)
         }
@@ -259,18 +252,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             // A prompt blocks the run's thread: a signal during it is seen by a watcher
             // thread, and the prompt ends the process (the last checkpoint stays resumable).
             let stopped = watch_stop_signals();
-            let hint = resume_hint(args, &provider, &session, &work_dir);
-            let summary = args.json.then(|| {
-                json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
-            });
+            let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
                 crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
-                    eprintln!("\n── cancelled ({signal}) during an approval{hint}");
-                    if let Some(summary) = &summary {
-                        println!("{summary}");
-                    }
-                    std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+                    cancel(signal);
+                    false
                 })
             }))
         }
@@ -283,6 +270,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             false
         })),
     };
+    let pause = args.hitl.then(|| {
+        let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "a pause");
+        hitl::pauses(args.approve.is_some(), watch_stop_signals(), cancel)
+    });
     if let Err(message) = store.begin(&work_dir, &session) {
         return usage_error(&message);
     }
@@ -306,6 +297,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         started,
         provider: provider.clone(),
         ui,
+        pause,
     };
     match &args.replay {
         Some(path) => {
@@ -370,6 +362,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         started,
         provider,
         ui,
+        pause,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -383,6 +376,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let env = Env {
         work_dir: work_dir.clone(),
         approvals,
+        pause,
     };
     let mut on_event = |event: &Event, run: &Run| {
         events.write(event, &session);
@@ -452,6 +446,24 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     }
     compact_change_log(program, &work_dir, &session);
     let summary = match result {
+        // `--hitl` answered `q`: stopped at a turn boundary, resumable like a cancel.
+        Ok(summary) if summary.outcome == Outcome::Cancelled => {
+            if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
+                warn_unsaved(&error, &log);
+            }
+            eprintln!(
+                "\n── {}{}",
+                summary.reason.as_deref().unwrap_or("cancelled"),
+                resume_hint(args, &provider, &session, &work_dir)
+            );
+            if args.json {
+                println!(
+                    "{}",
+                    json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "turns": summary.turns, "exit_code": 1})
+                );
+            }
+            return Outcome::Cancelled.exit_code();
+        }
         Ok(summary) => summary,
         Err(signal) => {
             // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
@@ -627,6 +639,29 @@ async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
 
 /// The stop signal received, once one is: set by a thread with its own runtime, so it is
 /// seen while the run's thread is blocked (in an approval prompt).
+/// Ends the process when a stop signal arrives while a prompt (`during`) blocks the run:
+/// the resume hint, the `--json` summary, the cancelled exit code. The last checkpoint
+/// stays resumable.
+fn cancel_on_signal(
+    args: &ExecArgs,
+    provider: &ProviderFlags,
+    session: &str,
+    work_dir: &Path,
+    during: &'static str,
+) -> Box<dyn Fn(&'static str) + Send + Sync> {
+    let hint = resume_hint(args, provider, session, work_dir);
+    let summary = args.json.then(|| {
+        json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
+    });
+    Box::new(move |signal: &'static str| {
+        eprintln!("\n── cancelled ({signal}) during {during}{hint}");
+        if let Some(summary) = &summary {
+            println!("{summary}");
+        }
+        std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+    })
+}
+
 type Stopped = std::sync::Arc<std::sync::OnceLock<&'static str>>;
 
 fn watch_stop_signals() -> Stopped {

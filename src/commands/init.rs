@@ -1,5 +1,6 @@
 //! `fuseraft init [--template NAME] [DIR]`: writes a ready-to-run workflow from a template
-//! (a config and a replay file, so that `fuseraft exec` runs it offline at once). The
+//! (a config and a replay file, so that `fuseraft exec` runs it offline at once, and a
+//! scenario with its accepted snapshot, so that `fuseraft test` passes at once). The
 //! templates are the files under `templates/<name>/`, built into the binary. Nothing is
 //! overwritten: when any file of the template exists, nothing is written.
 
@@ -28,27 +29,67 @@ macro_rules! template {
 pub fn files(template: Template) -> Files {
     match template {
         Template::DevTeam => Files {
-            files: template!("dev-team", ["fuseraft.yaml", "replay.yaml"]),
+            files: template!(
+                "dev-team",
+                [
+                    "fuseraft.yaml",
+                    "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap"
+                ]
+            ),
             input: "fuseraft.yaml",
             task: "Write hello.py.",
         },
         Template::Minimal => Files {
-            files: template!("minimal", ["fuseraft.yaml", "replay.yaml"]),
+            files: template!(
+                "minimal",
+                [
+                    "fuseraft.yaml",
+                    "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap"
+                ]
+            ),
             input: "fuseraft.yaml",
             task: "Say hello.",
         },
         Template::Graph => Files {
-            files: template!("graph", ["fuseraft.yaml", "replay.yaml"]),
+            files: template!(
+                "graph",
+                [
+                    "fuseraft.yaml",
+                    "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap"
+                ]
+            ),
             input: "fuseraft.yaml",
             task: "Write a release note.",
         },
         Template::Statemachine => Files {
-            files: template!("statemachine", ["fuseraft.yaml", "replay.yaml"]),
+            files: template!(
+                "statemachine",
+                [
+                    "fuseraft.yaml",
+                    "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap"
+                ]
+            ),
             input: "fuseraft.yaml",
             task: "Add a --verbose flag.",
         },
         Template::Adversarial => Files {
-            files: template!("adversarial", ["fuseraft.yaml", "replay.yaml"]),
+            files: template!(
+                "adversarial",
+                [
+                    "fuseraft.yaml",
+                    "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap"
+                ]
+            ),
             input: "fuseraft.yaml",
             task: "Specify a rate limiter.",
         },
@@ -62,6 +103,8 @@ pub fn files(template: Template) -> Files {
                     "agents/answer/AGENT.md",
                     "agents/escalate/AGENT.md",
                     "replay.yaml",
+                    "workflow.scenario.yaml",
+                    "workflow.scenario.snap",
                 ]
             ),
             input: ".",
@@ -115,7 +158,8 @@ fn next_steps(dir: &Path, template: &Files) -> String {
     let task = template.task;
     format!(
         "next:\n{cd}  fuseraft check {input}\n  fuseraft exec {input} --task \"{task}\" --replay replay.yaml\n  \
-         fuseraft exec {input} --task \"{task}\" --model openai:gpt-4o-mini   # a real model"
+         fuseraft exec {input} --task \"{task}\" --model openai:gpt-4o-mini   # a real model\n  \
+         fuseraft test   # the routing, snapshot-tested: workflow.scenario.yaml against its .snap"
     )
 }
 

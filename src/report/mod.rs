@@ -12,6 +12,8 @@ use fuseraft_compiler::{Diagnostic, SourceMap, Span};
 
 /// One checked input, as the reports see it.
 pub struct Checked<'a> {
+    /// The input as named on the command line (a finding without a span points at it).
+    pub input: &'a std::path::Path,
     pub findings: &'a Findings,
     pub sources: &'a SourceMap,
 }

@@ -132,6 +132,7 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
         skip_prompts: true,
     };
     let env = Env {
+        pause: None,
         work_dir: work_dir.clone(),
         approvals: if scenario.approve {
             Approvals::All

@@ -1,6 +1,6 @@
 //! `fuseraft init`: every template under `templates/` is offered, passes `fuseraft check`
-//! with no finding, and runs to a successful end with its replay file; nothing existing is
-//! overwritten.
+//! with no finding, runs to a successful end with its replay file and passes `fuseraft test`
+//! with the scenario it ships; nothing existing is overwritten.
 
 use clap::ValueEnum;
 use fuseraft::cli::Template;
@@ -104,6 +104,31 @@ fn every_template_checks_clean_and_runs_with_its_replay() {
             .unwrap_or_else(|_| panic!("{name}: {}", stderr(&ran)));
         assert_eq!(ran.status.code(), Some(0), "{name}: {}", stderr(&ran));
         assert_eq!(summary["outcome"], "completed", "{name}: {summary}");
+
+        // The routing is snapshot-tested as shipped: `fuseraft test` passes at once.
+        assert!(
+            steps
+                .lines()
+                .any(|line| line.trim().starts_with("fuseraft test")),
+            "{name}: the next steps name `fuseraft test`: {steps}"
+        );
+        let tested = fuseraft()
+            .current_dir(&target)
+            .arg("test")
+            .output()
+            .unwrap();
+        assert_eq!(
+            tested.status.code(),
+            Some(0),
+            "{name}: {}{}",
+            stdout(&tested),
+            stderr(&tested)
+        );
+        assert!(
+            stdout(&tested).contains("1 passed"),
+            "{name}: {}",
+            stdout(&tested)
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -7,6 +7,7 @@
 //! these tests (it does not skip them).
 
 mod files;
+mod git_plugin;
 mod keys;
 mod network;
 mod tree;

@@ -96,3 +96,28 @@ fn killing_fuseraft_kills_the_command_tree() {
         );
     }
 }
+
+#[test]
+fn background_jobs_end_with_their_run() {
+    let dir = scratch("background-jobs");
+    let tag = 800_000 + std::process::id() % 90_000;
+    let config = "Orchestration:\n  Name: Jobs\n  Security:\n    Permissions: { command_execution: allow }\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [Shell]\n  Selection: { Type: sequential }\n  Termination: { Type: maxiterations, MaxIterations: 1 }\n";
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
+    let calls = json!([
+        {"name": "shell_run_background", "args": {"command": format!("touch started1; sleep {tag}1")}},
+        {"name": "shell_run_background", "args": {"command": format!("setsid sleep {tag}2 & touch started2; wait")}},
+        {"name": "shell_run", "args": {"command": "while [ ! -e started1 ] || [ ! -e started2 ]; do sleep 0.02; done"}},
+    ]);
+    let replay = json!({"replies": {"Dev": [{"tool_calls": calls, "text": "Done."}]}});
+    std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
+    let output = exec(&dir);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(dir.join("work/started1").exists() && dir.join("work/started2").exists());
+    for n in 1..=2 {
+        let left = wait_until_gone(&format!("sleep {tag}{n}"));
+        assert!(
+            left.is_empty(),
+            "a background job outlived its run: {left:?}"
+        );
+    }
+}

@@ -93,7 +93,31 @@ pub struct Env {
     /// The sandbox root for tools, validators and artifacts.
     pub work_dir: PathBuf,
     pub approvals: Approvals,
+    /// Asked after every completed turn (`--hitl`); `None` never pauses.
+    pub pause: Option<Box<PauseFn>>,
 }
+
+/// Where a run paused: after `turn`, taken by `agent`, the run now in `state`.
+#[derive(Clone, Debug)]
+pub struct Paused<'a> {
+    pub turn: u32,
+    pub agent: Option<&'a str>,
+    pub state: &'a str,
+}
+
+/// What the operator answered at a pause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pause {
+    /// Go on with the next turn.
+    Continue,
+    /// Add this text to the conversation as the operator's message, then go on.
+    Message(String),
+    /// Stop here; the checkpoint just written stays resumable.
+    Quit,
+}
+
+/// Asks the operator at a pause.
+pub type PauseFn = dyn Fn(&Paused<'_>) -> Pause + Send + Sync;
 
 /// How a run ended.
 #[derive(Clone, Debug)]
@@ -260,35 +284,61 @@ pub async fn drive<M: Models>(
         }
     };
     let mut saved_turn = None;
-    // Replies without usage: before this run, and by the end of the last turn.
-    let unreported_before = models.usage_unreported();
-    let mut unreported_turn = unreported_before;
-    let cost_before = models.cost();
-    let mut cost_turn = cost_before;
+    // The run's background jobs: every tool call shares the table; the jobs die with it.
+    let jobs = crate::tools::Jobs::default();
+    // Replies without usage and their cost: before this run, and by the end of the last turn.
+    let before = (models.usage_unreported(), models.cost());
+    let (unreported_before, cost_before) = before;
+    let mut at_turn_end = before;
+    let first_turn = machine.run().turn;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
             save(&mut machine, &mut stored);
             saved_turn = Some(position);
-        }
-        let request = machine.step();
-        for event in machine.drain_events() {
-            let (unreported, cost) = (models.usage_unreported(), models.cost());
-            let (missing, spent) = match event.event_type {
-                "turn_end" => (
-                    unreported.saturating_sub(std::mem::replace(&mut unreported_turn, unreported)),
-                    cost.since(std::mem::replace(&mut cost_turn, cost)),
-                ),
-                _ => (
-                    unreported.saturating_sub(unreported_before),
-                    cost.since(cost_before),
-                ),
-            };
-            match mark_usage(&event, missing, spent) {
-                Some(marked) => on_event(&marked, machine.run()),
-                None => on_event(&event, machine.run()),
+            // `--hitl`: after each completed turn of a run that goes on.
+            if let (Some(pause), (turn, false)) = (&env.pause, position) {
+                if turn > first_turn {
+                    // The turn's last events (its route) are shown before the question.
+                    emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
+                    let answer = {
+                        let run = machine.run();
+                        let state = machine.program().state(run.state).name.as_str();
+                        let agent = run.history.iter().rev().find_map(|message| {
+                            (message.role == crate::history::Role::Assistant)
+                                .then_some(message.agent.as_str())
+                        });
+                        pause(&Paused { turn, agent, state })
+                    };
+                    match answer {
+                        Pause::Continue => {}
+                        Pause::Message(text) => {
+                            machine.operator_message(text);
+                            emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
+                            save(&mut machine, &mut stored);
+                        }
+                        Pause::Quit => {
+                            let run = machine.into_run();
+                            return Summary {
+                                outcome: Outcome::Cancelled,
+                                reason: Some(format!("paused by the operator after turn {turn}")),
+                                turns: run.turn,
+                                usage: run.usage,
+                                usage_unreported: models
+                                    .usage_unreported()
+                                    .saturating_sub(unreported_before),
+                                cost: models.cost().since(cost_before),
+                                history: run.history,
+                                output: None,
+                                shortfall: None,
+                            };
+                        }
+                    }
+                }
             }
         }
+        let request = machine.step();
+        emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
         let response = match request {
             Request::Done => break,
             Request::Model(call) => Response::Model(models.call(&call).await),
@@ -310,6 +360,7 @@ pub async fn drive<M: Models>(
                     change_log: change_log.clone(),
                     limits: limits(program),
                     sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
+                    jobs: jobs.clone(),
                 };
                 let agent_ir = program
                     .agent_named(&context.agent)
@@ -396,6 +447,36 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
+    }
+}
+
+/// Hands the machine's new events to `on_event`, `turn_end` marked with the usage its
+/// replies left unreported and what they cost (since `at_turn_end`, which moves on), others
+/// with the run's totals since `before`.
+fn emit_events<M: Models>(
+    machine: &mut Machine<'_>,
+    models: &M,
+    on_event: &mut dyn FnMut(&Event, &Run),
+    before: (u32, Cost),
+    at_turn_end: &mut (u32, Cost),
+) {
+    for event in machine.drain_events() {
+        let (unreported, cost) = (models.usage_unreported(), models.cost());
+        let (missing, spent) = match event.event_type {
+            "turn_end" => {
+                let (unreported_turn, cost_turn) =
+                    std::mem::replace(at_turn_end, (unreported, cost));
+                (
+                    unreported.saturating_sub(unreported_turn),
+                    cost.since(cost_turn),
+                )
+            }
+            _ => (unreported.saturating_sub(before.0), cost.since(before.1)),
+        };
+        match mark_usage(&event, missing, spent) {
+            Some(marked) => on_event(&marked, machine.run()),
+            None => on_event(&event, machine.run()),
+        }
     }
 }
 

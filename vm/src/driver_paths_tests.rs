@@ -212,6 +212,7 @@ fn a_missing_sandbox_path_ends_the_run_before_any_model_call() {
     let program = program("  Security: { FileSystemSandboxPath: gone }\n");
     let models = CountingModels(Default::default());
     let env = super::Env {
+        pause: None,
         work_dir: work.0.clone(),
         approvals: super::Approvals::All,
     };

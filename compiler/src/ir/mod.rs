@@ -8,6 +8,7 @@ mod analysis;
 mod checks;
 mod cond;
 mod conditions;
+mod diagram;
 mod matching;
 mod parse;
 mod policy;
@@ -19,12 +20,13 @@ pub use analysis::{classify_edges, layer_states, Graph};
 pub use checks::{PredicateType, Validator, UNIMPLEMENTED_PREDICATES, UNIMPLEMENTED_VALIDATORS};
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
+pub use diagram::{to_dot, to_mermaid};
 pub use matching::is_punctuation;
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
 pub use tools::{Capability, Plugin, Tool};
-pub use views::{to_dot, to_json, to_mermaid, trigger_label};
+pub use views::{to_json, trigger_label};
 
 use std::fmt;
 

@@ -15,6 +15,8 @@ pub enum Plugin {
     Changes,
     Handoff,
     Finish,
+    // Git.
+    Git,
 }
 
 impl Plugin {
@@ -24,6 +26,8 @@ impl Plugin {
         Plugin::Changes,
         Plugin::Handoff,
         Plugin::Finish,
+        // Git.
+        Plugin::Git,
     ];
 
     /// The spelling used in configs and the IR.
@@ -34,6 +38,8 @@ impl Plugin {
             Plugin::Changes => "Changes",
             Plugin::Handoff => "Handoff",
             Plugin::Finish => "Finish",
+            // Git.
+            Plugin::Git => "Git",
         }
     }
 
@@ -132,6 +138,30 @@ pub enum Tool {
     ChangesReadLatest,
     Handoff,
     Finish,
+    // Git and the rest of Shell (upstream's names, `PluginCapabilityMap`).
+    GitStatus,
+    GitDiff,
+    GitLog,
+    GitShow,
+    GitBranchList,
+    GitStashList,
+    GitAdd,
+    GitCommit,
+    GitCheckout,
+    GitCreateBranch,
+    GitInit,
+    GitStash,
+    GitStashPop,
+    GitReset,
+    GitPush,
+    GitPull,
+    ShellRunScript,
+    ShellRunBackground,
+    ShellGetJobStatus,
+    ShellGetJobOutput,
+    ShellKillJob,
+    ShellGetEnv,
+    ShellWhich,
 }
 
 impl Tool {
@@ -146,6 +176,30 @@ impl Tool {
         Tool::ChangesReadLatest,
         Tool::Handoff,
         Tool::Finish,
+        // Git and the rest of Shell.
+        Tool::GitStatus,
+        Tool::GitDiff,
+        Tool::GitLog,
+        Tool::GitShow,
+        Tool::GitBranchList,
+        Tool::GitStashList,
+        Tool::GitAdd,
+        Tool::GitCommit,
+        Tool::GitCheckout,
+        Tool::GitCreateBranch,
+        Tool::GitInit,
+        Tool::GitStash,
+        Tool::GitStashPop,
+        Tool::GitReset,
+        Tool::GitPush,
+        Tool::GitPull,
+        Tool::ShellRunScript,
+        Tool::ShellRunBackground,
+        Tool::ShellGetJobStatus,
+        Tool::ShellGetJobOutput,
+        Tool::ShellKillJob,
+        Tool::ShellGetEnv,
+        Tool::ShellWhich,
     ];
 
     /// The function name offered to models.
@@ -160,6 +214,30 @@ impl Tool {
             Tool::ChangesReadLatest => "changes_read_latest",
             Tool::Handoff => "handoff",
             Tool::Finish => "finish",
+            // Git and the rest of Shell.
+            Tool::GitStatus => "git_status",
+            Tool::GitDiff => "git_diff",
+            Tool::GitLog => "git_log",
+            Tool::GitShow => "git_show",
+            Tool::GitBranchList => "git_branch_list",
+            Tool::GitStashList => "git_stash_list",
+            Tool::GitAdd => "git_add",
+            Tool::GitCommit => "git_commit",
+            Tool::GitCheckout => "git_checkout",
+            Tool::GitCreateBranch => "git_create_branch",
+            Tool::GitInit => "git_init",
+            Tool::GitStash => "git_stash",
+            Tool::GitStashPop => "git_stash_pop",
+            Tool::GitReset => "git_reset",
+            Tool::GitPush => "git_push",
+            Tool::GitPull => "git_pull",
+            Tool::ShellRunScript => "shell_run_script",
+            Tool::ShellRunBackground => "shell_run_background",
+            Tool::ShellGetJobStatus => "shell_get_job_status",
+            Tool::ShellGetJobOutput => "shell_get_job_output",
+            Tool::ShellKillJob => "shell_kill_job",
+            Tool::ShellGetEnv => "shell_get_env",
+            Tool::ShellWhich => "shell_which",
         }
     }
 
@@ -175,6 +253,30 @@ impl Tool {
             Tool::ChangesReadLatest => Plugin::Changes,
             Tool::Handoff => Plugin::Handoff,
             Tool::Finish => Plugin::Finish,
+            // Git and the rest of Shell.
+            Tool::GitStatus
+            | Tool::GitDiff
+            | Tool::GitLog
+            | Tool::GitShow
+            | Tool::GitBranchList
+            | Tool::GitStashList
+            | Tool::GitAdd
+            | Tool::GitCommit
+            | Tool::GitCheckout
+            | Tool::GitCreateBranch
+            | Tool::GitInit
+            | Tool::GitStash
+            | Tool::GitStashPop
+            | Tool::GitReset
+            | Tool::GitPush
+            | Tool::GitPull => Plugin::Git,
+            Tool::ShellRunScript
+            | Tool::ShellRunBackground
+            | Tool::ShellGetJobStatus
+            | Tool::ShellGetJobOutput
+            | Tool::ShellKillJob
+            | Tool::ShellGetEnv
+            | Tool::ShellWhich => Plugin::Shell,
         }
     }
 
@@ -187,6 +289,28 @@ impl Tool {
             Tool::ShellRun => Capability::Run,
             Tool::Handoff => Capability::Handoff,
             Tool::Finish => Capability::Finish,
+            // Git and the rest of Shell: upstream's tags.
+            Tool::GitStatus
+            | Tool::GitDiff
+            | Tool::GitLog
+            | Tool::GitShow
+            | Tool::GitBranchList
+            | Tool::GitStashList
+            | Tool::ShellGetJobStatus
+            | Tool::ShellGetJobOutput
+            | Tool::ShellGetEnv
+            | Tool::ShellWhich => Capability::Read,
+            Tool::GitAdd
+            | Tool::GitCommit
+            | Tool::GitCheckout
+            | Tool::GitCreateBranch
+            | Tool::GitInit
+            | Tool::GitStash
+            | Tool::GitStashPop
+            | Tool::GitReset
+            | Tool::GitPush
+            | Tool::GitPull => Capability::Write,
+            Tool::ShellRunScript | Tool::ShellRunBackground | Tool::ShellKillJob => Capability::Run,
         }
     }
 
@@ -196,8 +320,26 @@ impl Tool {
         match self {
             Tool::WriteFile | Tool::PatchFile | Tool::DeleteFile => Some(Category::FileWriteDelete),
             Tool::ShellRun => Some(Category::CommandExecution),
+            // Git and the rest of Shell.
+            Tool::ShellRunScript | Tool::ShellRunBackground => Some(Category::CommandExecution),
+            Tool::GitAdd
+            | Tool::GitCommit
+            | Tool::GitCheckout
+            | Tool::GitCreateBranch
+            | Tool::GitInit
+            | Tool::GitStash
+            | Tool::GitStashPop
+            | Tool::GitReset
+            | Tool::GitPush
+            | Tool::GitPull => Some(Category::GitWrite),
             _ => None,
         }
+    }
+
+    /// Whether this tool needs the network as well as its category (`git_push`,
+    /// `git_pull`): the policy's `network_api` must allow it too.
+    pub fn needs_network(self) -> bool {
+        matches!(self, Tool::GitPush | Tool::GitPull)
     }
 
     /// The tool a called name stands for: the exact name (`write_file`), or the forms
@@ -293,5 +435,34 @@ mod tests {
             Plugin::FileSystem.capabilities(),
             vec![Capability::Read, Capability::Write, Capability::Delete]
         );
+    }
+
+    #[test]
+    fn git_and_shell_carry_upstreams_names_and_tags() {
+        assert_eq!(Tool::resolve("Git-git_commit"), Some(Tool::GitCommit));
+        assert_eq!(Tool::resolve("git_stash_pop"), Some(Tool::GitStashPop));
+        assert_eq!(Tool::resolve("Shell.shell_which"), Some(Tool::ShellWhich));
+        assert_eq!(Tool::resolve("Shell-git_commit"), None);
+        assert_eq!(Tool::resolve("git_commit_all"), None);
+        assert_eq!(
+            Plugin::Git.capabilities(),
+            vec![Capability::Read, Capability::Write]
+        );
+        assert_eq!(
+            Plugin::Shell.capabilities(),
+            vec![Capability::Run, Capability::Read]
+        );
+        let plugins = vec!["git".to_string(), "Shell".to_string()];
+        let read_only = vec![
+            (Plugin::Git, vec![Capability::Read]),
+            (Plugin::Shell, vec![Capability::Read]),
+        ];
+        assert!(Tool::GitLog.offered(&plugins, &read_only));
+        assert!(!Tool::GitCommit.offered(&plugins, &read_only));
+        assert!(!Tool::ShellRunBackground.offered(&plugins, &read_only));
+        assert!(Tool::ShellGetJobOutput.offered(&plugins, &read_only));
+        assert_eq!(Tool::GitPush.category(), Some(Category::GitWrite));
+        assert!(Tool::GitPull.needs_network() && !Tool::GitCommit.needs_network());
+        assert_eq!(Tool::GitDiff.category(), None);
     }
 }

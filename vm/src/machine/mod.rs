@@ -369,6 +369,19 @@ impl<'p> Machine<'p> {
             .push(Message::user("orchestrator", content, self.run.turn));
     }
 
+    /// Adds the operator's `text` (a `--hitl` pause answered with a message) to the history
+    /// as a user message, read by every later turn like the task. Only at a turn boundary.
+    pub fn operator_message(&mut self, text: String) {
+        if !self.at_boundary() || self.run.outcome.is_some() {
+            return;
+        }
+        let chars = text.chars().count();
+        self.run
+            .history
+            .push(Message::user("operator", text, self.run.turn));
+        self.emit(None, "operator_message", json!({ "chars": chars }));
+    }
+
     /// What the run needs next.
     pub fn step(&mut self) -> Request {
         if let Some(request) = self.pending.take() {

@@ -16,11 +16,18 @@
 //! environment).
 
 mod fs;
+mod git;
+mod jobs;
 pub mod permissions;
+mod process;
 mod record;
 mod sandbox;
 mod shell;
+mod shell_env;
+mod shell_schemas;
 
+#[cfg(all(test, unix))]
+mod shell_tests;
 #[cfg(all(test, unix))]
 mod tests;
 
@@ -37,6 +44,7 @@ use crate::history::ToolCall;
 use fuseraft_compiler::ir::Plugin;
 pub use permissions::Tool;
 
+pub use jobs::Jobs;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 
@@ -54,6 +62,9 @@ pub struct ToolContext {
     pub limits: Limits,
     /// The OS sandbox `shell_run` commands run in (`crate::sandbox`).
     pub sandbox: crate::sandbox::Spec,
+    /// The run's background jobs (`shell_run_background`): one table per run, shared by
+    /// every call's context; the jobs die with the last handle.
+    pub jobs: Jobs,
 }
 
 impl ToolContext {
@@ -79,6 +90,7 @@ impl ToolContext {
             turn,
             limits: Limits::default(),
             sandbox: crate::sandbox::Spec::default(),
+            jobs: Jobs::default(),
         })
     }
 }
@@ -185,6 +197,30 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         },
         Tool::ChangesReadLatest => record::read_latest(ctx),
         Tool::ShellRun => shell::run(&args, ctx).await,
+        // Git and the rest of Shell.
+        Tool::ShellRunScript => shell::run_script(&args, ctx).await,
+        Tool::ShellRunBackground => jobs::start(&args, ctx).await,
+        Tool::ShellGetJobStatus => jobs::status(&args, ctx),
+        Tool::ShellGetJobOutput => jobs::output(&args, ctx),
+        Tool::ShellKillJob => jobs::kill(&args, ctx),
+        Tool::ShellGetEnv => shell_env::get_env(&args),
+        Tool::ShellWhich => shell_env::which(&args),
+        Tool::GitStatus
+        | Tool::GitDiff
+        | Tool::GitLog
+        | Tool::GitShow
+        | Tool::GitBranchList
+        | Tool::GitStashList
+        | Tool::GitAdd
+        | Tool::GitCommit
+        | Tool::GitCheckout
+        | Tool::GitCreateBranch
+        | Tool::GitInit
+        | Tool::GitStash
+        | Tool::GitStashPop
+        | Tool::GitReset
+        | Tool::GitPush
+        | Tool::GitPull => git::run(tool, &args, ctx).await,
         Tool::ReadFile | Tool::WriteFile | Tool::PatchFile | Tool::ListFiles | Tool::DeleteFile => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
@@ -288,7 +324,12 @@ impl Args {
     }
 }
 
-fn schema(name: &str, description: &str, properties: Json, required: &[&str]) -> ToolSchema {
+pub(crate) fn schema(
+    name: &str,
+    description: &str,
+    properties: Json,
+    required: &[&str],
+) -> ToolSchema {
     ToolSchema {
         name: name.to_string(),
         description: description.to_string(),
@@ -296,7 +337,7 @@ fn schema(name: &str, description: &str, properties: Json, required: &[&str]) ->
     }
 }
 
-fn string_prop(description: &str) -> Json {
+pub(crate) fn string_prop(description: &str) -> Json {
     json!({"type": "string", "description": description})
 }
 
@@ -410,5 +451,29 @@ fn schema_of(tool: Tool) -> ToolSchema {
             &[],
         ),
         Tool::DeleteFile => schema(name, "Delete a file.", json!({"path": path()}), &["path"]),
+        // Git and the rest of Shell.
+        Tool::GitStatus
+        | Tool::GitDiff
+        | Tool::GitLog
+        | Tool::GitShow
+        | Tool::GitBranchList
+        | Tool::GitStashList
+        | Tool::GitAdd
+        | Tool::GitCommit
+        | Tool::GitCheckout
+        | Tool::GitCreateBranch
+        | Tool::GitInit
+        | Tool::GitStash
+        | Tool::GitStashPop
+        | Tool::GitReset
+        | Tool::GitPush
+        | Tool::GitPull => git::schema_of(tool),
+        Tool::ShellRunScript
+        | Tool::ShellRunBackground
+        | Tool::ShellGetJobStatus
+        | Tool::ShellGetJobOutput
+        | Tool::ShellKillJob
+        | Tool::ShellGetEnv
+        | Tool::ShellWhich => shell_schemas::schema_of(tool),
     }
 }

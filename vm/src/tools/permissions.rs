@@ -73,16 +73,45 @@ pub fn resolve(call: &ToolCall, agent: Option<&Agent>) -> Result<Tool, String> {
     }
 }
 
+/// The command text of a Shell call (`command`, or `script` for `shell_run_script`).
+fn command_text(call: &ToolCall, tool: Tool) -> &str {
+    let key = if tool == Tool::ShellRunScript {
+        "script"
+    } else {
+        "command"
+    };
+    call.arg(key).unwrap_or_default()
+}
+
 /// The category a call of `tool` falls in, if any (a `shell_run` that writes to git is
 /// `git_write`).
 pub fn category(call: &ToolCall, tool: Tool) -> Option<Category> {
     match tool.category()? {
-        Category::CommandExecution
-            if super::is_git_write(call.arg("command").unwrap_or_default()) =>
-        {
+        Category::CommandExecution if super::is_git_write(command_text(call, tool)) => {
             Some(Category::GitWrite)
         }
         category => Some(category),
+    }
+}
+
+/// What a call does, as an approval prompt and a denial name it.
+fn describe(call: &ToolCall, tool: Tool, category: Category) -> String {
+    match category {
+        Category::FileWriteDelete => {
+            format!("{tool} `{}`", call.arg("path").unwrap_or_default())
+        }
+        _ if tool.plugin() == Plugin::Git => {
+            let args = match &call.args {
+                serde_json::Value::Object(map) if map.is_empty() => String::new(),
+                serde_json::Value::Null => String::new(),
+                args => format!(" {args}"),
+            };
+            format!("{tool}{args}")
+        }
+        Category::CommandExecution | Category::GitWrite => {
+            format!("run `{}`", command_text(call, tool))
+        }
+        Category::NetworkApi => tool.to_string(),
     }
 }
 
@@ -100,21 +129,33 @@ pub fn decide(call: &ToolCall, agent: Option<&Agent>, program: &Program, root: &
             return Decision::Block(reason);
         }
     }
-    let action = match category {
-        Category::FileWriteDelete => {
-            format!("{tool} `{}`", call.arg("path").unwrap_or_default())
+    let action = describe(call, tool, category);
+    // `git_push` and `git_pull` need `network_api` as well as `git_write`: the stricter wins.
+    let mut categories = vec![category];
+    if tool.needs_network() {
+        categories.push(Category::NetworkApi);
+    }
+    let mut ask = false;
+    for category in categories {
+        match program.permissions.action(category) {
+            Action::Block if category == Category::NetworkApi => {
+                return Decision::Block(format!(
+                    "[DENIED: permission] {action} needs the network, which the permission policy blocks ({category})"
+                ))
+            }
+            Action::Block => {
+                return Decision::Block(format!(
+                    "[DENIED: permission] {action} is blocked by the permission policy ({category})"
+                ))
+            }
+            Action::RequireApproval => ask = true,
+            Action::Allow => {}
         }
-        Category::CommandExecution | Category::GitWrite => {
-            format!("run `{}`", call.arg("command").unwrap_or_default())
-        }
-        Category::NetworkApi => tool.to_string(),
-    };
-    match program.permissions.action(category) {
-        Action::Block => Decision::Block(format!(
-            "[DENIED: permission] {action} is blocked by the permission policy ({category})"
-        )),
-        Action::RequireApproval => Decision::Ask(tool, action),
-        Action::Allow => Decision::Allow(tool),
+    }
+    if ask {
+        Decision::Ask(tool, action)
+    } else {
+        Decision::Allow(tool)
     }
 }
 

@@ -250,3 +250,127 @@ fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
         Decision::Block(reason) if reason.contains("invalid")
     ));
 }
+
+#[test]
+fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
+    let root = Temp::new("git-policy");
+    let readers = program(
+        "      Plugins: [Git]\n      Capabilities: { Git: [read] }\n",
+        "    Permissions:\n      Preset: unrestricted\n",
+    );
+    let log = call("git_log", json!({}));
+    assert_eq!(
+        decide_for(&readers, &log, &root.0),
+        Decision::Allow(Tool::GitLog)
+    );
+    let commit = call("Git-git_commit", json!({"message": "m"}));
+    match decide_for(&readers, &commit, &root.0) {
+        Decision::Block(reason) => assert!(
+            reason.starts_with("[DENIED: permission] `Git-git_commit` is not among the tools"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    let blocked = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      git_write: block\n",
+    );
+    assert_eq!(
+        decide_for(&blocked, &commit, &root.0),
+        Decision::Block(
+            "[DENIED: permission] git_commit {\"message\":\"m\"} is blocked by the permission policy (git_write)"
+                .into()
+        )
+    );
+    assert_eq!(
+        decide_for(&blocked, &log, &root.0),
+        Decision::Allow(Tool::GitLog)
+    );
+
+    let asking = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      git_write: require-approval\n",
+    );
+    assert_eq!(
+        decide_for(&asking, &commit, &root.0),
+        Decision::Ask(Tool::GitCommit, "git_commit {\"message\":\"m\"}".into())
+    );
+}
+
+#[test]
+fn push_and_pull_need_network_api_as_well_as_git_write() {
+    let root = Temp::new("git-network");
+    let push = call("git_push", json!({"remote": "origin"}));
+    let offline = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      network_api: block\n",
+    );
+    match decide_for(&offline, &push, &root.0) {
+        Decision::Block(reason) => assert!(
+            reason.contains("needs the network, which the permission policy blocks (network_api)"),
+            "{reason}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let pull = call("git_pull", json!({}));
+    assert!(matches!(
+        decide_for(&offline, &pull, &root.0),
+        Decision::Block(_)
+    ));
+    let ask_network = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      network_api: require-approval\n",
+    );
+    assert!(matches!(
+        decide_for(&ask_network, &push, &root.0),
+        Decision::Ask(Tool::GitPush, _)
+    ));
+    let online = program(
+        "      Plugins: [Git]\n",
+        "    Permissions:\n      Preset: unrestricted\n",
+    );
+    assert_eq!(
+        decide_for(&online, &push, &root.0),
+        Decision::Allow(Tool::GitPush)
+    );
+}
+
+#[test]
+fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
+    let root = Temp::new("shell-more");
+    let program = program(
+        "      Plugins: [Shell]\n",
+        "    Permissions:\n      command_execution: block\n      git_write: require-approval\n",
+    );
+    let script = call("shell_run_script", json!({"script": "echo hi\nmake"}));
+    assert!(matches!(
+        decide_for(&program, &script, &root.0),
+        Decision::Block(reason) if reason.contains("run `echo hi\nmake`") && reason.contains("(command_execution)")
+    ));
+    let committing = call(
+        "shell_run_script",
+        json!({"script": "echo hi\ngit commit -am x"}),
+    );
+    assert!(matches!(
+        decide_for(&program, &committing, &root.0),
+        Decision::Ask(Tool::ShellRunScript, _)
+    ));
+    let job = call("shell_run_background", json!({"command": "npm run dev"}));
+    assert!(matches!(
+        decide_for(&program, &job, &root.0),
+        Decision::Block(_)
+    ));
+    for read in [
+        "shell_get_job_status",
+        "shell_get_env",
+        "shell_which",
+        "shell_kill_job",
+    ] {
+        let tool = Tool::resolve(read).unwrap();
+        assert_eq!(
+            decide_for(&program, &call(read, json!({})), &root.0),
+            Decision::Allow(tool)
+        );
+    }
+}

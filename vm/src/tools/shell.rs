@@ -1,4 +1,5 @@
-//! The Shell tool: `shell_run {command, timeout_seconds?}`.
+//! The Shell tools that run a command to its end: `shell_run {command, timeout_seconds?}`
+//! and `shell_run_script {script, timeout_seconds?}`.
 //!
 //! Security and robustness decisions:
 //! - The command runs as `bash -c` in the sandbox root under the OS sandbox
@@ -30,18 +31,15 @@
 //!   `git log` probe runs in the sandbox too (read-only `.git`, no network).
 
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use regex::Regex;
-use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::Command;
 
+use super::process::{self, format_secs, join_prefixed, Ended};
 use super::record::{cap_text, record_into, LOG_OUTPUT_CAP};
 use super::{Args, Outcome, ToolContext};
-
-/// How long output is still read after the command ended and its group was killed.
-const DRAIN_GRACE: Duration = Duration::from_secs(2);
 
 /// How long the `git log` probes around a committing command may take.
 const GIT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -91,122 +89,73 @@ pub fn is_git_write(command: &str) -> bool {
     .is_match(command)
 }
 
-/// Output collected from the command, bounded in memory.
-struct Capture {
-    cap: usize,
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    total: u64,
-}
-
-impl Capture {
-    fn new(cap: usize) -> Capture {
-        Capture {
-            cap,
-            head: Vec::new(),
-            tail: Vec::new(),
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, mut bytes: &[u8]) {
-        self.total += bytes.len() as u64;
-        let head_cap = self.cap / 2;
-        if self.head.len() < head_cap {
-            let take = (head_cap - self.head.len()).min(bytes.len());
-            self.head.extend_from_slice(&bytes[..take]);
-            bytes = &bytes[take..];
-        }
-        let tail_cap = self.cap - head_cap;
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > 2 * tail_cap.max(4096) {
-            let excess = self.tail.len() - tail_cap;
-            self.tail.drain(..excess);
-        }
-    }
-
-    fn text(&self) -> String {
-        let tail_cap = self.cap - self.cap / 2;
-        let tail = &self.tail[self.tail.len().saturating_sub(tail_cap)..];
-        let kept = (self.head.len() + tail.len()) as u64;
-        if kept >= self.total {
-            let mut all = self.head.clone();
-            all.extend_from_slice(tail);
-            return String::from_utf8_lossy(&all).into_owned();
-        }
-        format!(
-            "{}\n[output truncated: {} bytes omitted]\n{}",
-            String::from_utf8_lossy(&self.head),
-            self.total - kept,
-            String::from_utf8_lossy(tail)
-        )
-    }
-}
-
-async fn pump(mut source: impl AsyncRead + Unpin, capture: Arc<Mutex<Capture>>) {
-    let mut buf = vec![0u8; 16 * 1024];
-    while let Ok(n) = source.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        capture
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(&buf[..n]);
-    }
-}
-
-/// Kills a process group; errors (the group is already gone) are ignored.
-fn kill_group(pgid: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = pgid
-        .and_then(|pid| i32::try_from(pid).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    #[cfg(not(unix))]
-    let _ = pgid;
-}
-
-/// Kills the group when dropped, so a cancelled call leaves nothing running.
-struct GroupGuard(Option<u32>);
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        kill_group(self.0);
-    }
-}
-
-fn format_secs(duration: Duration) -> String {
-    let secs = duration.as_secs_f64();
-    if secs.fract() == 0.0 {
-        format!("{}s", duration.as_secs())
-    } else {
-        format!("{secs:.1}s")
-    }
-}
-
+/// `shell_run {command, timeout_seconds?}`.
 pub(crate) async fn run(args: &Args, ctx: &ToolContext) -> Outcome {
     let command = match args.string("command") {
         Ok(command) => command,
         Err(outcome) => return outcome,
     };
-    let limit = ctx.limits.shell_timeout;
-    let timeout = match args.opt_seconds("timeout_seconds") {
-        Ok(Some(seconds)) => {
+    run_text(
+        args,
+        ctx,
+        "shell_run",
+        command,
+        &format!("exec 2>&1; {command}"),
+    )
+    .await
+}
+
+/// `shell_run_script {script, timeout_seconds?}`: a multi-line bash script, run as
+/// `bash -c` like `shell_run` (so a `#!` line is a comment, as upstream's `bash FILE`).
+pub(crate) async fn run_script(args: &Args, ctx: &ToolContext) -> Outcome {
+    let script = match args.string("script") {
+        Ok(script) => script,
+        Err(outcome) => return outcome,
+    };
+    run_text(
+        args,
+        ctx,
+        "shell_run_script",
+        script,
+        &format!("exec 2>&1\n{script}"),
+    )
+    .await
+}
+
+/// The timeout a call asks for, capped by the run's limit.
+fn timeout_of(args: &Args, limit: Duration) -> Result<Duration, Outcome> {
+    Ok(match args.opt_seconds("timeout_seconds")? {
+        Some(seconds) => {
             Duration::try_from_secs_f64(seconds).map_or(limit, |asked| asked.min(limit))
         }
-        Ok(None) => limit,
+        None => limit,
+    })
+}
+
+async fn run_text(
+    args: &Args,
+    ctx: &ToolContext,
+    tool: &str,
+    command: &str,
+    script: &str,
+) -> Outcome {
+    let limit = ctx.limits.shell_timeout;
+    let timeout = match timeout_of(args, limit) {
+        Ok(timeout) => timeout,
         Err(outcome) => return outcome,
     };
     if command.trim().is_empty() {
-        return Outcome::error("tool `shell_run` needs a non-empty `command`");
+        let what = if tool == "shell_run" {
+            "command"
+        } else {
+            "script"
+        };
+        return Outcome::error(format!("tool `{tool}` needs a non-empty `{what}`"));
     }
     let commits = creates_commit(command);
     let head_before = if commits { git_head(ctx).await } else { None };
 
-    let mut outcome = execute(command, timeout, ctx).await;
+    let mut outcome = execute(command, script, timeout, ctx).await;
 
     let logged = cap_text(&outcome.text, LOG_OUTPUT_CAP);
     let head_after = if commits && outcome.ok {
@@ -233,28 +182,18 @@ pub(crate) async fn run(args: &Args, ctx: &ToolContext) -> Outcome {
     outcome
 }
 
-/// Runs the command and renders its result with the validators' prefixes.
-async fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Outcome {
-    let protect: Vec<std::path::PathBuf> = (!ctx.change_log.as_os_str().is_empty())
-        .then(|| ctx.change_log.clone())
-        .into_iter()
-        .collect();
-    let policy = ctx
-        .sandbox
-        .for_tool_command(&ctx.work_dir, &protect, is_git_write(command));
-    let script = format!("exec 2>&1; {command}");
-    let mut cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", &script]) {
+/// Runs `bash -c SCRIPT` and renders its result with the validators' prefixes; `command` is
+/// what the model asked for (it decides whether `.git` is writable).
+async fn execute(command: &str, script: &str, timeout: Duration, ctx: &ToolContext) -> Outcome {
+    let policy =
+        ctx.sandbox
+            .for_tool_command(&ctx.work_dir, &protected_paths(ctx), is_git_write(command));
+    let cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", script]) {
         Ok(cmd) => Command::from(cmd),
         Err(refused) => return Outcome::error(refused),
     };
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = match cmd.spawn() {
-        Ok(child) => child,
+    let (ended, output) = match process::run(cmd, timeout, ctx.limits.output_cap, true).await {
+        Ok(done) => done,
         Err(error) => {
             return Outcome::error(format!(
                 "could not start `bash` in `{}`: {error}",
@@ -262,80 +201,34 @@ async fn execute(command: &str, timeout: Duration, ctx: &ToolContext) -> Outcome
             ))
         }
     };
-    let guard = GroupGuard(child.id());
-    let capture = Arc::new(Mutex::new(Capture::new(ctx.limits.output_cap)));
-    let mut readers = Vec::new();
-    if let Some(stdout) = child.stdout.take() {
-        readers.push(tokio::spawn(pump(stdout, capture.clone())));
-    }
-    if let Some(stderr) = child.stderr.take() {
-        readers.push(tokio::spawn(pump(stderr, capture.clone())));
-    }
+    render(ended, &output, timeout)
+}
 
-    let status = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => {
-            kill_group(guard.0);
-            Some(status)
-        }
-        Err(_) => {
-            // Kill the group while its leader is unreaped, so the group id cannot be reused.
-            kill_group(guard.0);
-            let _ = child.kill().await;
-            None
-        }
-    };
-    for reader in &mut readers {
-        if tokio::time::timeout(DRAIN_GRACE, &mut *reader)
-            .await
-            .is_err()
-        {
-            reader.abort();
-        }
-    }
-    drop(guard);
-    let output = capture
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .text();
-    match status {
-        None => Outcome::fail(join_prefixed(
+/// The paths a command must not write besides `.git` and `.fuseraft/`: the change log.
+pub(crate) fn protected_paths(ctx: &ToolContext) -> Vec<std::path::PathBuf> {
+    (!ctx.change_log.as_os_str().is_empty())
+        .then(|| ctx.change_log.clone())
+        .into_iter()
+        .collect()
+}
+
+/// A finished command's result (a shell command's or git's): its output, or `[EXIT n]`/
+/// `[TIMEOUT]` before it.
+pub(crate) fn render(ended: Ended, output: &str, timeout: Duration) -> Outcome {
+    match ended {
+        Ended::TimedOut => Outcome::fail(join_prefixed(
             &format!("[TIMEOUT] after {}", format_secs(timeout)),
-            &output,
+            output,
         )),
-        Some(Err(error)) => Outcome::error(format!("waiting for the command failed: {error}")),
-        Some(Ok(status)) => match exit_code(&status) {
-            0 => Outcome::ok(output),
-            code => match crate::sandbox::setup_failure(Some(code), &output) {
-                Some(reason) => Outcome::error(format!(
-                    "the OS sandbox could not start the command: {reason}"
-                )),
-                None => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), &output)),
-            },
+        Ended::Failed(error) => Outcome::error(format!("waiting for the command failed: {error}")),
+        Ended::Exited(0) => Outcome::ok(output),
+        Ended::Exited(code) => match crate::sandbox::setup_failure(Some(code), output) {
+            Some(reason) => Outcome::error(format!(
+                "the OS sandbox could not start the command: {reason}"
+            )),
+            None => Outcome::fail(join_prefixed(&format!("[EXIT {code}]"), output)),
         },
     }
-}
-
-fn join_prefixed(prefix: &str, output: &str) -> String {
-    if output.is_empty() {
-        prefix.to_string()
-    } else {
-        format!("{prefix}\n{output}")
-    }
-}
-
-/// The exit code, or 128 + the signal for a command killed by one (as shells report it).
-fn exit_code(status: &std::process::ExitStatus) -> i32 {
-    if let Some(code) = status.code() {
-        return code;
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            return 128 + signal;
-        }
-    }
-    -1
 }
 
 /// `HEAD` of the work dir as `<sha> <subject>`, or `None` outside a git repository.

@@ -1505,16 +1505,29 @@ fn tools_schemas_per_plugin() {
     );
     assert_eq!(
         names(&["Shell", "shell", "Changes"]),
-        ["shell_run", "changes_read_latest"]
+        [
+            "shell_run",
+            "shell_run_script",
+            "shell_run_background",
+            "shell_get_job_status",
+            "shell_get_job_output",
+            "shell_kill_job",
+            "shell_get_env",
+            "shell_which",
+            "changes_read_latest"
+        ]
     );
     assert_eq!(names(&["Handoff", "Finish"]), ["handoff", "finish"]);
-    assert!(names(&["Search", "Git", "Scratchpad", ""]).is_empty());
+    assert_eq!(names(&["git"]).len(), 16);
+    assert!(names(&["Git"]).iter().all(|name| name.starts_with("git_")));
+    assert!(names(&["NoSuchPlugin", ""]).is_empty());
     for schema in schemas(&[
         "FileSystem".into(),
         "Shell".into(),
         "Changes".into(),
         "Handoff".into(),
         "Finish".into(),
+        "Git".into(),
     ]) {
         assert_eq!(schema.parameters["type"], "object", "{}", schema.name);
         assert!(!schema.description.is_empty());

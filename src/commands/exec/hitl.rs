@@ -1,0 +1,88 @@
+//! `exec --hitl`: the pause after every turn, answered on the terminal: Enter goes on, a
+//! line of text is sent to the team as the operator's message, `q` stops resumable.
+
+use std::io::IsTerminal;
+
+use fuseraft_vm::driver::{Pause, PauseFn, Paused};
+
+use crate::terminal::neutralise;
+
+/// What answers `--hitl` pauses: the terminal when stdin is one; otherwise, with
+/// `--approve`, nobody (the run goes on); without either, the first pause ends the run
+/// resumable instead of waiting for an answer that cannot come.
+pub(super) fn pauses(
+    approve_given: bool,
+    stopped: super::Stopped,
+    on_signal: Box<dyn Fn(&'static str) + Send + Sync>,
+) -> Box<PauseFn> {
+    if std::io::stdin().is_terminal() {
+        return Box::new(move |at: &Paused<'_>| {
+            match crate::terminal::read_answer(&question(at), &stopped) {
+                Ok(Some(line)) => answer(&line),
+                // End of input: nobody can answer any more; stop resumable.
+                Ok(None) => Pause::Quit,
+                Err(signal) => {
+                    on_signal(signal);
+                    Pause::Quit
+                }
+            }
+        });
+    }
+    if approve_given {
+        return Box::new(|_: &Paused<'_>| Pause::Continue);
+    }
+    Box::new(|at: &Paused<'_>| {
+        eprintln!(
+            "── paused after turn {}: standard input is not a terminal, so the run stops here \
+             (resumable; pass `--approve all` to run --hitl unattended)",
+            at.turn
+        );
+        Pause::Quit
+    })
+}
+
+/// The prompt of one pause.
+fn question(at: &Paused<'_>) -> String {
+    let by = at
+        .agent
+        .map(|agent| format!(" by `{}`", neutralise(agent)))
+        .unwrap_or_default();
+    format!(
+        "── paused after turn {}{by}, now in `{}` · Enter continues, a message is sent to the team, q quits (resumable)\n> ",
+        at.turn,
+        neutralise(at.state)
+    )
+}
+
+/// The pause an answer line asks for.
+fn answer(line: &str) -> Pause {
+    let text = line.trim();
+    if text.is_empty() {
+        Pause::Continue
+    } else if text.eq_ignore_ascii_case("q") || text.eq_ignore_ascii_case("quit") {
+        Pause::Quit
+    } else {
+        Pause::Message(text.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_mean_continue_message_or_quit() {
+        assert_eq!(answer(""), Pause::Continue);
+        assert_eq!(answer("   "), Pause::Continue);
+        assert_eq!(answer("q"), Pause::Quit);
+        assert_eq!(answer(" QUIT "), Pause::Quit);
+        assert_eq!(
+            answer("  use the staging database  "),
+            Pause::Message("use the staging database".into())
+        );
+        assert_eq!(
+            answer("quit smoking"),
+            Pause::Message("quit smoking".into())
+        );
+    }
+}
