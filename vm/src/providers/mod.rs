@@ -46,7 +46,7 @@ pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 use crate::driver::{Cost, Models};
-use crate::effect::{ModelCall, ModelReply};
+use crate::effect::{ChatRole, ModelCall, ModelReply};
 
 /// Command-line overrides of the configured models.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -279,12 +279,29 @@ impl Providers {
     }
 }
 
+/// The `FunctionChoice` a request of a turn is sent with. `required` forces a tool call in
+/// the turn's first request only: once tools ran (the request goes on after their results),
+/// it is sent as `none`, as Semantic Kernel (upstream's engine) stops advertising the
+/// functions after the first request; forced again, a model would call tools until the
+/// turn's limit of calls and never answer.
+fn turn_choice(choice: ir::ToolChoice, call: &ModelCall) -> ir::ToolChoice {
+    let after_tools = call
+        .messages
+        .last()
+        .is_some_and(|message| message.role == ChatRole::Tool);
+    if choice == ir::ToolChoice::Required && after_tools {
+        ir::ToolChoice::None
+    } else {
+        choice
+    }
+}
+
 impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let (idx, target) = self.target(call)?;
         let sink = self.on_token.clone();
         let agent = call.agent.as_str();
-        let choice = self.choice(agent);
+        let choice = turn_choice(self.choice(agent), call);
         let notice = |text: &str| {
             if let Some(on_retry) = &self.on_retry {
                 on_retry(agent, text);

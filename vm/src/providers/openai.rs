@@ -16,7 +16,8 @@ use crate::effect::{ChatRole, ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
 
 /// The request for `call`; `choice` (the agent's `FunctionChoice`) is sent as
-/// `tool_choice` `"required"` or `"none"` (`"auto"` is the API's default with tools).
+/// `tool_choice` `"required"` (see [`required_choice`]) or `"none"` (`"auto"` is the API's
+/// default with tools).
 pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
     let (azure, official) = match target.kind {
         Kind::OpenAi { azure, official } => (azure, official),
@@ -44,7 +45,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         match choice {
             ToolChoice::Auto => {}
             ToolChoice::Required => {
-                body.insert("tool_choice".into(), json!("required"));
+                body.insert("tool_choice".into(), required_choice(call));
             }
             ToolChoice::None => {
                 body.insert("tool_choice".into(), json!("none"));
@@ -80,6 +81,18 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         headers: vec![("accept", "text/event-stream".to_string())],
         auth,
         body: Json::Object(body),
+    }
+}
+
+/// `FunctionChoice: required` on the wire: with one tool offered, that tool by name
+/// (`{"type": "function", "function": {"name": …}}`), which asks the same of OpenAI and is the
+/// only form llama.cpp's Python server honours (its `chatml-function-calling` format then
+/// constrains the arguments to the tool's JSON schema, `enum`s included, and it fails on
+/// `"required"`); with several, `"required"`.
+fn required_choice(call: &ModelCall) -> Json {
+    match call.tools.as_slice() {
+        [only] => json!({ "type": "function", "function": { "name": only.name } }),
+        _ => json!("required"),
     }
 }
 

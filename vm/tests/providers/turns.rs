@@ -227,6 +227,47 @@ async fn function_choice_is_each_providers_tool_choice() {
 }
 
 #[tokio::test]
+async fn required_with_one_tool_names_it_for_openai_compatible_servers() {
+    // llama.cpp's Python server fails on `"required"` and constrains the arguments to the
+    // schema only for a named function; OpenAI reads both the same with one tool.
+    let server = Server::start(vec![sse(&openai_text_stream("a"))]).await;
+    let model = openai_model(&server);
+    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+    let mut one = call("Planner", Some(model));
+    one.messages.truncate(2);
+    one.tools.truncate(1);
+    let only = one.tools[0].name.clone();
+    providers.call(&one).await.unwrap();
+    let sent = body(&server.requests()[0]);
+    assert_eq!(
+        sent["tool_choice"],
+        json!({ "type": "function", "function": { "name": only } })
+    );
+    assert_eq!(sent["tools"].as_array().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn required_forces_a_tool_call_only_before_the_turns_tools_ran() {
+    // After the tools' results the model is asked with `none` (Semantic Kernel's Required
+    // advertises the functions in the first request only): forced again, it would call
+    // tools until the turn's limit and never answer.
+    let server = Server::start(vec![
+        sse(&openai_text_stream("a")),
+        sse(&anthropic_stream()),
+    ])
+    .await;
+    for model in [openai_model(&server), anthropic_model(&server)] {
+        let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+        // `call` ends with the result of the turn's first tool call.
+        providers.call(&call("Planner", Some(model))).await.unwrap();
+    }
+    let sent: Vec<Json> = server.requests().iter().map(body).collect();
+    assert_eq!(sent[0]["tool_choice"], json!("none"));
+    assert_eq!(sent[0]["tools"].as_array().unwrap().len(), 2);
+    assert_eq!(sent[1]["tool_choice"], json!({ "type": "none" }));
+}
+
+#[tokio::test]
 async fn anthropic_none_with_tool_calls_in_the_history_keeps_the_tools_and_says_none() {
     // The API refuses `tool_use` blocks in a request that defines no tools.
     let server = Server::start(vec![sse(&anthropic_stream())]).await;
