@@ -1,0 +1,189 @@
+//! A fork's branch as a turn of its own: its agent's whole tool loop on the history as it
+//! was when the fork started, stepped by the driver alongside its sibling branches.
+//!
+//! A branch is pure like the machine: [`Branch::step`] says what it needs (a model call, tool
+//! calls, or nothing once its reply is final), [`Branch::resume`] takes the answer. The
+//! machine hands out a fork's branches in [`crate::effect::Request::Fork`] and takes each
+//! finished one back as [`crate::effect::Response::Branch`].
+
+use serde_json::json;
+
+use super::turn::{Notes, Turn};
+use crate::effect::{ModelCall, Request, Response};
+use crate::event::Event;
+use crate::history::{ToolCall, Usage};
+
+/// What a branch left: kept in the run (and its checkpoint) until the fork joins.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BranchDone {
+    /// The branch's state (how a checkpoint names the branch).
+    pub state: String,
+    pub agent: String,
+    pub text: String,
+    /// Every tool call the branch made, with its result.
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// Why its model failed, if it did (the branch then ends with what it had).
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Waiting {
+    Model,
+    Tools,
+    Done,
+}
+
+/// One branch in progress.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Branch {
+    state: String,
+    /// The fork's turn index: the branch's events and tool calls carry it.
+    turn_index: u32,
+    turn: Turn,
+    waiting: Waiting,
+    /// The request `step` returns next.
+    next: Option<Request>,
+    events: Vec<Event>,
+    error: Option<String>,
+}
+
+impl Branch {
+    pub(super) fn new(state: String, call: ModelCall, turn_index: u32) -> Branch {
+        let agent = call.agent.clone();
+        let mut branch = Branch {
+            state,
+            turn_index,
+            turn: Turn::new(agent, call.clone()),
+            waiting: Waiting::Model,
+            next: Some(Request::Model(call)),
+            events: Vec::new(),
+            error: None,
+        };
+        let payload = json!({"state": branch.state});
+        branch.emit("turn_start", payload);
+        branch
+    }
+
+    /// The branch's agent.
+    pub fn agent(&self) -> &str {
+        &self.turn.agent
+    }
+
+    /// What the branch needs next: [`Request::Model`], [`Request::Tools`], or
+    /// [`Request::Done`] once its reply is final (then take [`Branch::finish`]).
+    pub fn step(&mut self) -> Request {
+        match self.next.take() {
+            Some(request) => request,
+            None => {
+                // Asked twice without an answer: a driver bug; end the branch with it.
+                if self.waiting != Waiting::Done {
+                    self.fail("the driver stepped a branch without answering it".to_string());
+                }
+                Request::Done
+            }
+        }
+    }
+
+    /// Feeds the answer to the last request.
+    pub fn resume(&mut self, response: Response) {
+        match (&self.waiting, response) {
+            (Waiting::Model, Response::Model(Ok(reply))) => {
+                self.turn.usage.add(reply.usage);
+                let mut notes = Notes::new();
+                let external = self.turn.take_reply(reply, &mut notes);
+                self.emit_notes(notes);
+                match external {
+                    Some(calls) => {
+                        self.waiting = Waiting::Tools;
+                        self.next = Some(Request::Tools {
+                            agent: self.turn.agent.clone(),
+                            turn: self.turn_index,
+                            calls,
+                        });
+                    }
+                    None => self.complete(),
+                }
+            }
+            (Waiting::Model, Response::Model(Err(error))) => {
+                self.emit("model_error", json!({"error": error}));
+                self.fail(error);
+            }
+            (Waiting::Tools, Response::Tools(results)) => {
+                let mut notes = Notes::new();
+                let again = self.turn.take_results(results, &mut notes);
+                self.emit_notes(notes);
+                if again {
+                    self.waiting = Waiting::Model;
+                    self.next = Some(Request::Model(self.turn.call.clone()));
+                } else {
+                    self.complete();
+                }
+            }
+            (Waiting::Done, _) => {}
+            (_, _) => self.fail("the driver answered a branch's request with another".to_string()),
+        }
+    }
+
+    /// Steps the branch to its end, answering each request with `answer` in turn (a
+    /// synchronous driver's way; the tool-call cap bounds the loop).
+    pub fn run_with(mut self, mut answer: impl FnMut(&Request) -> Response) -> BranchDone {
+        loop {
+            let request = self.step();
+            if request == Request::Done {
+                return self.finish();
+            }
+            self.resume(answer(&request));
+        }
+    }
+
+    /// Events since the last call: `turn_start`, tool events, `model_error`, `turn_end`.
+    pub fn drain_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// What the branch left (call once [`Branch::step`] said [`Request::Done`]).
+    pub fn finish(self) -> BranchDone {
+        BranchDone {
+            state: self.state,
+            agent: self.turn.agent,
+            text: self.turn.text,
+            tool_calls: self.turn.tool_calls,
+            usage: self.turn.usage,
+            error: self.error,
+        }
+    }
+
+    fn complete(&mut self) {
+        self.waiting = Waiting::Done;
+        self.next = Some(Request::Done);
+        let payload = json!({
+            "state": self.state,
+            "input_tokens": self.turn.usage.input_tokens,
+            "output_tokens": self.turn.usage.output_tokens,
+            "tool_calls": self.turn.tool_calls.len(),
+        });
+        self.emit("turn_end", payload);
+    }
+
+    fn fail(&mut self, error: String) {
+        self.error = Some(error);
+        self.waiting = Waiting::Done;
+        self.next = Some(Request::Done);
+    }
+
+    fn emit(&mut self, event_type: &'static str, payload: serde_json::Value) {
+        self.events.push(Event::new(
+            self.turn_index,
+            Some(&self.turn.agent),
+            event_type,
+            payload,
+        ));
+    }
+
+    fn emit_notes(&mut self, notes: Notes) {
+        for (event_type, payload) in notes {
+            self.emit(event_type, payload);
+        }
+    }
+}
