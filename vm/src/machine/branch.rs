@@ -187,3 +187,133 @@ impl Branch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::effect::ModelReply;
+    use crate::machine::MAX_TOOL_CALLS_PER_TURN;
+
+    fn branch() -> Branch {
+        let call = ModelCall {
+            agent: "Backend".to_string(),
+            model: None,
+            messages: Vec::new(),
+            tools: Vec::new(),
+            turn: 3,
+        };
+        Branch::new("BackendWork".to_string(), call, 3)
+    }
+
+    fn call(id: usize, name: &str) -> ToolCall {
+        ToolCall {
+            id: format!("call_{id}"),
+            name: name.to_string(),
+            args: json!({"path": "a.txt", "content": "x"}),
+            result: None,
+            ok: false,
+        }
+    }
+
+    /// Answers tools with `ok`, and the model with `replies` in order (then a final text).
+    fn answer(replies: Vec<Vec<ToolCall>>) -> impl FnMut(&Request) -> Response {
+        let mut replies = replies.into_iter();
+        move |request| match request {
+            Request::Tools { calls, turn, .. } => {
+                assert_eq!(*turn, 3, "a branch's tools run on the fork's turn");
+                Response::Tools(
+                    calls
+                        .iter()
+                        .map(|call| ToolCall {
+                            result: Some("ok".to_string()),
+                            ok: true,
+                            ..call.clone()
+                        })
+                        .collect(),
+                )
+            }
+            _ => Response::Model(Ok(match replies.next() {
+                Some(tool_calls) => ModelReply {
+                    tool_calls,
+                    ..ModelReply::default()
+                },
+                None => ModelReply {
+                    text: "done".to_string(),
+                    ..ModelReply::default()
+                },
+            })),
+        }
+    }
+
+    fn event_types(branch: &mut Branch) -> Vec<&'static str> {
+        branch.drain_events().iter().map(|e| e.event_type).collect()
+    }
+
+    #[test]
+    fn a_branch_runs_its_tools_until_its_reply_is_final() {
+        let mut branch = branch();
+        let mut respond = answer(vec![
+            vec![call(1, "write_file")],
+            vec![call(2, "read_file"), call(3, "write_file")],
+        ]);
+        let mut asked = 0;
+        loop {
+            let request = branch.step();
+            if request == Request::Done {
+                break;
+            }
+            asked += 1;
+            branch.resume(respond(&request));
+        }
+        assert_eq!(asked, 5, "three model calls and two rounds of tools");
+        assert_eq!(event_types(&mut branch), ["turn_start", "turn_end"]);
+        let done = branch.finish();
+        assert_eq!(done.text, "done");
+        assert_eq!(done.tool_calls.len(), 3);
+        assert!(done.tool_calls.iter().all(|call| call.ok));
+        assert_eq!(done.error, None);
+    }
+
+    #[test]
+    fn a_branch_stops_at_the_tool_call_cap() {
+        let endless = (0..100).map(|idx| vec![call(idx, "write_file")]).collect();
+        let mut branch = branch();
+        let mut respond = answer(endless);
+        while let request @ (Request::Model(_) | Request::Tools { .. }) = branch.step() {
+            branch.resume(respond(&request));
+        }
+        let done = branch.finish();
+        assert_eq!(done.tool_calls.len(), MAX_TOOL_CALLS_PER_TURN);
+    }
+
+    #[test]
+    fn a_failing_model_ends_the_branch_with_its_error_and_what_it_did() {
+        let mut branch = branch();
+        let mut respond = answer(vec![vec![call(1, "write_file")]]);
+        let first = branch.step();
+        branch.resume(respond(&first));
+        let tools = branch.step();
+        branch.resume(respond(&tools));
+        assert!(matches!(branch.step(), Request::Model(_)));
+        branch.resume(Response::Model(Err("server said no".to_string())));
+        assert_eq!(branch.step(), Request::Done);
+        assert_eq!(
+            event_types(&mut branch),
+            ["turn_start", "model_error"],
+            "no turn_end for a failed branch"
+        );
+        let done = branch.finish();
+        assert_eq!(done.error.as_deref(), Some("server said no"));
+        assert_eq!(done.tool_calls.len(), 1, "its tool call is kept");
+    }
+
+    #[test]
+    fn a_wrong_answer_ends_the_branch_with_a_message() {
+        let mut branch = branch();
+        let _ = branch.step();
+        branch.resume(Response::Approve(true));
+        assert_eq!(branch.step(), Request::Done);
+        let done = branch.finish();
+        assert!(done.error.is_some_and(|error| error.contains("another")));
+    }
+}
