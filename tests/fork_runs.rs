@@ -1,6 +1,7 @@
 //! A fork's branches run at once: `fuseraft exec` against a loopback OpenAI-compatible
 //! server that takes its time over every reply. Each branch is a full turn (a `write_file`
-//! call, then a final reply), and four branches take about as long as one.
+//! call, then a final reply), and four branches take about as long as one. The terminal
+//! shows each branch under its own heading.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -188,4 +189,50 @@ fn four_branches_take_about_one_branchs_time() {
         four < one * 2,
         "four branches took {four:?}, one took {one:?}: they did not run at once"
     );
+}
+
+#[test]
+fn the_terminal_shows_each_branch_under_its_own_heading() {
+    let dir = scratch("terminal");
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/fork-tools");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .arg(case.join("config.yaml"))
+        .arg("--replay")
+        .arg(case.join("replay.yaml"))
+        .args(["--task", "build", "--work-dir"])
+        .arg(dir.join("work"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let section = |heading: &str| -> String {
+        let start = stdout
+            .find(heading)
+            .unwrap_or_else(|| panic!("no `{heading}` in:\n{stdout}"));
+        let rest = &stdout[start + heading.len()..];
+        // Up to the next heading or the fork's join.
+        let end = [rest.find("──"), rest.find("  → ")]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    let backend = section("── turn 2 · BackendDev · Backend ──");
+    assert!(
+        backend.contains(
+            "⚙ write_file (ok)\n  ⚙ read_file (ok)\n  ⚙ write_file (ok)\nBackend: api/server.py"
+        ),
+        "the backend branch's tools and reply: {backend}"
+    );
+    assert!(!backend.contains("Frontend:"), "{backend}");
+    let frontend = section("── turn 2 · FrontendDev · Frontend ──");
+    assert!(
+        frontend.contains("! tool_blocked")
+            && frontend.contains("⚙ write_file (failed)\nFrontend: web/index.html"),
+        "the frontend branch's refused write and reply: {frontend}"
+    );
+    assert!(!frontend.contains("Backend:"), "{frontend}");
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -382,12 +382,10 @@ pub async fn drive<M: Models>(
                         &mut at_turn_end,
                     );
                     emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
-                    // Kept by the checkpoint: a finished branch never runs again. (After the
-                    // last one the fork has joined and the loop saves as after any turn.)
-                    if machine.run().fork.is_some() {
-                        let provider = models.state_keeping(&base, &finished.agents_done);
-                        save(&mut machine, &mut stored, Some(provider));
-                    }
+                    // Kept by the checkpoint: a finished branch never runs again. The next
+                    // step after the last one joins the fork.
+                    let provider = models.state_keeping(&base, &finished.agents_done);
+                    save(&mut machine, &mut stored, Some(provider));
                 }
                 continue;
             }

@@ -62,7 +62,7 @@ pub(crate) fn vote(branches: &[(String, String)]) -> Option<String> {
     })
 }
 
-impl Machine<'_> {
+impl<'p> Machine<'p> {
     /// Starts the fork of the current state: one [`Branch`] per branch state with an agent
     /// that has not finished yet. A fork already under way (a resumed run) keeps the
     /// branches that finished; the others start again from their start, told so.
@@ -107,18 +107,30 @@ impl Machine<'_> {
         Request::Fork(branches)
     }
 
-    /// A branch finished: kept until the last one, then the fork joins.
-    pub(super) fn on_branch(&mut self, done: BranchDone) {
+    /// The branch states of the current fork that have an agent (those that run).
+    fn branch_states(&self) -> Vec<&'p str> {
         let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
-            return;
+            return Vec::new();
         };
-        let branches: Vec<&str> = fork
-            .branches
+        fork.branches
             .iter()
-            .filter(|branch| self.program.state(**branch).agent.is_some())
-            .map(|branch| self.program.state(*branch).name.as_str())
-            .collect();
-        let expected = branches.len();
+            .map(|branch| self.program.state(*branch))
+            .filter(|state| state.agent.is_some())
+            .map(|state| state.name.as_str())
+            .collect()
+    }
+
+    /// Whether every branch of the fork under way is back.
+    pub(super) fn fork_finished(&self) -> bool {
+        let done = self.run.fork.as_ref().map_or(0, Vec::len);
+        done >= self.branch_states().len()
+    }
+
+    /// A branch finished: kept (in the run, so the next checkpoint keeps it) until the
+    /// machine is stepped after the last one, which joins the fork.
+    pub(super) fn on_branch(&mut self, done: BranchDone) {
+        self.phase = Phase::Fork;
+        let branches = self.branch_states();
         let finished = self.run.fork.get_or_insert_with(Vec::new);
         // A branch this fork does not have, or one already in, is a driver bug: ignored.
         if branches.contains(&done.state.as_str())
@@ -126,15 +138,10 @@ impl Machine<'_> {
         {
             finished.push(done);
         }
-        if finished.len() < expected {
-            self.phase = Phase::Fork;
-            return;
-        }
-        self.fork_complete();
     }
 
     /// Every branch finished: their outputs merged in declaration order.
-    fn fork_complete(&mut self) {
+    pub(super) fn fork_complete(&mut self) {
         let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
             self.phase = Phase::Ready;
             return;

@@ -407,6 +407,12 @@ impl<'p> Machine<'p> {
         }
         match self.phase {
             Phase::Ready => self.start_turn(),
+            // Every branch is back (and was seen by the driver's events and checkpoint).
+            Phase::Fork if self.fork_finished() => {
+                self.phase = Phase::Ready;
+                self.fork_complete();
+                self.step()
+            }
             // Waiting for a response: asking again is a driver bug; end the run cleanly.
             _ => {
                 self.finish(
