@@ -278,16 +278,30 @@ impl Terminal {
                 if self.mid_reply.swap(false, Ordering::SeqCst) {
                     let _ = writeln!(out);
                 }
-                let Some(message) = run.history.iter().rev().find(|m| m.role == Role::Assistant)
-                else {
-                    return;
+                // A fork's branch is in the run's fork until the fork joins.
+                let state = event.payload.get("state").and_then(|s| s.as_str());
+                let branch = run
+                    .fork
+                    .iter()
+                    .flatten()
+                    .find(|done| Some(done.state.as_str()) == state);
+                let (tool_calls, content) = match branch {
+                    Some(done) => (&done.tool_calls, &done.text),
+                    None => {
+                        let Some(message) =
+                            run.history.iter().rev().find(|m| m.role == Role::Assistant)
+                        else {
+                            return;
+                        };
+                        (&message.tool_calls, &message.content)
+                    }
                 };
-                for call in &message.tool_calls {
+                for call in tool_calls {
                     let outcome = if call.ok { "ok" } else { "failed" };
                     let _ = writeln!(out, "  ⚙ {} ({outcome})", neutralise(&call.name));
                 }
-                if !self.streaming && !message.content.is_empty() {
-                    let _ = writeln!(out, "{}", neutralise(message.content.trim_end()));
+                if !self.streaming && !content.is_empty() {
+                    let _ = writeln!(out, "{}", neutralise(content.trim_end()));
                 }
                 if self.streaming {
                     let _ = writeln!(out, "  · {}", turn_tokens(&event.payload));

@@ -190,3 +190,137 @@ fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A fan-out over four branches of different lengths; every branch first appends a line to
+/// `runs/<agent>.log` (a side effect a repeated branch would repeat), then writes one file a
+/// round. Delta's first round waits while the work dir holds a file `hold`.
+fn write_fork_workflow(dir: &Path) -> (PathBuf, PathBuf) {
+    let config = dir.join("fork.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: FanOut\n  Agents:\n    - { Name: Lead, Instructions: lead }\n    - { Name: Alpha, Instructions: a, Plugins: [Shell, FileSystem] }\n    - { Name: Beta, Instructions: b, Plugins: [Shell, FileSystem] }\n    - { Name: Gamma, Instructions: c, Plugins: [Shell, FileSystem] }\n    - { Name: Delta, Instructions: d, Plugins: [Shell, FileSystem] }\n  Selection:\n    Type: statemachine\n    StateMachine:\n      Initial: Plan\n      States:\n        Plan:\n          Agent: Lead\n          Transitions:\n            - { To: Review, Signal: PLANNED, Parallel: true, Targets: [A, B, C, D], Merge: { Strategy: union } }\n        A: { Agent: Alpha, Transitions: [ { To: Review } ] }\n        B: { Agent: Beta, Transitions: [ { To: Review } ] }\n        C: { Agent: Gamma, Transitions: [ { To: Review } ] }\n        D: { Agent: Delta, Transitions: [ { To: Review } ] }\n        Review:\n          Agent: Lead\n          Transitions:\n            - { To: Done, Signal: FINISHED }\n        Done:\n          Terminal: true\n  Termination: { Type: maxiterations, MaxIterations: 6 }\n",
+    )
+    .unwrap();
+    let mut replay = String::from(
+        "replies:\n  Lead:\n    - text: \"plan\\nPLANNED\"\n    - text: \"reviewed\\nFINISHED\"\n",
+    );
+    for (agent, rounds) in [("Alpha", 1), ("Beta", 2), ("Gamma", 3), ("Delta", 2)] {
+        replay.push_str(&format!("  {agent}:\n"));
+        for round in 0..rounds {
+            replay.push_str("    - tool_calls:\n");
+            if round == 0 {
+                replay.push_str(&format!(
+                    "        - {{ name: shell_run, args: {{ command: \"mkdir -p runs && echo run >> runs/{agent}.log\" }} }}\n"
+                ));
+                if agent == "Delta" {
+                    replay.push_str(
+                        "        - { name: shell_run, args: { command: \"while [ -e hold ]; do sleep 0.05; done\" } }\n",
+                    );
+                }
+            }
+            replay.push_str(&format!(
+                "        - {{ name: write_file, args: {{ path: \"log/{agent}-{round}.txt\", content: \"{round}\" }} }}\n"
+            ));
+        }
+        replay.push_str(&format!("    - text: \"{agent} done\"\n"));
+    }
+    let replay_path = dir.join("fork-replay.yaml");
+    std::fs::write(&replay_path, replay).unwrap();
+    (config, replay_path)
+}
+
+/// The finished branches a session's checkpoint keeps while its fork is under way.
+fn kept_branches(checkpoint: &serde_json::Value) -> Vec<String> {
+    checkpoint["Machine"]["Fork"]["Done"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|branch| branch["AgentName"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn a_fork_killed_mid_way_keeps_its_finished_branches_and_reruns_the_others() {
+    let dir = scratch("fork");
+    let (config, replay) = write_fork_workflow(&dir);
+
+    let straight = dir.join("straight");
+    let status = exec(&config, &replay, &straight, &["--task", "build"])
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    let (_, reference) = only_session(&straight).expect("a session file");
+    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    let expected = history(&reference);
+
+    // Delta waits on `hold`: the run is killed once the other three branches are kept.
+    let work = dir.join("killed");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("hold"), "").unwrap();
+    let mut child = exec(&config, &replay, &work, &["--task", "build"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let id = loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the three short branches never finished"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+        if let Some((id, checkpoint)) = only_session(&work) {
+            if kept_branches(&checkpoint).len() == 3 {
+                break id;
+            }
+        }
+    };
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    let (_, killed) = only_session(&work).expect("the session survives the kill");
+    let mut kept = kept_branches(&killed);
+    kept.sort();
+    assert_eq!(
+        kept,
+        ["Alpha", "Beta", "Gamma"],
+        "the finished branches are kept"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("runs/Delta.log")).unwrap(),
+        "run\n",
+        "Delta had started"
+    );
+    std::fs::remove_file(work.join("hold")).unwrap();
+
+    // The replay has no reply to spare: a kept branch run again would exhaust its queue.
+    let status = exec(&config, &replay, &work, &["--resume", &id])
+        .wait()
+        .unwrap();
+    assert!(status.success(), "the resumed run completes");
+    let (_, resumed) = only_session(&work).unwrap();
+    assert_eq!(resumed["Machine"]["Outcome"], "completed");
+    assert_eq!(resumed["Machine"]["Turn"], reference["Machine"]["Turn"]);
+    assert_eq!(
+        history(&resumed),
+        expected,
+        "the resumed history equals the uninterrupted one"
+    );
+    for agent in ["Alpha", "Beta", "Gamma"] {
+        assert_eq!(
+            std::fs::read_to_string(work.join(format!("runs/{agent}.log"))).unwrap(),
+            "run\n",
+            "the finished branch of {agent} ran once"
+        );
+    }
+    // Delta's side effects before the kill stay; its re-run starts over and sees them.
+    assert_eq!(
+        std::fs::read_to_string(work.join("runs/Delta.log")).unwrap(),
+        "run\nrun\n",
+        "the unfinished branch ran again from its start"
+    );
+    for (agent, rounds) in [("Alpha", 1), ("Beta", 2), ("Gamma", 3), ("Delta", 2)] {
+        for round in 0..rounds {
+            assert!(
+                work.join(format!("log/{agent}-{round}.txt")).exists(),
+                "round {round} of {agent} did its work"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

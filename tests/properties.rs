@@ -1236,8 +1236,8 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
         };
     }
     match request {
-        Request::Model(_) | Request::Done => Response::Model(reply(next_id)),
-        Request::Fork(calls) => Response::Fork(calls.iter().map(|_| reply(next_id)).collect()),
+        // A fork's branches are answered request by request (`answer_request`).
+        Request::Model(_) | Request::Done | Request::Fork(_) => Response::Model(reply(next_id)),
         Request::Tools { calls, .. } => Response::Tools(
             calls
                 .iter()
@@ -1268,6 +1268,24 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
                 .map(|_| render(&answer.tool_result, words))
                 .collect(),
         ),
+    }
+}
+
+/// Answers `request` with `respond`; a fork's branches are each stepped to their end and
+/// handed back one by one.
+fn answer_request(
+    machine: &mut Machine<'_>,
+    request: &Request,
+    mut respond: impl FnMut(&Request) -> Response,
+) {
+    match request {
+        Request::Fork(branches) => {
+            for branch in branches.clone() {
+                let done = branch.run_with(&mut respond);
+                machine.resume(Response::Branch(Box::new(done)));
+            }
+        }
+        _ => machine.resume(respond(request)),
     }
 }
 
@@ -1314,13 +1332,14 @@ fn drive(program: &Program, answers: &[Answer], checkpoint_every: usize) -> Resu
             return Ok(step);
         }
         let before = machine.run().history.clone();
-        let response = respond(
-            &request,
-            &answers[step % answers.len()],
-            &words,
-            &mut next_id,
-        );
-        machine.resume(response);
+        answer_request(&mut machine, &request, |request| {
+            respond(
+                request,
+                &answers[step % answers.len()],
+                &words,
+                &mut next_id,
+            )
+        });
         history_grew(&before, &machine.run().history)?;
     }
     Ok(answers.len() * 2)
@@ -1402,8 +1421,12 @@ fn sample_checkpoint(program: &Program) -> Json {
                 Request::Context { sources, .. } => {
                     Response::Context(sources.iter().map(|_| String::new()).collect())
                 }
-                Request::Fork(calls) => {
-                    Response::Fork(calls.iter().map(|_| Ok(ModelReply::default())).collect())
+                Request::Fork(branches) => {
+                    for branch in branches {
+                        let done = branch.run_with(|_| Response::Model(Ok(ModelReply::default())));
+                        machine.resume(Response::Branch(Box::new(done)));
+                    }
+                    continue;
                 }
                 Request::Done => break,
             };
@@ -1521,7 +1544,9 @@ proptest! {
                 };
                 let words = program_words(program);
                 let mut next_id = 100;
-                machine.resume(respond(&request, &answer, &words, &mut next_id));
+                answer_request(&mut machine, &request, |request| {
+                    respond(request, &answer, &words, &mut next_id)
+                });
             }
         }
     }

@@ -68,17 +68,28 @@ fn drive(machine: &mut Machine<'_>, replies: &[String], max_steps: usize) -> Opt
                 text: replies.next().cloned().unwrap_or_default(),
                 ..ModelReply::default()
             })),
-            Request::Fork(calls) => Response::Fork(
-                calls
-                    .iter()
-                    .map(|_| {
-                        Ok(ModelReply {
+            Request::Fork(branches) => {
+                for branch in branches.clone() {
+                    let done = branch.run_with(|request| match request {
+                        Request::Tools { calls, .. } => Response::Tools(
+                            calls
+                                .iter()
+                                .map(|call| ToolCall {
+                                    result: Some("done".to_string()),
+                                    ok: true,
+                                    ..call.clone()
+                                })
+                                .collect(),
+                        ),
+                        _ => Response::Model(Ok(ModelReply {
                             text: replies.next().cloned().unwrap_or_default(),
                             ..ModelReply::default()
-                        })
-                    })
-                    .collect(),
-            ),
+                        })),
+                    });
+                    machine.resume(Response::Branch(Box::new(done)));
+                }
+                continue;
+            }
             Request::Tools { calls, .. } => Response::Tools(
                 calls
                     .iter()

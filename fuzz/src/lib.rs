@@ -370,23 +370,13 @@ pub fn respond(
             1 => Response::Context(vec![small_string(u)?]),
             2 => Response::Validate(vec![CheckResult::pass()]),
             3 => Response::Tools(Vec::new()),
-            _ => Response::Fork(Vec::new()),
+            _ => Response::Branch(Box::default()),
         });
     }
     Ok(match request {
         Request::Model(_) => Response::Model(model_reply(u, words, caps, next_id, budget)?),
-        Request::Fork(calls) => {
-            let count = if u.ratio(1, 16)? {
-                u.int_in_range(0..=calls.len() + 2)?
-            } else {
-                calls.len()
-            };
-            let mut replies = Vec::new();
-            for _ in 0..count {
-                replies.push(model_reply(u, words, caps, next_id, budget)?);
-            }
-            Response::Fork(replies)
-        }
+        // A fork's branches are answered request by request (`drive`).
+        Request::Fork(_) => Response::Model(model_reply(u, words, caps, next_id, budget)?),
         Request::Tools { calls, .. } => {
             let mut results = Vec::new();
             for call in calls {
@@ -505,6 +495,18 @@ pub fn drive(program: &Program, u: &mut Unstructured<'_>, caps: &Caps) {
         check_growth(&mut seen, &machine.run().history);
         if request == Request::Done {
             break;
+        }
+        if let Request::Fork(branches) = &request {
+            // Each branch stepped to its end; a fuzz input that runs out ends a branch's loop.
+            for branch in branches.clone() {
+                let done = branch.run_with(|request| {
+                    respond(u, request, &words, caps, &mut next_id, &mut budget)
+                        .unwrap_or(Response::Tools(Vec::new()))
+                });
+                machine.resume(Response::Branch(Box::new(done)));
+            }
+            check_growth(&mut seen, &machine.run().history);
+            continue;
         }
         let Ok(response) = respond(u, &request, &words, caps, &mut next_id, &mut budget) else {
             break;

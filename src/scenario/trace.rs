@@ -166,6 +166,8 @@ pub fn render(ran: &Ran) -> String {
         state: program.state(program.entry).name.clone(),
     };
     let kind_at = |idx: usize| records.get(idx).map(|record| record.event.event_type);
+    // Between `fork_start` and `fork_join`: a branch's turn shows as its `branch done` line.
+    let mut in_fork = false;
     for (idx, record) in records.iter().enumerate() {
         let event = &record.event;
         let turn = event.turn;
@@ -184,6 +186,7 @@ pub fn render(ran: &Ran) -> String {
             "session_start" => {
                 cursor.state = text(event, "start_state").to_string();
             }
+            "turn_start" | "turn_end" if in_fork => {}
             "turn_start" => {
                 cursor.agent = event.agent.clone();
                 cursor.state = text(event, "state").to_string();
@@ -373,6 +376,7 @@ pub fn render(ran: &Ran) -> String {
                 number(event, "max_revisits")
             )),
             "fork_start" => {
+                in_fork = true;
                 cursor.state = text(event, "state").to_string();
                 emit!(format!("fork → {}", list(event, "branches")));
             }
@@ -385,6 +389,7 @@ pub fn render(ran: &Ran) -> String {
                 short(text(event, "error"), &ran.scrub)
             )),
             "fork_join" => {
+                in_fork = false;
                 if kind_at(idx + 1) != Some("agent_routed") {
                     emit!(format!(
                         "join ({}, {} branches)",

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::event::Outcome;
 use crate::history::{Message, Role, ToolCall, Usage};
-use crate::machine::Run;
+use crate::machine::{BranchDone, Run};
 
 pub const VERSION: u64 = 1;
 
@@ -278,7 +278,94 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if !run.notes.is_empty() {
         machine["Notes"] = run.notes.to_json();
     }
+    if let Some(fork) = &run.fork {
+        machine["Fork"] = fork_json(fork);
+    }
     machine
+}
+
+/// The fork under way: its finished branches (`Machine.Fork.Done`), present only while a
+/// fork's branches are out.
+fn fork_json(done: &[BranchDone]) -> Json {
+    let branches: Vec<Json> = done
+        .iter()
+        .map(|branch| {
+            json!({
+                "State": branch.state,
+                "AgentName": branch.agent,
+                "Content": branch.text,
+                "Usage": {"InputTokens": branch.usage.input_tokens, "OutputTokens": branch.usage.output_tokens},
+                "ToolCalls": branch.tool_calls.iter().map(tool_call_json).collect::<Vec<_>>(),
+                "Error": branch.error,
+            })
+        })
+        .collect();
+    json!({ "Done": branches })
+}
+
+fn tool_call_json(call: &ToolCall) -> Json {
+    json!({
+        "Id": call.id, "Name": call.name, "Args": call.args, "Result": call.result, "Succeeded": call.ok,
+    })
+}
+
+fn tool_call_from(call: &Json) -> ToolCall {
+    ToolCall {
+        id: text(call, "Id"),
+        name: text(call, "Name"),
+        args: call.get("Args").cloned().unwrap_or(Json::Null),
+        result: call
+            .get("Result")
+            .and_then(Json::as_str)
+            .map(str::to_string),
+        ok: call
+            .get("Succeeded")
+            .and_then(Json::as_bool)
+            .unwrap_or(false),
+    }
+}
+
+fn usage_from(value: &Json) -> Usage {
+    let usage = value.get("Usage").cloned().unwrap_or(Json::Null);
+    Usage {
+        input_tokens: number(&usage, "InputTokens"),
+        output_tokens: number(&usage, "OutputTokens"),
+    }
+}
+
+/// The finished branches of a checkpoint's fork under way; a branch whose state the
+/// program no longer has is an error.
+fn fork_from(program: &Program, fork: &Json) -> Result<Vec<BranchDone>, String> {
+    fork.get("Done")
+        .and_then(Json::as_array)
+        .into_iter()
+        .flatten()
+        .map(|branch| {
+            let state = text(branch, "State");
+            if program.state_named(&state).is_none() {
+                return Err(format!(
+                    "the checkpoint's fork has a branch `{state}` the program no longer has"
+                ));
+            }
+            Ok(BranchDone {
+                state,
+                agent: text(branch, "AgentName"),
+                text: text(branch, "Content"),
+                tool_calls: branch
+                    .get("ToolCalls")
+                    .and_then(Json::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(tool_call_from)
+                    .collect(),
+                usage: usage_from(branch),
+                error: branch
+                    .get("Error")
+                    .and_then(Json::as_str)
+                    .map(str::to_string),
+            })
+        })
+        .collect()
 }
 
 /// Writes a checkpoint's state: `Machine::checkpoint_state`'s object with `Provider` and then
@@ -373,6 +460,9 @@ fn write_run(
     text_entry(out, "Reason", run.reason.as_deref());
     if !run.notes.is_empty() {
         entry!(out, "Notes", &run.notes);
+    }
+    if let Some(fork) = &run.fork {
+        entry!(out, "Fork", &fork_json(fork));
     }
     out.push(b'}');
     Ok(())
@@ -483,6 +573,10 @@ pub(crate) fn run_from_json(
             .and_then(Json::as_str)
             .map(str::to_string),
         notes: crate::tools::notes::Notes::from_json(machine.get("Notes"))?,
+        fork: match machine.get("Fork") {
+            Some(fork) if !fork.is_null() => Some(fork_from(program, fork)?),
+            _ => None,
+        },
     };
     let stand_in = machine
         .get("StandIn")

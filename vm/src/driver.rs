@@ -2,7 +2,8 @@
 //!
 //! Models come from a [`Models`] provider (the replay provider, or a network provider);
 //! tools run sandboxed in the work dir; validators read the artifacts there; approvals are
-//! answered by the caller's policy. Fork branches run concurrently.
+//! answered by the caller's policy. A fork's branches run concurrently, each its agent's
+//! whole tool loop (`fork.rs`); tool calls go through one runner (`tool_calls.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,12 +17,16 @@ use crate::replay::Replay;
 
 mod chatroom;
 mod context;
+mod fork;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
 mod paths_tests;
+mod tool_calls;
 mod usage;
 
 use context::read_context;
+use fork::ForkRun;
+use tool_calls::ToolRunner;
 use usage::mark_usage;
 pub use usage::{usage_json, Cost};
 
@@ -45,6 +50,13 @@ pub trait Models: Sync {
 
     /// Returns to a position saved by [`Models::state`].
     fn restore(&self, _state: &serde_json::Value) {}
+
+    /// The position to save while a fork's branches are out: `base` (the position when they
+    /// started) moved on by the calls of `agents` only (those whose branches finished), so a
+    /// resumed run asks again for exactly the branches that run again.
+    fn state_keeping(&self, _base: &serde_json::Value, _agents: &[String]) -> serde_json::Value {
+        self.state()
+    }
 
     /// How many replies so far came without token usage (their server reported none), so
     /// their tokens are unknown rather than 0.
@@ -73,6 +85,10 @@ impl Models for Replay {
 
     fn restore(&self, state: &serde_json::Value) {
         Replay::restore(self, state)
+    }
+
+    fn state_keeping(&self, base: &serde_json::Value, agents: &[String]) -> serde_json::Value {
+        Replay::state_keeping(self, base, agents)
     }
 }
 
@@ -247,21 +263,23 @@ pub async fn drive<M: Models>(
     // At a turn boundary: hands the checkpoint to the caller, then bounds in memory the
     // messages the caller now holds whole (issue 7: the session log keeps a long reply whole,
     // the history keeps its head and tail). Without a caller they are bounded all the same.
-    let mut save = |machine: &mut Machine<'_>, stored: &mut usize| {
-        if !machine.at_boundary() {
-            return;
-        }
-        if let Some(sink) = on_checkpoint.as_mut() {
-            let history = &machine.run().history;
-            sink(Checkpoint {
-                new_messages: &history[(*stored).min(history.len())..],
-                machine,
-                provider: models.state(),
-            });
-        }
-        *stored = machine.run().history.len();
-        machine.bound_history(*stored);
-    };
+    // While a fork's branches are out, `provider` is the provider's position to save.
+    let mut save =
+        |machine: &mut Machine<'_>, stored: &mut usize, provider: Option<serde_json::Value>| {
+            if !machine.checkpointable() {
+                return;
+            }
+            if let Some(sink) = on_checkpoint.as_mut() {
+                let history = &machine.run().history;
+                sink(Checkpoint {
+                    new_messages: &history[(*stored).min(history.len())..],
+                    machine,
+                    provider: provider.unwrap_or_else(|| models.state()),
+                });
+            }
+            *stored = machine.run().history.len();
+            machine.bound_history(*stored);
+        };
     let program = machine.program();
     crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
@@ -303,8 +321,14 @@ pub async fn drive<M: Models>(
         }
     };
     let mut saved_turn = None;
-    // The run's background jobs: every tool call shares the table; the jobs die with it.
-    let jobs = crate::tools::Jobs::default();
+    let tools = ToolRunner {
+        program,
+        env,
+        sandbox: sandbox.clone(),
+        session_id: session_id.clone(),
+        change_log: change_log.clone(),
+        jobs: crate::tools::Jobs::default(),
+    };
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
     let (unreported_before, cost_before) = before;
@@ -313,7 +337,7 @@ pub async fn drive<M: Models>(
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         if machine.at_boundary() && saved_turn != Some(position) {
-            save(&mut machine, &mut stored);
+            save(&mut machine, &mut stored, None);
             copy_chatroom(&machine, on_event);
             saved_turn = Some(position);
             // `--hitl`: after each completed turn of a run that goes on.
@@ -335,7 +359,7 @@ pub async fn drive<M: Models>(
                         Pause::Message(text) => {
                             machine.operator_message(text);
                             emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
-                            save(&mut machine, &mut stored);
+                            save(&mut machine, &mut stored, None);
                         }
                         Pause::Quit => {
                             let run = machine.into_run();
@@ -362,55 +386,31 @@ pub async fn drive<M: Models>(
         let response = match request {
             Request::Done => break,
             Request::Model(call) => Response::Model(models.call(&call).await),
-            Request::Fork(calls) => {
-                let replies =
-                    futures::future::join_all(calls.iter().map(|call| models.call(call))).await;
-                Response::Fork(replies)
-            }
-            Request::Tools {
-                agent,
-                turn,
-                mut calls,
-            } => {
-                let context = crate::tools::ToolContext {
-                    work_dir: sandbox.clone(),
-                    session_id: session_id.clone(),
-                    agent,
-                    turn,
-                    change_log: change_log.clone(),
-                    limits: limits(program),
-                    sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
-                    jobs: jobs.clone(),
-                };
-                let agent_ir = program
-                    .agent_named(&context.agent)
-                    .map(|id| program.agent(id));
-                for call in &mut calls {
-                    // The call's name is resolved once, here; that tool is judged and run.
-                    use crate::tools::permissions::{decide, Decision};
-                    let permitted = match decide(call, agent_ir, program, &context.work_dir) {
-                        Decision::Allow(tool) => Ok(tool),
-                        Decision::Block(reason) => Err(reason),
-                        Decision::Ask(tool, action) => {
-                            let approved = match &env.approvals {
-                                Approvals::All => true,
-                                Approvals::None => false,
-                                Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
-                            };
-                            approved.then_some(tool).ok_or_else(|| {
-                                format!("[DENIED: permission] {action} was refused by the operator")
-                            })
-                        }
-                    };
-                    match permitted {
-                        Err(reason) => {
-                            call.result = Some(reason);
-                            call.ok = false;
-                        }
-                        Ok(tool) => crate::tools::execute_tool(call, tool, &context).await,
-                    }
+            Request::Fork(branches) => {
+                // Saved as started: a resumed run knows its unfinished branches run again.
+                let base = models.state();
+                save(&mut machine, &mut stored, Some(base.clone()));
+                let mut fork = ForkRun::start(branches, models, &tools);
+                while let Some(finished) = fork.next().await {
+                    machine.resume(Response::Branch(Box::new(finished.branch.finish())));
+                    hand_out(
+                        finished.events,
+                        &machine,
+                        models,
+                        on_event,
+                        before,
+                        &mut at_turn_end,
+                    );
+                    emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
+                    // Kept by the checkpoint: a finished branch never runs again. The next
+                    // step after the last one joins the fork.
+                    let provider = models.state_keeping(&base, &finished.agents_done);
+                    save(&mut machine, &mut stored, Some(provider));
                 }
-                Response::Tools(calls)
+                continue;
+            }
+            Request::Tools { agent, turn, calls } => {
+                Response::Tools(tools.run(agent, turn, calls).await)
             }
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.
@@ -453,7 +453,7 @@ pub async fn drive<M: Models>(
     }
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some(position) {
-        save(&mut machine, &mut stored);
+        save(&mut machine, &mut stored, None);
         copy_chatroom(&machine, on_event);
     }
     let (output, shortfall) = (machine.output(), machine.shortfall());
@@ -481,7 +481,20 @@ fn emit_events<M: Models>(
     before: (u32, Cost),
     at_turn_end: &mut (u32, Cost),
 ) {
-    for event in machine.drain_events() {
+    let events = machine.drain_events();
+    hand_out(events, machine, models, on_event, before, at_turn_end);
+}
+
+/// Hands `events` to `on_event`, marked as [`emit_events`] says.
+fn hand_out<M: Models>(
+    events: Vec<Event>,
+    machine: &Machine<'_>,
+    models: &M,
+    on_event: &mut dyn FnMut(&Event, &Run),
+    before: (u32, Cost),
+    at_turn_end: &mut (u32, Cost),
+) {
+    for event in events {
         let (unreported, cost) = (models.usage_unreported(), models.cost());
         let (missing, spent) = match event.event_type {
             "turn_end" => {

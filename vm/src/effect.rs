@@ -6,6 +6,7 @@
 use serde_json::Value as Json;
 
 use crate::history::{Message, ToolCall, Usage};
+use crate::machine::{Branch, BranchDone};
 
 /// A chat message as sent to a model.
 #[derive(Clone, Debug, PartialEq)]
@@ -117,8 +118,10 @@ impl CheckResult {
 pub enum Request {
     /// Ask a model.
     Model(ModelCall),
-    /// Ask several models at once (a fork's branches), each on its own history snapshot.
-    Fork(Vec<ModelCall>),
+    /// Run a fork's branches at once, each its agent's whole tool loop on its own history
+    /// snapshot: step each [`Branch`] to [`Request::Done`] and answer with one
+    /// [`Response::Branch`] per branch, in any order, as each finishes.
+    Fork(Vec<Branch>),
     /// Run these tool calls, in order, for `agent`.
     Tools {
         agent: String,
@@ -150,7 +153,8 @@ pub enum Request {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Response {
     Model(Result<ModelReply, String>),
-    Fork(Vec<Result<ModelReply, String>>),
+    /// A fork's branch that finished ([`Branch::finish`]); the fork joins after the last.
+    Branch(Box<BranchDone>),
     /// The same calls, with `result` and `ok` filled in.
     Tools(Vec<ToolCall>),
     /// One result per check evaluated (evaluation stops at the first failure).

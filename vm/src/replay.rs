@@ -254,6 +254,33 @@ impl Replay {
         }
     }
 
+    /// [`Replay::state`] as if, since `base` (an earlier state), only `agents` had been
+    /// asked: their queues' cursors are the current ones, every other queue's is `base`'s.
+    /// The id counter is the current one (ids only need to be new).
+    pub fn state_keeping(&self, base: &Json, agents: &[String]) -> Json {
+        let mut state = self.state();
+        let kept: Vec<&str> = agents
+            .iter()
+            .filter_map(|agent| self.queue(agent))
+            .map(|queue| self.script.queues[queue].0.as_str())
+            .collect();
+        let mut cursors = base
+            .get("cursors")
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default();
+        cursors.retain(|name, _| !kept.contains(&name.as_str()));
+        if let Some(current) = state.get("cursors").and_then(Json::as_object) {
+            for (name, cursor) in current {
+                if kept.contains(&name.as_str()) {
+                    cursors.insert(name.clone(), cursor.clone());
+                }
+            }
+        }
+        state["cursors"] = Json::Object(cursors);
+        state
+    }
+
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let Some(queue) = self.queue(&call.agent) else {

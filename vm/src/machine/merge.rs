@@ -1,12 +1,15 @@
-//! Fork branches and their merge: `union`, `consensus`, `vote`, and `ranked`/`semantic_diff`
+//! Forks: starting the branches, keeping those that finish, and their merge: `union`, `consensus`, `vote`, and `ranked`/`semantic_diff`
 //! through the merge agent (falling back to `union` when it is missing or fails).
 
 use fuseraft_compiler::ir::{Merge, StateKind, Target};
 use serde_json::json;
 
-use super::{Machine, Phase};
+use super::{Branch, BranchDone, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
-use crate::history::{Message, Role, Usage};
+use crate::history::{Message, Role, ToolCall, Usage};
+
+/// What a branch that runs again after an interruption is told first.
+const RERUN_NOTE: &str = "[fuseraft: this branch was interrupted before it finished and runs again from its start. Changes it made before the interruption may already be in the work dir and in the change log: check before redoing them.]";
 
 fn last_line(text: &str) -> &str {
     text.lines()
@@ -59,36 +62,112 @@ pub(crate) fn vote(branches: &[(String, String)]) -> Option<String> {
     })
 }
 
-impl Machine<'_> {
-    pub(super) fn on_fork(&mut self, replies: Vec<Result<ModelReply, String>>) {
+impl<'p> Machine<'p> {
+    /// Starts the fork of the current state: one [`Branch`] per branch state with an agent
+    /// that has not finished yet. A fork already under way (a resumed run) keeps the
+    /// branches that finished; the others start again from their start, told so.
+    pub(super) fn start_fork(&mut self) -> Request {
+        let state = self.program.state(self.run.state);
+        let StateKind::Fork(fork) = &state.kind else {
+            return Request::Done;
+        };
+        let resumed = self.run.fork.is_some();
+        let done = self.run.fork.get_or_insert_with(Vec::new).clone();
+        let mut branches = Vec::new();
+        let mut agents = Vec::new();
+        for branch in &fork.branches {
+            let Some(mut call) = self.branch_call(*branch) else {
+                continue;
+            };
+            agents.push(call.agent.clone());
+            let name = &self.program.state(*branch).name;
+            if done.iter().any(|finished| &finished.state == name) {
+                continue;
+            }
+            if resumed {
+                call.messages.push(ChatMessage {
+                    role: ChatRole::User,
+                    content: RERUN_NOTE.to_string(),
+                    tool_calls: Vec::new(),
+                    tool_call_id: None,
+                });
+            }
+            branches.push(Branch::new(name.clone(), call, self.run.turn));
+        }
+        let mut payload = json!({"state": state.name, "branches": agents});
+        if resumed {
+            payload["kept"] = json!(done.iter().map(|d| d.agent.clone()).collect::<Vec<_>>());
+        }
+        self.emit(None, "fork_start", payload);
+        if branches.is_empty() {
+            self.fork_complete();
+            return self.step();
+        }
+        self.phase = Phase::Fork;
+        Request::Fork(branches)
+    }
+
+    /// The branch states of the current fork that have an agent (those that run).
+    fn branch_states(&self) -> Vec<&'p str> {
+        let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
+            return Vec::new();
+        };
+        fork.branches
+            .iter()
+            .map(|branch| self.program.state(*branch))
+            .filter(|state| state.agent.is_some())
+            .map(|state| state.name.as_str())
+            .collect()
+    }
+
+    /// Whether every branch of the fork under way is back.
+    pub(super) fn fork_finished(&self) -> bool {
+        let done = self.run.fork.as_ref().map_or(0, Vec::len);
+        done >= self.branch_states().len()
+    }
+
+    /// A branch finished: kept (in the run, so the next checkpoint keeps it) until the
+    /// machine is stepped after the last one, which joins the fork.
+    pub(super) fn on_branch(&mut self, done: BranchDone) {
+        self.phase = Phase::Fork;
+        let branches = self.branch_states();
+        let finished = self.run.fork.get_or_insert_with(Vec::new);
+        // A branch this fork does not have, or one already in, is a driver bug: ignored.
+        if branches.contains(&done.state.as_str())
+            && !finished.iter().any(|seen| seen.state == done.state)
+        {
+            finished.push(done);
+        }
+    }
+
+    /// Every branch finished: their outputs merged in declaration order.
+    pub(super) fn fork_complete(&mut self) {
         let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
             self.phase = Phase::Ready;
             return;
         };
         let fork = fork.clone();
+        let mut finished = self.run.fork.take().unwrap_or_default();
         let mut branches = Vec::new();
-        for (branch, reply) in fork.branches.iter().zip(replies) {
-            let agent = self
-                .program
-                .state(*branch)
-                .agent
-                .map(|id| self.program.agent(id).name.clone())
-                .unwrap_or_default();
-            match reply {
-                Ok(reply) => {
-                    if !self.add_usage(reply.usage) {
-                        return;
-                    }
-                    self.emit(
-                        Some(&agent),
-                        "branch_end",
-                        json!({"state": self.program.state(*branch).name}),
-                    );
-                    branches.push((agent, reply.text));
+        let mut tool_calls = Vec::new();
+        for branch in &fork.branches {
+            let name = &self.program.state(*branch).name;
+            let Some(at) = finished.iter().position(|done| &done.state == name) else {
+                continue;
+            };
+            let done = finished.swap_remove(at);
+            if !self.add_usage(done.usage) {
+                return;
+            }
+            tool_calls.extend(done.tool_calls);
+            match done.error {
+                None => {
+                    self.emit(Some(&done.agent), "branch_end", json!({"state": name}));
+                    branches.push((done.agent, done.text));
                 }
-                Err(error) => {
-                    self.emit(Some(&agent), "branch_error", json!({"error": error}));
-                    branches.push((agent, format!("[error: {error}]")));
+                Some(error) => {
+                    self.emit(Some(&done.agent), "branch_error", json!({"error": error}));
+                    branches.push((done.agent, format!("[error: {error}]")));
                 }
             }
         }
@@ -115,7 +194,7 @@ impl Machine<'_> {
                         tool_call_id: None,
                     });
                     call.tools.clear();
-                    self.phase = Phase::Merge(branches);
+                    self.phase = Phase::Merge(branches, tool_calls);
                     self.pending = Some(Request::Model(ModelCall { ..call }));
                     return;
                 }
@@ -127,12 +206,14 @@ impl Machine<'_> {
             fork.merge.as_str(),
             merged.unwrap_or_default(),
             branches.len(),
+            tool_calls,
         );
     }
 
     pub(super) fn on_merge(
         &mut self,
         branches: Vec<(String, String)>,
+        tool_calls: Vec<ToolCall>,
         reply: Result<ModelReply, String>,
     ) {
         let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
@@ -148,15 +229,30 @@ impl Machine<'_> {
             }
             _ => union(&branches),
         };
-        self.join(fork.join, fork.merge.as_str(), merged, branches.len());
+        self.join(
+            fork.join,
+            fork.merge.as_str(),
+            merged,
+            branches.len(),
+            tool_calls,
+        );
     }
 
-    fn join(&mut self, join: Target, strategy: &str, merged: String, n_branches: usize) {
+    /// The merged output joins the history as one `parallel` message carrying every
+    /// branch's tool calls (in declaration order), so the session keeps what the branches did.
+    fn join(
+        &mut self,
+        join: Target,
+        strategy: &str,
+        merged: String,
+        n_branches: usize,
+        tool_calls: Vec<ToolCall>,
+    ) {
         self.run.history.push(Message {
             role: Role::Assistant,
             agent: "parallel".to_string(),
             content: merged,
-            tool_calls: Vec::new(),
+            tool_calls,
             turn: self.run.turn,
             usage: Usage::default(),
         });

@@ -7,6 +7,7 @@
 //! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
 //! `merge.rs`, the run's result and default caps in `result.rs`.
 
+mod branch;
 mod context;
 mod failure;
 mod guide;
@@ -15,7 +16,11 @@ mod nomatch;
 mod notes;
 mod result;
 mod route;
+mod turn;
 
+use turn::{Next, Turn};
+
+pub use branch::{Branch, BranchDone};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 
 use std::collections::{HashMap, HashSet};
@@ -23,7 +28,7 @@ use std::collections::{HashMap, HashSet};
 use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
 use serde_json::json;
 
-use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
+use crate::effect::{CheckResult, ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
 use crate::history::{Message, Role, ToolCall, Usage};
 
@@ -74,6 +79,9 @@ pub struct Run {
     pub reason: Option<String>,
     /// What agents noted: session context, scratchpads, chatroom (`tools::notes`).
     pub notes: crate::tools::notes::Notes,
+    /// The fork under way: its branches that finished, in the order they did (`None` when
+    /// no fork is under way). A checkpoint keeps them, so a resumed run does not run them again.
+    pub fork: Option<Vec<BranchDone>>,
 }
 
 /// What the machine is waiting for.
@@ -87,10 +95,10 @@ enum Phase {
     Tools(Turn),
     /// A `select` state asked its manager.
     Select,
-    /// A fork's branches are out.
+    /// A fork's branches are out; [`Run::fork`] collects those that finished.
     Fork,
-    /// A fork's merge agent was asked.
-    Merge(Vec<(String, String)>),
+    /// A fork's merge agent was asked: the branches' outputs and tool calls.
+    Merge(Vec<(String, String)>, Vec<ToolCall>),
     /// An exit's checks are out.
     Checks {
         exit: usize,
@@ -110,17 +118,6 @@ enum Phase {
         agent: String,
     },
     Finished,
-}
-
-/// A turn being assembled from model replies and tool results.
-#[derive(Clone, Debug)]
-struct Turn {
-    agent: String,
-    /// The agent actually answering (a recovery agent may stand in for the state's agent).
-    call: ModelCall,
-    text: String,
-    tool_calls: Vec<ToolCall>,
-    usage: Usage,
 }
 
 pub struct Machine<'p> {
@@ -175,6 +172,7 @@ impl<'p> Machine<'p> {
             outcome: None,
             reason: None,
             notes: Default::default(),
+            fork: None,
         };
         let mut machine = Machine {
             program,
@@ -264,11 +262,17 @@ impl<'p> Machine<'p> {
         matches!(self.phase, Phase::Ready | Phase::Finished) && self.pending.is_none()
     }
 
+    /// Whether a checkpoint can be taken: between turns, or while a fork's branches are out
+    /// (it keeps the branches that finished; the others run again on resume).
+    pub fn checkpointable(&self) -> bool {
+        self.at_boundary() || (matches!(self.phase, Phase::Fork) && self.pending.is_none())
+    }
+
     /// The run's state as a checkpoint (upstream's session layout plus `Machine`) without
     /// its `Messages`, which a caller stores incrementally (`MessageCount` says how many
-    /// belong to it); `None` while a request is out.
+    /// belong to it); `None` while a request other than a fork is out.
     pub fn checkpoint_state(&self) -> Option<serde_json::Value> {
-        if !self.at_boundary() {
+        if !self.checkpointable() {
             return None;
         }
         Some(json!({
@@ -415,6 +419,12 @@ impl<'p> Machine<'p> {
         }
         match self.phase {
             Phase::Ready => self.start_turn(),
+            // Every branch is back (and was seen by the driver's events and checkpoint).
+            Phase::Fork if self.fork_finished() => {
+                self.phase = Phase::Ready;
+                self.fork_complete();
+                self.step()
+            }
             // Waiting for a response: asking again is a driver bug; end the run cleanly.
             _ => {
                 self.finish(
@@ -433,8 +443,10 @@ impl<'p> Machine<'p> {
             (Phase::Model(turn), Response::Model(reply)) => self.on_model(turn, reply),
             (Phase::Tools(turn), Response::Tools(calls)) => self.on_tools(turn, calls),
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
-            (Phase::Fork, Response::Fork(replies)) => self.on_fork(replies),
-            (Phase::Merge(branches), Response::Model(reply)) => self.on_merge(branches, reply),
+            (Phase::Fork, Response::Branch(done)) => self.on_branch(*done),
+            (Phase::Merge(branches, calls), Response::Model(reply)) => {
+                self.on_merge(branches, calls, reply)
+            }
             (Phase::Checks { exit }, Response::Validate(results)) => self.on_checks(exit, results),
             (Phase::TerminationChecks, Response::Validate(results)) => {
                 self.on_termination_checks(results)
@@ -511,21 +523,7 @@ impl<'p> Machine<'p> {
                 self.finish(Outcome::Completed, None);
                 self.step()
             }
-            StateKind::Fork(fork) => {
-                let calls: Vec<ModelCall> = fork
-                    .branches
-                    .iter()
-                    .filter_map(|branch| self.branch_call(*branch))
-                    .collect();
-                let branches: Vec<String> = calls.iter().map(|call| call.agent.clone()).collect();
-                self.emit(
-                    None,
-                    "fork_start",
-                    json!({"state": state.name, "branches": branches}),
-                );
-                self.phase = Phase::Fork;
-                Request::Fork(calls)
-            }
+            StateKind::Fork(_) => self.start_fork(),
             StateKind::Select(select) => {
                 // Magentic's `MaxRoundCount` caps the manager's rounds.
                 if let fuseraft_compiler::ir::SelectStyle::Magentic { max_rounds, .. } =
@@ -583,13 +581,7 @@ impl<'p> Machine<'p> {
     /// Asks the model for `agent`'s turn.
     fn start_model(&mut self, agent: String) -> Request {
         let call = self.model_call(&agent);
-        let turn = Turn {
-            agent,
-            call: call.clone(),
-            text: String::new(),
-            tool_calls: Vec::new(),
-            usage: Usage::default(),
-        };
+        let turn = Turn::new(agent, call.clone());
         self.phase = Phase::Model(turn);
         Request::Model(call)
     }
@@ -637,58 +629,26 @@ impl<'p> Machine<'p> {
             });
             return;
         }
-        let first_new = turn.tool_calls.len();
-        turn.tool_calls.extend(reply.tool_calls.iter().cloned());
-        if turn.tool_calls.len() > MAX_TOOL_CALLS_PER_TURN {
-            turn.tool_calls.truncate(MAX_TOOL_CALLS_PER_TURN);
-            self.emit(
-                Some(&turn.agent),
-                "tool_limit",
-                json!({"max": MAX_TOOL_CALLS_PER_TURN}),
-            );
-        }
-        // handoff, finish and the notes tools are answered here; everything else is a tool
-        // effect.
-        let mut external = Vec::new();
-        let mut answered = Vec::new();
+        let mut notes = Vec::new();
         let agent = turn.agent.clone();
-        for call in turn.tool_calls.iter_mut().skip(first_new) {
-            if self.answer_note(&agent, call) {
-                answered.push(call.clone());
-            } else if call.is_routing() {
-                call.result = Some(
-                    call.arg("route_keyword")
-                        .or(call.arg("key"))
-                        .unwrap_or("ok")
-                        .to_string(),
-                );
-                call.ok = true;
-            } else {
-                external.push(call.clone());
-            }
+        let next = turn.take_reply(reply, &mut notes, &mut |call| {
+            self.answer_note(&agent, call)
+        });
+        self.emit_notes(&turn.agent, notes);
+        if let Next::Again = next {
+            let call = turn.call.clone();
+            self.phase = Phase::Model(turn);
+            self.pending = Some(Request::Model(call));
+            return;
         }
-        // The model is asked again after the tools, in the turn's context with this reply.
-        let continuation = (!external.is_empty() || !answered.is_empty())
-            .then(|| context::assistant_message(&reply));
-        if !reply.text.is_empty() {
-            turn.text = reply.text;
-        }
-        if let Some(message) = continuation {
-            turn.call.messages.push(message);
-            for call in &answered {
-                turn.call.messages.push(context::tool_message(call));
-            }
-            if external.is_empty() {
-                self.after_tools(turn);
-                return;
-            }
+        if let Next::Tools(calls) = next {
             let agent = turn.agent.clone();
             let turn_index = self.run.turn;
             self.phase = Phase::Tools(turn);
             self.pending = Some(Request::Tools {
                 agent,
                 turn: turn_index,
-                calls: external,
+                calls,
             });
             return;
         }
@@ -696,31 +656,10 @@ impl<'p> Machine<'p> {
     }
 
     fn on_tools(&mut self, mut turn: Turn, results: Vec<ToolCall>) {
-        for result in results {
-            if result
-                .result
-                .as_deref()
-                .is_some_and(|r| r.starts_with("[DENIED"))
-            {
-                self.emit(
-                    Some(&turn.agent),
-                    "tool_blocked",
-                    json!({"tool": result.name, "result": result.result}),
-                );
-            }
-            turn.call.messages.push(context::tool_message(&result));
-            if let Some(slot) = turn.tool_calls.iter_mut().find(|call| call.id == result.id) {
-                *slot = result;
-            }
-        }
-        self.after_tools(turn);
-    }
-
-    /// Every tool call of the turn so far is answered: ask the model again, or end the turn.
-    fn after_tools(&mut self, turn: Turn) {
-        let ended_by_tool = turn.tool_calls.iter().any(|call| call.is_routing());
-        let limit = turn.tool_calls.len() >= MAX_TOOL_CALLS_PER_TURN;
-        if turn.text.is_empty() && !ended_by_tool && !limit {
+        let mut notes = Vec::new();
+        let again = turn.take_results(results, &mut notes);
+        self.emit_notes(&turn.agent, notes);
+        if again {
             // The model asked for tools and has not answered yet: ask it again.
             let call = turn.call.clone();
             self.phase = Phase::Model(turn);
@@ -728,6 +667,12 @@ impl<'p> Machine<'p> {
             return;
         }
         self.complete_turn(turn);
+    }
+
+    fn emit_notes(&mut self, agent: &str, notes: turn::Notes) {
+        for (event_type, payload) in notes {
+            self.emit(Some(agent), event_type, payload);
+        }
     }
 
     fn record_turn(&mut self, turn: Turn) {

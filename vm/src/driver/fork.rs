@@ -1,0 +1,104 @@
+//! A fork's branches, run concurrently: each steps its agent's whole tool loop (model call,
+//! tools through the permission authority and sandbox, results fed back) until its reply is
+//! final. Finished branches go back to the machine one by one, so a checkpoint taken
+//! between them keeps them; their events are handed out in declaration order.
+
+use futures::stream::{FuturesUnordered, StreamExt};
+
+use super::tool_calls::ToolRunner;
+use super::Models;
+use crate::effect::{Request, Response};
+use crate::event::Event;
+use crate::machine::Branch;
+
+/// Runs one branch to its end.
+async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunner<'_>) -> Branch {
+    loop {
+        let response = match branch.step() {
+            Request::Model(call) => Response::Model(models.call(&call).await),
+            Request::Tools { agent, turn, calls } => {
+                Response::Tools(tools.run(agent, turn, calls).await)
+            }
+            _ => return branch,
+        };
+        branch.resume(response);
+    }
+}
+
+type Running<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (usize, Branch)> + 'a>>;
+
+/// A fork's branches under way.
+pub(super) struct ForkRun<'a> {
+    running: FuturesUnordered<Running<'a>>,
+    agents: Vec<String>,
+    events: Vec<Option<Vec<Event>>>,
+    finished: Vec<bool>,
+    /// Branches whose events were handed out.
+    released: usize,
+}
+
+/// A branch that finished, with the events now due and who is done.
+pub(super) struct Finished {
+    pub branch: Branch,
+    /// The events of the branches now out in declaration order (a branch's events wait
+    /// for those of the branches declared before it).
+    pub events: Vec<Event>,
+    /// The agents all of whose branches finished.
+    pub agents_done: Vec<String>,
+}
+
+impl<'a> ForkRun<'a> {
+    /// Starts `branches` at once.
+    pub fn start<M: Models>(
+        branches: Vec<Branch>,
+        models: &'a M,
+        tools: &'a ToolRunner<'a>,
+    ) -> ForkRun<'a> {
+        let agents: Vec<String> = branches
+            .iter()
+            .map(|branch| branch.agent().to_string())
+            .collect();
+        let running = branches
+            .into_iter()
+            .enumerate()
+            .map(|(index, branch)| -> Running<'a> {
+                Box::pin(async move { (index, run_branch(branch, models, tools).await) })
+            })
+            .collect();
+        ForkRun {
+            running,
+            events: vec![None; agents.len()],
+            finished: vec![false; agents.len()],
+            agents,
+            released: 0,
+        }
+    }
+
+    /// The next branch to finish; `None` once all have.
+    pub async fn next(&mut self) -> Option<Finished> {
+        let (index, mut branch) = self.running.next().await?;
+        self.finished[index] = true;
+        self.events[index] = Some(branch.drain_events());
+        let mut events = Vec::new();
+        while let Some(list) = self.events.get_mut(self.released).and_then(Option::take) {
+            events.extend(list);
+            self.released += 1;
+        }
+        let mut agents_done: Vec<String> = Vec::new();
+        for agent in &self.agents {
+            let all_done = self
+                .agents
+                .iter()
+                .zip(&self.finished)
+                .all(|(other, done)| other != agent || *done);
+            if all_done && !agents_done.contains(agent) {
+                agents_done.push(agent.clone());
+            }
+        }
+        Some(Finished {
+            branch,
+            events,
+            agents_done,
+        })
+    }
+}
