@@ -259,6 +259,37 @@ pub async fn drive<M: Models>(
             };
         }
     };
+    // MCP servers start before the first turn; one that cannot start ends the run here.
+    let mut mcp = if program.mcp_servers.is_empty() {
+        crate::mcp::McpServers::none()
+    } else {
+        match crate::mcp::McpServers::start(program, &sandbox).await {
+            Ok(servers) => servers,
+            Err(reason) => {
+                let run = machine.into_run();
+                return Summary {
+                    outcome: Outcome::Error,
+                    reason: Some(reason),
+                    turns: run.turn,
+                    usage: run.usage,
+                    usage_unreported: 0,
+                    cost: Cost::default(),
+                    history: run.history,
+                    output: None,
+                    shortfall: None,
+                };
+            }
+        }
+    };
+    for (server, transport, tools) in mcp.started(program) {
+        let event = Event::new(
+            machine.run().turn,
+            None,
+            "mcp_server_started",
+            serde_json::json!({"server": server, "transport": transport, "tools": tools}),
+        );
+        on_event(&event, machine.run());
+    }
     let mut saved_turn = None;
     // Replies without usage: before this run, and by the end of the last turn.
     let unreported_before = models.usage_unreported();
@@ -291,8 +322,14 @@ pub async fn drive<M: Models>(
         }
         let response = match request {
             Request::Done => break,
-            Request::Model(call) => Response::Model(models.call(&call).await),
-            Request::Fork(calls) => {
+            Request::Model(mut call) => {
+                offer_mcp_tools(program, &mcp, &mut call);
+                Response::Model(models.call(&call).await)
+            }
+            Request::Fork(mut calls) => {
+                for call in &mut calls {
+                    offer_mcp_tools(program, &mcp, call);
+                }
                 let replies =
                     futures::future::join_all(calls.iter().map(|call| models.call(call))).await;
                 Response::Fork(replies)
@@ -316,27 +353,37 @@ pub async fn drive<M: Models>(
                     .map(|id| program.agent(id));
                 for call in &mut calls {
                     // The call's name is resolved once, here; that tool is judged and run.
-                    use crate::tools::permissions::{decide, Decision};
-                    let permitted = match decide(call, agent_ir, program, &context.work_dir) {
-                        Decision::Allow(tool) => Ok(tool),
-                        Decision::Block(reason) => Err(reason),
-                        Decision::Ask(tool, action) => {
-                            let approved = match &env.approvals {
-                                Approvals::All => true,
-                                Approvals::None => false,
-                                Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
-                            };
-                            approved.then_some(tool).ok_or_else(|| {
-                                format!("[DENIED: permission] {action} was refused by the operator")
-                            })
-                        }
-                    };
+                    use crate::tools::permissions::{decide, Decision, ToolRef};
+                    let permitted =
+                        match decide(call, agent_ir, program, &context.work_dir, mcp.catalog()) {
+                            Decision::Allow(tool) => Ok(tool),
+                            Decision::Block(reason) => Err(reason),
+                            Decision::Ask(tool, action) => {
+                                let approved = match &env.approvals {
+                                    Approvals::All => true,
+                                    Approvals::None => false,
+                                    Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
+                                };
+                                approved.then_some(tool).ok_or_else(|| {
+                                    format!(
+                                        "[DENIED: permission] {action} was refused by the operator"
+                                    )
+                                })
+                            }
+                        };
                     match permitted {
                         Err(reason) => {
                             call.result = Some(reason);
                             call.ok = false;
                         }
-                        Ok(tool) => crate::tools::execute_tool(call, tool, &context).await,
+                        Ok(ToolRef::Builtin(tool)) => {
+                            crate::tools::execute_tool(call, tool, &context).await
+                        }
+                        Ok(ToolRef::Mcp(tool)) => {
+                            let event =
+                                call_mcp_tool(program, &mut mcp, call, &tool, &context).await;
+                            on_event(&event, machine.run());
+                        }
                     }
                 }
                 Response::Tools(calls)
@@ -380,6 +427,7 @@ pub async fn drive<M: Models>(
         };
         machine.resume(response);
     }
+    mcp.shutdown().await;
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored);
@@ -397,6 +445,52 @@ pub async fn drive<M: Models>(
         output,
         shortfall,
     }
+}
+
+/// Adds the MCP tools the call's agent is offered to a model call (the machine offers the
+/// built-ins; the servers' tools are known only to the driver, which started them).
+fn offer_mcp_tools(program: &Program, mcp: &crate::mcp::McpServers, call: &mut ModelCall) {
+    let Some(agent) = program.agent_named(&call.agent).map(|id| program.agent(id)) else {
+        return;
+    };
+    if agent.tool_choice == fuseraft_compiler::ir::ToolChoice::None {
+        return;
+    }
+    for schema in mcp.schemas(program, agent) {
+        if !call.tools.iter().any(|known| known.name == schema.name) {
+            call.tools.push(schema);
+        }
+    }
+}
+
+/// Runs an allowed MCP call, records it in the change log, and returns its event.
+async fn call_mcp_tool(
+    program: &Program,
+    mcp: &mut crate::mcp::McpServers,
+    call: &mut crate::history::ToolCall,
+    tool: &fuseraft_compiler::ir::McpToolRef,
+    context: &crate::tools::ToolContext,
+) -> Event {
+    let (text, ok) = mcp
+        .call(
+            program,
+            tool,
+            &call.args,
+            context.limits.shell_timeout,
+            context.limits.output_cap,
+        )
+        .await;
+    let server = &program.mcp_server(tool.server).name;
+    let mut text = text;
+    crate::tools::record_mcp_call(&mut text, context, server, &tool.tool, &call.args, ok);
+    call.result = Some(text);
+    call.ok = ok;
+    Event::new(
+        context.turn,
+        Some(&context.agent),
+        "mcp_tool_call",
+        serde_json::json!({"server": server, "tool": tool.tool, "name": call.name, "ok": ok}),
+    )
 }
 
 /// Every model's `ApiKeyEnvVar`: never passed to a command.

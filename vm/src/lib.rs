@@ -21,6 +21,7 @@ pub mod effect;
 pub mod event;
 pub mod history;
 pub mod machine;
+pub mod mcp;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;

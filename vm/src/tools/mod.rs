@@ -37,6 +37,7 @@ use crate::history::ToolCall;
 use fuseraft_compiler::ir::Plugin;
 pub use permissions::Tool;
 
+pub use record::record_mcp_call;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 

@@ -62,7 +62,13 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
 }
 
 fn decide_for(program: &Program, call: &ToolCall, root: &Path) -> Decision {
-    decide(call, program.agents.first(), program, root)
+    decide(
+        call,
+        program.agents.first(),
+        program,
+        root,
+        &Catalog::default(),
+    )
 }
 
 #[test]
@@ -102,7 +108,7 @@ fn near_miss_names_never_write_for_a_read_only_locked_down_agent() {
             &call("FileSystem-read_file", json!({"path": "a.txt"})),
             &root.0
         ),
-        Decision::Allow(Tool::ReadFile)
+        Decision::Allow(ToolRef::Builtin(Tool::ReadFile))
     );
     // Shell is offered, but `locked-down` blocks running it.
     assert!(matches!(
@@ -139,33 +145,33 @@ fn presets_and_overrides() {
     let write = call("write_file", json!({"path": "a.txt"}));
     let open = program("", "    FileSystemSandboxPath: .\n");
     assert_eq!(
-        decide(&shell, None, &open, &root.0),
-        Decision::Allow(Tool::ShellRun)
+        decide(&shell, None, &open, &root.0, &Catalog::default()),
+        Decision::Allow(ToolRef::Builtin(Tool::ShellRun))
     );
     let mixed = program(
         "",
         "    Permissions:\n      Preset: LOCKED_DOWN\n      command_execution: allow\n      git_write: require_approval\n",
     );
     assert_eq!(
-        decide(&shell, None, &mixed, &root.0),
-        Decision::Allow(Tool::ShellRun)
+        decide(&shell, None, &mixed, &root.0, &Catalog::default()),
+        Decision::Allow(ToolRef::Builtin(Tool::ShellRun))
     );
     assert!(matches!(
-        decide(&commit, None, &mixed, &root.0),
-        Decision::Ask(Tool::ShellRun, text) if text.contains("git commit")
+        decide(&commit, None, &mixed, &root.0, &Catalog::default()),
+        Decision::Ask(ToolRef::Builtin(Tool::ShellRun), text) if text.contains("git commit")
     ));
     assert!(matches!(
-        decide(&write, None, &mixed, &root.0),
+        decide(&write, None, &mixed, &root.0, &Catalog::default()),
         Decision::Block(_)
     ));
     let ask = program("", "    Permissions:\n      Preset: approval-required\n");
     assert!(matches!(
-        decide(&write, None, &ask, &root.0),
-        Decision::Ask(Tool::WriteFile, _)
+        decide(&write, None, &ask, &root.0, &Catalog::default()),
+        Decision::Ask(ToolRef::Builtin(Tool::WriteFile), _)
     ));
     let deny = program("", "    Permissions:\n      file_write_delete: deny\n");
     assert!(matches!(
-        decide(&write, None, &deny, &root.0),
+        decide(&write, None, &deny, &root.0, &Catalog::default()),
         Decision::Block(_)
     ));
 }
@@ -196,7 +202,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
     ] {
         assert_eq!(
             write(allowed),
-            Decision::Allow(Tool::WriteFile),
+            Decision::Allow(ToolRef::Builtin(Tool::WriteFile)),
             "{allowed}"
         );
     }
@@ -226,7 +232,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
             &call("delete_file", json!({"path": "docs/x"})),
             &root.0
         ),
-        Decision::Allow(Tool::DeleteFile)
+        Decision::Allow(ToolRef::Builtin(Tool::DeleteFile))
     );
     assert_eq!(
         decide_for(
@@ -234,7 +240,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
             &call("read_file", json!({"path": "Cargo.toml"})),
             &root.0
         ),
-        Decision::Allow(Tool::ReadFile)
+        Decision::Allow(ToolRef::Builtin(Tool::ReadFile))
     );
 }
 
@@ -246,7 +252,7 @@ fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
         .settings
         .push(("Security.ChangeEnvelope".into(), "docs/[".into()));
     assert!(matches!(
-        decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0),
+        decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0, &Catalog::default()),
         Decision::Block(reason) if reason.contains("invalid")
     ));
 }

@@ -1,0 +1,323 @@
+//! MCP servers end to end: `fuseraft exec --replay` against real servers (the npm
+//! filesystem and everything servers, the Python server of `tests/mcp/`), over stdio and
+//! streamable HTTP. The replay holds the model's tool calls; the results come from the
+//! servers. Each case is a directory of `fixtures/mcp/` (config and replay).
+//!
+//! The servers are installed by `.ci/mcp-deps.sh` into a cache directory
+//! (`FUSERAFT_MCP_DEPS`, else `${XDG_CACHE_HOME:-$HOME/.cache}/fuseraft-ci/mcp`); without
+//! them these tests fail, saying so.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use fuseraft_vm::changes::ChangeLog;
+use serde_json::{json, Value as Json};
+
+/// Where `.ci/mcp-deps.sh` installed the servers; fails the test when they are absent.
+fn deps() -> PathBuf {
+    let dir = match std::env::var_os("FUSERAFT_MCP_DEPS") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+            cache.join("fuseraft-ci/mcp")
+        }
+    };
+    for needed in [
+        "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+        "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        "venv/bin/python",
+    ] {
+        assert!(
+            dir.join(needed).exists(),
+            "the MCP test servers are not installed (`{}` is missing): run `bash .ci/mcp-deps.sh` first",
+            dir.join(needed).display()
+        );
+    }
+    dir
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A scratch directory holding the case's config (placeholders filled in), its replay and
+/// a work dir.
+struct Case {
+    dir: PathBuf,
+    config: PathBuf,
+    replay: PathBuf,
+    work: PathBuf,
+}
+
+fn case(name: &str, port: Option<u16>) -> Case {
+    let dir = std::env::temp_dir().join(format!("fuseraft-mcp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let fixture = repo().join("fixtures/mcp").join(name);
+    let config = std::fs::read_to_string(fixture.join("config.yaml"))
+        .unwrap()
+        .replace("{deps}", deps().to_str().unwrap())
+        .replace("{repo}", repo().to_str().unwrap())
+        .replace(
+            "{port}",
+            &port.map_or(String::new(), |port| port.to_string()),
+        );
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
+    Case {
+        config: dir.join("config.yaml"),
+        replay: fixture.join("replay.yaml"),
+        work,
+        dir,
+    }
+}
+
+impl Case {
+    fn exec(&self, extra: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .arg("exec")
+            .arg(&self.config)
+            .args(["--task", "Use the tools."])
+            .arg("--replay")
+            .arg(&self.replay)
+            .arg("--work-dir")
+            .arg(&self.work)
+            .arg("--events")
+            .arg(self.dir.join("events.jsonl"))
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .env("OPENAI_API_KEY", "sk-test-mcp-must-never-reach-a-server")
+            .output()
+            .expect("the fuseraft binary runs")
+    }
+
+    fn events(&self) -> Vec<Json> {
+        std::fs::read_to_string(self.dir.join("events.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    }
+
+    /// The events about MCP and refused tools, as `type payload` lines.
+    fn mcp_events(&self) -> String {
+        self.events()
+            .iter()
+            .filter(|event| {
+                let kind = event["event_type"].as_str().unwrap_or_default();
+                kind.starts_with("mcp_") || kind == "tool_blocked"
+            })
+            .map(|event| {
+                format!(
+                    "{} {}",
+                    event["event_type"].as_str().unwrap(),
+                    event["payload"]
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The change log's MCP calls, as JSON.
+    fn mcp_calls(&self) -> Json {
+        let log = ChangeLog::load(&self.work.join(fuseraft_vm::changes::DEFAULT_PATH))
+            .expect("the change log reads");
+        let calls: Vec<Json> = log
+            .entries
+            .iter()
+            .flat_map(|entry| &entry.mcp_calls)
+            .map(|call| {
+                json!({
+                    "server": call.server, "tool": call.tool, "arguments": call.arguments,
+                    "succeeded": call.succeeded, "output": call.output,
+                })
+            })
+            .collect();
+        Json::Array(calls)
+    }
+
+    /// Processes whose working directory is this case's work dir: its servers, if any
+    /// outlived the run.
+    fn processes_left(&self) -> Vec<String> {
+        let work = std::fs::canonicalize(&self.work).unwrap();
+        let mut left = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !pid.bytes().all(|byte| byte.is_ascii_digit()) {
+                continue;
+            }
+            if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|cwd| cwd == work) {
+                let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+                left.push(format!(
+                    "{pid}: {}",
+                    String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                ));
+            }
+        }
+        left
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Waits a little for processes to be reaped, then asserts none is left.
+fn assert_no_server_left(case: &Case) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !case.processes_left().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        case.processes_left(),
+        Vec::<String>::new(),
+        "servers outlived the run"
+    );
+}
+
+#[test]
+fn tools_of_three_stdio_servers_are_listed_and_called() {
+    let case = case("stdio-servers", None);
+    std::fs::write(case.work.join("notes.txt"), "written by the test\n").unwrap();
+    let output = case.exec(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let calls = case.mcp_calls();
+    insta::assert_snapshot!(
+        "stdio_calls",
+        format!(
+            "{}\n\n{}",
+            serde_json::to_string_pretty(&calls).unwrap(),
+            case.mcp_events()
+        )
+    );
+    // The model's key never reached a server; the configured variable did.
+    let dumped = calls.to_string();
+    assert!(dumped.contains("OPENAI_API_KEY is unset"), "{dumped}");
+    assert!(dumped.contains("CRASHY_GREETING is set"), "{dumped}");
+    assert!(!dumped.contains("sk-test-mcp"), "{dumped}");
+    // The filesystem server wrote in the work dir, its allowed directory.
+    assert_eq!(
+        std::fs::read_to_string(case.work.join("from-mcp.txt")).unwrap(),
+        "written by the server"
+    );
+    assert_no_server_left(&case);
+}
+
+#[test]
+fn the_policy_denies_mcp_calls_by_category_and_by_the_operator() {
+    // `approval-required` asks; `--approve none` refuses.
+    let case = case("policy-denial", None);
+    let output = case.exec(&["--approve", "none"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let events = case.mcp_events();
+    assert!(
+        events.contains("[DENIED: permission] call `crashy-add` (tool `add` of MCP server `crashy`) with {\\\"a\\\":40,\\\"b\\\":2} was refused by the operator"),
+        "{events}"
+    );
+    assert_eq!(case.mcp_calls(), json!([]), "nothing reached the server");
+
+    // `mcp: block` refuses without asking.
+    let blocked = std::fs::read_to_string(&case.config)
+        .unwrap()
+        .replace("command_execution: allow", "mcp: block");
+    std::fs::write(&case.config, blocked).unwrap();
+    let output = case.exec(&["--approve", "all"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let events = case.mcp_events();
+    assert!(
+        events.contains("is blocked by the permission policy (mcp)"),
+        "{events}"
+    );
+    assert_eq!(case.mcp_calls(), json!([]), "nothing reached the server");
+    assert_no_server_left(&case);
+}
+
+#[test]
+fn a_server_that_crashes_mid_run_gives_error_results_naming_it() {
+    let case = case("crash-mid-run", None);
+    let output = case.exec(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let calls = case.mcp_calls();
+    let calls = calls.as_array().unwrap();
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls[0]["output"], "1 + 2 = 3");
+    let crashed = calls[1]["output"].as_str().unwrap();
+    assert!(
+        crashed.starts_with("[ERROR] MCP server `crashy` stopped during `crashy-crash`"),
+        "{crashed}"
+    );
+    assert!(
+        crashed.contains("exiting on purpose"),
+        "the server's stderr is shown: {crashed}"
+    );
+    let after = calls[2]["output"].as_str().unwrap();
+    assert!(
+        after.starts_with("[ERROR] MCP server `crashy` has stopped"),
+        "{after}"
+    );
+    assert_eq!(calls[1]["succeeded"], false);
+    assert_eq!(calls[2]["succeeded"], false);
+    assert_no_server_left(&case);
+}
+
+#[test]
+fn a_stdio_server_that_is_not_installed_stops_the_run_before_its_first_turn() {
+    let case = case("not-installed", None);
+    let started = Instant::now();
+    let output = case.exec(&[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "MCP server `ghost` failed to start: cannot start `fuseraft-no-such-mcp-server`"
+        ),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(20), "no hang");
+    assert!(
+        !case
+            .events()
+            .iter()
+            .any(|event| event["event_type"] == "turn_start"),
+        "no turn ran"
+    );
+}
+
+#[test]
+fn a_streamable_http_server_is_listed_and_called() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let case = case("http-server", Some(port));
+    let mut server = Command::new(deps().join("venv/bin/python"))
+        .arg(repo().join("tests/mcp/crashy_server.py"))
+        .args(["--http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the HTTP test server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = case.exec(&[]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    insta::assert_snapshot!(
+        "http_calls",
+        format!(
+            "{}\n\n{}",
+            serde_json::to_string_pretty(&case.mcp_calls()).unwrap(),
+            case.mcp_events()
+        )
+    );
+}

@@ -1,0 +1,192 @@
+//! Connecting to one MCP server with the official SDK (`rmcp`): a child process over stdio
+//! (spawned with the allow-listed environment, in its own process group, its standard error
+//! kept for error messages) or streamable HTTP. `${VAR}` in an environment value, a URL or a
+//! header is expanded here, as upstream does; a model's API key is never expanded.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use fuseraft_compiler::ir::{McpServer, McpTransport};
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _};
+use tokio::io::AsyncReadExt as _;
+
+/// A live connection.
+pub(super) type Client = RunningService<RoleClient, ()>;
+
+/// The last bytes a stdio server wrote to its standard error.
+#[derive(Clone, Default)]
+pub(super) struct StderrTail(Arc<Mutex<Vec<u8>>>);
+
+/// How much of a server's standard error is kept.
+const STDERR_TAIL: usize = 2048;
+
+impl StderrTail {
+    /// The kept text, trimmed, or `None` when the server wrote nothing.
+    pub(super) fn text(&self) -> Option<String> {
+        let bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = String::from_utf8_lossy(&bytes).trim().to_string();
+        (!text.is_empty()).then_some(text)
+    }
+
+    fn push(&self, chunk: &[u8]) {
+        let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bytes.extend_from_slice(chunk);
+        if bytes.len() > STDERR_TAIL {
+            let cut = bytes.len() - STDERR_TAIL;
+            bytes.drain(..cut);
+        }
+    }
+}
+
+/// A started server: its connection, and for a stdio server its process group and stderr.
+pub(super) struct Started {
+    pub client: Client,
+    pub process_group: Option<u32>,
+    pub stderr: StderrTail,
+}
+
+/// Starts `server` and runs the MCP handshake. `Err` says why, without the server's name
+/// (the caller adds it).
+pub(super) async fn start(server: &McpServer, work_dir: &Path) -> Result<Started, String> {
+    match &server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            working_directory,
+        } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args)
+                .env_clear()
+                .envs(crate::sandbox::env::child_env())
+                .current_dir(match working_directory {
+                    Some(dir) => work_dir.join(dir),
+                    None => work_dir.to_path_buf(),
+                });
+            for (name, value) in env {
+                cmd.env(name, expand(value)?);
+            }
+            let mut wrapped = CommandWrap::from(cmd);
+            wrapped.wrap(ProcessGroup::leader());
+            let (process, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|error| format!("cannot start `{command}`: {error}"))?;
+            let process_group = process.id();
+            let tail = StderrTail::default();
+            if let Some(mut stderr) = stderr {
+                let tail = tail.clone();
+                tokio::spawn(async move {
+                    let mut buffer = [0u8; 1024];
+                    while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
+                        tail.push(&buffer[..read]);
+                    }
+                });
+            }
+            match ().serve(process).await {
+                Ok(client) => Ok(Started {
+                    client,
+                    process_group,
+                    stderr: tail,
+                }),
+                Err(error) => {
+                    // Give the dying process a moment to say why on its standard error.
+                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    Err(with_stderr(
+                        format!("`{command}` did not complete the MCP handshake ({error})"),
+                        &tail,
+                    ))
+                }
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            let url = expand(url)?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let value = expand(value)?;
+                if name.eq_ignore_ascii_case("authorization") {
+                    if let Some(token) = value.strip_prefix("Bearer ") {
+                        config = config.auth_header(token.trim().to_string());
+                        continue;
+                    }
+                }
+                let header_name = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+                let header_value = http::HeaderValue::from_str(&value)
+                    .map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
+                custom.insert(header_name, header_value);
+            }
+            let transport =
+                StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+            let client = ()
+                .serve(transport)
+                .await
+                .map_err(|error| format!("no MCP server answered at `{url}` ({error})"))?;
+            Ok(Started {
+                client,
+                process_group: None,
+                stderr: StderrTail::default(),
+            })
+        }
+    }
+}
+
+/// `message`, with the server's last standard error lines when it wrote any.
+pub(super) fn with_stderr(message: String, tail: &StderrTail) -> String {
+    match tail.text() {
+        Some(text) => format!("{message}; its standard error ends with:\n{text}"),
+        None => message,
+    }
+}
+
+/// `text` with each `${VAR}` replaced by that environment variable (unset: empty, as
+/// upstream). A model's API key (`ApiKeyEnvVar`, a well-known provider key) is refused: a
+/// shared config must not be able to send it to an MCP server.
+pub(super) fn expand(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        if crate::sandbox::env::is_model_key(name) {
+            return Err(format!(
+                "`${{{name}}}` names a model API key, which is never sent to an MCP server"
+            ));
+        }
+        out.push_str(&std::env::var(name).unwrap_or_default());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variables_expand_but_model_keys_never_do() {
+        crate::sandbox::env::withhold(["MY_MODEL_KEY_FOR_MCP_TEST"]);
+        assert_eq!(
+            expand("Bearer ${FUSERAFT_SURELY_UNSET_VARIABLE}!").unwrap(),
+            "Bearer !"
+        );
+        assert_eq!(expand("a ${unterminated").unwrap(), "a ${unterminated");
+        for text in ["${OPENAI_API_KEY}", "x ${my_model_key_for_mcp_test} y"] {
+            let error = expand(text).unwrap_err();
+            assert!(error.contains("model API key"), "{error}");
+        }
+    }
+}
