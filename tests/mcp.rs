@@ -321,3 +321,79 @@ fn a_streamable_http_server_is_listed_and_called() {
         )
     );
 }
+
+#[test]
+fn a_call_that_outlasts_its_time_limit_times_out_naming_the_server() {
+    let case = case("call-timeout", None);
+    let started = Instant::now();
+    let output = case.exec(&[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(started.elapsed() < Duration::from_secs(30), "no hang");
+    let calls = case.mcp_calls();
+    assert_eq!(
+        calls[0]["output"],
+        "[TIMEOUT] MCP server `crashy` gave no result for `crashy-wait` within 10 s"
+    );
+    assert_eq!(calls[0]["succeeded"], false);
+    assert_no_server_left(&case);
+}
+
+#[test]
+fn a_server_that_never_finishes_starting_stops_the_run_and_is_killed() {
+    let case = case("never-starts", None);
+    let started = Instant::now();
+    let output = case.exec(&[]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(started.elapsed() < Duration::from_secs(20), "no hang");
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("MCP server `mute` failed to start: did not finish starting within 2 s"),
+        "{stderr}"
+    );
+    assert_no_server_left(&case);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_run_cancelled_mid_call_leaves_no_server_behind() {
+    use rustix::process::{kill_process, Pid, Signal};
+    let case = case("cancelled", None);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .arg(&case.config)
+        .args(["--task", "Wait."])
+        .arg("--replay")
+        .arg(&case.replay)
+        .arg("--work-dir")
+        .arg(&case.work)
+        .env("NO_COLOR", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The server is up (its working directory is the work dir), then its call starts.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while case.processes_left().is_empty() {
+        assert!(Instant::now() < deadline, "the server did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = Pid::from_raw(child.id() as i32).unwrap();
+    kill_process(pid, Signal::INT).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "fuseraft did not end after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("cancelled (SIGINT)"), "{stderr}");
+    assert_no_server_left(&case);
+}

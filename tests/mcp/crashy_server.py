@@ -1,12 +1,13 @@
 """A small MCP server for fuseraft's MCP tests, written with Python's `mcp` package.
 
 Tools: `add` (arithmetic, so a result is checkable), `has_env` (whether a variable reached
-the server, without showing its value) and `crash` (the process exits mid-call, as a
-crashing server would). Runs over stdio, or over streamable HTTP with `--http PORT`.
+the server, without showing its value), `wait` (a slow call) and `crash` (the process
+exits mid-call, as a crashing server would). Runs over stdio, or over streamable HTTP with `--http PORT`.
 """
 
 import os
 import sys
+import time
 
 from mcp.server.mcpserver import MCPServer
 
@@ -23,6 +24,13 @@ def add(a: int, b: int) -> str:
 def has_env(name: str) -> str:
     """Say whether an environment variable is set in this server's process."""
     return f"{name} is {'set' if name in os.environ else 'unset'}"
+
+
+@server.tool()
+def wait(seconds: float) -> str:
+    """Answer after `seconds`: a call that outlasts its time limit, or a cancelled run."""
+    time.sleep(seconds)
+    return f"waited {seconds} s"
 
 
 @server.tool()

@@ -17,6 +17,9 @@ pub struct McpServer {
     /// The name agents list in `Plugins` and that prefixes its tools' names.
     pub name: String,
     pub transport: McpTransport,
+    /// `TimeoutSeconds` (a fuseraft extension): the longest the server may take to start,
+    /// and each call; the VM's defaults when `None`.
+    pub timeout_seconds: Option<u32>,
     pub loc: Option<Loc>,
 }
 
@@ -187,6 +190,7 @@ mod tests {
                     url: "http://127.0.0.1:1/mcp".into(),
                     headers: Vec::new(),
                 },
+                timeout_seconds: None,
                 loc: None,
             });
         }

@@ -195,6 +195,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::mcp_env => "`env`",
         Rule::mcp_cwd => "`cwd`",
         Rule::mcp_header => "`header`",
+        Rule::mcp_timeout => "`timeout`",
         Rule::counter_line => "`counter`",
         Rule::termination_block => "`termination`",
         Rule::term_item => "a termination line",
@@ -815,6 +816,7 @@ impl Builder {
         let mut stdio = true;
         let mut target = String::new();
         let mut loc = None;
+        let mut timeout = None;
         let (mut args, mut env, mut headers, mut cwd) = (Vec::new(), Vec::new(), Vec::new(), None);
         let pairs = |part: &Pair<'_>| -> Result<(String, String)> {
             let mut inner = part.clone().into_inner();
@@ -835,6 +837,13 @@ impl Builder {
                 Rule::mcp_cwd => {
                     let value = string(&first(&part)?)?;
                     set_once(&mut cwd, value, &part, "cwd")?;
+                }
+                Rule::mcp_timeout => {
+                    let value: u32 = int(&first(&part)?)?;
+                    if value == 0 {
+                        return Err(error_at(&part, "an MCP server's `timeout` is at least 1"));
+                    }
+                    set_once(&mut timeout, value, &part, "timeout")?;
                 }
                 _ => {}
             }
@@ -873,6 +882,7 @@ impl Builder {
         Ok(McpServer {
             name: server_name,
             transport,
+            timeout_seconds: timeout,
             loc,
         })
     }

@@ -363,6 +363,9 @@ impl Printer<'_> {
                 }
             }
         }
+        if let Some(seconds) = server.timeout_seconds {
+            self.line(true, &format!("timeout {seconds}"));
+        }
     }
 
     // ------------------------------------------------------------ agents
@@ -1321,6 +1324,7 @@ pub(super) mod samples {
                         env: vec![("TOKEN".into(), "${FILES_TOKEN}".into())],
                         working_directory: Some("tools".into()),
                     },
+                    timeout_seconds: Some(15),
                     loc: loc(3, 7),
                 },
                 McpServer {
@@ -1329,6 +1333,7 @@ pub(super) mod samples {
                         url: "http://127.0.0.1:8080/mcp".into(),
                         headers: vec![("Authorization".into(), "Bearer ${API_TOKEN}".into())],
                     },
+                    timeout_seconds: None,
                     loc: None,
                 },
             ],

@@ -148,9 +148,25 @@ fn lower_server(decl: &McpServerDecl, builder: &mut Builder<'_>) -> Option<McpSe
             return None;
         }
     };
+    let timeout_seconds = match &decl.timeout_seconds {
+        Some(seconds) if seconds.value == 0 => {
+            builder.diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("MCP server `{}`: `TimeoutSeconds` is 0", name.value),
+                )
+                .with_label(seconds.span, "no server starts or answers in no time")
+                .with_help("give at least 1, or leave it out for the defaults (30 s to start, 120 s a call)"),
+            );
+            return None;
+        }
+        Some(seconds) => Some(seconds.value.min(u64::from(u32::MAX)) as u32),
+        None => None,
+    };
     Some(McpServer {
         name: name.value.clone(),
         transport,
+        timeout_seconds,
         loc: builder.loc(decl.span),
     })
 }

@@ -17,6 +17,8 @@ pub const MCP_SERVER_KEYS: &[&str] = &[
     "Headers",
     "TransportMode",
     "OAuth",
+    // fuseraft's own: the longest the server may take to start, and each call.
+    "TimeoutSeconds",
 ];
 
 /// One `McpServers` entry as written.
@@ -34,6 +36,7 @@ pub struct McpServerDecl {
     pub transport_mode: Option<Spanned<String>>,
     /// Where `OAuth` is written, if it is (fuseraft does not run the OAuth login).
     pub oauth: Option<Span>,
+    pub timeout_seconds: Option<Spanned<u64>>,
 }
 
 /// Every entry of `McpServers`.
@@ -55,6 +58,7 @@ fn read_server(node: &Node, diags: &mut Vec<Diagnostic>) -> McpServerDecl {
         headers: string_map(fields.get("Headers"), "Headers", diags),
         transport_mode: fields.non_empty_str("TransportMode", diags),
         oauth: fields.get("OAuth").map(|node| node.span),
+        timeout_seconds: fields.uint("TimeoutSeconds", diags),
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use fuseraft_compiler::ir::{McpServer, McpTransport};
 use process_wrap::tokio::{CommandWrap, ProcessGroup};
@@ -51,9 +52,14 @@ pub(super) struct Started {
     pub stderr: StderrTail,
 }
 
-/// Starts `server` and runs the MCP handshake. `Err` says why, without the server's name
-/// (the caller adds it).
-pub(super) async fn start(server: &McpServer, work_dir: &Path) -> Result<Started, String> {
+/// Starts `server` and runs the MCP handshake, for at most `limit`. `Err` says why, without
+/// the server's name (the caller adds it); a stdio server that failed is killed at once
+/// (a run that ends on this error would not live to reap it later).
+pub(super) async fn start(
+    server: &McpServer,
+    work_dir: &Path,
+    limit: Duration,
+) -> Result<Started, String> {
     match &server.transport {
         McpTransport::Stdio {
             command,
@@ -89,17 +95,25 @@ pub(super) async fn start(server: &McpServer, work_dir: &Path) -> Result<Started
                     }
                 });
             }
-            match ().serve(process).await {
-                Ok(client) => Ok(Started {
+            match tokio::time::timeout(limit, ().serve(process)).await {
+                Ok(Ok(client)) => Ok(Started {
                     client,
                     process_group,
                     stderr: tail,
                 }),
-                Err(error) => {
+                Ok(Err(error)) => {
                     // Give the dying process a moment to say why on its standard error.
-                    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    kill_group(process_group);
                     Err(with_stderr(
                         format!("`{command}` did not complete the MCP handshake ({error})"),
+                        &tail,
+                    ))
+                }
+                Err(_) => {
+                    kill_group(process_group);
+                    Err(with_stderr(
+                        format!("did not finish starting within {} s", limit.as_secs()),
                         &tail,
                     ))
                 }
@@ -125,10 +139,18 @@ pub(super) async fn start(server: &McpServer, work_dir: &Path) -> Result<Started
             }
             let transport =
                 StreamableHttpClientTransport::from_config(config.custom_headers(custom));
-            let client = ()
-                .serve(transport)
-                .await
-                .map_err(|error| format!("no MCP server answered at `{url}` ({error})"))?;
+            let client = match tokio::time::timeout(limit, ().serve(transport)).await {
+                Ok(Ok(client)) => client,
+                Ok(Err(error)) => {
+                    return Err(format!("no MCP server answered at `{url}` ({error})"))
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "no MCP server answered at `{url}` within {} s",
+                        limit.as_secs()
+                    ))
+                }
+            };
             Ok(Started {
                 client,
                 process_group: None,
@@ -136,6 +158,19 @@ pub(super) async fn start(server: &McpServer, work_dir: &Path) -> Result<Started
             })
         }
     }
+}
+
+/// Kills a stdio server's process group (the server and anything it started).
+pub(super) fn kill_group(process_group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = process_group
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = process_group;
 }
 
 /// `message`, with the server's last standard error lines when it wrote any.

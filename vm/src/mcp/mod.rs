@@ -4,9 +4,10 @@
 //! permission authority (`tools::permissions`) allowed them, and shut down with the run.
 //!
 //! Failures are results, never panics or hangs: a server that cannot start or does not
-//! finish the handshake within [`CONNECT_TIMEOUT`] stops the run before its first turn,
-//! naming the server; a call that gets no answer within the tool time limit, or whose
-//! server has stopped, returns an `[ERROR]`/`[TIMEOUT]` result naming the server.
+//! finish the handshake within its `TimeoutSeconds` (else [`CONNECT_TIMEOUT`]) stops the
+//! run before its first turn, naming the server; a call that gets no answer within its
+//! `TimeoutSeconds` (else the tool time limit), or whose server has stopped, returns an
+//! `[ERROR]`/`[TIMEOUT]` result naming the server.
 //!
 //! Processes: a stdio server runs in its own process group, which is killed when the run
 //! ends, when it is cancelled (the driver's future dropped on Ctrl-C) and when this value
@@ -98,27 +99,20 @@ impl McpServers {
                 if !*used {
                     return Ok(None);
                 }
-                let started =
-                    tokio::time::timeout(CONNECT_TIMEOUT, connect::start(server, work_dir)).await;
-                let started = match started {
-                    Ok(Ok(started)) => started,
-                    Ok(Err(reason)) => {
+                let limit = server.timeout_seconds.map_or(CONNECT_TIMEOUT, |seconds| {
+                    Duration::from_secs(seconds.into())
+                });
+                let started = match connect::start(server, work_dir, limit).await {
+                    Ok(started) => started,
+                    Err(reason) => {
                         return Err(format!(
                             "MCP server `{}` failed to start: {reason}",
                             server.name
                         ))
                     }
-                    Err(_) => {
-                        return Err(format!(
-                            "MCP server `{}` did not finish starting within {} s",
-                            server.name,
-                            CONNECT_TIMEOUT.as_secs()
-                        ))
-                    }
                 };
                 let listed =
-                    tokio::time::timeout(CONNECT_TIMEOUT, started.client.peer().list_all_tools())
-                        .await;
+                    tokio::time::timeout(limit, started.client.peer().list_all_tools()).await;
                 let tools = match listed {
                     Ok(Ok(tools)) => tools,
                     Ok(Err(error)) => {
@@ -133,7 +127,7 @@ impl McpServers {
                         return Err(format!(
                             "MCP server `{}` did not list its tools within {} s",
                             server.name,
-                            CONNECT_TIMEOUT.as_secs()
+                            limit.as_secs()
                         ));
                     }
                 };
@@ -235,6 +229,10 @@ impl McpServers {
     ) -> (String, bool) {
         let server = &program.mcp_server(tool.server).name;
         let full = program.mcp_server(tool.server).tool_name(&tool.tool);
+        let timeout = program
+            .mcp_server(tool.server)
+            .timeout_seconds
+            .map_or(timeout, |seconds| Duration::from_secs(seconds.into()));
         let Some(connection) = self
             .connections
             .get_mut(tool.server.0 as usize)
@@ -251,17 +249,18 @@ impl McpServers {
                 false,
             );
         }
-        let arguments: Option<Map<String, Json>> =
-            match args {
-                Json::Object(map) => Some(map.clone()),
-                Json::Null => None,
-                other => return (
+        let arguments: Option<Map<String, Json>> = match args {
+            Json::Object(map) => Some(map.clone()),
+            Json::Null => None,
+            other => {
+                return (
                     format!(
                         "[ERROR] the arguments of `{full}` must be a JSON object, not `{other}`"
                     ),
                     false,
-                ),
-            };
+                )
+            }
+        };
         let mut params = CallToolRequestParams::new(tool.tool.clone());
         params.arguments = arguments;
         let called =
@@ -319,7 +318,7 @@ impl Drop for McpServers {
     /// groups here, at once.
     fn drop(&mut self) {
         for connection in self.connections.iter_mut().filter_map(Option::take) {
-            kill_group(connection.process_group);
+            connect::kill_group(connection.process_group);
         }
     }
 }
@@ -327,19 +326,7 @@ impl Drop for McpServers {
 async fn shut_one(client: connect::Client, process_group: Option<u32>) {
     // Closing stdin asks a stdio server to exit; the group is killed whatever it does.
     let _ = tokio::time::timeout(Duration::from_secs(2), client.cancel()).await;
-    kill_group(process_group);
-}
-
-fn kill_group(process_group: Option<u32>) {
-    #[cfg(unix)]
-    if let Some(pid) = process_group
-        .and_then(|pid| i32::try_from(pid).ok())
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
-    #[cfg(not(unix))]
-    let _ = process_group;
+    connect::kill_group(process_group);
 }
 
 /// A call's content as text: text blocks as they are, anything else as its JSON.
