@@ -256,3 +256,111 @@ fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
         Decision::Block(reason) if reason.contains("invalid")
     ));
 }
+
+/// A program with MCP servers `docs` and `other`; agent `Reader` lists only `docs`.
+fn mcp_program(preset: &str) -> Program {
+    let text = format!(
+        "Orchestration:\n  McpServers:\n    - {{ Name: docs, Command: docs-server }}\n    - {{ Name: other, Command: other-server }}\n  Agents:\n    - Name: Reader\n      Instructions: Read.\n      Plugins: [docs]\n    - Name: Writer\n      Instructions: Write.\n      Plugins: [other]\n  Security:\n    Permissions: {{ Preset: {preset} }}\n"
+    );
+    let compiled = fuseraft_compiler::compile(
+        Path::new("c.yaml"),
+        &MemoryFiles::new().with("c.yaml", text),
+    );
+    compiled.program.expect("the config compiles")
+}
+
+fn mcp_catalog() -> Catalog {
+    let tool = |name: &str| crate::mcp::McpTool {
+        name: name.into(),
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+    };
+    Catalog {
+        servers: vec![
+            Some(vec![tool("search"), tool("Fetch")]),
+            Some(vec![tool("search")]),
+        ],
+    }
+}
+
+#[test]
+fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
+    let root = Temp::new("mcp");
+    let catalog = mcp_catalog();
+    let docs_search = ToolRef::Mcp(McpToolRef {
+        server: fuseraft_compiler::ir::McpServerId(0),
+        tool: "search".into(),
+    });
+    let open = mcp_program("unrestricted");
+    let reader = open.agents.first();
+    let decide_open = |name: &str| {
+        decide(
+            &call(name, json!({"q": "x"})),
+            reader,
+            &open,
+            &root.0,
+            &catalog,
+        )
+    };
+    assert_eq!(
+        decide_open("docs-search"),
+        Decision::Allow(docs_search.clone())
+    );
+    assert_eq!(
+        decide_open("DOCS-search"),
+        Decision::Allow(docs_search.clone())
+    );
+    // The tool part is exact; other separators, bare names, unlisted tools and servers the
+    // agent does not list are no tools.
+    for name in [
+        "docs-Search",
+        "docs_search",
+        "docs.search",
+        "search",
+        "docs-nope",
+        "other-search",
+        "docs-fetch",
+    ] {
+        match decide_open(name) {
+            Decision::Block(reason) => assert!(
+                reason.starts_with("[DENIED: unknown tool]")
+                    && reason.contains("`docs-search`, `docs-Fetch`"),
+                "{name}: {reason}"
+            ),
+            decision => panic!("{name} resolved: {decision:?}"),
+        }
+    }
+    // A built-in not offered is refused as before, naming the MCP tools it may call.
+    match decide_open("write_file") {
+        Decision::Block(reason) => assert!(reason.contains("`docs-search`"), "{reason}"),
+        decision => panic!("{decision:?}"),
+    }
+
+    let asked = mcp_program("approval-required");
+    match decide(
+        &call("docs-search", json!({"q": "x"})),
+        asked.agents.first(),
+        &asked,
+        &root.0,
+        &catalog,
+    ) {
+        Decision::Ask(tool, action) => {
+            assert_eq!(tool, docs_search);
+            assert_eq!(
+                action,
+                "call `docs-search` (tool `search` of MCP server `docs`) with {\"q\":\"x\"}"
+            );
+        }
+        decision => panic!("{decision:?}"),
+    }
+    let locked = mcp_program("locked-down");
+    assert!(matches!(
+        decide(&call("docs-search", json!({})), locked.agents.first(), &locked, &root.0, &catalog),
+        Decision::Block(reason) if reason.ends_with("is blocked by the permission policy (mcp)")
+    ));
+    // A server that did not start offers nothing.
+    assert!(matches!(
+        decide(&call("docs-search", json!({})), reader, &open, &root.0, &Catalog::default()),
+        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+    ));
+}
