@@ -53,6 +53,10 @@ struct Case {
 }
 
 fn case(name: &str, port: Option<u16>) -> Case {
+    case_with(name, port, "")
+}
+
+fn case_with(name: &str, port: Option<u16>, endpoint: &str) -> Case {
     let dir = std::env::temp_dir().join(format!("fuseraft-mcp-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let work = dir.join("work");
@@ -65,7 +69,8 @@ fn case(name: &str, port: Option<u16>) -> Case {
         .replace(
             "{port}",
             &port.map_or(String::new(), |port| port.to_string()),
-        );
+        )
+        .replace("{endpoint}", endpoint);
     std::fs::write(dir.join("config.yaml"), config).unwrap();
     Case {
         config: dir.join("config.yaml"),
@@ -395,5 +400,92 @@ fn a_run_cancelled_mid_call_leaves_no_server_behind() {
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("cancelled (SIGINT)"), "{stderr}");
+    assert_no_server_left(&case);
+}
+
+/// Answers one chat-completions request with a final reply; returns the request body
+/// (empty when no request came within a minute).
+fn model_server(listener: std::net::TcpListener) -> std::thread::JoinHandle<String> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let stream = loop {
+            match listener.accept() {
+                Ok((stream, _)) => break stream,
+                Err(_) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(_) => return String::new(),
+            }
+        };
+        stream.set_nonblocking(false).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).unwrap();
+        let reply = json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Done."}}]})
+        .to_string();
+        let mut stream = stream;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+            reply.len()
+        );
+        String::from_utf8(body).unwrap()
+    })
+}
+
+#[test]
+fn a_model_is_offered_the_servers_tools_with_their_schemas() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let server = model_server(listener);
+    let case = case_with("schemas", None, &endpoint);
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .arg(&case.config)
+        .args(["--task", "Add."])
+        .arg("--work-dir")
+        .arg(&case.work)
+        .env("NO_COLOR", "1")
+        .env("FUSERAFT_TEST_KEY", "k-123456789")
+        .output()
+        .unwrap();
+    let request = server.join().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let request: Json = serde_json::from_str(&request).unwrap();
+    let tools = request["tools"].as_array().expect("tools are offered");
+    let names: Vec<&str> = tools
+        .iter()
+        .map(|tool| tool["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "crashy-add",
+            "crashy-has_env",
+            "crashy-wait",
+            "crashy-crash"
+        ]
+    );
+    let add = &tools[0]["function"];
+    assert_eq!(add["description"], "Add two integers.");
+    assert_eq!(add["parameters"]["properties"]["a"]["type"], "integer");
+    assert_eq!(add["parameters"]["properties"]["b"]["type"], "integer");
+    assert_eq!(add["parameters"]["required"], json!(["a", "b"]));
     assert_no_server_left(&case);
 }
