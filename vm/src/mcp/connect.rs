@@ -67,14 +67,21 @@ pub(super) async fn start(
             env,
             working_directory,
         } => {
+            let dir = match working_directory {
+                Some(dir) => work_dir.join(dir),
+                None => work_dir.to_path_buf(),
+            };
+            if !dir.is_dir() {
+                return Err(format!(
+                    "its working directory `{}` is not a directory",
+                    dir.display()
+                ));
+            }
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(args)
                 .env_clear()
                 .envs(crate::sandbox::env::child_env())
-                .current_dir(match working_directory {
-                    Some(dir) => work_dir.join(dir),
-                    None => work_dir.to_path_buf(),
-                });
+                .current_dir(dir);
             for (name, value) in env {
                 cmd.env(name, expand(value)?);
             }
@@ -210,6 +217,35 @@ pub(super) fn expand(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_working_directory_is_named_not_blamed_on_the_command() {
+        let server = McpServer {
+            name: "s".into(),
+            transport: McpTransport::Stdio {
+                command: "true".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                working_directory: Some("no-such-dir".into()),
+            },
+            timeout_seconds: None,
+            loc: None,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let work_dir = std::env::temp_dir();
+        let error = runtime
+            .block_on(start(&server, &work_dir, Duration::from_secs(5)))
+            .err()
+            .unwrap();
+        assert!(
+            error.starts_with("its working directory `")
+                && error.ends_with("no-such-dir` is not a directory"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn variables_expand_but_model_keys_never_do() {
