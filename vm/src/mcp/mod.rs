@@ -305,11 +305,15 @@ impl McpServers {
         }
     }
 
-    /// Closes every connection and ends every stdio server's process group.
+    /// Closes every connection and ends every stdio server's process group, all at once
+    /// (each has up to two seconds to exit on its own).
     pub async fn shutdown(&mut self) {
-        for connection in self.connections.iter_mut().filter_map(Option::take) {
-            shut_one(connection.client, connection.process_group).await;
-        }
+        let closing = self
+            .connections
+            .iter_mut()
+            .filter_map(Option::take)
+            .map(|connection| shut_one(connection.client, connection.process_group));
+        futures::future::join_all(closing).await;
     }
 }
 
