@@ -362,3 +362,26 @@ fn cap(mut text: String, max: usize) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::Content;
+    use serde_json::json;
+
+    #[test]
+    fn results_read_as_text_with_other_content_as_json_and_capped() {
+        let content = vec![Content::text("first"), Content::image("aGk=", "image/png")];
+        let text = result_text(&content, None);
+        let (first, image) = text.split_once('\n').unwrap();
+        assert_eq!(first, "first");
+        let image: Json = serde_json::from_str(image).unwrap();
+        assert_eq!(image["data"], "aGk=");
+        assert_eq!(image["mimeType"], "image/png");
+        // Only structured content: its JSON.
+        assert_eq!(result_text(&[], Some(&json!({"sum": 5}))), r#"{"sum":5}"#);
+        // Capped on a character boundary, saying how much was cut.
+        assert_eq!(cap("ééé".to_string(), 3), "é\n[... 4 more bytes not shown]");
+        assert_eq!(cap("short".to_string(), 64), "short");
+    }
+}
