@@ -123,19 +123,31 @@ impl Program {
         out
     }
 
-    /// The MCP tool a called name stands for among `servers` (an agent's): the server's name
-    /// (ASCII case-insensitive), `-`, then the rest as the tool's name exactly. Whether that
-    /// server has such a tool is the VM's to say; nothing looser matches.
+    /// The MCP tools a called name may stand for among `servers` (an agent's): a server's
+    /// name (ASCII case-insensitive), `-`, then the rest as the tool's name exactly. More
+    /// than one only when server names nest (`a` with tool `b-c`, `a-b` with tool `c`);
+    /// which of them the servers offer is the VM's to say; nothing looser matches.
+    pub fn mcp_tool_refs(&self, called: &str, servers: &[McpServerId]) -> Vec<McpToolRef> {
+        servers
+            .iter()
+            .copied()
+            .filter_map(|id| self.split_mcp_call(called, id))
+            .collect()
+    }
+
+    /// The first of [`Program::mcp_tool_refs`].
     pub fn mcp_tool_ref(&self, called: &str, servers: &[McpServerId]) -> Option<McpToolRef> {
-        servers.iter().copied().find_map(|id| {
-            let name = &self.mcp_server(id).name;
-            let prefix = called.get(..name.len())?;
-            let rest = called.get(name.len()..)?;
-            let tool = rest.strip_prefix(MCP_SEPARATOR)?;
-            (prefix.eq_ignore_ascii_case(name) && !tool.is_empty()).then(|| McpToolRef {
-                server: id,
-                tool: tool.to_string(),
-            })
+        self.mcp_tool_refs(called, servers).into_iter().next()
+    }
+
+    fn split_mcp_call(&self, called: &str, id: McpServerId) -> Option<McpToolRef> {
+        let name = &self.mcp_server(id).name;
+        let prefix = called.get(..name.len())?;
+        let rest = called.get(name.len()..)?;
+        let tool = rest.strip_prefix(MCP_SEPARATOR)?;
+        (prefix.eq_ignore_ascii_case(name) && !tool.is_empty()).then(|| McpToolRef {
+            server: id,
+            tool: tool.to_string(),
         })
     }
 }
@@ -200,6 +212,13 @@ mod tests {
     #[test]
     fn a_call_resolves_to_a_listed_server_only_by_its_exact_prefix() {
         let program = program_with(&["files", "files-extra"]);
+        // Nested names: both readings are candidates, for the VM to tell apart.
+        let both: Vec<McpServerId> = program
+            .mcp_tool_refs("files-extra-echo", &[McpServerId(0), McpServerId(1)])
+            .into_iter()
+            .map(|found| found.server)
+            .collect();
+        assert_eq!(both, [McpServerId(0), McpServerId(1)]);
         let files = McpServerId(0);
         let extra = McpServerId(1);
         let tool = |called: &str, servers: &[McpServerId]| program.mcp_tool_ref(called, servers);

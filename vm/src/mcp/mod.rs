@@ -198,16 +198,20 @@ impl McpServers {
             .collect()
     }
 
-    /// The function schemas of the MCP tools `agent` is offered: every tool of every server
-    /// it lists whose `<server>-<tool>` name a model can call.
+    /// The function schemas of the MCP tools `agent` is offered ([`offered_names`]).
     pub fn schemas(&self, program: &Program, agent: &Agent) -> Vec<ToolSchema> {
+        let servers = program.mcp_servers_of(&agent.tools);
+        let offered = offered_names(program, &servers, &self.catalog);
         let mut out = Vec::new();
-        for id in program.mcp_servers_of(&agent.tools) {
+        for id in servers {
             let server = program.mcp_server(id);
             for tool in self.catalog.tools(id).unwrap_or_default() {
-                if server.offers_tool_name(&tool.name) {
+                let name = server.tool_name(&tool.name);
+                if offered.contains(&name)
+                    && !out.iter().any(|known: &ToolSchema| known.name == name)
+                {
                     out.push(ToolSchema {
-                        name: server.tool_name(&tool.name),
+                        name,
                         description: tool.description.clone(),
                         parameters: tool.input_schema.clone(),
                     });
@@ -331,6 +335,34 @@ async fn shut_one(client: connect::Client, process_group: Option<u32>) {
     // Closing stdin asks a stdio server to exit; the group is killed whatever it does.
     let _ = tokio::time::timeout(Duration::from_secs(2), client.cancel()).await;
     connect::kill_group(process_group);
+}
+
+/// The `<server>-<tool>` names offered for `servers`, in order: every listed tool whose
+/// name a model can call, except names two servers' tools share (nested server names, `a`
+/// with `b-c` and `a-b` with `c`), which would be ambiguous.
+pub fn offered_names(program: &Program, servers: &[McpServerId], catalog: &Catalog) -> Vec<String> {
+    let mut names = Vec::new();
+    for &id in servers {
+        let server = program.mcp_server(id);
+        for tool in catalog.tools(id).unwrap_or_default() {
+            if server.offers_tool_name(&tool.name) {
+                names.push(server.tool_name(&tool.name));
+            }
+        }
+    }
+    let shared: Vec<String> = names
+        .iter()
+        .filter(|name| {
+            names
+                .iter()
+                .filter(|other| other.eq_ignore_ascii_case(name))
+                .count()
+                > 1
+        })
+        .cloned()
+        .collect();
+    names.retain(|name| !shared.contains(name));
+    names
 }
 
 /// A call's content as text: text blocks as they are, anything else as its JSON.

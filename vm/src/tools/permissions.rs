@@ -16,7 +16,8 @@
 //!   `docs/../Cargo.toml` and a symlink `docs/x -> ../Cargo.toml` do not match `docs/**`;
 //!   a path that escapes the root is refused.
 //! - An MCP tool is offered only to agents listing its server in `Plugins`, only under its
-//!   `<server>-<tool>` name, only when the server listed it; every call is in the `mcp`
+//!   `<server>-<tool>` name, only when the server listed it and no other listed server's
+//!   tool has that same name (nested server names); every call is in the `mcp`
 //!   category of the policy (asked for under `approval-required`, refused under
 //!   `locked-down`).
 
@@ -78,12 +79,14 @@ pub fn resolve_ref(
         )),
         Some(tool) => Ok(ToolRef::Builtin(tool)),
         None => {
-            let found = program.and_then(|program| {
-                let servers = agent_servers(program, agent);
-                program.mcp_tool_ref(&call.name, &servers)
-            });
-            match found {
-                Some(tool) if catalog.has(&tool) => Ok(ToolRef::Mcp(tool)),
+            // Of the readings of the name (several only when server names nest), those a
+            // server offers; two would be ambiguous, and the model was offered neither.
+            let mut found: Vec<McpToolRef> = program
+                .map(|program| program.mcp_tool_refs(&call.name, &agent_servers(program, agent)))
+                .unwrap_or_default();
+            found.retain(|tool| catalog.has(tool));
+            match found.len() {
+                1 => Ok(ToolRef::Mcp(found.remove(0))),
                 _ => Err(unknown(call, agent, program, catalog)),
             }
         }
@@ -114,7 +117,7 @@ fn agent_servers(program: &Program, agent: Option<&Agent>) -> Vec<McpServerId> {
     }
 }
 
-/// The names `agent` may call, built-ins then MCP tools, for refusals.
+/// The names `agent` may call, built-ins then MCP tools (as offered), for refusals.
 fn offered_names(agent: Option<&Agent>, program: Option<&Program>, catalog: &Catalog) -> String {
     let mut names: Vec<String> = Tool::ALL
         .iter()
@@ -122,11 +125,8 @@ fn offered_names(agent: Option<&Agent>, program: Option<&Program>, catalog: &Cat
         .map(|tool| format!("`{tool}`"))
         .collect();
     if let Some(program) = program {
-        for id in agent_servers(program, agent) {
-            let server = program.mcp_server(id);
-            for tool in catalog.tools(id).unwrap_or_default() {
-                names.push(format!("`{}`", server.tool_name(&tool.name)));
-            }
+        for name in crate::mcp::offered_names(program, &agent_servers(program, agent), catalog) {
+            names.push(format!("`{name}`"));
         }
     }
     if names.is_empty() {

@@ -364,3 +364,40 @@ fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
         Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
     ));
 }
+
+#[test]
+fn a_name_two_nested_servers_would_share_is_neither_offered_nor_run() {
+    let root = Temp::new("mcp-nested");
+    let text = "Orchestration:\n  McpServers:\n    - { Name: a, Command: a }\n    - { Name: a-b, Command: ab }\n  Agents:\n    - Name: Reader\n      Instructions: Read.\n      Plugins: [a, a-b]\n";
+    let program = fuseraft_compiler::compile(
+        Path::new("c.yaml"),
+        &MemoryFiles::new().with("c.yaml", text.to_string()),
+    )
+    .program
+    .expect("the config compiles");
+    let tool = |name: &str| crate::mcp::McpTool {
+        name: name.into(),
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+    };
+    let catalog = Catalog {
+        servers: vec![Some(vec![tool("b-c"), tool("x")]), Some(vec![tool("c")])],
+    };
+    let servers = [
+        fuseraft_compiler::ir::McpServerId(0),
+        fuseraft_compiler::ir::McpServerId(1),
+    ];
+    assert_eq!(
+        crate::mcp::offered_names(&program, &servers, &catalog),
+        ["a-x"]
+    );
+    let reader = program.agents.first();
+    assert!(matches!(
+        decide(&call("a-b-c", json!({})), reader, &program, &root.0, &catalog),
+        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+    ));
+    assert!(matches!(
+        decide(&call("a-x", json!({})), reader, &program, &root.0, &catalog),
+        Decision::Allow(ToolRef::Mcp(_))
+    ));
+}
