@@ -14,12 +14,13 @@
 //! is dropped, so no server outlives its run.
 
 mod connect;
+mod result;
 
 use std::path::Path;
 use std::time::Duration;
 
 use fuseraft_compiler::ir::{Agent, McpServerId, McpToolRef, Program};
-use rmcp::model::{CallToolRequestParams, RawContent};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::ServiceError;
 use serde_json::{Map, Value as Json};
 
@@ -279,8 +280,8 @@ impl McpServers {
             ),
             Ok(Ok(result)) => {
                 let failed = result.is_error.unwrap_or(false);
-                let text = cap(
-                    result_text(&result.content, result.structured_content.as_ref()),
+                let text = result::cap(
+                    result::text(&result.content, result.structured_content.as_ref()),
                     output_cap,
                 );
                 if failed {
@@ -363,57 +364,4 @@ pub fn offered_names(program: &Program, servers: &[McpServerId], catalog: &Catal
         .collect();
     names.retain(|name| !shared.contains(name));
     names
-}
-
-/// A call's content as text: text blocks as they are, anything else as its JSON.
-fn result_text(content: &[rmcp::model::Content], structured: Option<&Json>) -> String {
-    let mut parts: Vec<String> = content
-        .iter()
-        .map(|block| match &block.raw {
-            RawContent::Text(text) => text.text.clone(),
-            other => serde_json::to_string(other).unwrap_or_default(),
-        })
-        .collect();
-    if parts.is_empty() {
-        if let Some(structured) = structured {
-            parts.push(structured.to_string());
-        }
-    }
-    parts.join("\n")
-}
-
-fn cap(mut text: String, max: usize) -> String {
-    if text.len() > max {
-        let mut end = max;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        let dropped = text.len() - end;
-        text.truncate(end);
-        text.push_str(&format!("\n[... {dropped} more bytes not shown]"));
-    }
-    text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rmcp::model::Content;
-    use serde_json::json;
-
-    #[test]
-    fn results_read_as_text_with_other_content_as_json_and_capped() {
-        let content = vec![Content::text("first"), Content::image("aGk=", "image/png")];
-        let text = result_text(&content, None);
-        let (first, image) = text.split_once('\n').unwrap();
-        assert_eq!(first, "first");
-        let image: Json = serde_json::from_str(image).unwrap();
-        assert_eq!(image["data"], "aGk=");
-        assert_eq!(image["mimeType"], "image/png");
-        // Only structured content: its JSON.
-        assert_eq!(result_text(&[], Some(&json!({"sum": 5}))), r#"{"sum":5}"#);
-        // Capped on a character boundary, saying how much was cut.
-        assert_eq!(cap("ééé".to_string(), 3), "é\n[... 4 more bytes not shown]");
-        assert_eq!(cap("short".to_string(), 64), "short");
-    }
 }
