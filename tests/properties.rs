@@ -641,6 +641,7 @@ fn program() -> impl Strategy<Value = Program> {
                 failure,
                 settings,
                 permissions,
+                mcp_servers: Vec::new(),
             },
         )
 }

@@ -320,6 +320,37 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
+    // MCP servers start before the first turn; one that cannot start ends the run here.
+    let mcp = if program.mcp_servers.is_empty() {
+        crate::mcp::McpServers::none()
+    } else {
+        match crate::mcp::McpServers::start(program, &sandbox).await {
+            Ok(servers) => servers,
+            Err(reason) => {
+                let run = machine.into_run();
+                return Summary {
+                    outcome: Outcome::Error,
+                    reason: Some(reason),
+                    turns: run.turn,
+                    usage: run.usage,
+                    usage_unreported: 0,
+                    cost: Cost::default(),
+                    history: run.history,
+                    output: None,
+                    shortfall: None,
+                };
+            }
+        }
+    };
+    for (server, transport, tools) in mcp.started(program) {
+        let event = Event::new(
+            machine.run().turn,
+            None,
+            "mcp_server_started",
+            serde_json::json!({"server": server, "transport": transport, "tools": tools}),
+        );
+        on_event(&event, machine.run());
+    }
     let mut saved_turn = None;
     let tools = ToolRunner {
         program,
@@ -328,6 +359,8 @@ pub async fn drive<M: Models>(
         session_id: session_id.clone(),
         change_log: change_log.clone(),
         jobs: crate::tools::Jobs::default(),
+        mcp: tokio::sync::Mutex::new(mcp),
+        mcp_events: std::sync::Mutex::new(Vec::new()),
     };
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
@@ -385,7 +418,10 @@ pub async fn drive<M: Models>(
         emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
         let response = match request {
             Request::Done => break,
-            Request::Model(call) => Response::Model(models.call(&call).await),
+            Request::Model(mut call) => {
+                tools.offer_mcp_tools(&mut call).await;
+                Response::Model(models.call(&call).await)
+            }
             Request::Fork(branches) => {
                 // Saved as started: a resumed run knows its unfinished branches run again.
                 let base = models.state();
@@ -410,7 +446,11 @@ pub async fn drive<M: Models>(
                 continue;
             }
             Request::Tools { agent, turn, calls } => {
-                Response::Tools(tools.run(agent, turn, calls).await)
+                let results = tools.run(agent, turn, calls).await;
+                for event in tools.take_mcp_events() {
+                    on_event(&event, machine.run());
+                }
+                Response::Tools(results)
             }
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.
@@ -451,6 +491,7 @@ pub async fn drive<M: Models>(
         };
         machine.resume(response);
     }
+    tools.mcp.lock().await.shutdown().await;
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some(position) {
         save(&mut machine, &mut stored, None);

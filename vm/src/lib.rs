@@ -22,6 +22,7 @@ pub mod effect;
 pub mod event;
 pub mod history;
 pub mod machine;
+pub mod mcp;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;

@@ -10,6 +10,7 @@ mod cond;
 mod conditions;
 mod diagram;
 mod matching;
+mod mcp;
 mod parse;
 mod policy;
 mod print;
@@ -22,6 +23,10 @@ pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use diagram::{to_dot, to_mermaid};
 pub use matching::is_punctuation;
+pub use mcp::{
+    McpServer, McpServerId, McpToolRef, McpTransport, ToolRef, MAX_TOOL_NAME, MCP_SEPARATOR,
+    UPSTREAM_PLUGINS,
+};
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
@@ -81,6 +86,8 @@ pub struct Program {
     pub settings: Vec<(String, String)>,
     /// The permission policy (`Security.Permissions`).
     pub permissions: Permissions,
+    /// `McpServers`, connected by the VM at run start; agents list them in `Plugins`.
+    pub mcp_servers: Vec<McpServer>,
 }
 
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing

@@ -13,7 +13,7 @@ use pest::Parser as _;
 use pest_derive::Parser;
 
 use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_VERSION};
-use super::{Action, Capability, Category, Permissions, Plugin, Preset};
+use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, Plugin, Preset};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
@@ -117,6 +117,7 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::setting_line,
     Rule::permissions_line,
     Rule::permission_line,
+    Rule::mcp_block,
     Rule::contract_block,
     Rule::counter_line,
     Rule::agent_block,
@@ -187,6 +188,14 @@ fn describe(rule: Rule) -> &'static str {
         Rule::setting_line => "`setting`",
         Rule::permissions_line => "`permissions`",
         Rule::permission_line => "`permission`",
+        Rule::mcp_block => "`mcp`",
+        Rule::mcp_kind => "`stdio` or `http`",
+        Rule::mcp_item => "an `mcp` line",
+        Rule::mcp_arg => "`arg`",
+        Rule::mcp_env => "`env`",
+        Rule::mcp_cwd => "`cwd`",
+        Rule::mcp_header => "`header`",
+        Rule::mcp_timeout => "`timeout`",
         Rule::counter_line => "`counter`",
         Rule::termination_block => "`termination`",
         Rule::term_item => "a termination line",
@@ -592,6 +601,7 @@ impl Builder {
             failure: FailurePolicy::default(),
             settings: Vec::new(),
             permissions: Permissions::default(),
+            mcp_servers: Vec::new(),
         };
         let mut entry = None;
         let mut preset = None;
@@ -670,6 +680,13 @@ impl Builder {
                         ));
                     }
                     program.permissions.overrides.push((category, action));
+                }
+                Rule::mcp_block => {
+                    let server = self.mcp_server(item.clone())?;
+                    if program.mcp_server_named(&server.name).is_some() {
+                        return Err(error_at(&item, format!("duplicate `mcp {}`", server.name)));
+                    }
+                    program.mcp_servers.push(server);
                 }
                 Rule::contract_block => program.contracts.push(self.contract(item)?),
                 Rule::counter_line => program.counters.push(Counter {
@@ -791,6 +808,83 @@ impl Builder {
             }
         }
         Ok(contract)
+    }
+
+    /// `mcp <name> stdio|http <command or url> [@loc]` and its item lines.
+    fn mcp_server(&self, block: Pair<'_>) -> Result<McpServer> {
+        let mut server_name = String::new();
+        let mut stdio = true;
+        let mut target = String::new();
+        let mut loc = None;
+        let mut timeout = None;
+        let (mut args, mut env, mut headers, mut cwd) = (Vec::new(), Vec::new(), Vec::new(), None);
+        let pairs = |part: &Pair<'_>| -> Result<(String, String)> {
+            let mut inner = part.clone().into_inner();
+            match (inner.next(), inner.next()) {
+                (Some(key), Some(value)) => Ok((string(&key)?, string(&value)?)),
+                _ => Err(error_at(part, "expected a name and a value")),
+            }
+        };
+        for (index, part) in block.clone().into_inner().enumerate() {
+            match part.as_rule() {
+                Rule::bare_name | Rule::string if index == 0 => server_name = name(&part)?,
+                Rule::mcp_kind => stdio = part.as_str() == "stdio",
+                Rule::string => target = string(&part)?,
+                Rule::loc => loc = Some(self.loc(&part)?),
+                Rule::mcp_arg => args.push(string(&first(&part)?)?),
+                Rule::mcp_env => env.push(pairs(&part)?),
+                Rule::mcp_header => headers.push(pairs(&part)?),
+                Rule::mcp_cwd => {
+                    let value = string(&first(&part)?)?;
+                    set_once(&mut cwd, value, &part, "cwd")?;
+                }
+                Rule::mcp_timeout => {
+                    let value: u32 = int(&first(&part)?)?;
+                    if value == 0 {
+                        return Err(error_at(&part, "an MCP server's `timeout` is at least 1"));
+                    }
+                    set_once(&mut timeout, value, &part, "timeout")?;
+                }
+                _ => {}
+            }
+        }
+        if !McpServer::is_valid_name(&server_name) {
+            return Err(error_at(
+                &block,
+                format!("MCP server name `{server_name}` may hold only ASCII letters, digits, `_` and `-`"),
+            ));
+        }
+        let transport = if stdio {
+            if !headers.is_empty() {
+                return Err(error_at(
+                    &block,
+                    "a `stdio` MCP server has no `header` lines",
+                ));
+            }
+            McpTransport::Stdio {
+                command: target,
+                args,
+                env,
+                working_directory: cwd,
+            }
+        } else {
+            if !args.is_empty() || !env.is_empty() || cwd.is_some() {
+                return Err(error_at(
+                    &block,
+                    "an `http` MCP server has no `arg`, `env` or `cwd` lines",
+                ));
+            }
+            McpTransport::Http {
+                url: target,
+                headers,
+            }
+        };
+        Ok(McpServer {
+            name: server_name,
+            transport,
+            timeout_seconds: timeout,
+            loc,
+        })
     }
 
     fn agent(&self, block: Pair<'_>) -> Result<Agent> {

@@ -11,6 +11,8 @@ pub enum Category {
     CommandExecution,
     GitWrite,
     NetworkApi,
+    /// A call of an MCP server's tool (`McpServers`): what it does is the server's.
+    Mcp,
 }
 
 impl Category {
@@ -19,6 +21,7 @@ impl Category {
         Category::CommandExecution,
         Category::GitWrite,
         Category::NetworkApi,
+        Category::Mcp,
     ];
 
     /// The key under `Security.Permissions`.
@@ -28,6 +31,7 @@ impl Category {
             Category::CommandExecution => "command_execution",
             Category::GitWrite => "git_write",
             Category::NetworkApi => "network_api",
+            Category::Mcp => "mcp",
         }
     }
 

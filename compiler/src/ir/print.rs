@@ -9,9 +9,9 @@ use std::fmt::{self, Write as _};
 
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, CounterId,
-    EdgeClass, Effect, Exit, FailurePolicy, FailureRule, Fork, Guard, Loc, Model, NoMatch, Origin,
-    Program, Select, SelectStyle, State, StateId, StateKind, StuckPolicy, Target, TermCond,
-    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
+    EdgeClass, Effect, Exit, FailurePolicy, FailureRule, Fork, Guard, Loc, McpServer, McpTransport,
+    Model, NoMatch, Origin, Program, Select, SelectStyle, State, StateId, StateKind, StuckPolicy,
+    Target, TermCond, TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
 
 /// The version written on the first line (`fuseraft-ir 1`).
@@ -173,6 +173,9 @@ impl Printer<'_> {
                 self.line(false, &format!("permission {category} {action}"));
             }
         }
+        for server in &program.mcp_servers {
+            self.mcp_server(server);
+        }
         for contract in &program.contracts {
             self.contract(contract);
         }
@@ -317,6 +320,51 @@ impl Printer<'_> {
                 params(&predicate.params)
             );
             self.line(true, &text);
+        }
+    }
+
+    // ------------------------------------------------------------ MCP servers
+
+    fn mcp_server(&mut self, server: &McpServer) {
+        let target = match &server.transport {
+            McpTransport::Stdio { command, .. } => command,
+            McpTransport::Http { url, .. } => url,
+        };
+        self.line(
+            false,
+            &format!(
+                "mcp {} {} {}{}",
+                name(&server.name),
+                server.transport.kind(),
+                quote(target),
+                Self::loc(server.loc)
+            ),
+        );
+        match &server.transport {
+            McpTransport::Stdio {
+                args,
+                env,
+                working_directory,
+                ..
+            } => {
+                for arg in args {
+                    self.line(true, &format!("arg {}", quote(arg)));
+                }
+                for (key, value) in env {
+                    self.line(true, &format!("env {} {}", quote(key), quote(value)));
+                }
+                if let Some(dir) = working_directory {
+                    self.line(true, &format!("cwd {}", quote(dir)));
+                }
+            }
+            McpTransport::Http { headers, .. } => {
+                for (key, value) in headers {
+                    self.line(true, &format!("header {} {}", quote(key), quote(value)));
+                }
+            }
+        }
+        if let Some(seconds) = server.timeout_seconds {
+            self.line(true, &format!("timeout {seconds}"));
         }
     }
 
@@ -879,6 +927,7 @@ pub(super) mod samples {
                 ".fuseraft/artifacts/brief.json".into(),
             )],
             permissions: Permissions::default(),
+            mcp_servers: Vec::new(),
         }
     }
 
@@ -1263,8 +1312,31 @@ pub(super) mod samples {
                     (Category::GitWrite, Action::Block),
                     (Category::CommandExecution, Action::RequireApproval),
                     (Category::NetworkApi, Action::Allow),
+                    (Category::Mcp, Action::Block),
                 ],
             },
+            mcp_servers: vec![
+                McpServer {
+                    name: "files".into(),
+                    transport: McpTransport::Stdio {
+                        command: "node".into(),
+                        args: vec!["server.js".into(), "a \"quoted\" dir".into()],
+                        env: vec![("TOKEN".into(), "${FILES_TOKEN}".into())],
+                        working_directory: Some("tools".into()),
+                    },
+                    timeout_seconds: Some(15),
+                    loc: loc(3, 7),
+                },
+                McpServer {
+                    name: "remote-api".into(),
+                    transport: McpTransport::Http {
+                        url: "http://127.0.0.1:8080/mcp".into(),
+                        headers: vec![("Authorization".into(), "Bearer ${API_TOKEN}".into())],
+                    },
+                    timeout_seconds: None,
+                    loc: None,
+                },
+            ],
         }
     }
 
@@ -1293,6 +1365,7 @@ pub(super) mod samples {
             failure: FailurePolicy::default(),
             settings: Vec::new(),
             permissions: Permissions::default(),
+            mcp_servers: Vec::new(),
         }
     }
 

@@ -5,8 +5,8 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::{
-    Agent, Cond, ContextMode, EdgeClass, Effect, Exit, Guard, Model, NoMatch, Origin, Program,
-    State, StateKind, Target, TermCond, TerminalMode, Trigger,
+    Agent, Cond, ContextMode, EdgeClass, Effect, Exit, Guard, McpServer, McpTransport, Model,
+    NoMatch, Origin, Program, State, StateKind, Target, TermCond, TerminalMode, Trigger,
 };
 
 fn target_name(program: &Program, target: &Target) -> String {
@@ -207,7 +207,7 @@ pub fn to_json(program: &Program) -> Json {
             TermCond::Cond(cond) => json!({"cond": cond_json(cond)}),
         })
         .collect();
-    json!({
+    let mut view = json!({
         "format": "fuseraft-ir-json",
         "version": 1,
         "name": program.name,
@@ -235,5 +235,30 @@ pub fn to_json(program: &Program) -> Json {
             "preset": program.permissions.preset.as_str(),
             "overrides": program.permissions.overrides.iter().map(|(category, action)| json!([category.key(), action.as_str()])).collect::<Vec<_>>(),
         },
-    })
+    });
+    // Only when there are some, so the view of a program without MCP servers is unchanged.
+    if !program.mcp_servers.is_empty() {
+        view["mcp_servers"] = program.mcp_servers.iter().map(mcp_server_json).collect();
+    }
+    view
+}
+
+fn mcp_server_json(server: &McpServer) -> Json {
+    let pairs = |pairs: &[(String, String)]| -> Vec<Json> {
+        pairs.iter().map(|(k, v)| json!([k, v])).collect()
+    };
+    match &server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            working_directory,
+        } => json!({
+            "name": server.name, "transport": "stdio", "command": command, "args": args,
+            "env": pairs(env), "working_directory": working_directory,
+        }),
+        McpTransport::Http { url, headers } => json!({
+            "name": server.name, "transport": "http", "url": url, "headers": pairs(headers),
+        }),
+    }
 }

@@ -84,6 +84,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
             .as_ref()
             .map(|model| resolve_model(config, model, builder));
         let capabilities = super::policy::lower_capabilities(&decl.capabilities, builder);
+        super::mcp::check_plugins(config, &name.value, &decl.plugins, builder);
         let loc = builder.loc(decl.span);
         builder.program.agents.push(Agent {
             name: name.value.clone(),

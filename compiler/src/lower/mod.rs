@@ -7,6 +7,7 @@ mod adversarial;
 mod agents;
 mod checks;
 mod graph;
+mod mcp;
 mod policy;
 mod rotation;
 mod routes;
@@ -57,6 +58,7 @@ impl<'a> Builder<'a> {
                 failure: ir::FailurePolicy::default(),
                 settings: Vec::new(),
                 permissions: Default::default(),
+                mcp_servers: Vec::new(),
             },
             state_names: HashMap::new(),
         }
@@ -249,6 +251,7 @@ pub(crate) fn lower_config(
         .map(|name| name.value.clone())
         .unwrap_or_default();
     let mut builder = Builder::new(sources, diags, name, Origin::Fuseraft(kind));
+    mcp::lower_mcp_servers(config, &mut builder);
     agents::lower_agents(config, &mut builder);
     if builder.program.agents.is_empty() {
         if config.agents_written {

@@ -243,6 +243,8 @@ pub struct Config {
     pub max_total_tokens: Option<Spanned<u64>>,
     /// Scalar settings by dotted key (`Validation.BriefPath`), in source order.
     pub settings: Vec<(String, Spanned<String>)>,
+    /// `McpServers`.
+    pub mcp_servers: Vec<super::mcp::McpServerDecl>,
 }
 
 impl Config {
@@ -409,6 +411,10 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         .map(|node| read_failure(node, &mut loader.diags))
         .unwrap_or_default();
     let max_total_tokens = fields.uint("MaxTotalTokens", &mut loader.diags);
+    let mcp_servers = super::mcp::read_mcp_servers(
+        fields.list("McpServers", &mut loader.diags),
+        &mut loader.diags,
+    );
 
     let mut settings = Vec::new();
     // fuseraft's own: `RoutingInstructions: false` turns off the routing block each model
@@ -441,6 +447,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         failure,
         max_total_tokens,
         settings,
+        mcp_servers,
     })
 }
 

@@ -11,6 +11,7 @@ pub use yaml::parse as parse_yaml;
 pub mod fields;
 pub mod fuseraft;
 pub mod load;
+pub mod mcp;
 pub mod schema;
 pub mod selection;
 pub mod tama;

@@ -39,6 +39,20 @@ pub struct Entry {
     pub files_deleted: Vec<String>,
     pub commands_run: Vec<Command>,
     pub git_commits: Vec<String>,
+    /// Calls of MCP servers' tools (`mcpCalls`, written only when there are some, so a log
+    /// without them keeps upstream's shape exactly).
+    pub mcp_calls: Vec<McpCall>,
+}
+
+/// One call of an MCP server's tool.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct McpCall {
+    pub server: String,
+    pub tool: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+    pub succeeded: bool,
+    pub output: String,
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -248,11 +262,35 @@ impl Entry {
                 })
                 .collect(),
             git_commits: strings(entry, "gitCommits"),
+            mcp_calls: entry
+                .get("mcpCalls")
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .map(|call| {
+                    let text = |key: &str| {
+                        call.get(key)
+                            .and_then(Json::as_str)
+                            .unwrap_or_default()
+                            .to_string()
+                    };
+                    McpCall {
+                        server: text("server"),
+                        tool: text("tool"),
+                        arguments: text("arguments"),
+                        succeeded: call
+                            .get("succeeded")
+                            .and_then(Json::as_bool)
+                            .unwrap_or(false),
+                        output: text("output"),
+                    }
+                })
+                .collect(),
         }
     }
 
     pub fn to_json(&self) -> Json {
-        json!({
+        let mut entry = json!({
             "agent": self.agent,
             "turnIndex": self.turn_index,
             "timestamp": self.timestamp,
@@ -263,7 +301,20 @@ impl Entry {
                 "command": c.command, "succeeded": c.succeeded, "output": c.output,
             })).collect::<Vec<_>>(),
             "gitCommits": self.git_commits,
-        })
+        });
+        if !self.mcp_calls.is_empty() {
+            entry["mcpCalls"] = self
+                .mcp_calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "server": call.server, "tool": call.tool, "arguments": call.arguments,
+                        "succeeded": call.succeeded, "output": call.output,
+                    })
+                })
+                .collect();
+        }
+        entry
     }
 
     /// Adds what `delta` records: files once each, commands and commits in order (the
@@ -277,6 +328,7 @@ impl Entry {
         }
         self.commands_run.extend(delta.commands_run);
         self.git_commits.extend(delta.git_commits);
+        self.mcp_calls.extend(delta.mcp_calls);
     }
 }
 

@@ -15,7 +15,10 @@ use crate::machine::Branch;
 async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunner<'_>) -> Branch {
     loop {
         let response = match branch.step() {
-            Request::Model(call) => Response::Model(models.call(&call).await),
+            Request::Model(mut call) => {
+                tools.offer_mcp_tools(&mut call).await;
+                Response::Model(models.call(&call).await)
+            }
             Request::Tools { agent, turn, calls } => {
                 Response::Tools(tools.run(agent, turn, calls).await)
             }

@@ -6,7 +6,10 @@ use std::path::PathBuf;
 use fuseraft_compiler::ir::Program;
 
 use super::{Approvals, Env};
+use crate::effect::ModelCall;
+use crate::event::Event;
 use crate::history::ToolCall;
+use crate::tools::permissions::ToolRef;
 
 /// Everything a tool call of this run needs besides its arguments: shared by a state's
 /// turns and a fork's concurrent branches.
@@ -19,6 +22,10 @@ pub(super) struct ToolRunner<'a> {
     pub change_log: PathBuf,
     /// The run's background jobs: every tool call shares the table; the jobs die with it.
     pub jobs: crate::tools::Jobs,
+    /// The run's MCP servers: one call at a time per run (a fork's branches take turns).
+    pub mcp: tokio::sync::Mutex<crate::mcp::McpServers>,
+    /// `mcp_tool_call` events of calls made since the driver last took them.
+    pub mcp_events: std::sync::Mutex<Vec<Event>>,
 }
 
 impl ToolRunner<'_> {
@@ -42,7 +49,17 @@ impl ToolRunner<'_> {
         for call in &mut calls {
             // The call's name is resolved once, here; that tool is judged and run.
             use crate::tools::permissions::{decide, Decision};
-            let permitted = match decide(call, agent_ir, program, &context.work_dir) {
+            let decision = {
+                let servers = self.mcp.lock().await;
+                decide(
+                    call,
+                    agent_ir,
+                    program,
+                    &context.work_dir,
+                    servers.catalog(),
+                )
+            };
+            let permitted = match decision {
                 Decision::Allow(tool) => Ok(tool),
                 Decision::Block(reason) => Err(reason),
                 Decision::Ask(tool, action) => {
@@ -61,9 +78,76 @@ impl ToolRunner<'_> {
                     call.result = Some(reason);
                     call.ok = false;
                 }
-                Ok(tool) => crate::tools::execute_tool(call, tool, &context).await,
+                Ok(ToolRef::Builtin(tool)) => {
+                    crate::tools::execute_tool(call, tool, &context).await
+                }
+                Ok(ToolRef::Mcp(tool)) => {
+                    let event = self.call_mcp_tool(call, &tool, &context).await;
+                    if let Ok(mut events) = self.mcp_events.lock() {
+                        events.push(event);
+                    }
+                }
             }
         }
         calls
+    }
+
+    /// The `mcp_tool_call` events since the last time they were taken.
+    pub fn take_mcp_events(&self) -> Vec<Event> {
+        self.mcp_events
+            .lock()
+            .map(|mut events| std::mem::take(&mut *events))
+            .unwrap_or_default()
+    }
+
+    /// Adds the MCP tools the call's agent is offered to a model call (the machine offers
+    /// the built-ins; the servers' tools are known only to the driver, which started them).
+    pub async fn offer_mcp_tools(&self, call: &mut ModelCall) {
+        let program = self.program;
+        let Some(agent) = program.agent_named(&call.agent).map(|id| program.agent(id)) else {
+            return;
+        };
+        if agent.tool_choice == fuseraft_compiler::ir::ToolChoice::None {
+            return;
+        }
+        let schemas = self.mcp.lock().await.schemas(program, agent);
+        for schema in schemas {
+            if !call.tools.iter().any(|known| known.name == schema.name) {
+                call.tools.push(schema);
+            }
+        }
+    }
+
+    /// Runs an allowed MCP call, records it in the change log, and returns its event.
+    async fn call_mcp_tool(
+        &self,
+        call: &mut ToolCall,
+        tool: &fuseraft_compiler::ir::McpToolRef,
+        context: &crate::tools::ToolContext,
+    ) -> Event {
+        let program = self.program;
+        let (text, ok) = self
+            .mcp
+            .lock()
+            .await
+            .call(
+                program,
+                tool,
+                &call.args,
+                context.limits.shell_timeout,
+                context.limits.output_cap,
+            )
+            .await;
+        let server = &program.mcp_server(tool.server).name;
+        let mut text = text;
+        crate::tools::record_mcp_call(&mut text, context, server, &tool.tool, &call.args, ok);
+        call.result = Some(text);
+        call.ok = ok;
+        Event::new(
+            context.turn,
+            Some(&context.agent),
+            "mcp_tool_call",
+            serde_json::json!({"server": server, "tool": tool.tool, "name": call.name, "ok": ok}),
+        )
     }
 }

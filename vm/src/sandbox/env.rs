@@ -120,6 +120,17 @@ pub fn looks_secret(name: &str) -> bool {
         || upper.contains("SECRET")
 }
 
+/// Whether a name is a model's API key: a well-known provider key or a name registered with
+/// [`withhold`] (every model's `ApiKeyEnvVar`).
+pub fn is_model_key(name: &str) -> bool {
+    let upper = name.trim().to_ascii_uppercase();
+    WELL_KNOWN_KEYS.contains(&upper.as_str())
+        || WITHHELD
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(&upper)
+}
+
 fn withheld_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     looks_secret(&upper)

@@ -57,6 +57,7 @@ pub(crate) use args::Args;
 pub use jobs::Jobs;
 
 pub(crate) use record::now_rfc3339;
+pub use record::record_mcp_call;
 pub use sandbox::is_credential_path;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 

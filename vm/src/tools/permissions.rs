@@ -1,5 +1,6 @@
-//! Tool permissions: the one place a call's name is resolved to a [`Tool`] (exactly, by
-//! `ir::Tool::resolve`), whether the agent is offered it (its `Plugins`, narrowed by
+//! Tool permissions: the one place a call's name is resolved to a [`ToolRef`] (exactly: a
+//! built-in by `ir::Tool::resolve`, an MCP server's tool by `Program::mcp_tool_ref` and the
+//! server's own list), whether the agent is offered it (its `Plugins`, narrowed by
 //! `Capabilities`), what the run's permission policy (`ir::Permissions`, typed at compile
 //! time) says about its action category, and whether a write lands inside
 //! `Security.ChangeEnvelope`. The resolved tool is handed on to execution, so the tool that
@@ -16,24 +17,32 @@
 //!   a path that escapes the root is refused. Every path a write changes is judged: a
 //!   copy's destination, both ends of a move, and every entry of a directory deleted or
 //!   moved (where it is and where it lands).
+//! - An MCP tool is offered only to agents listing its server in `Plugins`, only under its
+//!   `<server>-<tool>` name, only when the server listed it and no other listed server's
+//!   tool has that same name (nested server names); every call is in the `mcp`
+//!   category of the policy (asked for under `approval-required`, refused under
+//!   `locked-down`).
 
 use std::path::Path;
 
-use fuseraft_compiler::ir::{envelope_glob, Action, Agent, Capability, Category, Plugin, Program};
+use fuseraft_compiler::ir::{
+    envelope_glob, Action, Agent, Capability, Category, McpServerId, Plugin, Program,
+};
 
-pub use fuseraft_compiler::ir::Tool;
+pub use fuseraft_compiler::ir::{McpToolRef, Tool, ToolRef};
 
 use crate::history::ToolCall;
+use crate::mcp::Catalog;
 
 /// What may happen with one tool call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Decision {
     /// Run this tool.
-    Allow(Tool),
+    Allow(ToolRef),
     /// Refused; the text is the tool result the model sees.
     Block(String),
     /// The operator must approve running this tool; the text describes the action.
-    Ask(Tool, String),
+    Ask(ToolRef, String),
 }
 
 /// Is the tool called `name` offered to an agent with these plugins and capabilities?
@@ -45,33 +54,87 @@ pub fn offered(name: &str, plugins: &[String], capabilities: &[(Plugin, Vec<Capa
 /// names the tools it may call (`[DENIED: unknown tool]` for a name that is no tool's,
 /// `[DENIED: permission]` for a tool the agent is not offered).
 pub fn resolve(call: &ToolCall, agent: Option<&Agent>) -> Result<Tool, String> {
+    match resolve_ref(call, agent, None, &Catalog::default()) {
+        Ok(ToolRef::Builtin(tool)) => Ok(tool),
+        Ok(ToolRef::Mcp(_)) => Err(unknown(call, agent, None, &Catalog::default())),
+        Err(reason) => Err(reason),
+    }
+}
+
+/// [`resolve`], MCP servers' tools included: a name that is no built-in's resolves to the
+/// tool of a server the agent lists (every server when the agent is unknown) when that
+/// server listed it (`catalog`).
+pub fn resolve_ref(
+    call: &ToolCall,
+    agent: Option<&Agent>,
+    program: Option<&Program>,
+    catalog: &Catalog,
+) -> Result<ToolRef, String> {
     let is_offered =
         |tool: Tool| agent.is_none_or(|agent| tool.offered(&agent.tools, &agent.capabilities));
-    let offered_names = || {
-        let names: Vec<String> = Tool::ALL
-            .iter()
-            .filter(|tool| is_offered(**tool))
-            .map(|tool| format!("`{tool}`"))
-            .collect();
-        if names.is_empty() {
-            "none".to_string()
-        } else {
-            names.join(", ")
-        }
-    };
     let who = agent.map_or(String::new(), |agent| format!(" agent `{}`", agent.name));
     match Tool::resolve(&call.name) {
-        None => Err(format!(
-            "[DENIED: unknown tool] `{}` is not a tool; the tools{who} may call are {}",
-            call.name,
-            offered_names()
-        )),
         Some(tool) if !is_offered(tool) => Err(format!(
             "[DENIED: permission] `{}` is not among the tools{who} may use (its Plugins and Capabilities); it may call {}",
             call.name,
-            offered_names()
+            offered_names(agent, program, catalog)
         )),
-        Some(tool) => Ok(tool),
+        Some(tool) => Ok(ToolRef::Builtin(tool)),
+        None => {
+            // Of the readings of the name (several only when server names nest), those a
+            // server offers; two would be ambiguous, and the model was offered neither.
+            let mut found: Vec<McpToolRef> = program
+                .map(|program| program.mcp_tool_refs(&call.name, &agent_servers(program, agent)))
+                .unwrap_or_default();
+            found.retain(|tool| catalog.has(tool));
+            match found.len() {
+                1 => Ok(ToolRef::Mcp(found.remove(0))),
+                _ => Err(unknown(call, agent, program, catalog)),
+            }
+        }
+    }
+}
+
+fn unknown(
+    call: &ToolCall,
+    agent: Option<&Agent>,
+    program: Option<&Program>,
+    catalog: &Catalog,
+) -> String {
+    let who = agent.map_or(String::new(), |agent| format!(" agent `{}`", agent.name));
+    format!(
+        "[DENIED: unknown tool] `{}` is not a tool; the tools{who} may call are {}",
+        call.name,
+        offered_names(agent, program, catalog)
+    )
+}
+
+/// The MCP servers whose tools `agent` may call: those it lists, every one when unknown.
+fn agent_servers(program: &Program, agent: Option<&Agent>) -> Vec<McpServerId> {
+    match agent {
+        Some(agent) => program.mcp_servers_of(&agent.tools),
+        None => (0..program.mcp_servers.len() as u32)
+            .map(McpServerId)
+            .collect(),
+    }
+}
+
+/// The names `agent` may call, built-ins then MCP tools (as offered), for refusals.
+fn offered_names(agent: Option<&Agent>, program: Option<&Program>, catalog: &Catalog) -> String {
+    let mut names: Vec<String> = Tool::ALL
+        .iter()
+        .filter(|tool| agent.is_none_or(|agent| tool.offered(&agent.tools, &agent.capabilities)))
+        .map(|tool| format!("`{tool}`"))
+        .collect();
+    if let Some(program) = program {
+        for name in crate::mcp::offered_names(program, &agent_servers(program, agent), catalog) {
+            names.push(format!("`{name}`"));
+        }
+    }
+    if names.is_empty() {
+        "none".to_string()
+    } else {
+        names.join(", ")
     }
 }
 
@@ -118,18 +181,26 @@ fn describe(call: &ToolCall, tool: Tool, category: Category) -> String {
         Category::CommandExecution | Category::GitWrite => {
             format!("run `{}`", command_text(call, tool))
         }
-        Category::NetworkApi => tool.to_string(),
+        Category::NetworkApi | Category::Mcp => tool.to_string(),
     }
 }
 
-/// Decides one call of `agent` under the program's policy; `root` is the sandbox root.
-pub fn decide(call: &ToolCall, agent: Option<&Agent>, program: &Program, root: &Path) -> Decision {
-    let tool = match resolve(call, agent) {
-        Ok(tool) => tool,
+/// Decides one call of `agent` under the program's policy; `root` is the sandbox root,
+/// `catalog` the tools the run's MCP servers listed.
+pub fn decide(
+    call: &ToolCall,
+    agent: Option<&Agent>,
+    program: &Program,
+    root: &Path,
+    catalog: &Catalog,
+) -> Decision {
+    let tool = match resolve_ref(call, agent, Some(program), catalog) {
+        Ok(ToolRef::Builtin(tool)) => tool,
+        Ok(ToolRef::Mcp(tool)) => return decide_mcp(call, tool, program),
         Err(reason) => return Decision::Block(reason),
     };
     let Some(category) = category(call, tool) else {
-        return Decision::Allow(tool);
+        return Decision::Allow(ToolRef::Builtin(tool));
     };
     if category == Category::FileWriteDelete {
         if let Some(reason) = outside_envelope(call, tool, program, root) {
@@ -160,9 +231,33 @@ pub fn decide(call: &ToolCall, agent: Option<&Agent>, program: &Program, root: &
         }
     }
     if ask {
-        Decision::Ask(tool, action)
+        Decision::Ask(ToolRef::Builtin(tool), action)
     } else {
-        Decision::Allow(tool)
+        Decision::Allow(ToolRef::Builtin(tool))
+    }
+}
+
+/// An MCP tool's call: the `mcp` category decides; the action shown names the server, the
+/// tool and the arguments.
+fn decide_mcp(call: &ToolCall, tool: McpToolRef, program: &Program) -> Decision {
+    let server = program.mcp_server(tool.server);
+    let action = format!(
+        "call `{}` (tool `{}` of MCP server `{}`) with {}",
+        server.tool_name(&tool.tool),
+        tool.tool,
+        server.name,
+        call.args
+    );
+    judge(ToolRef::Mcp(tool), Category::Mcp, action, program)
+}
+
+fn judge(tool: ToolRef, category: Category, action: String, program: &Program) -> Decision {
+    match program.permissions.action(category) {
+        Action::Block => Decision::Block(format!(
+            "[DENIED: permission] {action} is blocked by the permission policy ({category})"
+        )),
+        Action::RequireApproval => Decision::Ask(tool, action),
+        Action::Allow => Decision::Allow(tool),
     }
 }
 

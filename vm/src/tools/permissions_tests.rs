@@ -62,7 +62,13 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
 }
 
 fn decide_for(program: &Program, call: &ToolCall, root: &Path) -> Decision {
-    decide(call, program.agents.first(), program, root)
+    decide(
+        call,
+        program.agents.first(),
+        program,
+        root,
+        &Catalog::default(),
+    )
 }
 
 #[test]
@@ -102,7 +108,7 @@ fn near_miss_names_never_write_for_a_read_only_locked_down_agent() {
             &call("FileSystem-read_file", json!({"path": "a.txt"})),
             &root.0
         ),
-        Decision::Allow(Tool::ReadFile)
+        Decision::Allow(ToolRef::Builtin(Tool::ReadFile))
     );
     // Shell is offered, but `locked-down` blocks running it.
     assert!(matches!(
@@ -139,33 +145,33 @@ fn presets_and_overrides() {
     let write = call("write_file", json!({"path": "a.txt"}));
     let open = program("", "    FileSystemSandboxPath: .\n");
     assert_eq!(
-        decide(&shell, None, &open, &root.0),
-        Decision::Allow(Tool::ShellRun)
+        decide(&shell, None, &open, &root.0, &Catalog::default()),
+        Decision::Allow(ToolRef::Builtin(Tool::ShellRun))
     );
     let mixed = program(
         "",
         "    Permissions:\n      Preset: LOCKED_DOWN\n      command_execution: allow\n      git_write: require_approval\n",
     );
     assert_eq!(
-        decide(&shell, None, &mixed, &root.0),
-        Decision::Allow(Tool::ShellRun)
+        decide(&shell, None, &mixed, &root.0, &Catalog::default()),
+        Decision::Allow(ToolRef::Builtin(Tool::ShellRun))
     );
     assert!(matches!(
-        decide(&commit, None, &mixed, &root.0),
-        Decision::Ask(Tool::ShellRun, text) if text.contains("git commit")
+        decide(&commit, None, &mixed, &root.0, &Catalog::default()),
+        Decision::Ask(ToolRef::Builtin(Tool::ShellRun), text) if text.contains("git commit")
     ));
     assert!(matches!(
-        decide(&write, None, &mixed, &root.0),
+        decide(&write, None, &mixed, &root.0, &Catalog::default()),
         Decision::Block(_)
     ));
     let ask = program("", "    Permissions:\n      Preset: approval-required\n");
     assert!(matches!(
-        decide(&write, None, &ask, &root.0),
-        Decision::Ask(Tool::WriteFile, _)
+        decide(&write, None, &ask, &root.0, &Catalog::default()),
+        Decision::Ask(ToolRef::Builtin(Tool::WriteFile), _)
     ));
     let deny = program("", "    Permissions:\n      file_write_delete: deny\n");
     assert!(matches!(
-        decide(&write, None, &deny, &root.0),
+        decide(&write, None, &deny, &root.0, &Catalog::default()),
         Decision::Block(_)
     ));
 }
@@ -196,7 +202,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
     ] {
         assert_eq!(
             write(allowed),
-            Decision::Allow(Tool::WriteFile),
+            Decision::Allow(ToolRef::Builtin(Tool::WriteFile)),
             "{allowed}"
         );
     }
@@ -226,7 +232,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
             &call("delete_file", json!({"path": "docs/x"})),
             &root.0
         ),
-        Decision::Allow(Tool::DeleteFile)
+        Decision::Allow(ToolRef::Builtin(Tool::DeleteFile))
     );
     assert_eq!(
         decide_for(
@@ -234,7 +240,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
             &call("read_file", json!({"path": "Cargo.toml"})),
             &root.0
         ),
-        Decision::Allow(Tool::ReadFile)
+        Decision::Allow(ToolRef::Builtin(Tool::ReadFile))
     );
 }
 
@@ -246,7 +252,7 @@ fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
         .settings
         .push(("Security.ChangeEnvelope".into(), "docs/[".into()));
     assert!(matches!(
-        decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0),
+        decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0, &Catalog::default()),
         Decision::Block(reason) if reason.contains("invalid")
     ));
 }
@@ -261,7 +267,7 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
     let log = call("git_log", json!({}));
     assert_eq!(
         decide_for(&readers, &log, &root.0),
-        Decision::Allow(Tool::GitLog)
+        Decision::Allow(ToolRef::Builtin(Tool::GitLog))
     );
     let commit = call("Git-git_commit", json!({"message": "m"}));
     match decide_for(&readers, &commit, &root.0) {
@@ -285,7 +291,7 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
     );
     assert_eq!(
         decide_for(&blocked, &log, &root.0),
-        Decision::Allow(Tool::GitLog)
+        Decision::Allow(ToolRef::Builtin(Tool::GitLog))
     );
 
     let asking = program(
@@ -294,7 +300,10 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
     );
     assert_eq!(
         decide_for(&asking, &commit, &root.0),
-        Decision::Ask(Tool::GitCommit, "git_commit {\"message\":\"m\"}".into())
+        Decision::Ask(
+            ToolRef::Builtin(Tool::GitCommit),
+            "git_commit {\"message\":\"m\"}".into()
+        )
     );
 }
 
@@ -324,7 +333,7 @@ fn push_and_pull_need_network_api_as_well_as_git_write() {
     );
     assert!(matches!(
         decide_for(&ask_network, &push, &root.0),
-        Decision::Ask(Tool::GitPush, _)
+        Decision::Ask(ToolRef::Builtin(Tool::GitPush), _)
     ));
     let online = program(
         "      Plugins: [Git]\n",
@@ -332,7 +341,7 @@ fn push_and_pull_need_network_api_as_well_as_git_write() {
     );
     assert_eq!(
         decide_for(&online, &push, &root.0),
-        Decision::Allow(Tool::GitPush)
+        Decision::Allow(ToolRef::Builtin(Tool::GitPush))
     );
 }
 
@@ -354,7 +363,7 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
     );
     assert!(matches!(
         decide_for(&program, &committing, &root.0),
-        Decision::Ask(Tool::ShellRunScript, _)
+        Decision::Ask(ToolRef::Builtin(Tool::ShellRunScript), _)
     ));
     let job = call("shell_run_background", json!({"command": "npm run dev"}));
     assert!(matches!(
@@ -370,7 +379,7 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
         let tool = Tool::resolve(read).unwrap();
         assert_eq!(
             decide_for(&program, &call(read, json!({})), &root.0),
-            Decision::Allow(tool)
+            Decision::Allow(ToolRef::Builtin(tool))
         );
     }
 }
@@ -453,7 +462,7 @@ fn the_policy_decides_the_new_writes_and_names_both_ends() {
             &call("grep_file", json!({"path": "a", "pattern": "x"})),
             &root.0
         ),
-        Decision::Allow(Tool::GrepFile)
+        Decision::Allow(ToolRef::Builtin(Tool::GrepFile))
     );
     let ask = program(
         "      Plugins: [FileSystem]\n",
@@ -461,7 +470,7 @@ fn the_policy_decides_the_new_writes_and_names_both_ends() {
     );
     assert!(matches!(
         decide_for(&ask, &call("move_file", json!({"source": "a.txt", "destination": "b.txt"})), &root.0),
-        Decision::Ask(Tool::MoveFile, text) if text == "move_file `a.txt` to `b.txt`"
+        Decision::Ask(ToolRef::Builtin(Tool::MoveFile), text) if text == "move_file `a.txt` to `b.txt`"
     ));
 }
 
@@ -495,7 +504,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
             "copy_file",
             json!({"source": "src/main.rs", "destination": "docs/main.rs"})
         ),
-        Decision::Allow(Tool::CopyFile)
+        Decision::Allow(ToolRef::Builtin(Tool::CopyFile))
     );
     assert!(refused(decide_call(
         "copy_file",
@@ -511,7 +520,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
             "move_file",
             json!({"source": "docs/a.md", "destination": "notes.md"})
         ),
-        Decision::Allow(Tool::MoveFile)
+        Decision::Allow(ToolRef::Builtin(Tool::MoveFile))
     );
     // A directory: every entry inside, before and after the move.
     assert_eq!(
@@ -519,7 +528,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
             "delete_directory",
             json!({"path": "docs/keep", "recursive": true})
         ),
-        Decision::Allow(Tool::DeleteDirectory)
+        Decision::Allow(ToolRef::Builtin(Tool::DeleteDirectory))
     );
     assert!(refused(decide_call(
         "delete_directory",
@@ -542,14 +551,158 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     // A symlink to a directory outside is removed itself: its target's entries do not count.
     assert_eq!(
         decide_call("delete_directory", json!({"path": "docs/src-link"})),
-        Decision::Allow(Tool::DeleteDirectory)
+        Decision::Allow(ToolRef::Builtin(Tool::DeleteDirectory))
     );
     assert_eq!(
         decide_call("create_directory", json!({"path": "docs/new/deeper"})),
-        Decision::Allow(Tool::CreateDirectory)
+        Decision::Allow(ToolRef::Builtin(Tool::CreateDirectory))
     );
     assert!(refused(decide_call(
         "create_directory",
         json!({"path": "src/new"})
     )));
+}
+/// A program with MCP servers `docs` and `other`; agent `Reader` lists only `docs`.
+fn mcp_program(preset: &str) -> Program {
+    let text = format!(
+        "Orchestration:\n  McpServers:\n    - {{ Name: docs, Command: docs-server }}\n    - {{ Name: other, Command: other-server }}\n  Agents:\n    - Name: Reader\n      Instructions: Read.\n      Plugins: [docs]\n    - Name: Writer\n      Instructions: Write.\n      Plugins: [other]\n  Security:\n    Permissions: {{ Preset: {preset} }}\n"
+    );
+    let compiled = fuseraft_compiler::compile(
+        Path::new("c.yaml"),
+        &MemoryFiles::new().with("c.yaml", text),
+    );
+    compiled.program.expect("the config compiles")
+}
+
+fn mcp_catalog() -> Catalog {
+    let tool = |name: &str| crate::mcp::McpTool {
+        name: name.into(),
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+    };
+    Catalog {
+        servers: vec![
+            Some(vec![tool("search"), tool("Fetch")]),
+            Some(vec![tool("search")]),
+        ],
+    }
+}
+
+#[test]
+fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
+    let root = Temp::new("mcp");
+    let catalog = mcp_catalog();
+    let docs_search = ToolRef::Mcp(McpToolRef {
+        server: fuseraft_compiler::ir::McpServerId(0),
+        tool: "search".into(),
+    });
+    let open = mcp_program("unrestricted");
+    let reader = open.agents.first();
+    let decide_open = |name: &str| {
+        decide(
+            &call(name, json!({"q": "x"})),
+            reader,
+            &open,
+            &root.0,
+            &catalog,
+        )
+    };
+    assert_eq!(
+        decide_open("docs-search"),
+        Decision::Allow(docs_search.clone())
+    );
+    assert_eq!(
+        decide_open("DOCS-search"),
+        Decision::Allow(docs_search.clone())
+    );
+    // The tool part is exact; other separators, bare names, unlisted tools and servers the
+    // agent does not list are no tools.
+    for name in [
+        "docs-Search",
+        "docs_search",
+        "docs.search",
+        "search",
+        "docs-nope",
+        "other-search",
+        "docs-fetch",
+    ] {
+        match decide_open(name) {
+            Decision::Block(reason) => assert!(
+                reason.starts_with("[DENIED: unknown tool]")
+                    && reason.contains("`docs-search`, `docs-Fetch`"),
+                "{name}: {reason}"
+            ),
+            decision => panic!("{name} resolved: {decision:?}"),
+        }
+    }
+    // A built-in not offered is refused as before, naming the MCP tools it may call.
+    match decide_open("write_file") {
+        Decision::Block(reason) => assert!(reason.contains("`docs-search`"), "{reason}"),
+        decision => panic!("{decision:?}"),
+    }
+
+    let asked = mcp_program("approval-required");
+    match decide(
+        &call("docs-search", json!({"q": "x"})),
+        asked.agents.first(),
+        &asked,
+        &root.0,
+        &catalog,
+    ) {
+        Decision::Ask(tool, action) => {
+            assert_eq!(tool, docs_search);
+            assert_eq!(
+                action,
+                "call `docs-search` (tool `search` of MCP server `docs`) with {\"q\":\"x\"}"
+            );
+        }
+        decision => panic!("{decision:?}"),
+    }
+    let locked = mcp_program("locked-down");
+    assert!(matches!(
+        decide(&call("docs-search", json!({})), locked.agents.first(), &locked, &root.0, &catalog),
+        Decision::Block(reason) if reason.ends_with("is blocked by the permission policy (mcp)")
+    ));
+    // A server that did not start offers nothing.
+    assert!(matches!(
+        decide(&call("docs-search", json!({})), reader, &open, &root.0, &Catalog::default()),
+        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+    ));
+}
+
+#[test]
+fn a_name_two_nested_servers_would_share_is_neither_offered_nor_run() {
+    let root = Temp::new("mcp-nested");
+    let text = "Orchestration:\n  McpServers:\n    - { Name: a, Command: a }\n    - { Name: a-b, Command: ab }\n  Agents:\n    - Name: Reader\n      Instructions: Read.\n      Plugins: [a, a-b]\n";
+    let program = fuseraft_compiler::compile(
+        Path::new("c.yaml"),
+        &MemoryFiles::new().with("c.yaml", text.to_string()),
+    )
+    .program
+    .expect("the config compiles");
+    let tool = |name: &str| crate::mcp::McpTool {
+        name: name.into(),
+        description: String::new(),
+        input_schema: json!({"type": "object"}),
+    };
+    let catalog = Catalog {
+        servers: vec![Some(vec![tool("b-c"), tool("x")]), Some(vec![tool("c")])],
+    };
+    let servers = [
+        fuseraft_compiler::ir::McpServerId(0),
+        fuseraft_compiler::ir::McpServerId(1),
+    ];
+    assert_eq!(
+        crate::mcp::offered_names(&program, &servers, &catalog),
+        ["a-x"]
+    );
+    let reader = program.agents.first();
+    assert!(matches!(
+        decide(&call("a-b-c", json!({})), reader, &program, &root.0, &catalog),
+        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+    ));
+    assert!(matches!(
+        decide(&call("a-x", json!({})), reader, &program, &root.0, &catalog),
+        Decision::Allow(ToolRef::Mcp(_))
+    ));
 }

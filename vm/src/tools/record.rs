@@ -51,6 +51,32 @@ pub(crate) fn record_into(
     }
 }
 
+/// Records a call of an MCP server's tool; a log that cannot be written adds a warning to
+/// the call's result.
+pub fn record_mcp_call(
+    result: &mut String,
+    ctx: &ToolContext,
+    server: &str,
+    tool: &str,
+    arguments: &serde_json::Value,
+    succeeded: bool,
+) {
+    let output = cap_text(result, LOG_OUTPUT_CAP);
+    if let Err(error) = record(ctx, |entry| {
+        entry.mcp_calls.push(crate::changes::McpCall {
+            server: server.to_string(),
+            tool: tool.to_string(),
+            arguments: arguments.to_string(),
+            succeeded,
+            output,
+        })
+    }) {
+        result.push_str(&format!(
+            "\n[warning: not recorded in the change log: {error}]"
+        ));
+    }
+}
+
 pub(crate) fn push_unique(list: &mut Vec<String>, item: &str) {
     if !list.iter().any(|known| known == item) {
         list.push(item.to_string());

@@ -51,6 +51,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
         failure: ir::FailurePolicy::default(),
         settings: Vec::new(),
         permissions: ir::Permissions::default(),
+        mcp_servers: Vec::new(),
     }
 }
 

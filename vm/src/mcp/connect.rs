@@ -1,0 +1,263 @@
+//! Connecting to one MCP server with the official SDK (`rmcp`): a child process over stdio
+//! (spawned with the allow-listed environment, in its own process group, its standard error
+//! kept for error messages) or streamable HTTP. `${VAR}` in an environment value, a URL or a
+//! header is expanded here, as upstream does; a model's API key is never expanded.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use fuseraft_compiler::ir::{McpServer, McpTransport};
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt as _};
+use tokio::io::AsyncReadExt as _;
+
+/// A live connection.
+pub(super) type Client = RunningService<RoleClient, ()>;
+
+/// The last bytes a stdio server wrote to its standard error.
+#[derive(Clone, Default)]
+pub(super) struct StderrTail(Arc<Mutex<Vec<u8>>>);
+
+/// How much of a server's standard error is kept.
+const STDERR_TAIL: usize = 2048;
+
+impl StderrTail {
+    /// The kept text, trimmed, or `None` when the server wrote nothing.
+    pub(super) fn text(&self) -> Option<String> {
+        let bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let text = String::from_utf8_lossy(&bytes).trim().to_string();
+        (!text.is_empty()).then_some(text)
+    }
+
+    fn push(&self, chunk: &[u8]) {
+        let mut bytes = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        bytes.extend_from_slice(chunk);
+        if bytes.len() > STDERR_TAIL {
+            let cut = bytes.len() - STDERR_TAIL;
+            bytes.drain(..cut);
+        }
+    }
+}
+
+/// A started server: its connection, and for a stdio server its process group and stderr.
+pub(super) struct Started {
+    pub client: Client,
+    pub process_group: Option<u32>,
+    pub stderr: StderrTail,
+}
+
+/// Starts `server` and runs the MCP handshake, for at most `limit`. `Err` says why, without
+/// the server's name (the caller adds it); a stdio server that failed is killed at once
+/// (a run that ends on this error would not live to reap it later).
+pub(super) async fn start(
+    server: &McpServer,
+    work_dir: &Path,
+    limit: Duration,
+) -> Result<Started, String> {
+    match &server.transport {
+        McpTransport::Stdio {
+            command,
+            args,
+            env,
+            working_directory,
+        } => {
+            let dir = match working_directory {
+                Some(dir) => work_dir.join(dir),
+                None => work_dir.to_path_buf(),
+            };
+            if !dir.is_dir() {
+                return Err(format!(
+                    "its working directory `{}` is not a directory",
+                    dir.display()
+                ));
+            }
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args)
+                .env_clear()
+                .envs(crate::sandbox::env::child_env())
+                .current_dir(dir);
+            for (name, value) in env {
+                cmd.env(name, expand(value)?);
+            }
+            let mut wrapped = CommandWrap::from(cmd);
+            wrapped.wrap(ProcessGroup::leader());
+            let (process, stderr) = TokioChildProcess::builder(wrapped)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|error| format!("cannot start `{command}`: {error}"))?;
+            let process_group = process.id();
+            let tail = StderrTail::default();
+            if let Some(mut stderr) = stderr {
+                let tail = tail.clone();
+                tokio::spawn(async move {
+                    let mut buffer = [0u8; 1024];
+                    while let Ok(read @ 1..) = stderr.read(&mut buffer).await {
+                        tail.push(&buffer[..read]);
+                    }
+                });
+            }
+            match tokio::time::timeout(limit, ().serve(process)).await {
+                Ok(Ok(client)) => Ok(Started {
+                    client,
+                    process_group,
+                    stderr: tail,
+                }),
+                Ok(Err(error)) => {
+                    // Give the dying process a moment to say why on its standard error.
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    kill_group(process_group);
+                    Err(with_stderr(
+                        format!("`{command}` did not complete the MCP handshake ({error})"),
+                        &tail,
+                    ))
+                }
+                Err(_) => {
+                    kill_group(process_group);
+                    Err(with_stderr(
+                        format!("did not finish starting within {} s", limit.as_secs()),
+                        &tail,
+                    ))
+                }
+            }
+        }
+        McpTransport::Http { url, headers } => {
+            let url = expand(url)?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let value = expand(value)?;
+                if name.eq_ignore_ascii_case("authorization") {
+                    if let Some(token) = value.strip_prefix("Bearer ") {
+                        config = config.auth_header(token.trim().to_string());
+                        continue;
+                    }
+                }
+                let header_name = http::HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| format!("`{name}` is not a valid HTTP header name"))?;
+                let header_value = http::HeaderValue::from_str(&value)
+                    .map_err(|_| format!("the value of header `{name}` is not valid in HTTP"))?;
+                custom.insert(header_name, header_value);
+            }
+            let transport =
+                StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+            let client = match tokio::time::timeout(limit, ().serve(transport)).await {
+                Ok(Ok(client)) => client,
+                Ok(Err(error)) => {
+                    return Err(format!("no MCP server answered at `{url}` ({error})"))
+                }
+                Err(_) => {
+                    return Err(format!(
+                        "no MCP server answered at `{url}` within {} s",
+                        limit.as_secs()
+                    ))
+                }
+            };
+            Ok(Started {
+                client,
+                process_group: None,
+                stderr: StderrTail::default(),
+            })
+        }
+    }
+}
+
+/// Kills a stdio server's process group (the server and anything it started).
+pub(super) fn kill_group(process_group: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = process_group
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    #[cfg(not(unix))]
+    let _ = process_group;
+}
+
+/// `message`, with the server's last standard error lines when it wrote any.
+pub(super) fn with_stderr(message: String, tail: &StderrTail) -> String {
+    match tail.text() {
+        Some(text) => format!("{message}; its standard error ends with:\n{text}"),
+        None => message,
+    }
+}
+
+/// `text` with each `${VAR}` replaced by that environment variable (unset: empty, as
+/// upstream). A model's API key (`ApiKeyEnvVar`, a well-known provider key) is refused: a
+/// shared config must not be able to send it to an MCP server.
+pub(super) fn expand(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        if crate::sandbox::env::is_model_key(name) {
+            return Err(format!(
+                "`${{{name}}}` names a model API key, which is never sent to an MCP server"
+            ));
+        }
+        out.push_str(&std::env::var(name).unwrap_or_default());
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_working_directory_is_named_not_blamed_on_the_command() {
+        let server = McpServer {
+            name: "s".into(),
+            transport: McpTransport::Stdio {
+                command: "true".into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                working_directory: Some("no-such-dir".into()),
+            },
+            timeout_seconds: None,
+            loc: None,
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let work_dir = std::env::temp_dir();
+        let error = runtime
+            .block_on(start(&server, &work_dir, Duration::from_secs(5)))
+            .err()
+            .unwrap();
+        assert!(
+            error.starts_with("its working directory `")
+                && error.ends_with("no-such-dir` is not a directory"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn variables_expand_but_model_keys_never_do() {
+        crate::sandbox::env::withhold(["MY_MODEL_KEY_FOR_MCP_TEST"]);
+        assert_eq!(
+            expand("Bearer ${FUSERAFT_SURELY_UNSET_VARIABLE}!").unwrap(),
+            "Bearer !"
+        );
+        assert_eq!(expand("a ${unterminated").unwrap(), "a ${unterminated");
+        for text in ["${OPENAI_API_KEY}", "x ${my_model_key_for_mcp_test} y"] {
+            let error = expand(text).unwrap_err();
+            assert!(error.contains("model API key"), "{error}");
+        }
+    }
+}
