@@ -19,15 +19,20 @@ use cli::{Cli, ColorChoice, Command};
 
 /// Runs a parsed command line and returns the process exit code.
 pub fn run(cli: &Cli) -> u8 {
-    let color = match cli.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-        }
+    let forced = match cli.color {
+        ColorChoice::Always => Some(true),
+        ColorChoice::Never => Some(false),
+        ColorChoice::Auto => None,
     };
-    let width = if color { 100 } else { 80 };
-    let style = render::Style { color, width };
+    let mut style = render::Style {
+        color: false,
+        width: 80,
+        forced,
+    };
+    style.color = style.colour_for(std::io::stderr().is_terminal());
+    if style.color {
+        style.width = 100;
+    }
     match &cli.command {
         Command::Compile(args) => commands::compile::run(args, style),
         Command::Check(args) => commands::check::run(args, style),

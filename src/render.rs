@@ -11,8 +11,11 @@ use miette::{GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, S
 /// How to draw reports.
 #[derive(Copy, Clone, Debug)]
 pub struct Style {
+    /// Colour on standard error (where reports go).
     pub color: bool,
     pub width: usize,
+    /// `--color always|never`; `None` for `auto`.
+    pub forced: Option<bool>,
 }
 
 impl Style {
@@ -21,8 +24,44 @@ impl Style {
         Style {
             color: false,
             width: 80,
+            forced: Some(false),
         }
     }
+
+    /// Whether output to a stream that is (`tty`) or is not a terminal is coloured: as
+    /// `--color` says, else by [`auto_colour`] and the environment.
+    pub fn colour_for(&self, tty: bool) -> bool {
+        self.forced.unwrap_or_else(|| {
+            auto_colour(
+                tty,
+                std::env::var_os("NO_COLOR").as_deref(),
+                std::env::var_os("CLICOLOR_FORCE").as_deref(),
+                std::env::var_os("TERM").as_deref(),
+            )
+        })
+    }
+}
+
+/// `--color auto`: `NO_COLOR` (set and not empty) turns colour off, `CLICOLOR_FORCE` (set,
+/// not empty and not `0`) turns it on even into a pipe, `TERM=dumb` turns it off; otherwise
+/// a terminal is coloured and anything else is not.
+pub fn auto_colour(
+    tty: bool,
+    no_color: Option<&std::ffi::OsStr>,
+    clicolor_force: Option<&std::ffi::OsStr>,
+    term: Option<&std::ffi::OsStr>,
+) -> bool {
+    let set = |value: Option<&std::ffi::OsStr>| value.is_some_and(|value| !value.is_empty());
+    if set(no_color) {
+        return false;
+    }
+    if set(clicolor_force) && clicolor_force != Some(std::ffi::OsStr::new("0")) {
+        return true;
+    }
+    if term == Some(std::ffi::OsStr::new("dumb")) {
+        return false;
+    }
+    tty
 }
 
 /// A [`Diagnostic`] with its source attached, in the shape miette draws.
@@ -226,4 +265,33 @@ pub fn all(diags: &[Diagnostic], sources: &SourceMap, style: Style) -> String {
         out.push_str(&format!("{errors} error(s), {warnings} warning(s)\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod colour_tests {
+    use super::auto_colour;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn no_color_clicolor_force_and_dumb_terminals_decide_before_the_tty() {
+        let os = |text: &'static str| Some(OsStr::new(text));
+        assert!(auto_colour(true, None, None, os("xterm-256color")));
+        assert!(!auto_colour(false, None, None, os("xterm-256color")));
+        assert!(!auto_colour(true, os("1"), None, None), "NO_COLOR");
+        assert!(
+            auto_colour(true, os(""), None, None),
+            "an empty NO_COLOR is unset"
+        );
+        assert!(!auto_colour(true, os("1"), os("1"), None), "NO_COLOR wins");
+        assert!(
+            auto_colour(false, None, os("1"), None),
+            "CLICOLOR_FORCE into a pipe"
+        );
+        assert!(!auto_colour(false, None, os("0"), None));
+        assert!(!auto_colour(true, None, None, os("dumb")));
+        assert!(
+            auto_colour(false, None, os("1"), os("dumb")),
+            "forced beats dumb"
+        );
+    }
 }

@@ -11,10 +11,15 @@
 //! that some terminals read as CSI/OSC) and the bidirectional overrides escaped, so no
 //! escape sequence can retitle the window, clear the screen or hide text.
 
+mod lines;
+
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use lines::Paint;
 
 use fuseraft_vm::event::Event;
 use fuseraft_vm::history::Role;
@@ -159,26 +164,66 @@ pub struct Terminal {
     /// Tokens of the current model request were printed (a retry discards them).
     printed: AtomicBool,
     tty: bool,
+    paint: Paint,
+    /// Whom the "waiting" line waits for, and since when (its elapsed time ticks).
+    wait: Mutex<Option<(String, Instant)>>,
     /// Output not written yet.
     pending: Mutex<Vec<u8>>,
 }
 
+/// The frames of the waiting line's spinner.
+const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/// How often the waiting line is redrawn.
+const TICK: Duration = Duration::from_millis(120);
+
 impl Terminal {
-    pub fn new(json_mode: bool, streaming: bool) -> Arc<Terminal> {
+    /// The run's terminal output: standard output, or standard error under `--json`;
+    /// `style` says whether it is coloured. With a streaming provider on a terminal, the
+    /// waiting line shows a spinner and the time waited so far, redrawn by a thread that
+    /// ends with the terminal.
+    pub fn new(json_mode: bool, streaming: bool, style: crate::render::Style) -> Arc<Terminal> {
         let tty = if json_mode {
             std::io::stderr().is_terminal()
         } else {
             std::io::stdout().is_terminal()
         };
-        Arc::new(Terminal {
+        let terminal = Arc::new(Terminal {
             json_mode,
             streaming,
             waiting: AtomicBool::new(false),
             mid_reply: AtomicBool::new(false),
             printed: AtomicBool::new(false),
             tty,
+            paint: Paint {
+                on: style.colour_for(tty),
+            },
+            wait: Mutex::new(None),
             pending: Mutex::new(Vec::new()),
-        })
+        });
+        if streaming && tty {
+            let weak = Arc::downgrade(&terminal);
+            std::thread::spawn(move || tick(&weak));
+        }
+        terminal
+    }
+
+    /// Redraws the waiting line, if one is on screen.
+    fn redraw_waiting(&self, frame: usize) {
+        let Ok(mut out) = self.pending.lock() else {
+            return;
+        };
+        if !self.waiting.load(Ordering::SeqCst) {
+            return;
+        }
+        let Some(line) = self.wait.lock().ok().and_then(|wait| {
+            wait.as_ref()
+                .map(|(agent, since)| waiting_line(agent, since.elapsed(), frame, self.paint))
+        }) else {
+            return;
+        };
+        let _ = write!(out, "\r\x1b[2K{line}");
+        self.write_out(&mut out);
     }
 
     /// Writes what is pending, in one write.
@@ -207,6 +252,19 @@ impl Terminal {
         if self.waiting.swap(false, Ordering::SeqCst) && self.tty {
             let _ = write!(out, "\r\x1b[2K");
         }
+    }
+
+    /// Starts the waiting line for `agent` (already neutralised).
+    fn start_waiting(&self, out: &mut Vec<u8>, agent: &str) {
+        if let Ok(mut wait) = self.wait.lock() {
+            *wait = Some((agent.to_string(), Instant::now()));
+        }
+        let _ = write!(
+            out,
+            "{}",
+            waiting_line(agent, Duration::ZERO, 0, self.paint)
+        );
+        self.waiting.store(true, Ordering::SeqCst);
     }
 
     /// A text delta from a streaming provider.
@@ -266,11 +324,11 @@ impl Terminal {
                     .and_then(|s| s.as_str())
                     .unwrap_or("");
                 let (agent, state) = (neutralise(agent), neutralise(state));
-                let _ = writeln!(out, "── turn {} · {agent} · {state} ──", event.turn + 1);
+                let header = format!("── turn {} · {agent} · {state} ──", event.turn + 1);
+                let _ = writeln!(out, "{}", self.paint.header(&header));
                 self.printed.store(false, Ordering::SeqCst);
                 if self.streaming && self.tty {
-                    let _ = write!(out, "  ⋯ waiting for {agent}");
-                    self.waiting.store(true, Ordering::SeqCst);
+                    self.start_waiting(out, &agent);
                 }
             }
             "turn_end" => {
@@ -297,14 +355,22 @@ impl Terminal {
                     }
                 };
                 for call in tool_calls {
-                    let outcome = if call.ok { "ok" } else { "failed" };
-                    let _ = writeln!(out, "  ⚙ {} ({outcome})", neutralise(&call.name));
+                    let argument = lines::key_argument(call)
+                        .map(|argument| format!(" {argument}"))
+                        .unwrap_or_default();
+                    let line = format!("  ⚙ {}{argument}", neutralise(&call.name));
+                    let _ = if call.ok {
+                        writeln!(out, "{line} {}", self.paint.dim("(ok)"))
+                    } else {
+                        writeln!(out, "{line} {}", self.paint.bad("(failed)"))
+                    };
                 }
                 if !self.streaming && !content.is_empty() {
                     let _ = writeln!(out, "{}", neutralise(content.trim_end()));
                 }
                 if self.streaming {
-                    let _ = writeln!(out, "  · {}", turn_tokens(&event.payload));
+                    let tokens = format!("  · {}", turn_tokens(&event.payload));
+                    let _ = writeln!(out, "{}", self.paint.dim(&tokens));
                 }
             }
             "agent_routed" => {
@@ -320,25 +386,42 @@ impl Terminal {
                 let via = signal
                     .map(|signal| format!(" on `{}`", neutralise(signal)))
                     .unwrap_or_default();
-                let _ = writeln!(out, "  → {}{via}", neutralise(to));
+                let route = format!("  → {}{via}", neutralise(to));
+                let _ = writeln!(out, "{}", self.paint.good(&route));
             }
-            "correction_injected"
-            | "validation_fail"
-            | "recovery_activated"
-            | "warning"
-            | "tool_blocked"
-            | "model_error" => {
-                self.clear_waiting(out);
-                let _ = writeln!(
-                    out,
-                    "  ! {} {}",
-                    event.event_type,
-                    json_line(&event.payload)
-                );
+            _ => {
+                if let Some(line) = lines::notice(event, self.paint) {
+                    self.clear_waiting(out);
+                    let _ = writeln!(out, "{line}");
+                }
             }
-            _ => {}
         }
     }
+}
+
+/// Redraws `terminal`'s waiting line every [`TICK`] until the terminal is gone.
+fn tick(terminal: &Weak<Terminal>) {
+    let mut frame = 0usize;
+    loop {
+        std::thread::sleep(TICK);
+        let Some(terminal) = terminal.upgrade() else {
+            return;
+        };
+        frame = frame.wrapping_add(1);
+        terminal.redraw_waiting(frame);
+    }
+}
+
+/// The waiting line: a spinner frame, whom it waits for and for how long (`3.2s`, `1m05s`).
+fn waiting_line(agent: &str, waited: Duration, frame: usize, paint: Paint) -> String {
+    let secs = waited.as_secs_f64();
+    let elapsed = if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m{:02}s", waited.as_secs() / 60, waited.as_secs() % 60)
+    };
+    let spinner = SPINNER[frame % SPINNER.len()];
+    paint.dim(&format!("  {spinner} waiting for {agent} · {elapsed}"))
 }
 
 /// A turn's tokens from its `turn_end` payload: `tokens in 120 / out 42`, or `unknown` /

@@ -222,15 +222,15 @@ fn the_terminal_shows_each_branch_under_its_own_heading() {
     let backend = section("── turn 2 · BackendDev · Backend ──");
     assert!(
         backend.contains(
-            "⚙ write_file (ok)\n  ⚙ read_file (ok)\n  ⚙ write_file (ok)\nBackend: api/server.py"
+            "⚙ write_file api/server.py (ok)\n  ⚙ read_file api/server.py (ok)\n  ⚙ write_file api/test_server.py (ok)\nBackend: api/server.py"
         ),
         "the backend branch's tools and reply: {backend}"
     );
     assert!(!backend.contains("Frontend:"), "{backend}");
     let frontend = section("── turn 2 · FrontendDev · Frontend ──");
     assert!(
-        frontend.contains("! tool_blocked")
-            && frontend.contains("⚙ write_file (failed)\nFrontend: web/index.html"),
+        frontend.contains("⊘ write_file refused: [DENIED")
+            && frontend.contains("(failed)\nFrontend: web/index.html"),
         "the frontend branch's refused write and reply: {frontend}"
     );
     assert!(!frontend.contains("Backend:"), "{frontend}");

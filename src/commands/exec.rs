@@ -310,11 +310,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                     return exit::USAGE;
                 }
             };
-            let terminal = Terminal::new(args.json, false);
+            let terminal = Terminal::new(args.json, false, style);
             execute(&Replay::new(script), prepared, terminal)
         }
         None => {
-            let terminal = Terminal::new(args.json, true);
+            let terminal = Terminal::new(args.json, true, style);
             let sink_terminal = Arc::clone(&terminal);
             let notice_terminal = Arc::clone(&terminal);
             let overrides = Overrides {
