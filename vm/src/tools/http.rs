@@ -21,6 +21,7 @@ use serde_json::Value as Json;
 use url::{Origin, Url};
 
 use super::http_policy::{ApiProfile, HttpPolicy};
+use super::http_response;
 use super::{Args, Outcome, Tool, ToolContext};
 
 /// The most redirects one call follows.
@@ -28,13 +29,25 @@ pub const MAX_REDIRECTS: usize = 5;
 /// A call's time limit when neither the model nor the profile names one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Request headers, in order.
+type Headers = Vec<(HeaderName, HeaderValue)>;
+
 /// One request as the model asked for it, resolved against its profile.
 struct Request<'a> {
     method: Method,
     url: Url,
+    /// The body and its content type.
     body: Option<(String, String)>,
-    headers: Vec<(HeaderName, HeaderValue)>,
-    profile: Option<(&'a ApiProfile, Origin, Vec<(HeaderName, HeaderValue)>)>,
+    /// The model's own `headers`.
+    headers: Headers,
+    profile: Option<ProfileUse<'a>>,
+}
+
+/// The profile a request uses: where its headers may go, and the headers.
+struct ProfileUse<'a> {
+    profile: &'a ApiProfile,
+    origin: Origin,
+    headers: Headers,
 }
 
 /// Runs one Http tool call.
@@ -44,7 +57,7 @@ pub(super) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
         Ok(request) => request,
         Err(outcome) => return outcome,
     };
-    let timeout = match timeout(args, request.profile.as_ref().map(|(p, ..)| *p), ctx) {
+    let timeout = match timeout(args, request.profile.as_ref().map(|used| used.profile), ctx) {
         Ok(timeout) => timeout,
         Err(outcome) => return outcome,
     };
@@ -56,7 +69,7 @@ pub(super) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
         )),
     };
     Outcome {
-        text: redact(&outcome.text, &policy.secrets()),
+        text: http_response::redact(&outcome.text, &policy.secrets()),
         ok: outcome.ok,
     }
 }
@@ -158,7 +171,11 @@ fn request<'a>(tool: Tool, args: &Args, policy: &'a HttpPolicy) -> Result<Reques
         url,
         body,
         headers,
-        profile: Some((profile, base.origin(), profile_headers)),
+        profile: Some(ProfileUse {
+            profile,
+            origin: base.origin(),
+            headers: profile_headers,
+        }),
     })
 }
 
@@ -175,11 +192,7 @@ fn absolute(text: &str) -> Option<Url> {
 }
 
 /// The model's `headers`: a JSON object of strings, or a JSON string holding one.
-fn header_list(
-    tool: &str,
-    value: Option<&Json>,
-    what: &str,
-) -> Result<Vec<(HeaderName, HeaderValue)>, Outcome> {
+fn header_list(tool: &str, value: Option<&Json>, what: &str) -> Result<Headers, Outcome> {
     let parsed;
     let map = match value {
         None => return Ok(Vec::new()),
@@ -198,11 +211,7 @@ fn header_list(
     header_pairs(tool, map.clone().into_iter().collect(), what)
 }
 
-fn header_pairs(
-    tool: &str,
-    pairs: Vec<(String, Json)>,
-    what: &str,
-) -> Result<Vec<(HeaderName, HeaderValue)>, Outcome> {
+fn header_pairs(tool: &str, pairs: Vec<(String, Json)>, what: &str) -> Result<Headers, Outcome> {
     let mut out = Vec::new();
     for (name, value) in pairs {
         let text = match &value {
@@ -276,9 +285,9 @@ async fn send(request: Request<'_>, policy: &HttpPolicy, ctx: &ToolContext) -> O
             }
         };
         let mut map = HeaderMap::new();
-        if let Some((_, origin, profile_headers)) = &profile {
-            if url.origin() == *origin {
-                for (name, value) in profile_headers {
+        if let Some(used) = &profile {
+            if url.origin() == used.origin {
+                for (name, value) in &used.headers {
                     map.insert(name.clone(), value.clone());
                 }
             }
@@ -333,7 +342,7 @@ async fn send(request: Request<'_>, policy: &HttpPolicy, ctx: &ToolContext) -> O
                 }
                 url = next;
             }
-            _ => return read(response, method == Method::HEAD, ctx, policy).await,
+            _ => return http_response::read(response, method == Method::HEAD, ctx, policy).await,
         }
     }
     Outcome::error(format!(
@@ -355,7 +364,7 @@ fn client(url: &Url, addresses: &[SocketAddr]) -> reqwest::Result<reqwest::Clien
 }
 
 /// The cause of a reqwest error, without the URL it carries (it may hold a secret).
-fn reqwest_reason(error: &reqwest::Error) -> String {
+pub(super) fn reqwest_reason(error: &reqwest::Error) -> String {
     let mut reason = if error.is_timeout() {
         "timed out"
     } else if error.is_connect() {
@@ -372,104 +381,6 @@ fn reqwest_reason(error: &reqwest::Error) -> String {
         source = inner.source();
     }
     reason
-}
-
-/// The response as the model sees it: for HEAD the status line and headers; else the body
-/// (a failure status before it), capped at the output cap.
-async fn read(
-    mut response: reqwest::Response,
-    head: bool,
-    ctx: &ToolContext,
-    policy: &HttpPolicy,
-) -> Outcome {
-    let status = response.status();
-    let status_line = format!(
-        "[HTTP {} {}]",
-        status.as_u16(),
-        status.canonical_reason().unwrap_or("")
-    )
-    .replace(" ]", "]");
-    if head {
-        let mut text = format!("{:?} {}", response.version(), status);
-        for (name, value) in response.headers() {
-            text.push_str(&format!(
-                "\n{name}: {}",
-                String::from_utf8_lossy(value.as_bytes())
-            ));
-        }
-        return Outcome {
-            text,
-            ok: status.is_success(),
-        };
-    }
-    let cap = ctx.limits.output_cap;
-    // Read past the cap by the longest secret, so one straddling the cap is redacted whole.
-    let slack = policy.secrets().first().map_or(0, |secret| secret.len());
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut total: u64 = 0;
-    let mut cut = false;
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                total += chunk.len() as u64;
-                let room = (cap + slack).saturating_sub(bytes.len());
-                bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
-                if bytes.len() >= cap + slack && total > cap as u64 {
-                    cut = true;
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(error) => {
-                return Outcome::error(format!(
-                    "reading the response body failed: {}",
-                    reqwest_reason(&error)
-                ))
-            }
-        }
-    }
-    let text = redact(&String::from_utf8_lossy(&bytes), &policy.secrets());
-    let mut text: String = if text.len() > cap {
-        let mut end = cap;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        cut = true;
-        text[..end].to_string()
-    } else {
-        text
-    };
-    if cut {
-        text.push_str(&format!(
-            "\n[TRUNCATED: the response body is longer than {cap} bytes]"
-        ));
-    }
-    let text = if status.is_success() {
-        if text.trim().is_empty() {
-            status_line
-        } else {
-            text
-        }
-    } else if text.is_empty() {
-        status_line
-    } else {
-        format!("{status_line}\n{text}")
-    };
-    Outcome {
-        text,
-        ok: status.is_success(),
-    }
-}
-
-/// `text` with every secret replaced by `[REDACTED]`.
-pub(super) fn redact(text: &str, secrets: &[&str]) -> String {
-    let mut text = text.to_string();
-    for secret in secrets {
-        if text.contains(secret) {
-            text = text.replace(secret, "[REDACTED]");
-        }
-    }
-    text
 }
 
 #[cfg(all(test, unix))]

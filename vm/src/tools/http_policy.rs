@@ -8,9 +8,10 @@
 //!   unless `AllowPrivateHosts: true`: loopback, private, link-local, shared, unspecified,
 //!   multicast and unique-local addresses (IPv4-mapped and NAT64 forms included) are refused.
 //!   The checked addresses are the ones connected to (no second lookup to rebind).
-//! - `${VAR}` in a profile is expanded from fuseraft's environment when the run starts; a
-//!   model API key (`is_model_key`) is refused there, so it never leaves in a header. The
-//!   expanded values are secrets: a tool result never shows them (see `http.rs`).
+//! - `${VAR}` in a profile is expanded from fuseraft's environment before each turn's
+//!   calls; a model API key (`is_model_key`) is refused there, so it never leaves in a
+//!   header. The expanded values are secrets: a tool result never shows them
+//!   (`http_response.rs`).
 //! - A profile's headers go only to its base URL's origin (scheme, host, port).
 
 use std::fmt;

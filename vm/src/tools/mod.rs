@@ -25,6 +25,7 @@ mod git;
 mod grep;
 mod http;
 pub mod http_policy;
+mod http_response;
 mod http_schemas;
 mod jobs;
 mod json;
