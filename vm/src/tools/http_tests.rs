@@ -243,6 +243,23 @@ async fn every_method_reaches_an_allowed_host() {
 }
 
 #[tokio::test]
+async fn a_listed_name_is_reached_at_the_addresses_it_was_checked_at() {
+    let server = Server::start(echo).await;
+    let program = program(
+        "",
+        "  Security:\n    HttpAllowedHosts: [LOCALHOST]\n    AllowPrivateHosts: true\n",
+    );
+    let ctx = context(&program, &[]);
+    let url = format!("http://localhost:{}/named", server.addr.port());
+    let get = call(&ctx, "http_get", json!({"url": url})).await;
+    assert_eq!((text(&get), get.ok), ("GET /named ", true));
+    assert_eq!(
+        server.seen()[0].header("host"),
+        Some(format!("localhost:{}", server.addr.port()).as_str())
+    );
+}
+
+#[tokio::test]
 async fn a_failure_status_is_shown_and_not_ok() {
     let server = Server::start(|_| response("404 Not Found", &[], "no such thing")).await;
     let ctx = context(&loopback_program(), &[]);

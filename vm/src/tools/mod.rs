@@ -122,7 +122,8 @@ impl ToolContext {
 pub struct Limits {
     /// The longest a `shell_run` may take; a model's `timeout_seconds` can only shorten it.
     pub shell_timeout: Duration,
-    /// The most tool output fed back to the model (`shell_run`, `list_files`), in bytes.
+    /// The most tool output fed back to the model (`shell_run`, `list_files`, an Http
+    /// response body), in bytes.
     pub output_cap: usize,
     /// The most of a file `read_file` returns (`Security.ReadFileSizeLimit`), in bytes.
     pub read_cap: usize,
