@@ -24,6 +24,8 @@ pub enum Plugin {
     Scratchpad,
     Chatroom,
     Json,
+    // Http (issue 15).
+    Http,
 }
 
 impl Plugin {
@@ -42,6 +44,8 @@ impl Plugin {
         Plugin::Scratchpad,
         Plugin::Chatroom,
         Plugin::Json,
+        // Http (issue 15).
+        Plugin::Http,
     ];
 
     /// The spelling used in configs and the IR.
@@ -61,6 +65,8 @@ impl Plugin {
             Plugin::Scratchpad => "Scratchpad",
             Plugin::Chatroom => "Chatroom",
             Plugin::Json => "Json",
+            // Http (issue 15).
+            Plugin::Http => "Http",
         }
     }
 
@@ -108,6 +114,11 @@ pub enum Capability {
     Run,
     Handoff,
     Finish,
+    // Http (issue 15): one tag per method, as upstream (`delete` is shared).
+    Get,
+    Post,
+    Put,
+    Patch,
 }
 
 impl Capability {
@@ -118,6 +129,11 @@ impl Capability {
         Capability::Run,
         Capability::Handoff,
         Capability::Finish,
+        // Http (issue 15).
+        Capability::Get,
+        Capability::Post,
+        Capability::Put,
+        Capability::Patch,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -128,6 +144,11 @@ impl Capability {
             Capability::Run => "run",
             Capability::Handoff => "handoff",
             Capability::Finish => "finish",
+            // Http (issue 15).
+            Capability::Get => "get",
+            Capability::Post => "post",
+            Capability::Put => "put",
+            Capability::Patch => "patch",
         }
     }
 
@@ -216,6 +237,13 @@ pub enum Tool {
     JsonToText,
     JsonValidate,
     JsonMerge,
+    // Http (issue 15): upstream's names.
+    HttpGet,
+    HttpHead,
+    HttpPost,
+    HttpPut,
+    HttpPatch,
+    HttpDelete,
 }
 
 impl Tool {
@@ -287,6 +315,13 @@ impl Tool {
         Tool::JsonToText,
         Tool::JsonValidate,
         Tool::JsonMerge,
+        // Http (issue 15).
+        Tool::HttpGet,
+        Tool::HttpHead,
+        Tool::HttpPost,
+        Tool::HttpPut,
+        Tool::HttpPatch,
+        Tool::HttpDelete,
     ];
 
     /// The function name offered to models.
@@ -358,6 +393,13 @@ impl Tool {
             Tool::JsonToText => "json_to_text",
             Tool::JsonValidate => "json_validate",
             Tool::JsonMerge => "json_merge",
+            // Http (issue 15).
+            Tool::HttpGet => "http_get",
+            Tool::HttpHead => "http_head",
+            Tool::HttpPost => "http_post",
+            Tool::HttpPut => "http_put",
+            Tool::HttpPatch => "http_patch",
+            Tool::HttpDelete => "http_delete",
         }
     }
 
@@ -427,6 +469,13 @@ impl Tool {
             | Tool::JsonToText
             | Tool::JsonValidate
             | Tool::JsonMerge => Plugin::Json,
+            // Http (issue 15).
+            Tool::HttpGet
+            | Tool::HttpHead
+            | Tool::HttpPost
+            | Tool::HttpPut
+            | Tool::HttpPatch
+            | Tool::HttpDelete => Plugin::Http,
         }
     }
 
@@ -495,6 +544,12 @@ impl Tool {
             | Tool::ScratchpadDelete
             | Tool::ChatroomSend
             | Tool::JsonMerge => Capability::Write,
+            // Http (issue 15): upstream's tags, one per method (`head` is a `get`).
+            Tool::HttpGet | Tool::HttpHead => Capability::Get,
+            Tool::HttpPost => Capability::Post,
+            Tool::HttpPut => Capability::Put,
+            Tool::HttpPatch => Capability::Patch,
+            Tool::HttpDelete => Capability::Delete,
         }
     }
 
@@ -522,6 +577,13 @@ impl Tool {
             | Tool::MoveFile
             | Tool::DeleteDirectory
             | Tool::SetPermissions => Some(Category::FileWriteDelete),
+            // Http (issue 15): every request, reads included, is a network call.
+            Tool::HttpGet
+            | Tool::HttpHead
+            | Tool::HttpPost
+            | Tool::HttpPut
+            | Tool::HttpPatch
+            | Tool::HttpDelete => Some(Category::NetworkApi),
             _ => None,
         }
     }
@@ -750,5 +812,34 @@ mod tests {
         );
         assert_eq!(Tool::resolve("Json-scratchpad_write"), None);
         assert_eq!(Tool::resolve("changes_read"), Some(Tool::ChangesRead));
+    }
+
+    #[test]
+    fn http_narrows_by_method_and_is_always_a_network_call() {
+        assert_eq!(Plugin::parse("HTTP"), Some(Plugin::Http));
+        assert_eq!(
+            Plugin::Http.capabilities(),
+            vec![
+                Capability::Get,
+                Capability::Post,
+                Capability::Put,
+                Capability::Patch,
+                Capability::Delete
+            ]
+        );
+        assert_eq!(Tool::resolve("Http-http_get"), Some(Tool::HttpGet));
+        assert_eq!(Tool::resolve("http.http_delete"), Some(Tool::HttpDelete));
+        assert_eq!(Tool::resolve("FileSystem-http_get"), None);
+        let plugins = vec!["Http".to_string()];
+        let get_only = vec![(Plugin::Http, vec![Capability::Get])];
+        let offered: Vec<&str> = Tool::ALL
+            .iter()
+            .filter(|tool| tool.offered(&plugins, &get_only))
+            .map(|tool| tool.name())
+            .collect();
+        assert_eq!(offered, ["http_get", "http_head"]);
+        for tool in Plugin::Http.tools() {
+            assert_eq!(tool.category(), Some(Category::NetworkApi), "{tool}");
+        }
     }
 }

@@ -5,6 +5,7 @@
 
 mod adversarial;
 mod agents;
+mod api_profiles;
 mod checks;
 mod graph;
 mod mcp;
@@ -268,6 +269,7 @@ pub(crate) fn lower_config(
     agents::lower_contracts(config, &mut builder);
     termination::lower_failure(config, &mut builder);
     policy::lower_security(config, &mut builder);
+    api_profiles::check_api_profiles(config, &mut builder);
     checks::check_names(config, &mut builder);
 
     let lowered = match kind {

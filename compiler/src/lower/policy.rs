@@ -25,7 +25,7 @@ pub(super) fn lower_capabilities(
     let mut out: Vec<(Plugin, Vec<Capability>)> = Vec::new();
     for (plugin_name, tags) in written {
         let Some(plugin) = Plugin::parse(&plugin_name.value) else {
-            // A plugin fuseraft does not run (upstream's `Http`, ...) offers no tool,
+            // A plugin fuseraft does not run (upstream's `Document`, ...) offers no tool,
             // so its tags narrow nothing; a near miss of one it runs would leave that plugin
             // unnarrowed, so it is an error.
             let known = Plugin::ALL.iter().map(|plugin| plugin.as_str());

@@ -425,6 +425,11 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
             Spanned::new(flag.value.to_string(), flag.span),
         ));
     }
+    // `ApiProfiles`: profile names are the user's, so the whole mapping is kept as dotted
+    // keys (`ApiProfiles.github.DefaultHeaders.Authorization`) for the Http plugin.
+    if let Some(profiles) = fields.get("ApiProfiles") {
+        flatten_setting("ApiProfiles", profiles, &mut settings);
+    }
     for (section, keys) in SETTING_SECTIONS {
         if let Some(sub) = fields.section(section, keys, &mut loader.diags) {
             for key in keys.iter() {

@@ -42,6 +42,7 @@ impl ToolRunner<'_> {
             limits: super::limits(program),
             sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
             jobs: self.jobs.clone(),
+            http: crate::tools::http_policy::HttpPolicy::from_env(&program.settings),
         };
         let agent_ir = program
             .agent_named(&context.agent)

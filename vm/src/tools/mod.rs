@@ -1,5 +1,6 @@
-//! The tools agents can call: FileSystem, Search, Shell, Changes (executed here), Handoff and
-//! Finish (schemas only; the machine answers them). Every tool is listed in `docs/tools.md`.
+//! The tools agents can call: FileSystem, Search, Shell, Git, Json, Http, Changes (executed
+//! here), Handoff and Finish (schemas only; the machine answers them). Every tool is listed
+//! in `docs/tools.md`.
 //!
 //! ```text
 //!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
@@ -22,6 +23,10 @@ mod fs_move;
 mod fs_search_schemas;
 mod git;
 mod grep;
+mod http;
+pub mod http_policy;
+mod http_response;
+mod http_schemas;
 mod jobs;
 mod json;
 pub mod notes;
@@ -78,6 +83,9 @@ pub struct ToolContext {
     /// The run's background jobs (`shell_run_background`): one table per run, shared by
     /// every call's context; the jobs die with the last handle.
     pub jobs: Jobs,
+    /// Where the Http plugin may send requests (`Security.HttpAllowedHosts`,
+    /// `AllowPrivateHosts`, `ApiProfiles`); the default allows no private host.
+    pub http: http_policy::HttpPolicy,
 }
 
 impl ToolContext {
@@ -104,6 +112,7 @@ impl ToolContext {
             limits: Limits::default(),
             sandbox: crate::sandbox::Spec::default(),
             jobs: Jobs::default(),
+            http: http_policy::HttpPolicy::default(),
         })
     }
 }
@@ -113,7 +122,8 @@ impl ToolContext {
 pub struct Limits {
     /// The longest a `shell_run` may take; a model's `timeout_seconds` can only shorten it.
     pub shell_timeout: Duration,
-    /// The most tool output fed back to the model (`shell_run`, `list_files`), in bytes.
+    /// The most tool output fed back to the model (`shell_run`, `list_files`, an Http
+    /// response body), in bytes.
     pub output_cap: usize,
     /// The most of a file `read_file` returns (`Security.ReadFileSizeLimit`), in bytes.
     pub read_cap: usize,
@@ -219,6 +229,13 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::JsonToText
         | Tool::JsonValidate
         | Tool::JsonMerge => json::run(tool, &args, ctx),
+        // Http (issue 15).
+        Tool::HttpGet
+        | Tool::HttpHead
+        | Tool::HttpPost
+        | Tool::HttpPut
+        | Tool::HttpPatch
+        | Tool::HttpDelete => http::run(tool, &args, ctx).await,
         Tool::SessionContextRead
         | Tool::SessionContextWrite
         | Tool::ScratchpadWrite
@@ -483,6 +500,13 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::JsonToText
         | Tool::JsonValidate
         | Tool::JsonMerge => json::schema(tool),
+        // Http (issue 15).
+        Tool::HttpGet
+        | Tool::HttpHead
+        | Tool::HttpPost
+        | Tool::HttpPut
+        | Tool::HttpPatch
+        | Tool::HttpDelete => http_schemas::schema_of(tool),
         // Search and FileSystem in full (issue 15): upstream's names and arguments.
         _ => fs_search_schemas::schema_of(tool),
     }

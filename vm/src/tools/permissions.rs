@@ -181,6 +181,13 @@ fn describe(call: &ToolCall, tool: Tool, category: Category) -> String {
         Category::CommandExecution | Category::GitWrite => {
             format!("run `{}`", command_text(call, tool))
         }
+        Category::NetworkApi if tool.plugin() == Plugin::Http => {
+            let profile = call
+                .arg("profile")
+                .filter(|name| !name.trim().is_empty())
+                .map_or(String::new(), |name| format!(" with API profile `{name}`"));
+            format!("{tool} `{}`{profile}", call.arg("url").unwrap_or_default())
+        }
         Category::NetworkApi | Category::Mcp => tool.to_string(),
     }
 }
