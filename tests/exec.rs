@@ -126,6 +126,51 @@ fn stuck_and_error_runs_exit_one() {
 }
 
 #[test]
+fn keys_without_effect_are_reported_before_the_first_turn() {
+    // The keyword case with upstream sections fuseraft parses but does not act on: the run
+    // goes ahead, and says first which keys did nothing and why (FR007).
+    let dir = scratch("inert");
+    let (config, replay) = case("keyword");
+    let written = std::fs::read_to_string(&config).expect("the keyword config");
+    let inert = dir.join("config.yaml");
+    std::fs::write(
+        &inert,
+        format!("{written}  Compaction:\n    TriggerTurnCount: 40\n  Memory:\n    Enabled: true\n"),
+    )
+    .unwrap();
+    let output = exec(&[
+        inert.to_str().unwrap(),
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--work-dir",
+        dir.join("work").to_str().unwrap(),
+        // The turn headers go to stderr too, after the findings.
+        "--json",
+    ]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let first_turn = stderr
+        .find("── turn 1")
+        .unwrap_or_else(|| panic!("no first turn: {stderr}"));
+    for (key, why) in [
+        ("`Compaction` has no effect", "history compaction"),
+        ("`Memory` has no effect", "long-term memory"),
+    ] {
+        let at = stderr
+            .find(key)
+            .unwrap_or_else(|| panic!("{key}: {stderr}"));
+        assert!(
+            at < first_turn,
+            "{key} is reported after the first turn: {stderr}"
+        );
+        assert!(stderr[at..first_turn].contains(why), "{why}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn max_turns_is_a_normal_end() {
     let dir = scratch("max");
     let (config, replay) = case("keyword");

@@ -57,6 +57,7 @@ codes! {
     InvalidValue = "FR004", "invalid-value";
     IgnoredSection = "FR005", "ignored-section";
     IncompatibleSettings = "FR006", "incompatible-settings";
+    InertKey = "FR007", "inert-key";
     SyntaxError = "FR010", "syntax-error";
     ResourceLimit = "FR011", "resource-limit";
     MissingRoot = "FR012", "missing-root";

@@ -245,6 +245,8 @@ pub struct Config {
     pub settings: Vec<(String, Spanned<String>)>,
     /// `McpServers`.
     pub mcp_servers: Vec<super::mcp::McpServerDecl>,
+    /// The `Orchestration` mapping as written, for the checks that walk every written key.
+    pub root: Node,
 }
 
 impl Config {
@@ -306,6 +308,8 @@ pub struct AgentDecl {
     pub context: Vec<ContextSourceDecl>,
     /// `Capabilities: { Plugin: [tags] }`.
     pub capabilities: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
+    /// The agent mapping of its `AgentFile`, as written, when it has one.
+    pub file_body: Option<Node>,
 }
 
 #[derive(Clone, Debug)]
@@ -453,6 +457,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         max_total_tokens,
         settings,
         mcp_servers,
+        root: orchestration.clone(),
     })
 }
 
@@ -679,6 +684,7 @@ fn read_agent_with_file(
     let _ = file_id;
     let mut merged = read_agent(&body, &mut loader.diags);
     merged.span = node.span;
+    merged.file_body = Some(body);
     if inline.name.is_some() {
         merged.name = inline.name;
     }

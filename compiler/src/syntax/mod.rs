@@ -10,6 +10,7 @@ pub use yaml::parse as parse_yaml;
 
 pub mod fields;
 pub mod fuseraft;
+pub mod key_effects;
 pub mod load;
 pub mod mcp;
 pub mod schema;

@@ -7,6 +7,7 @@
 use serde_json::{json, Map, Value};
 
 use super::fuseraft as config;
+use super::key_effects::{effect, KeyEffect};
 use super::selection as sel;
 
 /// A value's shape.
@@ -481,7 +482,7 @@ fn definition(section: &Section) -> Value {
             .iter()
             .find(|(typed, _)| typed == key)
             .map_or_else(|| json!({}), |(_, shape)| ty(shape));
-        properties.insert((*key).to_string(), shape);
+        properties.insert((*key).to_string(), mark_inert(section.name, key, shape));
     }
     // A section left empty (`ContextWindow:`) is `null`, which the readers take as absent.
     json!({
@@ -493,12 +494,29 @@ fn definition(section: &Section) -> Value {
 
 /// The sections read only for settings (`Security`, `Validation`, ...): their keys, any
 /// values.
-fn setting_definition(keys: &[&str]) -> Value {
+fn setting_definition(section: &str, keys: &[&str]) -> Value {
     let properties: Map<String, Value> = keys
         .iter()
-        .map(|key| ((*key).to_string(), json!({})))
+        .map(|key| ((*key).to_string(), mark_inert(section, key, json!({}))))
         .collect();
     json!({ "type": ["object", "null"], "properties": properties, "additionalProperties": false })
+}
+
+/// A key fuseraft parses but does not act on (`FR007`) is `deprecated`, with the reason, so
+/// an editor strikes it through.
+fn mark_inert(section: &str, key: &str, mut schema: Value) -> Value {
+    if let Some((_, KeyEffect::Inert(why))) = effect(section, key) {
+        if let Some(object) = schema.as_object_mut() {
+            object.insert("deprecated".into(), json!(true));
+            object.insert(
+                "description".into(),
+                json!(format!(
+                    "Parsed for compatibility with upstream fuseraft-cli; no effect: {why}."
+                )),
+            );
+        }
+    }
+    schema
 }
 
 /// The JSON Schema (draft 2020-12) of a fuseraft config file.
@@ -510,7 +528,8 @@ pub fn json_schema() -> Value {
     let mut root = definition(&ORCHESTRATION);
     if let Some(properties) = root.get_mut("properties").and_then(Value::as_object_mut) {
         for (name, keys) in config::SETTING_SECTIONS {
-            properties.insert((*name).to_string(), setting_definition(keys));
+            let section = mark_inert("Orchestration", name, setting_definition(name, keys));
+            properties.insert((*name).to_string(), section);
         }
     }
     defs.insert(ORCHESTRATION.name.to_string(), root);
@@ -539,6 +558,42 @@ mod tests {
                     section.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn inert_keys_are_deprecated_with_their_reason() {
+        let schema = json_schema();
+        let defs = &schema["$defs"];
+        let compaction = &defs["Orchestration"]["properties"]["Compaction"];
+        assert_eq!(compaction["deprecated"], json!(true));
+        let why = compaction["description"].as_str().unwrap_or_default();
+        assert!(why.contains("history compaction"), "{why}");
+        let trust = &defs["Agent"]["properties"]["TrustScore"];
+        assert_eq!(trust["deprecated"], json!(true));
+        let hosts =
+            &defs["Orchestration"]["properties"]["Security"]["properties"]["HttpAllowedHosts"];
+        assert_eq!(hosts["deprecated"], json!(true));
+        // Keys that act, and annotations, are not.
+        assert!(defs["Agent"]["properties"]["Plugins"]
+            .get("deprecated")
+            .is_none());
+        assert!(defs["Orchestration"]["properties"]["Description"]
+            .get("deprecated")
+            .is_none());
+        // Every section the registry names is a section of the schema (the names agree).
+        for (table, key, effect) in super::super::key_effects::KEY_EFFECTS {
+            if !matches!(effect, KeyEffect::Inert(_)) {
+                continue;
+            }
+            let in_defs = defs[*table]["properties"].get(*key).is_some();
+            let in_settings = defs["Orchestration"]["properties"][*table]["properties"]
+                .get(*key)
+                .is_some();
+            assert!(
+                in_defs || in_settings,
+                "`{table}.{key}` is not in the schema"
+            );
         }
     }
 
