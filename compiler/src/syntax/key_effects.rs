@@ -43,7 +43,6 @@ const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const VERIFIER: &str = "fuseraft does not implement the verifier agent yet";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
-const HTTP: &str = "fuseraft does not implement the `Http` plugin yet";
 const IN_TURN: &str = "fuseraft does not implement per-turn tool limits yet";
 const SUB_AGENT: &str = "fuseraft does not implement sub-agents yet";
 const WINDOW: &str = "fuseraft does not implement this history trimming yet (`TextOnly`, `ExcludeAgents` and `MaxTailMessages` act)";
@@ -79,7 +78,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Orchestration", "Chatroom", Acts),
     ("Orchestration", "Telemetry", Inert("fuseraft does not implement OpenTelemetry export yet")),
     ("Orchestration", "Checkpoint", Inert(CHECKPOINT)),
-    ("Orchestration", "ApiProfiles", Inert(HTTP)),
+    ("Orchestration", "ApiProfiles", Acts),
     ("Orchestration", "Saga", Inert("fuseraft does not implement saga compensation yet")),
     ("Orchestration", "EvidenceStore", Inert("fuseraft keeps evidence in the run's state and its change log")),
     ("Orchestration", "Contracts", Acts),
@@ -171,8 +170,8 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Validation", "ChangeLogPath", Acts),
     ("Validation", "TestAssertionPatterns", Acts),
     ("Security", "FileSystemSandboxPath", Acts),
-    ("Security", "HttpAllowedHosts", Inert(HTTP)),
-    ("Security", "AllowPrivateHosts", Inert(HTTP)),
+    ("Security", "HttpAllowedHosts", Acts),
+    ("Security", "AllowPrivateHosts", Acts),
     ("Security", "ReadFileSizeLimit", Acts),
     ("Security", "ChangeEnvelope", Acts),
     ("Security", "FileSystemPermissions", Inert("fuseraft's file permissions are set by `Security.Permissions`")),

@@ -571,9 +571,12 @@ mod tests {
         assert!(why.contains("history compaction"), "{why}");
         let trust = &defs["Agent"]["properties"]["TrustScore"];
         assert_eq!(trust["deprecated"], json!(true));
+        let denial =
+            &defs["Orchestration"]["properties"]["Security"]["properties"]["DenyCredentialFiles"];
+        assert_eq!(denial["deprecated"], json!(true));
         let hosts =
             &defs["Orchestration"]["properties"]["Security"]["properties"]["HttpAllowedHosts"];
-        assert_eq!(hosts["deprecated"], json!(true));
+        assert!(hosts.get("deprecated").is_none(), "the Http plugin reads it");
         // Keys that act, and annotations, are not.
         assert!(defs["Agent"]["properties"]["Plugins"]
             .get("deprecated")
