@@ -282,6 +282,13 @@ impl Printer<'_> {
             let text = format!("require {}", self.guard(guard));
             self.line(true, &text);
         }
+        for gate in &termination.gates {
+            self.line(true, &format!("gate {} {}", gate.first, gate.end));
+            for guard in &gate.validators {
+                let text = format!("check {}", self.guard(guard));
+                self.line(true, &text);
+            }
+        }
     }
 
     fn failure(&mut self, failure: &FailurePolicy) {

@@ -5,7 +5,7 @@
 //! never awaits, reads a file or calls the network. Routing lives in `route.rs` (and, when a
 //! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
 //! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
-//! `merge.rs`, the run's result and default caps in `result.rs`.
+//! `merge.rs`, termination in `stop.rs`, the run's result and default caps in `result.rs`.
 
 mod branch;
 mod context;
@@ -16,6 +16,7 @@ mod nomatch;
 mod notes;
 mod result;
 mod route;
+mod stop;
 mod turn;
 
 use turn::{Next, Turn};
@@ -28,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
 use serde_json::json;
 
-use crate::effect::{CheckResult, ModelReply, Request, Response};
+use crate::effect::{ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
 use crate::history::{Message, Role, ToolCall, Usage};
 
@@ -103,8 +104,8 @@ enum Phase {
     Checks {
         exit: usize,
     },
-    /// The termination validators are out.
-    TerminationChecks,
+    /// Termination validators are out (a composite child's gate or the section's own).
+    TerminationChecks(stop::StopCheck),
     /// The operator was asked to approve an exit.
     Approval {
         exit: usize,
@@ -448,8 +449,8 @@ impl<'p> Machine<'p> {
                 self.on_merge(branches, calls, reply)
             }
             (Phase::Checks { exit }, Response::Validate(results)) => self.on_checks(exit, results),
-            (Phase::TerminationChecks, Response::Validate(results)) => {
-                self.on_termination_checks(results)
+            (Phase::TerminationChecks(check), Response::Validate(results)) => {
+                self.on_termination_checks(check, results)
             }
             (Phase::Approval { exit }, Response::Approve(approved)) => {
                 self.on_approval(exit, approved)
@@ -711,50 +712,13 @@ impl<'p> Machine<'p> {
             self.finish(Outcome::Stuck, Some(stuck));
             return;
         }
-        if self.termination_fires() {
-            if self.program.termination.validators.is_empty() {
-                self.emit(None, "termination_triggered", json!({}));
-                self.finish(Outcome::Completed, None);
-            } else {
-                let checks =
-                    failure::guard_checks(self.program, &self.program.termination.validators);
-                let context = self.check_context();
-                self.phase = Phase::TerminationChecks;
-                self.pending = Some(Request::Validate {
-                    checks,
-                    context: Box::new(context),
-                });
-            }
+        if self.check_termination() {
             return;
         }
         if self.repeated_reply() {
             return;
         }
         self.route();
-    }
-
-    fn on_termination_checks(&mut self, results: Vec<CheckResult>) {
-        match results.iter().find(|result| !result.ok) {
-            None => {
-                self.emit(None, "termination_triggered", json!({}));
-                self.finish(Outcome::Completed, None);
-            }
-            Some(failed) => {
-                let error = failed.error.clone();
-                self.emit(
-                    None,
-                    "validation_fail",
-                    json!({"validator": "termination", "error": error}),
-                );
-                self.inject(format!("The session cannot end yet: {error}"));
-                self.emit(
-                    None,
-                    "correction_injected",
-                    json!({"reason": "termination validators failed"}),
-                );
-                self.phase = Phase::Ready;
-            }
-        }
     }
 
     /// A graph node visited for too many turns is stuck (`MaxRetries × MaxTotalTurnsMultiplier`).
@@ -767,61 +731,5 @@ impl<'p> Machine<'p> {
                 state.name, self.run.visit_turns
             )
         })
-    }
-
-    /// Does a termination strategy (other than the turn cap) say stop after this turn?
-    fn termination_fires(&self) -> bool {
-        self.program
-            .termination
-            .any
-            .iter()
-            .zip(&self.regexes)
-            .any(|(cond, regex)| match cond {
-                TermCond::Regex { agents, .. } => {
-                    let Some(regex) = regex else {
-                        return false;
-                    };
-                    let newest = self
-                        .run
-                        .history
-                        .iter()
-                        .rev()
-                        .filter(|message| message.role == Role::Assistant)
-                        .find(|message| {
-                            (agents.is_empty()
-                                || agents
-                                    .iter()
-                                    .any(|agent| agent.eq_ignore_ascii_case(&message.agent)))
-                                && (!message.content.is_empty() || message.handoff().is_some())
-                        });
-                    newest.is_some_and(|message| {
-                        if message.content.is_empty() {
-                            message
-                                .handoff()
-                                .is_some_and(|keyword| regex.is_match(keyword))
-                        } else {
-                            regex.is_match(&message.content)
-                        }
-                    })
-                }
-                TermCond::Tokens(max) => self.run.usage.total() >= *max,
-                TermCond::Cond(cond) => {
-                    let newest = self
-                        .run
-                        .history
-                        .iter()
-                        .rev()
-                        .find(|message| message.role == Role::Assistant);
-                    newest.is_some_and(|message| {
-                        let json = fuseraft_compiler::ir::extract_json(&message.content);
-                        cond.eval(&fuseraft_compiler::ir::CondInput {
-                            last_agent: &message.agent,
-                            last_message: &message.content,
-                            json: json.as_ref(),
-                        })
-                    })
-                }
-                TermCond::MaxTurns(_) => false,
-            })
     }
 }
