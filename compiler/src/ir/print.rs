@@ -1296,6 +1296,21 @@ pub(super) mod samples {
                     Guard::Cond(cond_b),
                     Guard::CounterBelow(CounterId(0), 3),
                 ],
+                gates: vec![
+                    StopGate {
+                        first: 1,
+                        end: 3,
+                        validators: vec![Guard::Validator {
+                            name: "RequireShellPass".into(),
+                            params: Vec::new(),
+                        }],
+                    },
+                    StopGate {
+                        first: 1,
+                        end: 2,
+                        validators: vec![Guard::Contract(ContractId(0))],
+                    },
+                ],
                 max_total_tokens: Some(500_000),
                 unit: TurnUnit::Phases,
             },
