@@ -4,11 +4,13 @@
 //! machine owns the history, counters, turn index, token usage and failure counters; it
 //! never awaits, reads a file or calls the network. Routing lives in `route.rs` (and, when a
 //! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
-//! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
-//! `merge.rs`, termination in `stop.rs`, the run's result and default caps in `result.rs`.
+//! and tool enums in `guide.rs`), failure handling in `failure.rs` (escalations to the
+//! operator in `escalate.rs`), fork merging in `merge.rs`, termination in `stop.rs`, the
+//! run's result and default caps in `result.rs`.
 
 mod branch;
 mod context;
+mod escalate;
 mod failure;
 mod guide;
 mod merge;
@@ -110,6 +112,8 @@ enum Phase {
     Approval {
         exit: usize,
     },
+    /// The operator was asked about a failure (`EscalateToHuman`).
+    Escalation(Box<escalate::Escalation>),
     /// `file:` context sources of an exit are being read.
     Context {
         exit: usize,
@@ -454,6 +458,16 @@ impl<'p> Machine<'p> {
             }
             (Phase::Approval { exit }, Response::Approve(approved)) => {
                 self.on_approval(exit, approved)
+            }
+            (Phase::Escalation(escalation), Response::Approve(approved)) => {
+                let verdict = match approved {
+                    true => escalate::Verdict::Approve,
+                    false => escalate::Verdict::Refuse,
+                };
+                self.on_escalation(*escalation, verdict)
+            }
+            (Phase::Escalation(escalation), Response::Redirect(text)) => {
+                self.on_escalation(*escalation, escalate::Verdict::Redirect(text))
             }
             (Phase::Context { exit }, Response::Context(blocks)) => {
                 self.context_blocks = self.with_run_blocks(exit, blocks);
