@@ -15,6 +15,7 @@ mod parse;
 mod policy;
 mod print;
 mod tools;
+mod verifier;
 mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
@@ -31,6 +32,7 @@ pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
 pub use tools::{Capability, Plugin, Tool};
+pub use verifier::{Verifier, SUSPICIOUS_MARKERS};
 pub use views::{to_json, trigger_label};
 
 use std::fmt;

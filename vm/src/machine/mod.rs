@@ -6,7 +6,7 @@
 //! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
 //! and tool enums in `guide.rs`), failure handling in `failure.rs` (escalations to the
 //! operator in `escalate.rs`), fork merging in `merge.rs`, termination in `stop.rs`, the
-//! run's result and default caps in `result.rs`.
+//! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`.
 
 mod branch;
 mod context;
@@ -20,6 +20,7 @@ mod result;
 mod route;
 mod stop;
 mod turn;
+mod verify;
 
 use turn::{Next, Turn};
 
@@ -564,6 +565,8 @@ impl<'p> Machine<'p> {
                 Request::Model(call)
             }
             StateKind::Turn | StateKind::Terminal(_) => {
+                self.schedule_verifier();
+                let state = self.program.state(self.run.state);
                 let agent = match self
                     .stand_in
                     .clone()
@@ -717,8 +720,10 @@ impl<'p> Machine<'p> {
         );
         self.run.turn = self.run.turn.saturating_add(1);
         self.run.visit_turns = self.run.visit_turns.saturating_add(1);
-        if self.stand_in.take().is_some() {
-            // A recovery agent's turn: the state's own agent runs next, no routing.
+        if let Some(stand_in) = self.stand_in.take() {
+            // A recovery agent's or the verifier's turn: the state's own agent runs next, no
+            // routing.
+            self.verifier_findings(&stand_in);
             self.phase = Phase::Ready;
             return;
         }

@@ -1,0 +1,82 @@
+//! The verifier turn (`Verifier`): after a turn of another agent, every N turns or after a
+//! suspicious correction, the verifier agent takes one turn reviewing the work (standing in
+//! for the state's agent, no routing); a reply holding the findings keyword is passed on to
+//! the next agent as a `VERIFICATION FINDING`.
+
+use fuseraft_compiler::ir::SUSPICIOUS_MARKERS;
+use serde_json::json;
+
+use super::Machine;
+use crate::history::Role;
+
+impl Machine<'_> {
+    /// Before a turn: makes the verifier stand in for it when a review is due.
+    pub(super) fn schedule_verifier(&mut self) {
+        if self.stand_in.is_some() || self.run.turn == 0 {
+            return;
+        }
+        let Some(verifier) = self.program.verifier() else {
+            return;
+        };
+        let history = &self.run.history;
+        let Some(newest) = history
+            .iter()
+            .rposition(|message| message.role == Role::Assistant)
+        else {
+            return;
+        };
+        // Only after another agent's turn: the verifier never reviews itself.
+        if history[newest].agent.eq_ignore_ascii_case(&verifier.agent) {
+            return;
+        }
+        let periodic = verifier.every_n_turns > 0 && self.run.turn % verifier.every_n_turns == 0;
+        let suspicious = verifier.on_suspicious
+            && history[newest + 1..].iter().any(|message| {
+                message.role == Role::User
+                    && SUSPICIOUS_MARKERS
+                        .iter()
+                        .any(|marker| message.content.contains(marker))
+            });
+        if !periodic && !suspicious {
+            return;
+        }
+        let reason = if suspicious { "suspicious" } else { "periodic" };
+        self.emit(
+            Some(&verifier.agent),
+            "verifier_scheduled",
+            json!({"reason": reason, "after": history[newest].agent}),
+        );
+        self.stand_in = Some(verifier.agent);
+    }
+
+    /// After a stand-in's turn: a verifier reply with the findings keyword becomes a finding.
+    pub(super) fn verifier_findings(&mut self, agent: &str) {
+        let Some(verifier) = self.program.verifier() else {
+            return;
+        };
+        if !agent.eq_ignore_ascii_case(&verifier.agent) {
+            return;
+        }
+        let Some(reply) = self
+            .run
+            .history
+            .iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant)
+        else {
+            return;
+        };
+        let keyword = verifier.findings_keyword.to_lowercase();
+        if !reply.content.to_lowercase().contains(&keyword) {
+            self.emit(Some(agent), "verifier_passed", json!({}));
+            return;
+        }
+        let finding = format!("VERIFICATION FINDING [{}]: {}", reply.agent, reply.content);
+        self.inject(finding);
+        self.emit(
+            Some(agent),
+            "verifier_finding",
+            json!({"keyword": verifier.findings_keyword}),
+        );
+    }
+}
