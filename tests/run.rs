@@ -77,6 +77,12 @@ impl Recording<'_> {
             };
             out.push_str(&format!("system:\n{text}\n"));
         }
+        // A call that is one user message (an `llm` manager's filled prompt): shown whole.
+        if let [only] = call.messages.as_slice() {
+            if only.role == ChatRole::User {
+                out.push_str(&format!("prompt:\n{}\n", only.content));
+            }
+        }
         if let Some(last) = call.messages.last() {
             let orchestrator = last.role == ChatRole::User
                 && call.messages.len() > 2
