@@ -32,7 +32,7 @@ pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
 pub use tools::{Capability, Plugin, Tool};
-pub use verifier::{Verifier, SUSPICIOUS_MARKERS};
+pub use verifier::Verifier;
 pub use views::{to_json, trigger_label};
 
 use std::fmt;

@@ -16,14 +16,6 @@ pub struct Verifier {
     pub findings_keyword: String,
 }
 
-/// Corrections after which a verifier reviews the work (upstream's suspicious markers).
-pub const SUSPICIOUS_MARKERS: &[&str] = &[
-    "NO TOOL CALLS",
-    "CRITICAL:",
-    "EVIDENCE INCONSISTENCY",
-    "EVIDENCE AUDIT REQUIRED",
-];
-
 impl Program {
     fn setting(&self, key: &str) -> Option<&str> {
         self.settings

@@ -1,9 +1,8 @@
-//! The verifier turn (`Verifier`): after a turn of another agent, every N turns or after a
-//! suspicious correction, the verifier agent takes one turn reviewing the work (standing in
-//! for the state's agent, no routing); a reply holding the findings keyword is passed on to
-//! the next agent as a `VERIFICATION FINDING`.
+//! The verifier turn (`Verifier`): after a turn of another agent, every N turns or when a
+//! suspicious correction preceded that turn, the verifier agent takes one turn reviewing the
+//! work (standing in for the state's agent, no routing); a reply holding the findings
+//! keyword is passed on to the next agent as a `VERIFICATION FINDING`.
 
-use fuseraft_compiler::ir::SUSPICIOUS_MARKERS;
 use serde_json::json;
 
 use super::Machine;
@@ -19,24 +18,30 @@ impl Machine<'_> {
             return;
         };
         let history = &self.run.history;
-        let Some(newest) = history
+        let mut replies = history
             .iter()
-            .rposition(|message| message.role == Role::Assistant)
-        else {
+            .enumerate()
+            .rev()
+            .filter(|(_, message)| message.role == Role::Assistant)
+            .map(|(index, _)| index);
+        let Some(newest) = replies.next() else {
             return;
         };
         // Only after another agent's turn: the verifier never reviews itself.
         if history[newest].agent.eq_ignore_ascii_case(&verifier.agent) {
             return;
         }
-        let periodic = verifier.every_n_turns > 0 && self.run.turn % verifier.every_n_turns == 0;
+        // Upstream counts the turn just taken from 0, the verifier's turns included.
+        let taken = self.run.turn - 1;
+        let periodic =
+            verifier.every_n_turns > 0 && taken > 0 && taken % verifier.every_n_turns == 0;
+        // A suspicious correction was injected before that turn (upstream: while selecting
+        // its agent), so the verifier audits the turn that answered it.
+        let previous = replies.next().map_or(0, |index| index + 1);
         let suspicious = verifier.on_suspicious
-            && history[newest + 1..].iter().any(|message| {
-                message.role == Role::User
-                    && SUSPICIOUS_MARKERS
-                        .iter()
-                        .any(|marker| message.content.contains(marker))
-            });
+            && history[previous..newest]
+                .iter()
+                .any(|message| message.role == Role::User && is_suspicious(&message.content));
         if !periodic && !suspicious {
             return;
         }
@@ -71,7 +76,10 @@ impl Machine<'_> {
             self.emit(Some(agent), "verifier_passed", json!({}));
             return;
         }
-        let finding = format!("VERIFICATION FINDING [{}]: {}", reply.agent, reply.content);
+        let finding = format!(
+            "VERIFICATION FINDING [{}]: the verifier reports a problem; settle it before going on:\n\n{}",
+            reply.agent, reply.content
+        );
         self.inject(finding);
         self.emit(
             Some(agent),
@@ -79,4 +87,13 @@ impl Machine<'_> {
             json!({"keyword": verifier.findings_keyword}),
         );
     }
+}
+
+/// A correction that makes the verifier audit the next turn (upstream's markers: two
+/// prefixes and two phrases, case-sensitive).
+fn is_suspicious(text: &str) -> bool {
+    text.starts_with("NO TOOL CALLS")
+        || text.starts_with("CRITICAL:")
+        || text.contains("EVIDENCE INCONSISTENCY")
+        || text.contains("EVIDENCE AUDIT REQUIRED")
 }
