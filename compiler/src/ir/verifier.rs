@@ -1,6 +1,6 @@
 //! The `Verifier` section, read from the program's settings as typed values.
 
-use super::Program;
+use super::{Origin, Program, SelectionKind};
 
 /// `Verifier: {AgentName, EveryNTurns, TriggerOnSuspiciousTransition, FindingsKeyword}`:
 /// an agent that reviews the work every N turns and after a suspicious correction.
@@ -26,7 +26,24 @@ impl Program {
 
     /// The verifier, when `Verifier.AgentName` names one of the program's agents (upstream
     /// defaults: every 0 turns, suspicious transitions on, keyword `INCONSISTENCY`).
+    ///
+    /// Only upstream's group-chat loop runs a verifier: graph, workflow, adversarial,
+    /// magentic and the fan-out orchestrators have loops of their own without one.
     pub fn verifier(&self) -> Option<Verifier> {
+        let Origin::Fuseraft(kind) = self.origin else {
+            return None;
+        };
+        if matches!(
+            kind,
+            SelectionKind::Graph
+                | SelectionKind::Workflow
+                | SelectionKind::Adversarial
+                | SelectionKind::Magentic
+                | SelectionKind::MapReduce
+                | SelectionKind::ScatterGather
+        ) {
+            return None;
+        }
         let agent = self.setting("Verifier.AgentName")?;
         let id = self.agent_named(agent)?;
         let every_n_turns = self
@@ -48,5 +65,55 @@ impl Program {
             on_suspicious,
             findings_keyword,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::print::samples;
+    use super::*;
+
+    fn with_settings(mut program: Program, settings: &[(&str, &str)]) -> Program {
+        program.settings = settings
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        program
+    }
+
+    #[test]
+    fn the_section_reads_as_typed_values_with_upstream_defaults() {
+        let program = with_settings(samples::team(), &[("Verifier.AgentName", "planner")]);
+        assert_eq!(
+            program.verifier(),
+            Some(Verifier {
+                agent: "Planner".into(),
+                every_n_turns: 0,
+                on_suspicious: true,
+                findings_keyword: "INCONSISTENCY".into(),
+            })
+        );
+        let program = with_settings(
+            samples::team(),
+            &[
+                ("Verifier.AgentName", "Planner"),
+                ("Verifier.EveryNTurns", "4"),
+                ("Verifier.TriggerOnSuspiciousTransition", "False"),
+                ("Verifier.FindingsKeyword", "MISMATCH"),
+            ],
+        );
+        let verifier = program.verifier().expect("a verifier");
+        assert_eq!(verifier.every_n_turns, 4);
+        assert!(!verifier.on_suspicious);
+        assert_eq!(verifier.findings_keyword, "MISMATCH");
+    }
+
+    #[test]
+    fn no_agent_or_an_orchestrator_without_the_group_chat_loop_means_no_verifier() {
+        let unknown = with_settings(samples::team(), &[("Verifier.AgentName", "Nobody")]);
+        assert_eq!(unknown.verifier(), None);
+        let mut graph = with_settings(samples::team(), &[("Verifier.AgentName", "Planner")]);
+        graph.origin = Origin::Fuseraft(SelectionKind::Graph);
+        assert_eq!(graph.verifier(), None);
     }
 }
