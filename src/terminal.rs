@@ -94,6 +94,14 @@ pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) 
         }
         text.push_str("approve tool call? [y/N] ");
         text
+    } else if let Some(failure) = signal.strip_prefix("escalation:") {
+        // An `EscalateToHuman` failure: yes lets the agent try again, no stops the run.
+        format!(
+            "`{}` cannot go on to `{}`: {} (escalated); let it try again? [y/N] ",
+            neutralise(from),
+            neutralise(to),
+            neutralise(failure.trim())
+        )
     } else {
         format!(
             "approve route `{}` → `{}` on `{}`? [y/N] ",
@@ -484,6 +492,17 @@ mod tests {
             "approve route `Build` → `Deploy` on `DEPLOY`? [y/N] "
         );
         assert!(approval_question("Build", "end", "tool", &states).starts_with("approve route"));
+        // An escalated failure asks whether the agent may try again, not to approve a route.
+        let escalation = approval_question(
+            "Build",
+            "Deploy",
+            "escalation: RequireShellPass failed",
+            &states,
+        );
+        assert_eq!(
+            escalation,
+            "`Build` cannot go on to `Deploy`: RequireShellPass failed (escalated); let it try again? [y/N] "
+        );
         let hidden = "run `echo hello\rrm -rf ~/important # \x1b[2K`";
         let tool = approval_question("Dev", hidden, "tool", &states);
         assert_eq!(

@@ -13,7 +13,7 @@ use fuseraft_compiler::ir::{
     ContractId, Counter, CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy,
     FailureRule, Field, FileIdx, Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin,
     Permissions, Predicate, PredicateType, Preset, Program, Select, SelectStyle, SelectionKind,
-    State, StateId, StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination,
+    State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
     ToolChoice, Trigger, TurnUnit, Validator,
 };
 use fuseraft_compiler::MemoryFiles;
@@ -508,18 +508,32 @@ fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
             any::<u64>().prop_map(TermCond::Tokens),
             cond().prop_map(TermCond::Cond),
         ];
+    let gate = (
+        0usize..3,
+        0usize..3,
+        proptest::collection::vec(guard(sizes), 1..3),
+    )
+        .prop_map(|(first, len, validators)| StopGate {
+            first,
+            end: first + len,
+            validators,
+        });
     (
         proptest::collection::vec(term, 0..3),
         proptest::collection::vec(guard(sizes), 0..2),
+        proptest::collection::vec(gate, 0..2),
         opt(any::<u64>()),
         prop::sample::select(vec![TurnUnit::Turns, TurnUnit::Phases]),
     )
-        .prop_map(|(any, validators, max_total_tokens, unit)| Termination {
-            any,
-            validators,
-            max_total_tokens,
-            unit,
-        })
+        .prop_map(
+            |(any, validators, gates, max_total_tokens, unit)| Termination {
+                any,
+                validators,
+                gates,
+                max_total_tokens,
+                unit,
+            },
+        )
 }
 
 fn failure() -> impl Strategy<Value = FailurePolicy> {

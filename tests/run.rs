@@ -6,7 +6,9 @@
 //! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`,
 //! `prompts` (`true`: also snapshot what each model call is sent: the system prompt with the
 //! agent's instructions elided, the message roles, the newest orchestrator message, every
-//! context block and the routing tools' parameters), `output` (`true`: also snapshot the run's output).
+//! context block and the routing tools' parameters), `output` (`true`: also snapshot the run's output),
+//! `redirect` (text: the operator answers with `--hitl` pauses on, and the first pause, an
+//! escalated failure's question, is answered with this text; later ones go on).
 
 mod common;
 
@@ -15,7 +17,7 @@ use std::sync::Mutex;
 
 use common::case_settings;
 use fuseraft::disk::Disk;
-use fuseraft_vm::driver::{self, Approvals, Env, Models};
+use fuseraft_vm::driver::{self, Approvals, Env, Models, Pause, PauseFn, Paused};
 use fuseraft_vm::effect::{ChatRole, ModelCall, ModelReply};
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
@@ -74,6 +76,12 @@ impl Recording<'_> {
                 None => system.content.clone(),
             };
             out.push_str(&format!("system:\n{text}\n"));
+        }
+        // A call that is one user message (an `llm` manager's filled prompt): shown whole.
+        if let [only] = call.messages.as_slice() {
+            if only.role == ChatRole::User {
+                out.push_str(&format!("prompt:\n{}\n", only.content));
+            }
         }
         if let Some(last) = call.messages.last() {
             let orchestrator = last.role == ChatRole::User
@@ -156,8 +164,18 @@ fn run_case(dir: &Path) -> String {
         max_turns: settings["max_turns"].as_u64().map(|n| n as u32),
         skip_prompts: false,
     };
+    let pause = settings["redirect"].as_str().map(|text| {
+        let answer = Mutex::new(Some(Pause::Message(text.to_string())));
+        Box::new(move |_: &Paused<'_>| answer.lock().unwrap().take().unwrap_or(Pause::Continue))
+            as Box<PauseFn>
+    });
+    let approvals = match pause {
+        // An operator at the pauses: a route question would be asked too, and refused.
+        Some(_) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| false)),
+        None => approvals,
+    };
     let env = Env {
-        pause: None,
+        pause,
         work_dir: work_dir.clone(),
         approvals,
     };

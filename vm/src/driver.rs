@@ -133,6 +133,30 @@ pub enum Pause {
     Quit,
 }
 
+/// How the signal of a [`Request::Approve`] about an escalated failure starts.
+const ESCALATION: &str = "escalation:";
+
+/// An escalation put to the operator as a `--hitl` pause: go on approves, a message
+/// redirects, quit refuses.
+fn escalation_answer(machine: &Machine<'_>, env: &Env, state: &str) -> Response {
+    let Some(pause) = &env.pause else {
+        return Response::Approve(false);
+    };
+    let run = machine.run();
+    let agent = run.history.iter().rev().find_map(|message| {
+        (message.role == crate::history::Role::Assistant).then_some(message.agent.as_str())
+    });
+    match pause(&Paused {
+        turn: run.turn,
+        agent,
+        state,
+    }) {
+        Pause::Continue => Response::Approve(true),
+        Pause::Message(text) => Response::Redirect(text),
+        Pause::Quit => Response::Approve(false),
+    }
+}
+
 /// Asks the operator at a pause.
 pub type PauseFn = dyn Fn(&Paused<'_>) -> Pause + Send + Sync;
 
@@ -472,11 +496,16 @@ pub async fn drive<M: Models>(
                     vec![CheckResult::fail(format!("a validator crashed: {error}"))]
                 }))
             }
-            Request::Approve { from, to, signal } => Response::Approve(match &env.approvals {
-                Approvals::All => true,
-                Approvals::None => false,
-                Approvals::Ask(ask) => ask(&from, &to, &signal),
-            }),
+            Request::Approve { from, to, signal } => match &env.approvals {
+                Approvals::All => Response::Approve(true),
+                Approvals::None => Response::Approve(false),
+                // An escalated failure, with `--hitl` pauses on: the pause's answer can
+                // carry the operator's text (a redirect) as well as go on or stop.
+                Approvals::Ask(_) if signal.starts_with(ESCALATION) && env.pause.is_some() => {
+                    escalation_answer(&machine, env, &from)
+                }
+                Approvals::Ask(ask) => Response::Approve(ask(&from, &to, &signal)),
+            },
             Request::Context {
                 sources,
                 session_id,

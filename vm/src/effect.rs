@@ -160,5 +160,8 @@ pub enum Response {
     /// One result per check evaluated (evaluation stops at the first failure).
     Validate(Vec<CheckResult>),
     Approve(bool),
+    /// An answer to a [`Request::Approve`] about an escalated failure (its signal starts
+    /// with `escalation:`): let the agent try again with the operator's text in its history.
+    Redirect(String),
     Context(Vec<String>),
 }

@@ -15,6 +15,7 @@ mod parse;
 mod policy;
 mod print;
 mod tools;
+mod verifier;
 mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
@@ -31,6 +32,7 @@ pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
 pub use tools::{Capability, Plugin, Tool};
+pub use verifier::Verifier;
 pub use views::{to_json, trigger_label};
 
 use std::fmt;
@@ -558,10 +560,29 @@ pub struct Termination {
     pub any: Vec<TermCond>,
     /// Validators that must pass before a termination may stop the run.
     pub validators: Vec<Guard>,
+    /// Validators of a composite's child strategies: each must pass before one of its
+    /// child's conditions may stop the run (checked before [`Termination::validators`]).
+    pub gates: Vec<StopGate>,
     /// `MaxTotalTokens`: a hard budget; exceeding it ends the run with outcome `budget`.
     pub max_total_tokens: Option<u64>,
     /// What `max_turns` counts (graph configs count phases).
     pub unit: TurnUnit,
+}
+
+/// A composite child's `Validators`: they gate the conditions `any[first..end]` the child
+/// lowered to. A failure injects the error and lets the composite try its next child
+/// (the conditions from `end` on), as upstream's validated child strategy does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StopGate {
+    pub first: usize,
+    pub end: usize,
+    pub validators: Vec<Guard>,
+}
+
+impl StopGate {
+    pub fn covers(&self, cond: usize) -> bool {
+        (self.first..self.end).contains(&cond)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

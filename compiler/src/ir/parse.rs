@@ -18,7 +18,7 @@ use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
     Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select, SelectStyle, SelectionKind,
-    State, StateId, StateKind, StuckPolicy, Target, TermCond, TerminalMode, Termination,
+    State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
     ToolChoice, Trigger, TurnUnit,
 };
 use crate::ir::Cond;
@@ -208,6 +208,8 @@ fn describe(rule: Rule) -> &'static str {
         Rule::term_agents => "`agents`",
         Rule::term_cond => "`cond`",
         Rule::term_require => "`require`",
+        Rule::term_gate => "`gate`",
+        Rule::term_gate_check => "`check`",
         Rule::failure_line => "`failure`",
         Rule::failure_item | Rule::failure_rule | Rule::failure_key | Rule::failure_max => {
             "a failure rule (`missing_evidence`, `invalid_transition`, `conflicting_evidence`, \
@@ -770,6 +772,34 @@ impl Builder {
                 }
                 Rule::term_require => {
                     termination.validators.push(self.guard(&first(&item)?)?);
+                }
+                Rule::term_gate => {
+                    let mut bounds = item.clone().into_inner();
+                    let first_cond = match bounds.next() {
+                        Some(pair) => int(&pair)?,
+                        None => return Err(error_at(&item, "`gate` needs two indices")),
+                    };
+                    let end = match bounds.next() {
+                        Some(pair) => int(&pair)?,
+                        None => return Err(error_at(&item, "`gate` needs two indices")),
+                    };
+                    termination.gates.push(StopGate {
+                        first: first_cond,
+                        end,
+                        validators: Vec::new(),
+                    });
+                }
+                Rule::term_gate_check => {
+                    let guard = self.guard(&first(&item)?)?;
+                    match termination.gates.last_mut() {
+                        Some(gate) => gate.validators.push(guard),
+                        None => {
+                            return Err(error_at(
+                                &item,
+                                "a `check` line belongs to a `gate` line above it",
+                            ))
+                        }
+                    }
                 }
                 _ => {}
             }

@@ -282,6 +282,13 @@ impl Printer<'_> {
             let text = format!("require {}", self.guard(guard));
             self.line(true, &text);
         }
+        for gate in &termination.gates {
+            self.line(true, &format!("gate {} {}", gate.first, gate.end));
+            for guard in &gate.validators {
+                let text = format!("check {}", self.guard(guard));
+                self.line(true, &text);
+            }
+        }
     }
 
     fn failure(&mut self, failure: &FailurePolicy) {
@@ -1288,6 +1295,21 @@ pub(super) mod samples {
                     Guard::Contract(ContractId(0)),
                     Guard::Cond(cond_b),
                     Guard::CounterBelow(CounterId(0), 3),
+                ],
+                gates: vec![
+                    StopGate {
+                        first: 1,
+                        end: 3,
+                        validators: vec![Guard::Validator {
+                            name: "RequireShellPass".into(),
+                            params: Vec::new(),
+                        }],
+                    },
+                    StopGate {
+                        first: 1,
+                        end: 2,
+                        validators: vec![Guard::Contract(ContractId(0))],
+                    },
                 ],
                 max_total_tokens: Some(500_000),
                 unit: TurnUnit::Phases,

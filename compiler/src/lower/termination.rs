@@ -3,7 +3,9 @@
 
 use super::Builder;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
-use crate::ir::{FailureAction, FailureRule, Guard, SelectionKind, TermCond, TurnUnit};
+use crate::ir::{
+    FailureAction, FailureRule, Guard, SelectionKind, StopGate, TermCond, Termination, TurnUnit,
+};
 use crate::syntax::fuseraft::{Config, TerminationDecl};
 
 const TYPES: &[&str] = &[
@@ -26,13 +28,8 @@ pub(super) fn lower_termination(config: &Config, kind: SelectionKind, builder: &
         if let Some(max) = decl.max_iterations.as_ref().filter(|max| max.value > 0) {
             termination.any.push(TermCond::MaxTurns(clamp(max.value)));
         }
-        lower_strategy(decl, true, builder, &mut termination.any);
-        for name in &decl.validators {
-            termination.validators.push(Guard::Validator {
-                name: name.value.clone(),
-                params: Vec::new(),
-            });
-        }
+        lower_strategy(decl, true, builder, &mut termination);
+        termination.validators.extend(validator_guards(decl));
     }
     builder.program.termination = termination;
 }
@@ -41,19 +38,34 @@ fn clamp(value: u64) -> u32 {
     value.min(u32::MAX as u64) as u32
 }
 
-fn lower_strategy(
-    decl: &TerminationDecl,
-    top: bool,
-    builder: &mut Builder<'_>,
-    out: &mut Vec<TermCond>,
-) {
-    let kind = match &decl.kind {
+fn validator_guards(decl: &TerminationDecl) -> Vec<Guard> {
+    decl.validators
+        .iter()
+        .map(|name| Guard::Validator {
+            name: name.value.clone(),
+            params: Vec::new(),
+        })
+        .collect()
+}
+
+fn kind_of(decl: &TerminationDecl) -> String {
+    match &decl.kind {
         Some(kind) => kind.value.trim().to_ascii_lowercase(),
         // No `Type`: infer it from what the section holds.
         None if !decl.strategies.is_empty() => "composite".to_string(),
         None if decl.pattern.is_some() => "regex".to_string(),
         None => "maxiterations".to_string(),
-    };
+    }
+}
+
+fn lower_strategy(
+    decl: &TerminationDecl,
+    top: bool,
+    builder: &mut Builder<'_>,
+    termination: &mut Termination,
+) {
+    let kind = kind_of(decl);
+    let out = &mut termination.any;
     match kind.as_str() {
         "regex" => match &decl.pattern {
             Some(pattern) => {
@@ -101,7 +113,19 @@ fn lower_strategy(
                 );
             }
             for child in &decl.strategies {
-                lower_strategy(child, false, builder, out);
+                let first = termination.any.len();
+                lower_strategy(child, false, builder, termination);
+                let end = termination.any.len();
+                // A child's own `Validators` must pass before it may end the run (upstream
+                // wraps every child but a `maxiterations` one, which the turn cap enforces).
+                if !child.validators.is_empty() && kind_of(child) != "maxiterations" && end > first
+                {
+                    termination.gates.push(StopGate {
+                        first,
+                        end,
+                        validators: validator_guards(child),
+                    });
+                }
             }
         }
         "tokenbudget" => match decl.max_tokens.as_ref().filter(|max| max.value > 0) {

@@ -311,6 +311,18 @@ impl Machine<'_> {
             StateKind::Select(select) => (select.prompt.clone(), select.manager.clone()),
             _ => (None, None),
         };
+        // Upstream's `LlmAgentSelector`: a prompt with its placeholders is the whole call,
+        // one user message with the agents and the recent history filled in.
+        if let Some(template) = prompt.as_deref().filter(|text| has_placeholders(text)) {
+            let filled = fill_placeholders(template, &candidates, &self.run.history);
+            return ModelCall {
+                agent: "manager".to_string(),
+                model,
+                messages: vec![chat(ChatRole::User, filled)],
+                tools: Vec::new(),
+                turn: self.run.turn,
+            };
+        }
         let mut system = prompt.unwrap_or_else(|| {
             "You coordinate a team. Reply with the name of the agent who should act next, and nothing else.".to_string()
         });
@@ -342,6 +354,30 @@ impl Machine<'_> {
             turn: self.run.turn.saturating_sub(1),
         }
     }
+}
+
+/// The `llm` selection prompt's placeholders (upstream's `LlmAgentSelector`).
+const AGENTS_PLACEHOLDER: &str = "{{$agents}}";
+const HISTORY_PLACEHOLDER: &str = "{{$history}}";
+/// How many of the newest messages `{{$history}}` looks at.
+const SELECT_HISTORY: usize = 20;
+
+fn has_placeholders(prompt: &str) -> bool {
+    prompt.contains(AGENTS_PLACEHOLDER) || prompt.contains(HISTORY_PLACEHOLDER)
+}
+
+/// `{{$agents}}`: the agent names, comma-separated; `{{$history}}`: of the newest 20
+/// messages those with text, one `author: text` line each.
+fn fill_placeholders(template: &str, agents: &[String], history: &[Message]) -> String {
+    let start = history.len().saturating_sub(SELECT_HISTORY);
+    let lines: Vec<String> = history[start..]
+        .iter()
+        .filter(|message| !message.content.is_empty())
+        .map(|message| format!("{}: {}", message.agent, message.content))
+        .collect();
+    template
+        .replace(AGENTS_PLACEHOLDER, &agents.join(", "))
+        .replace(HISTORY_PLACEHOLDER, &lines.join("\n"))
 }
 
 /// An assistant message with its tool calls summarised (`[called write_file path=...]`).

@@ -1,11 +1,13 @@
 //! Guard failures: classification (upstream's `FailureClassifier`), the `FailureHandling`
-//! action and threshold for the class, corrections, the recovery agent, and stuck runs.
+//! action and threshold for the class, corrections, the recovery agent, stuck runs, and
+//! the escalations to the operator (`escalate.rs`).
 
 use std::collections::HashMap;
 
 use fuseraft_compiler::ir::{FailureAction, Guard, Program, Target};
 use serde_json::json;
 
+use super::escalate::Escalation;
 use super::{Machine, Phase};
 use crate::effect::{Check, CheckKind};
 use crate::event::Outcome;
@@ -147,19 +149,33 @@ impl Machine<'_> {
                 "error": "the reply repeats the previous one word for word",
             }),
         );
-        if rule.action == FailureAction::EscalateToHuman || count >= threshold {
-            self.finish(
-                Outcome::Stuck,
-                Some(format!(
-                    "stuck in state `{}`: validator `no-progress` failed {count} times: `{agent}` repeated its previous reply word for word",
-                    self.state_name()
-                )),
-            );
+        let stuck = |refused: &str| {
+            format!(
+                "stuck in state `{}`: validator `no-progress` failed {count} times{refused}: `{agent}` repeated its previous reply word for word",
+                self.state_name()
+            )
+        };
+        let correction = format!(
+            "NO PROGRESS ({count}/{threshold}): your reply repeats your previous one word for word. Do the next step of the work instead."
+        );
+        if rule.action == FailureAction::EscalateToHuman {
+            let escalation = Escalation {
+                key,
+                stuck: stuck(" and the operator refused to go on"),
+                agent,
+                correction,
+                marker: None,
+            };
+            let to = self.state_name();
+            self.escalate(escalation, to, "no-progress");
             return true;
         }
-        self.inject(format!(
-            "NO PROGRESS ({count}/{threshold}): your reply repeats your previous one word for word. Do the next step of the work instead."
-        ));
+        if count >= threshold {
+            let reason = stuck("");
+            self.finish(Outcome::Stuck, Some(reason));
+            return true;
+        }
+        self.inject(correction);
         self.emit(
             Some(&agent),
             "correction_injected",
@@ -218,8 +234,29 @@ impl Machine<'_> {
                 )),
             );
         };
+        let text = match class {
+            FailureClass::NoProgress => {
+                format!("NO TOOL CALLS: you made no tool calls since the last correction. {error}")
+            }
+            FailureClass::MissingEvidence => format!("MISSING ARTIFACT: {error}"),
+            FailureClass::ConflictingEvidence => format!("EVIDENCE INCONSISTENCY: {error}"),
+            FailureClass::InvalidTransition if count == 1 => error.to_string(),
+            FailureClass::InvalidTransition => format!(
+                "RETRY {count}/{} — Previous attempt did not resolve this: {error}",
+                rule.threshold
+            ),
+        };
         if rule.action == FailureAction::EscalateToHuman {
-            stuck(self);
+            let escalation = Escalation {
+                key,
+                agent,
+                correction: text,
+                marker: Some(format!("[fuseraft:blocked {name}→{to}]")),
+                stuck: format!(
+                    "stuck in state `{name}`: validator `{validator}` failed {count} times and the operator refused to go on; last error: {error}"
+                ),
+            };
+            self.escalate(escalation, to, validator);
             return;
         }
         let total_contract_failures: u32 = self.run.failures.values().sum();
@@ -252,18 +289,6 @@ impl Machine<'_> {
             stuck(self);
             return;
         }
-        let text = match class {
-            FailureClass::NoProgress => {
-                format!("NO TOOL CALLS: you made no tool calls since the last correction. {error}")
-            }
-            FailureClass::MissingEvidence => format!("MISSING ARTIFACT: {error}"),
-            FailureClass::ConflictingEvidence => format!("EVIDENCE INCONSISTENCY: {error}"),
-            FailureClass::InvalidTransition if count == 1 => error.to_string(),
-            FailureClass::InvalidTransition => format!(
-                "RETRY {count}/{} — Previous attempt did not resolve this: {error}",
-                rule.threshold
-            ),
-        };
         self.inject(text);
         self.emit(
             Some(&agent),

@@ -4,11 +4,13 @@
 //! machine owns the history, counters, turn index, token usage and failure counters; it
 //! never awaits, reads a file or calls the network. Routing lives in `route.rs` (and, when a
 //! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
-//! and tool enums in `guide.rs`), failure handling in `failure.rs`, fork merging in
-//! `merge.rs`, the run's result and default caps in `result.rs`.
+//! and tool enums in `guide.rs`), failure handling in `failure.rs` (escalations to the
+//! operator in `escalate.rs`), fork merging in `merge.rs`, termination in `stop.rs`, the
+//! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`.
 
 mod branch;
 mod context;
+mod escalate;
 mod failure;
 mod guide;
 mod merge;
@@ -16,7 +18,9 @@ mod nomatch;
 mod notes;
 mod result;
 mod route;
+mod stop;
 mod turn;
+mod verify;
 
 use turn::{Next, Turn};
 
@@ -28,7 +32,7 @@ use std::collections::{HashMap, HashSet};
 use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
 use serde_json::json;
 
-use crate::effect::{CheckResult, ModelReply, Request, Response};
+use crate::effect::{ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
 use crate::history::{Message, Role, ToolCall, Usage};
 
@@ -103,12 +107,14 @@ enum Phase {
     Checks {
         exit: usize,
     },
-    /// The termination validators are out.
-    TerminationChecks,
+    /// Termination validators are out (a composite child's gate or the section's own).
+    TerminationChecks(stop::StopCheck),
     /// The operator was asked to approve an exit.
     Approval {
         exit: usize,
     },
+    /// The operator was asked about a failure (`EscalateToHuman`).
+    Escalation(Box<escalate::Escalation>),
     /// `file:` context sources of an exit are being read.
     Context {
         exit: usize,
@@ -448,11 +454,21 @@ impl<'p> Machine<'p> {
                 self.on_merge(branches, calls, reply)
             }
             (Phase::Checks { exit }, Response::Validate(results)) => self.on_checks(exit, results),
-            (Phase::TerminationChecks, Response::Validate(results)) => {
-                self.on_termination_checks(results)
+            (Phase::TerminationChecks(check), Response::Validate(results)) => {
+                self.on_termination_checks(check, results)
             }
             (Phase::Approval { exit }, Response::Approve(approved)) => {
                 self.on_approval(exit, approved)
+            }
+            (Phase::Escalation(escalation), Response::Approve(approved)) => {
+                let verdict = match approved {
+                    true => escalate::Verdict::Approve,
+                    false => escalate::Verdict::Refuse,
+                };
+                self.on_escalation(*escalation, verdict)
+            }
+            (Phase::Escalation(escalation), Response::Redirect(text)) => {
+                self.on_escalation(*escalation, escalate::Verdict::Redirect(text))
             }
             (Phase::Context { exit }, Response::Context(blocks)) => {
                 self.context_blocks = self.with_run_blocks(exit, blocks);
@@ -549,6 +565,8 @@ impl<'p> Machine<'p> {
                 Request::Model(call)
             }
             StateKind::Turn | StateKind::Terminal(_) => {
+                self.schedule_verifier();
+                let state = self.program.state(self.run.state);
                 let agent = match self
                     .stand_in
                     .clone()
@@ -702,8 +720,10 @@ impl<'p> Machine<'p> {
         );
         self.run.turn = self.run.turn.saturating_add(1);
         self.run.visit_turns = self.run.visit_turns.saturating_add(1);
-        if self.stand_in.take().is_some() {
-            // A recovery agent's turn: the state's own agent runs next, no routing.
+        if let Some(stand_in) = self.stand_in.take() {
+            // A recovery agent's or the verifier's turn: the state's own agent runs next, no
+            // routing.
+            self.verifier_findings(&stand_in);
             self.phase = Phase::Ready;
             return;
         }
@@ -711,50 +731,13 @@ impl<'p> Machine<'p> {
             self.finish(Outcome::Stuck, Some(stuck));
             return;
         }
-        if self.termination_fires() {
-            if self.program.termination.validators.is_empty() {
-                self.emit(None, "termination_triggered", json!({}));
-                self.finish(Outcome::Completed, None);
-            } else {
-                let checks =
-                    failure::guard_checks(self.program, &self.program.termination.validators);
-                let context = self.check_context();
-                self.phase = Phase::TerminationChecks;
-                self.pending = Some(Request::Validate {
-                    checks,
-                    context: Box::new(context),
-                });
-            }
+        if self.check_termination() {
             return;
         }
         if self.repeated_reply() {
             return;
         }
         self.route();
-    }
-
-    fn on_termination_checks(&mut self, results: Vec<CheckResult>) {
-        match results.iter().find(|result| !result.ok) {
-            None => {
-                self.emit(None, "termination_triggered", json!({}));
-                self.finish(Outcome::Completed, None);
-            }
-            Some(failed) => {
-                let error = failed.error.clone();
-                self.emit(
-                    None,
-                    "validation_fail",
-                    json!({"validator": "termination", "error": error}),
-                );
-                self.inject(format!("The session cannot end yet: {error}"));
-                self.emit(
-                    None,
-                    "correction_injected",
-                    json!({"reason": "termination validators failed"}),
-                );
-                self.phase = Phase::Ready;
-            }
-        }
     }
 
     /// A graph node visited for too many turns is stuck (`MaxRetries × MaxTotalTurnsMultiplier`).
@@ -767,61 +750,5 @@ impl<'p> Machine<'p> {
                 state.name, self.run.visit_turns
             )
         })
-    }
-
-    /// Does a termination strategy (other than the turn cap) say stop after this turn?
-    fn termination_fires(&self) -> bool {
-        self.program
-            .termination
-            .any
-            .iter()
-            .zip(&self.regexes)
-            .any(|(cond, regex)| match cond {
-                TermCond::Regex { agents, .. } => {
-                    let Some(regex) = regex else {
-                        return false;
-                    };
-                    let newest = self
-                        .run
-                        .history
-                        .iter()
-                        .rev()
-                        .filter(|message| message.role == Role::Assistant)
-                        .find(|message| {
-                            (agents.is_empty()
-                                || agents
-                                    .iter()
-                                    .any(|agent| agent.eq_ignore_ascii_case(&message.agent)))
-                                && (!message.content.is_empty() || message.handoff().is_some())
-                        });
-                    newest.is_some_and(|message| {
-                        if message.content.is_empty() {
-                            message
-                                .handoff()
-                                .is_some_and(|keyword| regex.is_match(keyword))
-                        } else {
-                            regex.is_match(&message.content)
-                        }
-                    })
-                }
-                TermCond::Tokens(max) => self.run.usage.total() >= *max,
-                TermCond::Cond(cond) => {
-                    let newest = self
-                        .run
-                        .history
-                        .iter()
-                        .rev()
-                        .find(|message| message.role == Role::Assistant);
-                    newest.is_some_and(|message| {
-                        let json = fuseraft_compiler::ir::extract_json(&message.content);
-                        cond.eval(&fuseraft_compiler::ir::CondInput {
-                            last_agent: &message.agent,
-                            last_message: &message.content,
-                            json: json.as_ref(),
-                        })
-                    })
-                }
-                TermCond::MaxTurns(_) => false,
-            })
     }
 }

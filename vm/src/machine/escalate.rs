@@ -1,0 +1,87 @@
+//! `EscalateToHuman`: a failure the `FailureHandling` rule hands to the operator, asked
+//! through the approval channel. Approve lets the agent try again, refuse stops the run as
+//! stuck, a redirect ([`Response::Redirect`](crate::effect::Response::Redirect)) adds the
+//! operator's text to the history and lets the agent try again with it.
+
+use serde_json::json;
+
+use super::{Machine, Outcome, Phase};
+use crate::effect::Request;
+
+/// What an escalation waits on: the failure the operator is asked about.
+#[derive(Clone, Debug)]
+pub(super) struct Escalation {
+    /// The failure counter's key, reset when the run goes on.
+    pub key: String,
+    /// The agent that failed.
+    pub agent: String,
+    /// The correction the agent gets when the operator lets it try again.
+    pub correction: String,
+    /// A marker appended after the correction (a blocked exit's `[fuseraft:blocked A→B]`).
+    pub marker: Option<String>,
+    /// Why the run is stuck if the operator refuses (it says so).
+    pub stuck: String,
+}
+
+/// The operator's answer to an escalation.
+#[derive(Clone, Debug)]
+pub(super) enum Verdict {
+    Approve,
+    Refuse,
+    Redirect(String),
+}
+
+impl Machine<'_> {
+    /// Asks the operator about `escalation`: `Request::Approve` from the state to `to`, on
+    /// the signal `escalation: <validator> failed`.
+    pub(super) fn escalate(&mut self, escalation: Escalation, to: String, validator: &str) {
+        let from = self.state_name();
+        let signal = format!("escalation: {validator} failed");
+        self.emit(
+            Some(&escalation.agent),
+            "hitl_requested",
+            json!({"from": from, "to": to, "signal": signal}),
+        );
+        self.phase = Phase::Escalation(Box::new(escalation));
+        self.pending = Some(Request::Approve { from, to, signal });
+    }
+
+    pub(super) fn on_escalation(&mut self, escalation: Escalation, verdict: Verdict) {
+        let answer = match &verdict {
+            Verdict::Approve => json!({"approved": true}),
+            Verdict::Refuse => json!({"approved": false}),
+            Verdict::Redirect(text) => {
+                json!({"approved": true, "redirect_chars": text.chars().count()})
+            }
+        };
+        self.emit(Some(&escalation.agent), "hitl_answered", answer);
+        self.phase = Phase::Ready;
+        let redirect = match verdict {
+            Verdict::Refuse => {
+                self.finish(Outcome::Stuck, Some(escalation.stuck));
+                return;
+            }
+            Verdict::Approve => None,
+            Verdict::Redirect(text) => Some(text),
+        };
+        self.run.failures.remove(&escalation.key);
+        self.inject(escalation.correction);
+        self.emit(
+            Some(&escalation.agent),
+            "correction_injected",
+            json!({"reason": "escalated to the operator"}),
+        );
+        if let Some(marker) = escalation.marker {
+            self.inject(marker);
+        }
+        // The operator's words come after the correction and the marker: the newest
+        // instruction the agent reads.
+        if let Some(text) = redirect {
+            self.run.history.push(crate::history::Message::user(
+                "operator",
+                text,
+                self.run.turn,
+            ));
+        }
+    }
+}
