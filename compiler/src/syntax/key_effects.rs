@@ -41,7 +41,6 @@ pub enum Shape {
 const COMPACTION: &str = "fuseraft does not implement history compaction yet";
 const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
-const VERIFIER: &str = "fuseraft does not implement the verifier agent yet";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
 const IN_TURN: &str = "fuseraft does not implement per-turn tool limits yet";
 const SUB_AGENT: &str = "fuseraft does not implement sub-agents yet";
@@ -82,7 +81,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Orchestration", "Saga", Inert("fuseraft does not implement saga compensation yet")),
     ("Orchestration", "EvidenceStore", Inert("fuseraft keeps evidence in the run's state and its change log")),
     ("Orchestration", "Contracts", Acts),
-    ("Orchestration", "Verifier", Inert(VERIFIER)),
+    ("Orchestration", "Verifier", Acts),
     ("Orchestration", "FailureHandling", Acts),
     ("Orchestration", "Brownfield", Inert(BROWNFIELD)),
     ("Orchestration", "TestSelector", Acts),
@@ -190,10 +189,10 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Checkpoint", "Path", Inert(CHECKPOINT)),
     ("Telemetry", "OtlpEndpoint", Inert("fuseraft does not implement OpenTelemetry export yet")),
     ("Output", "Json", Inert("fuseraft's output format is chosen on the command line (`--json`)")),
-    ("Verifier", "AgentName", Inert(VERIFIER)),
-    ("Verifier", "EveryNTurns", Inert(VERIFIER)),
-    ("Verifier", "TriggerOnSuspiciousTransition", Inert(VERIFIER)),
-    ("Verifier", "FindingsKeyword", Inert(VERIFIER)),
+    ("Verifier", "AgentName", Acts),
+    ("Verifier", "EveryNTurns", Acts),
+    ("Verifier", "TriggerOnSuspiciousTransition", Acts),
+    ("Verifier", "FindingsKeyword", Acts),
     ("Compaction", "TriggerTurnCount", Inert(COMPACTION)),
     ("Compaction", "KeepRecentTurns", Inert(COMPACTION)),
     ("Compaction", "Model", Inert(COMPACTION)),

@@ -576,7 +576,10 @@ mod tests {
         assert_eq!(denial["deprecated"], json!(true));
         let hosts =
             &defs["Orchestration"]["properties"]["Security"]["properties"]["HttpAllowedHosts"];
-        assert!(hosts.get("deprecated").is_none(), "the Http plugin reads it");
+        assert!(
+            hosts.get("deprecated").is_none(),
+            "the Http plugin reads it"
+        );
         // Keys that act, and annotations, are not.
         assert!(defs["Agent"]["properties"]["Plugins"]
             .get("deprecated")
