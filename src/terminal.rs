@@ -32,9 +32,54 @@ fn unsafe_char(c: char) -> bool {
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
+/// Whether `text` holds an [`unsafe_char`]: `text.chars().any(unsafe_char)`, but passing
+/// over eight bytes at a time that are printable ASCII, `\n` or `\t` (most of a reply), so
+/// only the bytes below 0x20, DEL and the non-ASCII ones are looked at one by one.
+fn has_unsafe(text: &str) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const DELS: u64 = ONES * 0x7f;
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        if let Some(word) = bytes
+            .get(at..at + 8)
+            .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
+        {
+            // Flags the bytes below 0x20, DEL and those with the high bit (exact for "any";
+            // the lowest flag is a real one, a borrow only flags bytes above it).
+            let word = u64::from_le_bytes(word);
+            let control = word.wrapping_sub(ONES * 0x20) & !word;
+            let del = (word ^ DELS).wrapping_sub(ONES) & !(word ^ DELS);
+            let flagged = (control | del | word) & HIGH;
+            if flagged == 0 {
+                at += 8;
+                continue;
+            }
+            at += (flagged.trailing_zeros() / 8) as usize;
+        }
+        match bytes[at] {
+            b'\n' | b'\t' | 0x20..=0x7e => at += 1,
+            0..=0x7f => return true,
+            _ => {
+                // A character starts here: `at` is at a flagged byte, and every byte before
+                // it was ASCII.
+                let Some(c) = text[at..].chars().next() else {
+                    return false;
+                };
+                if unsafe_char(c) {
+                    return true;
+                }
+                at += c.len_utf8();
+            }
+        }
+    }
+    false
+}
+
 /// `text` with every unsafe character shown escaped: `\x1b`, `\r`, `\u{9b}`, `\u{202e}`.
 pub fn neutralise(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(unsafe_char) {
+    if !has_unsafe(text) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -61,7 +106,7 @@ pub fn json_line(value: &serde_json::Value) -> String {
 /// as `\u009b`; serde_json escaped the C0 controls inside strings already, and the newlines
 /// and tabs left are the layout's.
 pub fn json_safe(text: String) -> String {
-    if !text.chars().any(unsafe_char) {
+    if !has_unsafe(&text) {
         return text;
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -481,6 +526,33 @@ mod tests {
         assert!(!json.chars().any(unsafe_char), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["text"], hostile, "still the same JSON");
+    }
+
+    #[test]
+    fn the_fast_scan_finds_what_the_character_test_finds() {
+        // Every character near a boundary of what is unsafe, at every offset within and
+        // across an eight-byte word, alone and after an earlier harmless non-ASCII one.
+        let mut probes: Vec<char> = (0u32..0x250).filter_map(char::from_u32).collect();
+        probes.extend(['\u{061b}', '\u{061c}', '\u{061d}', '\u{200d}', '\u{2010}']);
+        probes.extend(('\u{2028}'..='\u{2030}').chain('\u{2064}'..='\u{206a}'));
+        probes.extend(['\u{fffd}', '\u{1f600}', '\u{10ffff}']);
+        for c in probes {
+            for before in 0..20 {
+                for prefix in ["", "é", "\u{2014}"] {
+                    let text = format!("{prefix}{}{c}tail text\n", "a".repeat(before));
+                    assert_eq!(
+                        has_unsafe(&text),
+                        text.chars().any(unsafe_char),
+                        "{:?} at {before} after {prefix:?}",
+                        c
+                    );
+                }
+            }
+        }
+        assert!(!has_unsafe(
+            "a reply of many lines\n\twith tabs, é and \u{2014}\n"
+        ));
+        assert!(has_unsafe("twelve bytes\x7f"));
     }
 
     #[test]

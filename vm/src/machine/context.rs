@@ -113,6 +113,44 @@ fn routing_tools(
     guide::restrict(crate::tools::schemas(&names), choices)
 }
 
+/// The part of `agent_name`'s model call in `state_id` that depends on nothing else: its
+/// instructions with the routing block, and the tools it is offered.
+fn fixed_prompt(
+    program: &fuseraft_compiler::ir::Program,
+    state_id: StateId,
+    agent_name: &str,
+) -> guide::FixedPrompt {
+    let agent = program.agent_named(agent_name).map(|id| program.agent(id));
+    let choices = guide::choices(program, state_id, agent_name);
+    let mut system = agent.map_or_else(String::new, |agent| agent.instructions.clone());
+    let tool_choice = agent.map_or(ToolChoice::Auto, |agent| agent.tool_choice);
+    if program.routing_instructions() {
+        if let Some(block) = guide::block(&choices, tool_choice) {
+            if !system.is_empty() {
+                system.push_str("\n\n");
+            }
+            system.push_str(&block);
+        }
+    }
+    // Only the tools the agent's plugins and capabilities allow are offered.
+    let tools = agent.map_or_else(Vec::new, |agent| {
+        crate::tools::schemas(&agent.tools)
+            .into_iter()
+            .filter(|tool| {
+                crate::tools::permissions::offered(&tool.name, &agent.tools, &agent.capabilities)
+            })
+            .collect()
+    });
+    // The agent's own routing plugins are limited like the ones routing adds.
+    let mut tools = guide::restrict(tools, &choices);
+    for tool in routing_tools(program, state_id, &choices) {
+        if !tools.iter().any(|known| known.name == tool.name) {
+            tools.push(tool);
+        }
+    }
+    guide::FixedPrompt { system, tools }
+}
+
 impl Machine<'_> {
     /// The model call for `agent` running in the current state.
     pub(super) fn model_call(&self, agent_name: &str) -> ModelCall {
@@ -132,20 +170,12 @@ impl Machine<'_> {
             };
         }
         let state = program.state(state_id);
-        let choices = guide::choices(program, state_id, agent_name);
+        let fixed = self.prompts.get(state_id, agent_name, || {
+            fixed_prompt(program, state_id, agent_name)
+        });
         let mut messages = Vec::new();
-        let mut system = agent.map_or_else(String::new, |agent| agent.instructions.clone());
-        let tool_choice = agent.map_or(ToolChoice::Auto, |agent| agent.tool_choice);
-        if program.routing_instructions() {
-            if let Some(block) = guide::block(&choices, tool_choice) {
-                if !system.is_empty() {
-                    system.push_str("\n\n");
-                }
-                system.push_str(&block);
-            }
-        }
-        if !system.is_empty() {
-            messages.push(chat(ChatRole::System, system));
+        if !fixed.system.is_empty() {
+            messages.push(chat(ChatRole::System, fixed.system.clone()));
         }
         let mode = state
             .context
@@ -247,31 +277,11 @@ impl Machine<'_> {
                 messages.extend(shown);
             }
         }
-        // Only the tools the agent's plugins and capabilities allow are offered.
-        let tools = agent.map_or_else(Vec::new, |agent| {
-            crate::tools::schemas(&agent.tools)
-                .into_iter()
-                .filter(|tool| {
-                    crate::tools::permissions::offered(
-                        &tool.name,
-                        &agent.tools,
-                        &agent.capabilities,
-                    )
-                })
-                .collect()
-        });
-        // The agent's own routing plugins are limited like the ones routing adds.
-        let mut tools = guide::restrict(tools, &choices);
-        for tool in routing_tools(program, state_id, &choices) {
-            if !tools.iter().any(|known| known.name == tool.name) {
-                tools.push(tool);
-            }
-        }
         ModelCall {
             agent: agent_name.to_string(),
             model: agent.and_then(|agent| agent.model.clone()),
             messages,
-            tools,
+            tools: fixed.tools.clone(),
             turn: self.run.turn,
         }
     }

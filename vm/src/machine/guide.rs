@@ -1,9 +1,44 @@
 //! Telling an agent how to route: the signals and finish keys open to it in a state, the
 //! routing block appended to its instructions, and the `enum` its routing tools carry.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use fuseraft_compiler::ir::{Cond, Field, Matcher, Origin, Program, StateId, ToolChoice, Trigger};
 
 use crate::effect::ToolSchema;
+
+/// What a model call carries that depends only on the program, the state and the agent: the
+/// system prompt (the agent's instructions and the routing block) and the tools offered.
+#[derive(Debug)]
+pub(super) struct FixedPrompt {
+    pub system: String,
+    pub tools: Vec<ToolSchema>,
+}
+
+/// The [`FixedPrompt`]s of a run, each built on its first model call for its (state, agent)
+/// and reused by the later ones (the program does not change during a run).
+#[derive(Debug, Default)]
+pub(super) struct FixedPrompts(Mutex<HashMap<(StateId, String), Arc<FixedPrompt>>>);
+
+impl FixedPrompts {
+    /// The prompt of `agent` in `state`, from `build` the first time.
+    pub fn get(
+        &self,
+        state: StateId,
+        agent: &str,
+        build: impl FnOnce() -> FixedPrompt,
+    ) -> Arc<FixedPrompt> {
+        // A poisoned lock only means a panic elsewhere; the map itself is always whole.
+        let mut map = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
+        if let Some(prompt) = map.get(&(state, agent.to_string())) {
+            return Arc::clone(prompt);
+        }
+        let prompt = Arc::new(build());
+        map.insert((state, agent.to_string()), Arc::clone(&prompt));
+        prompt
+    }
+}
 
 /// What an agent may emit to leave a state.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -221,6 +256,27 @@ mod tests {
             text.contains("`finish`") && text.contains("`approved`"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_fixed_prompt_is_built_once_per_state_and_agent() {
+        let prompts = FixedPrompts::default();
+        let built = std::cell::Cell::new(0);
+        let get = |state: u32, agent: &str| {
+            prompts.get(StateId(state), agent, || {
+                built.set(built.get() + 1);
+                FixedPrompt {
+                    system: format!("{agent} in {state}"),
+                    tools: Vec::new(),
+                }
+            })
+        };
+        assert_eq!(get(0, "Dev").system, "Dev in 0");
+        assert_eq!(get(0, "Dev").system, "Dev in 0");
+        assert_eq!(built.get(), 1, "the second call reuses the first build");
+        assert_eq!(get(0, "Reviewer").system, "Reviewer in 0");
+        assert_eq!(get(1, "Dev").system, "Dev in 1");
+        assert_eq!(built.get(), 3, "another agent or state is built for itself");
     }
 
     #[test]

@@ -158,6 +158,8 @@ pub struct Machine<'p> {
     left_entry: bool,
     /// Adversarial stages promoted without their critic's approval.
     unapproved: Vec<String>,
+    /// Instructions, routing block and tools per (state, agent), built once.
+    prompts: guide::FixedPrompts,
 }
 
 impl<'p> Machine<'p> {
@@ -209,6 +211,7 @@ impl<'p> Machine<'p> {
             default_cap: result::default_cap(program),
             left_entry: false,
             unapproved: Vec::new(),
+            prompts: guide::FixedPrompts::default(),
         };
         let start_state = program
             .states
