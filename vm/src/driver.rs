@@ -181,6 +181,30 @@ pub struct Summary {
     pub shortfall: Option<String>,
 }
 
+impl Summary {
+    /// A run that ended before its machine did (a start failure, an operator's `q`): the
+    /// run as it stands, with no output and no shortfall.
+    fn cut_short(
+        run: Run,
+        outcome: Outcome,
+        reason: String,
+        usage_unreported: u32,
+        cost: Cost,
+    ) -> Summary {
+        Summary {
+            outcome,
+            reason: Some(reason),
+            turns: run.turn,
+            usage: run.usage,
+            usage_unreported,
+            cost,
+            history: run.history,
+            output: None,
+            shortfall: None,
+        }
+    }
+}
+
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
 pub fn change_log_path(program: &Program, work_dir: &Path, session_id: &str) -> PathBuf {
     // `Validation.ChangeLogPath` wins over `ChangeTracking.Path`, as the validators read it.
@@ -313,17 +337,7 @@ pub async fn drive<M: Models>(
         Err(reason) => {
             // Before the first turn: nothing ran.
             let run = machine.into_run();
-            return Summary {
-                outcome: Outcome::Error,
-                reason: Some(reason),
-                turns: run.turn,
-                usage: run.usage,
-                usage_unreported: 0,
-                cost: Cost::default(),
-                history: run.history,
-                output: None,
-                shortfall: None,
-            };
+            return Summary::cut_short(run, Outcome::Error, reason, 0, Cost::default());
         }
     };
     let mut chatroom = chatroom::ChatroomFile::new(
@@ -352,17 +366,7 @@ pub async fn drive<M: Models>(
             Ok(servers) => servers,
             Err(reason) => {
                 let run = machine.into_run();
-                return Summary {
-                    outcome: Outcome::Error,
-                    reason: Some(reason),
-                    turns: run.turn,
-                    usage: run.usage,
-                    usage_unreported: 0,
-                    cost: Cost::default(),
-                    history: run.history,
-                    output: None,
-                    shortfall: None,
-                };
+                return Summary::cut_short(run, Outcome::Error, reason, 0, Cost::default());
             }
         }
     };
@@ -420,19 +424,13 @@ pub async fn drive<M: Models>(
                         }
                         Pause::Quit => {
                             let run = machine.into_run();
-                            return Summary {
-                                outcome: Outcome::Cancelled,
-                                reason: Some(format!("paused by the operator after turn {turn}")),
-                                turns: run.turn,
-                                usage: run.usage,
-                                usage_unreported: models
-                                    .usage_unreported()
-                                    .saturating_sub(unreported_before),
-                                cost: models.cost().since(cost_before),
-                                history: run.history,
-                                output: None,
-                                shortfall: None,
-                            };
+                            return Summary::cut_short(
+                                run,
+                                Outcome::Cancelled,
+                                format!("paused by the operator after turn {turn}"),
+                                models.usage_unreported().saturating_sub(unreported_before),
+                                models.cost().since(cost_before),
+                            );
                         }
                     }
                 }
