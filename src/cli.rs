@@ -56,6 +56,9 @@ pub enum Command {
     /// Print a shell completion script.
     #[command(after_help = examples::COMPLETIONS)]
     Completions(CompletionsArgs),
+    /// Write the manual pages: `fuseraft.1` and one page per subcommand.
+    #[command(after_help = examples::MAN)]
+    Man(ManArgs),
     /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
     #[command(after_help = examples::UI)]
     Ui(UiArgs),
@@ -95,6 +98,14 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created when missing), or `-` to print the
+    /// main page on standard output.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -349,6 +360,10 @@ Examples:
   fuseraft completions bash > ~/.local/share/bash-completion/completions/fuseraft
   fuseraft completions zsh > ~/.zfunc/_fuseraft
   fuseraft completions fish > ~/.config/fish/completions/fuseraft.fish";
+    pub const MAN: &str = "\
+Examples:
+  fuseraft man --out ~/.local/share/man/man1   # then: man fuseraft-exec
+  fuseraft man --out - | man -l -              # read the main page without installing it";
     pub const SCHEMA: &str = "\
 Examples:
   fuseraft schema > fuseraft.schema.json
