@@ -225,8 +225,9 @@ pub struct ExecArgs {
     #[arg(long)]
     pub json: bool,
     /// Pause after every turn: Enter goes on, a line of text is sent to the team as your
-    /// message, `q` stops (the session stays resumable). Without a terminal the first pause
-    /// stops the run resumable, unless `--approve` is given (then nothing pauses).
+    /// message, `q` stops (the session stays resumable). With `--ui` the page answers too,
+    /// and without a terminal the run waits for it. Without either, the first pause stops
+    /// the run resumable, unless `--approve` is given (then nothing pauses).
     #[arg(long)]
     pub hitl: bool,
     /// Use this model for every agent instead of the config's: `PROVIDER:MODEL`
@@ -258,7 +259,7 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
-    /// Show the run live in a web page, and answer its approvals there: `--ui` listens on a
+    /// Show the run live in a web page, and answer its approvals and pauses there: `--ui` listens on a
     /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
     /// with its token, is printed on standard error.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
