@@ -1,7 +1,7 @@
 //! `exec --ui --hitl` in a real browser: with no terminal the page is the only answerer of
 //! the pauses and the run waits for it; Continue goes on, a message typed in the page
 //! reaches the team between the right turns (shown as text, never markup), Quit stops the
-//! run `cancelled` and resumable.
+//! run `cancelled` and resumable. Hostile names and replies stay text.
 
 #[path = "web_view/launch.rs"]
 #[allow(dead_code)]
@@ -14,6 +14,9 @@ use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 use webdriver::Browser;
+
+/// The browser tests share two cores with the build: one at a time.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 const HOSTILE: &str = "Keep the <b>record ids</b> unchanged. \
     <img src=x onerror=\"document.body.dataset.owned=1\">";
@@ -32,6 +35,7 @@ async fn wait_for_pause(browser: &Browser, count: usize) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_continues_sends_a_message_and_quits() {
+    let _one = ONE_BROWSER.lock().await;
     let browser = Browser::start().await;
     let work = launch::work_dir("hitl");
     let fixture = launch::fixture("sequential");
@@ -142,4 +146,66 @@ async fn the_page_continues_sends_a_message_and_quits() {
     let second = transcript.find("Loaded 1 of 3.").unwrap();
     let third = transcript.rfind("Extracted 3 records.").unwrap();
     assert!(second < message && message < third, "{transcript}");
+}
+
+/// Markup in every label the page shows (the program's name, the task, an agent's name in
+/// the pause, card and graph, a reply) is text: no element is made, no handler runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_labels_stay_text() {
+    let _one = ONE_BROWSER.lock().await;
+    let browser = Browser::start().await;
+    let work = launch::work_dir("hostile");
+    let fixture = work.join("fixture");
+    std::fs::create_dir_all(&fixture).unwrap();
+    let agent = "<img src=x onerror=\"document.body.dataset.owned=1\">";
+    std::fs::write(
+        fixture.join("config.yaml"),
+        format!(
+            "Orchestration:\n  Name: \"<b>Team</b>\"\n  Agents:\n    - Name: '{agent}'\n      \
+             Instructions: Go.\n  Selection: {{ Type: sequential }}\n  \
+             Termination: {{ Type: maxiterations, MaxIterations: 2 }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        fixture.join("replay.yaml"),
+        format!(
+            "replies:\n  '{agent}':\n    - text: \"<script>document.body.dataset.owned=2</script>\"\n      \
+             times: 2\n"
+        ),
+    )
+    .unwrap();
+    let run = launch::Live::start(launch::exec(
+        &fixture,
+        "<i>task</i>",
+        &work.join("run"),
+        &["--ui", "--hitl", "--json"],
+    ));
+    browser.goto(&run.url).await;
+    wait_for_pause(&browser, 1).await;
+    let shown = browser
+        .run(
+            "return [document.getElementById('title').textContent, \
+             document.querySelector('#approvals .pause p').textContent, \
+             document.querySelector('#turns li.card h3').textContent, \
+             document.querySelector('#turns li.card .reply').textContent, \
+             document.querySelectorAll('main img, main b, main i, main script').length, \
+             document.body.dataset.owned ?? null]",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!([
+            "<b>Team</b> · <i>task</i>",
+            format!("Paused after turn 1 by {agent} · now in {agent}"),
+            format!("Turn 1 · {agent}"),
+            "<script>document.body.dataset.owned=2</script>",
+            0,
+            null
+        ])
+    );
+    browser.click("#approvals .pause button.quit").await;
+    let (status, _, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    browser.close().await;
 }
