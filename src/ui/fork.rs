@@ -72,3 +72,25 @@ pub fn reply(content: &str, tool_calls: &[ToolCall]) -> Json {
         })).collect::<Vec<Json>>(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fork_state_has_a_column_per_branch_in_declaration_order() {
+        let config = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/run/ui-fork/config.yaml");
+        let compiled = fuseraft_compiler::compile(&config, &crate::disk::Disk);
+        let program = compiled.program.expect("the fixture compiles");
+        let forks = Forks::of(&program);
+        assert_eq!(
+            forks.columns("Plan/parallel1"),
+            Some(&json!([
+                {"state": "Backend", "agent": "BackendDev"},
+                {"state": "Frontend", "agent": "FrontendDev"},
+            ]))
+        );
+        assert_eq!(forks.columns("Plan"), None, "not a fork");
+    }
+}
