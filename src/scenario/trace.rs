@@ -328,6 +328,11 @@ pub fn render(ran: &Ran) -> String {
                     })
                     .unwrap_or("asked");
                 let signal = text(event, "signal");
+                if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+                    // The plan is in the events; the trace keeps the answer.
+                    emit!(format!("plan review: {answer}"));
+                    continue;
+                }
                 let on = if signal.is_empty() {
                     String::new()
                 } else {
@@ -430,10 +435,15 @@ pub fn render(ran: &Ran) -> String {
                 if event.payload.get("satisfied").and_then(Json::as_bool) == Some(true) {
                     emit!("manager: request satisfied".to_string())
                 } else if kind_at(idx + 1) != Some("agent_routed") {
+                    let stalls = number(event, "stalls");
+                    let stalled = if stalls > 0 {
+                        format!(" (stall {stalls})")
+                    } else {
+                        String::new()
+                    };
                     emit!(format!(
-                        "manager ledger: {} (stall {})",
-                        text(event, "next_speaker"),
-                        number(event, "stalls")
+                        "manager ledger: {}{stalled}",
+                        text(event, "next_speaker")
                     ))
                 }
             }
