@@ -349,6 +349,11 @@ impl<'p> Machine<'p> {
         if run.outcome.take().is_some() {
             run.reason = None;
             run.failures.clear();
+            // The magentic manager's stalls and replans are failure counts too (its rounds,
+            // like the turns, are not).
+            if let Some(ledger) = run.magentic.as_mut() {
+                ledger.forgive();
+            }
         }
         let mut machine = Machine::new(program, options);
         machine.events.clear();

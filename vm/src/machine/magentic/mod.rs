@@ -9,6 +9,8 @@
 mod ledger;
 mod prompts;
 mod state;
+#[cfg(test)]
+mod tests;
 
 pub use state::{Magentic, Step};
 

@@ -76,6 +76,15 @@ pub struct Magentic {
 }
 
 impl Magentic {
+    /// Clears the failure counts (stalls, replans, unusable ledgers) for a resumed run that
+    /// had stopped; the rounds used stay.
+    pub fn forgive(&mut self) {
+        self.stalls = 0;
+        self.resets = 0;
+        self.invalid = 0;
+        self.retry = None;
+    }
+
     pub fn to_json(&self) -> Value {
         json!({
             "Next": self.next.as_str(),
