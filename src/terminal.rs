@@ -447,8 +447,8 @@ impl Terminal {
                 let _ = writeln!(out, "{}", self.paint.good(&route));
             }
             _ => {
-                let line = lines::notice(event, self.paint)
-                    .or_else(|| magentic::line(event, self.paint));
+                let line =
+                    lines::notice(event, self.paint).or_else(|| magentic::line(event, self.paint));
                 if let Some(line) = line {
                     self.clear_waiting(out);
                     let _ = writeln!(out, "{line}");

@@ -11,8 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("fuseraft-magentic-{}-{name}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("fuseraft-magentic-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -20,7 +19,9 @@ fn scratch(name: &str) -> PathBuf {
 
 /// `fuseraft exec --json` on the run fixture `case`, in `work`.
 fn exec(case: &str, work: &Path, extra: &[&str]) -> Command {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run").join(case);
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/run")
+        .join(case);
     let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
     command
         .args(["exec", fixture.join("config.yaml").to_str().unwrap()])
@@ -45,8 +46,20 @@ fn each_ending_of_the_loop_is_reported_as_it_is() {
         ("magentic-orientation", &[], 0, "completed", true),
         ("magentic-round-limit", &[], 1, "max_turns", false),
         ("magentic-reset-limit", &[], 1, "stuck", false),
-        ("magentic-plan-review-approved", &["--approve", "all"], 0, "completed", true),
-        ("magentic-plan-review-refused", &["--approve", "none"], 1, "stuck", false),
+        (
+            "magentic-plan-review-approved",
+            &["--approve", "all"],
+            0,
+            "completed",
+            true,
+        ),
+        (
+            "magentic-plan-review-refused",
+            &["--approve", "none"],
+            1,
+            "stuck",
+            false,
+        ),
     ];
     for (case, extra, code, outcome, succeeded) in cases {
         let dir = scratch(case);
@@ -66,7 +79,10 @@ fn each_ending_of_the_loop_is_reported_as_it_is() {
             );
         }
         // The plan is shown on the terminal (standard error with `--json`), whole.
-        assert!(stderr.contains("◇ manager's plan:\n    │ 1."), "{case}: {stderr}");
+        assert!(
+            stderr.contains("◇ manager's plan:\n    │ 1."),
+            "{case}: {stderr}"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
     let dir = scratch("output");

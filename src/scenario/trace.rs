@@ -452,10 +452,7 @@ pub fn render(ran: &Ran) -> String {
                 number(event, "consecutive").max(1),
                 short(text(event, "error"), &ran.scrub)
             )),
-            "magentic_stalled" => emit!(format!(
-                "team stalled: replan {}",
-                number(event, "cycle")
-            )),
+            "magentic_stalled" => emit!(format!("team stalled: replan {}", number(event, "cycle"))),
             "magentic_replan" => emit!(format!("manager replanned ({})", number(event, "cycle"))),
             "magentic_plan_revised" => emit!("manager revised the plan".to_string()),
             // The approval line says approved or refused already.

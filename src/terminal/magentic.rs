@@ -65,9 +65,12 @@ pub fn line(event: &Event, paint: Paint) -> Option<String> {
             text(payload, "plan"),
             paint,
         ),
-        "magentic_ledger" if payload.get("satisfied") == Some(&Json::Bool(true)) => paint.good(
-            &format!("  ◇ round {}: request satisfied", number(payload, "round") + 1),
-        ),
+        "magentic_ledger" if payload.get("satisfied") == Some(&Json::Bool(true)) => {
+            paint.good(&format!(
+                "  ◇ round {}: request satisfied",
+                number(payload, "round") + 1
+            ))
+        }
         "magentic_ledger" => {
             let stalled = number(payload, "stalls");
             let stall = if stalled > 0 {
@@ -123,7 +126,11 @@ mod tests {
     use serde_json::json;
 
     fn shown(kind: &'static str, payload: Json) -> String {
-        line(&Event::new(0, Some("manager"), kind, payload), Paint { on: false }).unwrap()
+        line(
+            &Event::new(0, Some("manager"), kind, payload),
+            Paint { on: false },
+        )
+        .unwrap()
     }
 
     #[test]

@@ -52,8 +52,7 @@ impl Machine<'_> {
     pub fn output(&self) -> Option<String> {
         let by_value = matches!(
             self.program.origin,
-            Origin::Tama
-                | Origin::Fuseraft(SelectionKind::Adversarial | SelectionKind::Magentic)
+            Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial | SelectionKind::Magentic)
         );
         let value = self
             .run

@@ -218,10 +218,22 @@ mod tests {
     #[test]
     fn bad_ledgers_say_what_is_wrong() {
         let cases = [
-            ("Researcher should go next.", "the reply holds no JSON object"),
-            ("{\"is_request_satisfied\": false,", "the reply holds no JSON object"),
-            ("{is_request_satisfied: false}", "the ledger is not valid JSON"),
-            ("{\"is_in_loop\": false}", "`is_request_satisfied` is missing"),
+            (
+                "Researcher should go next.",
+                "the reply holds no JSON object",
+            ),
+            (
+                "{\"is_request_satisfied\": false,",
+                "the reply holds no JSON object",
+            ),
+            (
+                "{is_request_satisfied: false}",
+                "the ledger is not valid JSON",
+            ),
+            (
+                "{\"is_in_loop\": false}",
+                "`is_request_satisfied` is missing",
+            ),
             (
                 r#"{"is_request_satisfied": 1, "is_in_loop": false, "is_progress_being_made": true}"#,
                 "`is_request_satisfied` must be true or false, not `1`",

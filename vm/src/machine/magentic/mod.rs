@@ -227,7 +227,8 @@ impl Machine<'_> {
             Step::ReplanPlan => {
                 ledger.plan = Some(text);
                 ledger.next = review_or_ledger;
-                let payload = json!({"cycle": ledger.resets, "facts": ledger.facts, "plan": ledger.plan});
+                let payload =
+                    json!({"cycle": ledger.resets, "facts": ledger.facts, "plan": ledger.plan});
                 self.emit(Some("manager"), "magentic_replan", payload);
             }
             Step::Final => self.complete_magentic(text),
@@ -323,25 +324,25 @@ impl Machine<'_> {
             self.stalled(limits);
             return;
         }
-        let Some((exit, _)) = team
-            .iter()
-            .find(|(_, name)| *name == parsed.next_speaker)
-        else {
-            let reason = format!("the manager chose `{}`, not in the team", parsed.next_speaker);
+        let Some((exit, _)) = team.iter().find(|(_, name)| *name == parsed.next_speaker) else {
+            let reason = format!(
+                "the manager chose `{}`, not in the team",
+                parsed.next_speaker
+            );
             self.finish(Outcome::Error, Some(reason));
             return;
         };
         if let Some(ledger) = self.run.magentic.as_mut() {
             ledger.rounds += 1;
         }
-        let target = self.program.state(self.run.state).exits[*exit].target.clone();
+        let target = self.program.state(self.run.state).exits[*exit]
+            .target
+            .clone();
         self.move_to(target, None, "manager", Some(*exit));
         // The agent's task for its turn: the newest message it reads.
-        self.run.history.push(Message::user(
-            "manager",
-            parsed.instruction,
-            self.run.turn,
-        ));
+        self.run
+            .history
+            .push(Message::user("manager", parsed.instruction, self.run.turn));
     }
 
     /// `MaxStallCount` stalls: replan, unless the replans are used up.

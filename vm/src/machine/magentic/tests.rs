@@ -79,7 +79,12 @@ fn orientation_asks_for_facts_with_the_team_then_a_plan() {
     let roles: Vec<ChatRole> = plan.messages.iter().map(|m| m.role).collect();
     assert_eq!(
         roles,
-        [ChatRole::System, ChatRole::User, ChatRole::Assistant, ChatRole::User]
+        [
+            ChatRole::System,
+            ChatRole::User,
+            ChatRole::Assistant,
+            ChatRole::User
+        ]
     );
     assert_eq!(plan.messages[2].content, "Given: a list.");
 }
@@ -120,7 +125,10 @@ fn a_checkpoint_mid_loop_resumes_the_same_ledger() {
     resumed.resume(reply("Tried."));
     let ledger = model_call(resumed.step());
     let asked = &ledger.messages.last().unwrap().content;
-    assert!(asked.starts_with("PLAN:\n1. Researcher finds the handler."), "{asked}");
+    assert!(
+        asked.starts_with("PLAN:\n1. Researcher finds the handler."),
+        "{asked}"
+    );
     // The second stall in a row reaches `max_stalls 2`; `max_resets 0` allows no replan.
     resumed.resume(reply(NO_PROGRESS));
     assert!(matches!(resumed.step(), Request::Done));
