@@ -311,6 +311,23 @@
       case "hitl_answered":
         note(turn, p.approved ? "" : "warn", p.approved ? "approved" : "refused");
         break;
+      case "magentic_orientation":
+        note(turn, "", `manager's facts: ${p.facts || ""}\nmanager's plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_replan":
+        note(turn, "warn", `new plan (replan ${p.cycle}):\n${p.plan || ""}`);
+        break;
+      case "magentic_plan_revised":
+        note(turn, "", `revised plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_ledger":
+        note(turn, p.stalls ? "warn" : "", p.satisfied
+          ? "manager: request satisfied"
+          : `manager → ${p.next_speaker}${p.stalls ? ` (stall ${p.stalls})` : ""}: ${p.instruction || ""}`);
+        break;
+      case "magentic_ledger_invalid":
+        note(turn, "correction", `manager's ledger unusable (${p.consecutive}×): ${p.error || ""}`);
+        break;
       case "ui_approval":
         askApproval(p);
         break;
