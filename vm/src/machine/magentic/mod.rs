@@ -6,6 +6,7 @@
 //! request to the manager's final answer. The ledger lives in `Run::magentic` and is
 //! checkpointed (`Machine.Magentic`), so a resumed run continues the same loop.
 
+mod call;
 mod ledger;
 mod prompts;
 mod state;
@@ -18,7 +19,7 @@ use fuseraft_compiler::ir::{SelectStyle, StateKind, Target};
 use serde_json::json;
 
 use super::{Machine, Outcome, Phase};
-use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
+use crate::effect::{ModelReply, Request};
 use crate::history::{Message, Role};
 
 /// Invalid ledgers in a row after which the run is stuck (each also counts as a stall).
@@ -34,15 +35,6 @@ struct Limits {
     max_stalls: u32,
     max_resets: u32,
     plan_review: bool,
-}
-
-fn message(role: ChatRole, content: String) -> ChatMessage {
-    ChatMessage {
-        role,
-        content: super::bounded(content, super::MAX_MESSAGE_CHARS),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-    }
 }
 
 impl Machine<'_> {
@@ -117,65 +109,6 @@ impl Machine<'_> {
         let call = self.manager_call(step);
         self.phase = Phase::Magentic(step);
         Request::Model(call)
-    }
-
-    /// The manager's messages for `step`: its system prompt, its own orientation exchange,
-    /// and the question of the step (with the correction after an unusable ledger).
-    fn manager_call(&self, step: Step) -> ModelCall {
-        let select = match &self.program.state(self.run.state).kind {
-            StateKind::Select(select) => Some(select),
-            _ => None,
-        };
-        let model = select.and_then(|select| select.manager.clone());
-        let mut call = ModelCall {
-            agent: "manager".to_string(),
-            model,
-            messages: Vec::new(),
-            tools: Vec::new(),
-            turn: self.run.turn,
-        };
-        if self.options.skip_prompts {
-            return call;
-        }
-        let ledger = self.run.magentic.clone().unwrap_or_default();
-        let names: Vec<String> = self.team().into_iter().map(|(_, name)| name).collect();
-        let team = prompts::team(self.program, &names);
-        let system = select
-            .and_then(|select| select.prompt.clone())
-            .unwrap_or_else(|| prompts::DEFAULT_SYSTEM.to_string());
-        let facts_prompt = prompts::facts(&self.run.task, &team);
-        let conversation = || prompts::conversation(&self.run.history);
-        let facts = ledger.facts.clone().unwrap_or_default();
-        let plan = ledger.plan.clone().unwrap_or_default();
-        let mut messages = vec![
-            message(ChatRole::System, system),
-            message(ChatRole::User, facts_prompt),
-        ];
-        if step != Step::Facts {
-            messages.push(message(ChatRole::Assistant, facts));
-        }
-        let oriented = !matches!(step, Step::Facts | Step::Plan | Step::ReplanPlan);
-        if step == Step::Plan || oriented {
-            messages.push(message(ChatRole::User, prompts::plan(&team)));
-        }
-        if oriented {
-            messages.push(message(ChatRole::Assistant, plan.clone()));
-        }
-        let question = match step {
-            Step::Facts | Step::Plan | Step::Review => None,
-            Step::Revise => Some(prompts::revise(ledger.feedback.as_deref().unwrap_or(""))),
-            Step::Ledger => Some(prompts::ledger(&plan, &conversation(), &names.join(", "))),
-            Step::ReplanFacts => Some(prompts::replan_facts(&conversation())),
-            Step::ReplanPlan => Some(prompts::replan_plan(&plan, &team)),
-            Step::Final => Some(prompts::final_answer(&conversation())),
-        };
-        messages.extend(question.map(|text| message(ChatRole::User, text)));
-        if let (Step::Ledger, Some((reply, correction))) = (step, &ledger.retry) {
-            messages.push(message(ChatRole::Assistant, reply.clone()));
-            messages.push(message(ChatRole::User, correction.clone()));
-        }
-        call.messages = messages;
-        call
     }
 
     /// The manager answered `step`.
