@@ -226,7 +226,9 @@
     box.dataset.id = p.id;
     const what = p.kind === "tool"
       ? `Approve this tool call by ${p.from}?`
-      : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+      : p.kind === "plan"
+        ? "Approve the manager's plan (in the notes above)?"
+        : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
     box.append(el("p", null, what));
     if (p.kind === "tool") box.append(el("pre", null, p.to));
     const yes = el("button", "approve", "Approve");
