@@ -18,12 +18,15 @@ pub use state::{Magentic, Step};
 use fuseraft_compiler::ir::{SelectStyle, StateKind, Target};
 use serde_json::json;
 
-use super::{Machine, Outcome, Phase};
+use super::{bounded, Machine, Outcome, Phase, MAX_MESSAGE_CHARS};
 use crate::effect::{ModelReply, Request};
 use crate::history::{Message, Role};
 
 /// Invalid ledgers in a row after which the run is stuck (each also counts as a stall).
 const MAX_INVALID_LEDGERS: u32 = 3;
+
+/// The most characters of the plan's first line a plan review's signal carries.
+const SIGNAL_CHARS: usize = 120;
 
 /// How the signal of a plan review's [`Request::Approve`] starts.
 pub const PLAN_REVIEW: &str = "plan review:";
@@ -92,7 +95,13 @@ impl Machine<'_> {
             let plan = ledger.plan.clone().unwrap_or_default();
             let from = self.state_name();
             let first = plan.lines().find(|line| !line.trim().is_empty());
-            let signal = format!("{PLAN_REVIEW} {}", first.unwrap_or("(empty plan)").trim());
+            let first: String = first
+                .unwrap_or("(empty plan)")
+                .trim()
+                .chars()
+                .take(SIGNAL_CHARS)
+                .collect();
+            let signal = format!("{PLAN_REVIEW} {first}");
             self.emit(
                 Some("manager"),
                 "hitl_requested",
@@ -128,7 +137,12 @@ impl Machine<'_> {
             self.finish(Outcome::Error, Some("not a magentic state".to_string()));
             return;
         };
-        let text = reply.text.trim().to_string();
+        // What the manager wrote is kept in the ledger (and every checkpoint) bounded like a
+        // history message; the final answer, the run's value, is kept whole.
+        let text = match step {
+            Step::Final => reply.text.trim().to_string(),
+            _ => bounded(reply.text.trim().to_string(), MAX_MESSAGE_CHARS),
+        };
         let review_or_ledger = if limits.plan_review {
             Step::Review
         } else {

@@ -156,3 +156,47 @@ fn a_resumed_stuck_run_gets_fresh_stall_counts() {
     assert!(ledger.messages.last().unwrap().content.starts_with("PLAN:"));
     assert_eq!(resumed.run().magentic.as_ref().unwrap().stalls, 0);
 }
+
+#[test]
+fn a_huge_plan_is_kept_bounded_and_its_review_question_short() {
+    let program = parse(&PROGRAM.replace("plan_review false", "plan_review true")).unwrap();
+    let mut machine = Machine::new(&program, options());
+    machine.step();
+    machine.resume(reply("Given: a list."));
+    machine.step();
+    let huge = format!("1. {}\n2. Developer codes.", "x".repeat(200_000));
+    machine.resume(reply(&huge));
+    let Request::Approve { signal, to, .. } = machine.step() else {
+        panic!("the plan is put to the operator");
+    };
+    assert_eq!(to, "plan");
+    assert!(signal.starts_with("plan review: 1. xxx"), "{signal}");
+    assert!(signal.chars().count() <= 140, "{}", signal.len());
+    let plan = machine
+        .run()
+        .magentic
+        .as_ref()
+        .unwrap()
+        .plan
+        .clone()
+        .unwrap();
+    assert!(plan.chars().count() <= crate::machine::MAX_MESSAGE_CHARS);
+    assert!(
+        plan.ends_with("2. Developer codes."),
+        "head and tail are kept"
+    );
+    // A redirect sends the feedback to the manager; the revision is reviewed again.
+    machine.resume(Response::Redirect("Smaller steps.".into()));
+    let revise = model_call(machine.step());
+    assert!(revise
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .contains("Smaller steps."));
+    machine.resume(reply("1. Researcher reads."));
+    assert!(matches!(machine.step(), Request::Approve { .. }));
+    machine.resume(Response::Approve(false));
+    assert!(matches!(machine.step(), Request::Done));
+    assert_eq!(machine.run().outcome, Some(Outcome::Stuck));
+}
