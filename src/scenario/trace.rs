@@ -431,6 +431,8 @@ pub fn render(ran: &Ran) -> String {
                 ))
             }
             "magentic_orientation" => emit!("manager oriented: facts and plan".to_string()),
+            // The plan the rounds start with: shown by its orientation (or review) already.
+            "magentic_plan" => {}
             "magentic_ledger" => {
                 if event.payload.get("satisfied").and_then(Json::as_bool) == Some(true) {
                     emit!("manager: request satisfied".to_string())

@@ -316,6 +316,9 @@
       case "magentic_orientation":
         note(turn, "", `manager's facts: ${p.facts || ""}\nmanager's plan:\n${p.plan || ""}`);
         break;
+      case "magentic_plan":
+        // The plan the rounds start with, shown by its orientation (or revision) note.
+        break;
       case "magentic_replan":
         note(turn, "warn", `new plan (replan ${p.cycle}):\n${p.plan || ""}`);
         break;

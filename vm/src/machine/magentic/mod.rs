@@ -158,7 +158,12 @@ impl Machine<'_> {
                 ledger.plan = Some(text);
                 ledger.next = review_or_ledger;
                 let payload = json!({"facts": ledger.facts, "plan": ledger.plan});
+                let plan = json!({"plan": ledger.plan});
                 self.emit(Some("manager"), "magentic_orientation", payload);
+                if !limits.plan_review {
+                    // Upstream's event for the plan the rounds start with.
+                    self.emit(Some("manager"), "magentic_plan", plan);
+                }
             }
             Step::Revise => {
                 ledger.plan = Some(text);
@@ -373,7 +378,15 @@ impl Machine<'_> {
                 ledger.feedback = Some(text);
                 ledger.next = Step::Revise;
             }
-            None if approved => ledger.next = Step::Ledger,
+            None if approved => {
+                ledger.next = Step::Ledger;
+                // The first plan approved is the one the rounds start with (upstream's
+                // `magentic_plan`); an approved replan was announced by `magentic_replan`.
+                if ledger.resets == 0 {
+                    let plan = json!({"plan": ledger.plan});
+                    self.emit(Some("manager"), "magentic_plan", plan);
+                }
+            }
             None => self.finish(
                 Outcome::Stuck,
                 Some("the operator refused the manager's plan".to_string()),
