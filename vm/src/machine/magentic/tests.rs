@@ -200,3 +200,56 @@ fn a_huge_plan_is_kept_bounded_and_its_review_question_short() {
     assert!(matches!(machine.step(), Request::Done));
     assert_eq!(machine.run().outcome, Some(Outcome::Stuck));
 }
+
+#[test]
+fn a_replan_is_reviewed_like_the_first_plan() {
+    let text = PROGRAM.replace(
+        "max_resets 0 plan_review false",
+        "max_resets 1 plan_review true",
+    );
+    let program = parse(&text).unwrap();
+    let mut machine = Machine::new(&program, options());
+    machine.step();
+    machine.resume(reply("Given: a list."));
+    machine.step();
+    machine.resume(reply("1. Developer codes."));
+    assert!(matches!(machine.step(), Request::Approve { .. }));
+    machine.resume(Response::Approve(true));
+    machine.step();
+    machine.resume(reply(NO_PROGRESS));
+    assert_eq!(model_call(machine.step()).agent, "Developer");
+    machine.resume(reply("Tried."));
+    machine.step();
+    machine.resume(reply(NO_PROGRESS));
+    // The second stall: the facts and then the plan are asked again, and the new plan is
+    // put to the operator before any round.
+    let facts = model_call(machine.step());
+    assert!(facts
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .contains("[Developer]: Tried."));
+    machine.resume(reply("Given: trying again does not help."));
+    let plan = model_call(machine.step());
+    assert!(plan
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .starts_with("PREVIOUS PLAN:\n1. Developer codes."));
+    machine.resume(reply("1. Researcher reads first."));
+    let Request::Approve { signal, .. } = machine.step() else {
+        panic!("the new plan is reviewed");
+    };
+    assert_eq!(signal, "plan review: 1. Researcher reads first.");
+    machine.resume(Response::Approve(true));
+    let ledger = model_call(machine.step());
+    assert!(ledger
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .starts_with("PLAN:\n1. Researcher reads first."));
+    assert_eq!(machine.run().magentic.as_ref().unwrap().resets, 1);
+}
