@@ -183,6 +183,9 @@ pub struct Summary {
     /// Why the work was not done although the run ended without an error
     /// ([`Machine::shortfall`]).
     pub shortfall: Option<String>,
+    /// The magentic manager's facts, plan and counters as the run left them (`None`
+    /// outside a magentic run).
+    pub magentic: Option<crate::machine::Magentic>,
 }
 
 impl Summary {
@@ -205,6 +208,7 @@ impl Summary {
             history: run.history,
             output: None,
             shortfall: None,
+            magentic: run.magentic,
         }
     }
 }
@@ -550,6 +554,7 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
+        magentic: run.magentic,
     }
 }
 
