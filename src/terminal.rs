@@ -12,6 +12,7 @@
 //! escape sequence can retitle the window, clear the screen or hide text.
 
 mod lines;
+mod magentic;
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -133,6 +134,9 @@ pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) 
         }
         text.push_str("approve tool call? [y/N] ");
         text
+    } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+        // A magentic plan review: yes lets the manager's plan (shown above) run, no stops.
+        "approve the manager's plan shown above? [y/N] ".to_string()
     } else if let Some(failure) = signal.strip_prefix("escalation:") {
         // An `EscalateToHuman` failure: yes lets the agent try again, no stops the run.
         format!(
@@ -437,7 +441,9 @@ impl Terminal {
                 let _ = writeln!(out, "{}", self.paint.good(&route));
             }
             _ => {
-                if let Some(line) = lines::notice(event, self.paint) {
+                let line =
+                    lines::notice(event, self.paint).or_else(|| magentic::line(event, self.paint));
+                if let Some(line) = line {
                     self.clear_waiting(out);
                     let _ = writeln!(out, "{line}");
                 }
@@ -569,6 +575,11 @@ mod tests {
         assert_eq!(
             escalation,
             "`Build` cannot go on to `Deploy`: RequireShellPass failed (escalated); let it try again? [y/N] "
+        );
+        // A magentic plan review asks about the plan the terminal has just shown.
+        assert_eq!(
+            approval_question("select", "plan", "plan review: 1. Research", &states),
+            "approve the manager's plan shown above? [y/N] "
         );
         let hidden = "run `echo hello\rrm -rf ~/important # \x1b[2K`";
         let tool = approval_question("Dev", hidden, "tool", &states);

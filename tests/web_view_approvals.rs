@@ -2,7 +2,7 @@
 //! the page and the terminal both answer an approval or a pause and the first answer wins,
 //! the other is told; a run waiting for the page still ends on SIGTERM; the answering
 //! endpoints refuse what is not the page's; a reconnecting page continues after the last
-//! event it saw.
+//! event it saw; a magentic manager's plan is reviewed in the page.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -508,4 +508,44 @@ async fn the_pause_endpoint_takes_only_the_pages_answers() {
         stderr.contains("cancelled (SIGTERM) during a pause"),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_magentic_plan_is_reviewed_in_the_page() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/magentic-plan-review-approved");
+    // No terminal: the review waits for the page.
+    let run = Run::of(
+        &fixture.join("config.yaml"),
+        &fixture.join("replay.yaml"),
+        "magentic-plan",
+        Stdio::null(),
+        &["--json"],
+    );
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    assert!(
+        asked.iter().any(
+            |(_, message)| message["event_type"] == "magentic_orientation"
+                && message["payload"]["plan"] == "1. Developer adds paging."
+        ),
+        "the plan reaches the page before the question: {asked:?}"
+    );
+    let (_, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["kind"], "plan");
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let approved = reqwest::Client::new()
+        .post(format!(
+            "{}/approve?token={}&id={id}&approved=true",
+            run.base(),
+            run.token()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), 200);
+    let (status, stdout, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{stderr}");
+    assert_eq!(summary["output"], "Paging added.");
 }

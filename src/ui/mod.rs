@@ -130,6 +130,8 @@ impl Live {
                 signal,
                 kind: if signal == "tool" && !route {
                     "tool"
+                } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+                    "plan"
                 } else {
                     "route"
                 },

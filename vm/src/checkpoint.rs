@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::event::Outcome;
 use crate::history::{Message, Role, ToolCall, Usage};
-use crate::machine::{BranchDone, Run};
+use crate::machine::{BranchDone, Magentic, Run};
 
 pub const VERSION: u64 = 1;
 
@@ -281,6 +281,10 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if let Some(fork) = &run.fork {
         machine["Fork"] = fork_json(fork);
     }
+    // Only a magentic run carries `Magentic` (older readers skip it).
+    if let Some(magentic) = &run.magentic {
+        machine["Magentic"] = magentic.to_json();
+    }
     machine
 }
 
@@ -464,6 +468,9 @@ fn write_run(
     if let Some(fork) = &run.fork {
         entry!(out, "Fork", &fork_json(fork));
     }
+    if let Some(magentic) = &run.magentic {
+        entry!(out, "Magentic", &magentic.to_json());
+    }
     out.push(b'}');
     Ok(())
 }
@@ -575,6 +582,10 @@ pub(crate) fn run_from_json(
         notes: crate::tools::notes::Notes::from_json(machine.get("Notes"))?,
         fork: match machine.get("Fork") {
             Some(fork) if !fork.is_null() => Some(fork_from(program, fork)?),
+            _ => None,
+        },
+        magentic: match machine.get("Magentic") {
+            Some(magentic) if !magentic.is_null() => Some(Magentic::from_json(magentic)?),
             _ => None,
         },
     };

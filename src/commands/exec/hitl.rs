@@ -49,6 +49,12 @@ pub(super) fn pauses(
 
 /// The prompt of one pause.
 fn question(at: &Paused<'_>) -> String {
+    if at
+        .about
+        .is_some_and(|about| about.starts_with(fuseraft_vm::machine::PLAN_REVIEW))
+    {
+        return "── the manager's plan (above) is up for review · Enter approves it, a message asks the manager to revise it, q refuses it (the run stops)\n> ".to_string();
+    }
     let by = at
         .agent
         .map(|agent| format!(" by `{}`", neutralise(agent)))

@@ -343,7 +343,9 @@
     box.dataset.id = p.id;
     const what = p.kind === "tool"
       ? `Approve this tool call by ${p.from}?`
-      : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+      : p.kind === "plan"
+        ? "Approve the manager's plan (in the notes above)?"
+        : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
     box.append(el("p", null, what));
     if (p.kind === "tool") box.append(el("pre", null, p.to));
     const yes = el("button", "approve", "Approve");
@@ -488,6 +490,26 @@
         break;
       case "hitl_answered":
         note(turn, p.approved ? "" : "warn", p.approved ? "approved" : "refused");
+        break;
+      case "magentic_orientation":
+        note(turn, "", `manager's facts: ${p.facts || ""}\nmanager's plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_plan":
+        // The plan the rounds start with, shown by its orientation (or revision) note.
+        break;
+      case "magentic_replan":
+        note(turn, "warn", `new plan (replan ${p.cycle}):\n${p.plan || ""}`);
+        break;
+      case "magentic_plan_revised":
+        note(turn, "", `revised plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_ledger":
+        note(turn, p.stalls ? "warn" : "", p.satisfied
+          ? "manager: request satisfied"
+          : `manager → ${p.next_speaker}${p.stalls ? ` (stall ${p.stalls})` : ""}: ${p.instruction || ""}`);
+        break;
+      case "magentic_ledger_invalid":
+        note(turn, "correction", `manager's ledger unusable (${p.consecutive}×): ${p.error || ""}`);
         break;
       case "ui_approval":
         askApproval(p);
