@@ -21,6 +21,7 @@ mod fork;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
 mod paths_tests;
+mod sub_agent;
 mod tool_calls;
 mod usage;
 
@@ -388,7 +389,7 @@ pub async fn drive<M: Models>(
         change_log: change_log.clone(),
         jobs: crate::tools::Jobs::default(),
         mcp: tokio::sync::Mutex::new(mcp),
-        mcp_events: std::sync::Mutex::new(Vec::new()),
+        events: std::sync::Mutex::new(Vec::new()),
     };
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
@@ -460,6 +461,9 @@ pub async fn drive<M: Models>(
                         &mut at_turn_end,
                     );
                     emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
+                    for event in tools.take_events() {
+                        on_event(&event, machine.run());
+                    }
                     // Kept by the checkpoint: a finished branch never runs again. The next
                     // step after the last one joins the fork.
                     let provider = models.state_keeping(&base, &finished.agents_done);
@@ -468,11 +472,11 @@ pub async fn drive<M: Models>(
                 continue;
             }
             Request::Tools { agent, turn, calls } => {
-                let results = tools.run(agent, turn, calls).await;
-                for event in tools.take_mcp_events() {
+                let (results, spent) = tools.run(models, agent, turn, calls).await;
+                for event in tools.take_events() {
                     on_event(&event, machine.run());
                 }
-                Response::Tools(results)
+                tools_response(results, spent)
             }
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.
@@ -536,6 +540,15 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
+    }
+}
+
+/// The answer to a [`Request::Tools`]: [`Response::Delegated`] when sub-agents spent tokens.
+fn tools_response(results: Vec<crate::history::ToolCall>, spent: Usage) -> Response {
+    if spent == Usage::default() {
+        Response::Tools(results)
+    } else {
+        Response::Delegated(results, spent)
     }
 }
 

@@ -20,7 +20,8 @@ async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunne
                 Response::Model(models.call(&call).await)
             }
             Request::Tools { agent, turn, calls } => {
-                Response::Tools(tools.run(agent, turn, calls).await)
+                let (results, spent) = tools.run(models, agent, turn, calls).await;
+                super::tools_response(results, spent)
             }
             _ => return branch,
         };
