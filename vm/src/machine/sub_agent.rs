@@ -188,7 +188,12 @@ impl SubAgent {
                 for result in &results {
                     self.used = self.used.saturating_add(1);
                     self.call.messages.push(tool_message(result));
-                    let payload = json!({"tool": result.name, "ok": result.ok});
+                    let mut payload = json!({"tool": result.name, "ok": result.ok});
+                    if !result.ok {
+                        // Why it failed or was refused, as `tool_blocked` says it.
+                        let text = result.result.as_deref().unwrap_or_default();
+                        payload["result"] = Json::from(clip(text, 200));
+                    }
                     self.emit("sub_agent_tool_call", payload);
                 }
                 if self.used >= self.cap {
