@@ -47,7 +47,7 @@ pub(super) struct Finished {
     /// The events of the branches now out in declaration order (a branch's events wait
     /// for those of the branches declared before it).
     pub events: Vec<Event>,
-    /// The agents all of whose branches finished.
+    /// The agents all of whose branches finished, and their sub-agents' queues.
     pub agents_done: Vec<String>,
 }
 
@@ -97,6 +97,8 @@ impl<'a> ForkRun<'a> {
                 .all(|(other, done)| other != agent || *done);
             if all_done && !agents_done.contains(agent) {
                 agents_done.push(agent.clone());
+                // Its sub-agents' replies were taken with its own: kept alike.
+                agents_done.push(format!("{agent}{}", crate::machine::QUEUE_SUFFIX));
             }
         }
         Some(Finished {
