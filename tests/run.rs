@@ -92,7 +92,10 @@ fn git_summary(dir: &Path) -> String {
         &["log", "--reverse", "--patch", "--format=commit: %s (%an)"],
     );
     out.push_str("uncommitted:\n");
-    out.push_str(&git(dir, &["status", "--porcelain", "--untracked-files=all"]));
+    out.push_str(&git(
+        dir,
+        &["status", "--porcelain", "--untracked-files=all"],
+    ));
     out.replace("\n\n", "\n")
 }
 

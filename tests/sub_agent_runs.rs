@@ -15,7 +15,8 @@ use fuseraft_vm::replay::Replay;
 
 /// A fresh work dir with a small project in it.
 fn project(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fuseraft-sub-agent-{}-{name}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("fuseraft-sub-agent-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work/src")).unwrap();
     let work = std::fs::canonicalize(dir.join("work")).unwrap();
@@ -111,7 +112,11 @@ replies:
 ";
     let (summary, events) = run(&work, CONFIG, replay);
     let made = calls(&summary);
-    assert_eq!(made.len(), 1, "the sub-agent's own calls stay out of the history");
+    assert_eq!(
+        made.len(),
+        1,
+        "the sub-agent's own calls stay out of the history"
+    );
     assert!(made[0].ok);
     assert_eq!(
         result(made[0]),
@@ -186,7 +191,11 @@ replies:
     // call at all, and it answered nothing usable.
     let made = calls(&summary);
     assert!(!made[0].ok);
-    assert!(result(made[0]).contains("gave no answer"), "{}", result(made[0]));
+    assert!(
+        result(made[0]).contains("gave no answer"),
+        "{}",
+        result(made[0])
+    );
     assert_eq!(
         std::fs::read_to_string(work.join("src/calc.py")).unwrap(),
         "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
@@ -220,7 +229,9 @@ replies:
     assert_eq!(reasons.len(), 3);
     assert!(reasons[0].starts_with("[DENIED: sub-agent] `SubAgent-sub_agent_explore`"));
     assert!(reasons[1].starts_with("[DENIED: sub-agent] `git_commit`"));
-    assert!(reasons[2].starts_with("[DENIED: unknown tool] `launch_missiles` is not a tool of agent `Dev`'s sub-agent"));
+    assert!(reasons[2].starts_with(
+        "[DENIED: unknown tool] `launch_missiles` is not a tool of agent `Dev`'s sub-agent"
+    ));
     assert_eq!(
         events
             .iter()
@@ -250,7 +261,12 @@ replies:
     - text: \"\"
 ";
     let (summary, events) = run(&work, CONFIG, replay);
-    assert_eq!(summary.outcome.as_str(), "max_turns", "{:?}", summary.reason);
+    assert_eq!(
+        summary.outcome.as_str(),
+        "max_turns",
+        "{:?}",
+        summary.reason
+    );
     let made = calls(&summary);
     let results: Vec<&str> = made.iter().map(|call| result(call)).collect();
     assert_eq!(
@@ -266,7 +282,8 @@ replies:
         "[ERROR] the sub-agent replied with neither an answer nor a tool call"
     );
     assert!(
-        results[3].starts_with("[ERROR] the sub-agent failed: ") && results[3].contains("Dev/sub_agent"),
+        results[3].starts_with("[ERROR] the sub-agent failed: ")
+            && results[3].contains("Dev/sub_agent"),
         "{}",
         results[3]
     );
@@ -282,10 +299,7 @@ replies:
 #[test]
 fn a_sub_agents_tokens_count_toward_the_runs_budget() {
     let work = project("budget");
-    let config = CONFIG.replace(
-        "  Selection:",
-        "  MaxTotalTokens: 500\n  Selection:",
-    );
+    let config = CONFIG.replace("  Selection:", "  MaxTotalTokens: 500\n  Selection:");
     let replay = "\
 replies:
   Dev:

@@ -230,11 +230,17 @@ mod tests {
             "  ⤷ sub-agent (explore): where is ⏎ main?"
         );
         assert_eq!(
-            line("sub_agent_tool_call", json!({"tool": "search_content", "ok": true})),
+            line(
+                "sub_agent_tool_call",
+                json!({"tool": "search_content", "ok": true})
+            ),
             "    ⚙ search_content (ok)"
         );
         assert_eq!(
-            line("sub_agent_tool_call", json!({"tool": "write_file", "ok": false})),
+            line(
+                "sub_agent_tool_call",
+                json!({"tool": "write_file", "ok": false})
+            ),
             "    ⚙ write_file (failed)"
         );
         assert_eq!(
@@ -251,7 +257,10 @@ mod tests {
             ),
             "  ⤶ sub-agent cap_reached · 2 tool calls · tokens in 30 / out 4"
         );
-        let hostile = line("sub_agent_tool_call", json!({"tool": "\x1b[2Jx", "ok": true}));
+        let hostile = line(
+            "sub_agent_tool_call",
+            json!({"tool": "\x1b[2Jx", "ok": true}),
+        );
         assert!(!hostile.contains('\x1b'), "{hostile}");
     }
 

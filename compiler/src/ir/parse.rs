@@ -13,8 +13,8 @@ use pest::Parser as _;
 use pest_derive::Parser;
 
 use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_VERSION};
-use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, Plugin, Preset};
 use super::SubAgentSettings;
+use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, Plugin, Preset};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
@@ -999,7 +999,10 @@ impl Builder {
                     for item in list.clone().into_inner() {
                         let text = name(&item)?;
                         let plugin = Plugin::parse(&text).ok_or_else(|| {
-                            error_at(&item, format!("unknown plugin `{text}` in `sub_agent_plugins`"))
+                            error_at(
+                                &item,
+                                format!("unknown plugin `{text}` in `sub_agent_plugins`"),
+                            )
                         })?;
                         sub_agent.plugins.push(plugin);
                     }

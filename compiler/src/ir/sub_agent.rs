@@ -112,7 +112,14 @@ mod tests {
     #[test]
     fn a_sub_agent_gets_only_its_callers_read_tools() {
         let dev = agent(
-            &["FileSystem", "Shell", "Git", "Http", "Scratchpad", "SubAgent"],
+            &[
+                "FileSystem",
+                "Shell",
+                "Git",
+                "Http",
+                "Scratchpad",
+                "SubAgent",
+            ],
             Vec::new(),
         );
         let tools = names(sub_agent_tools(&dev));

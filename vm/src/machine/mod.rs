@@ -26,8 +26,8 @@ mod verify;
 use turn::{Next, Turn};
 
 pub use branch::{Branch, BranchDone};
-pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
+pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 
 use std::collections::{HashMap, HashSet};
 

@@ -106,7 +106,10 @@ impl SubAgent {
                 .model
                 .clone()
                 .or_else(|| caller.model.clone()),
-            messages: vec![message(ChatRole::System, system), message(ChatRole::User, task.clone())],
+            messages: vec![
+                message(ChatRole::System, system),
+                message(ChatRole::User, task.clone()),
+            ],
             tools: schemas,
             turn,
         };
@@ -176,13 +179,17 @@ impl SubAgent {
                     self.end(text, Ending::CapReached);
                 } else {
                     self.end(
-                        "[ERROR] the sub-agent replied with neither an answer nor a tool call".into(),
+                        "[ERROR] the sub-agent replied with neither an answer nor a tool call"
+                            .into(),
                         Ending::NoAnswer,
                     );
                 }
             }
             (Waiting::Model, Response::Model(Err(error))) => {
-                self.end(format!("[ERROR] the sub-agent failed: {error}"), Ending::Failed);
+                self.end(
+                    format!("[ERROR] the sub-agent failed: {error}"),
+                    Ending::Failed,
+                );
             }
             (Waiting::Tools, Response::Tools(results)) => {
                 for result in &results {

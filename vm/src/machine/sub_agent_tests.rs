@@ -73,15 +73,37 @@ fn answered(request: Request) -> Response {
 fn bad_arguments_start_no_sub_agent() {
     let agent = caller();
     for (mode, name, args, expected) in [
-        (SubAgentMode::Explore, "sub_agent_explore", json!({}), "needs a non-empty string argument `query`"),
-        (SubAgentMode::Explore, "sub_agent_explore", json!({"query": "  "}), "`query`"),
-        (SubAgentMode::Explore, "sub_agent_explore", json!({"query": "x", "format": "yaml"}), "`format` is `prose` or `file_list`, not `yaml`"),
-        (SubAgentMode::Locate, "sub_agent_locate", json!({"target": 7}), "needs a non-empty string argument `target`"),
+        (
+            SubAgentMode::Explore,
+            "sub_agent_explore",
+            json!({}),
+            "needs a non-empty string argument `query`",
+        ),
+        (
+            SubAgentMode::Explore,
+            "sub_agent_explore",
+            json!({"query": "  "}),
+            "`query`",
+        ),
+        (
+            SubAgentMode::Explore,
+            "sub_agent_explore",
+            json!({"query": "x", "format": "yaml"}),
+            "`format` is `prose` or `file_list`, not `yaml`",
+        ),
+        (
+            SubAgentMode::Locate,
+            "sub_agent_locate",
+            json!({"target": 7}),
+            "needs a non-empty string argument `target`",
+        ),
     ] {
-        let error = SubAgent::start(&agent, mode, &call(name, args), 0, Vec::new())
-            .err()
-            .expect("refused");
-        assert!(error.starts_with("[ERROR]") && error.contains(expected), "{error}");
+        let error =
+            SubAgent::start(&agent, mode, &call(name, args), 0, Vec::new()).expect_err("refused");
+        assert!(
+            error.starts_with("[ERROR]") && error.contains(expected),
+            "{error}"
+        );
     }
 }
 
@@ -121,19 +143,33 @@ fn the_cap_cuts_calls_then_asks_for_an_answer_without_tools() {
         panic!("asked again")
     };
     assert!(last.tools.is_empty(), "its last request offers no tool");
-    assert!(last.messages.last().unwrap().content.contains("used your 2 tool calls"));
+    assert!(last
+        .messages
+        .last()
+        .unwrap()
+        .content
+        .contains("used your 2 tool calls"));
     // It asks for tools again instead of answering: the call ends with an error result.
     sub_agent.resume(reply("", &three));
     assert_eq!(sub_agent.step(), Request::Done);
     let events: Vec<_> = sub_agent.drain_events();
     let done = sub_agent.finish();
     assert!(!done.ok);
-    assert!(done.result.contains("(2 of 2 made) and gave no answer"), "{}", done.result);
+    assert!(
+        done.result.contains("(2 of 2 made) and gave no answer"),
+        "{}",
+        done.result
+    );
     assert_eq!(done.usage.total(), 24);
     let types: Vec<&str> = events.iter().map(|event| event.event_type).collect();
     assert_eq!(
         types,
-        ["sub_agent_start", "sub_agent_tool_call", "sub_agent_tool_call", "sub_agent_end"]
+        [
+            "sub_agent_start",
+            "sub_agent_tool_call",
+            "sub_agent_tool_call",
+            "sub_agent_end"
+        ]
     );
     assert_eq!(events[3].payload["outcome"], "cap_reached");
 }
@@ -149,11 +185,15 @@ fn an_empty_reply_and_a_failing_model_are_error_results() {
 
     let mut failing = explore();
     let _ = failing.step();
-    failing.resume(Response::Model(Err("replay queue `Dev/sub_agent` is exhausted".into())));
+    failing.resume(Response::Model(Err(
+        "replay queue `Dev/sub_agent` is exhausted".into(),
+    )));
     assert_eq!(failing.step(), Request::Done);
     let done = failing.finish();
     assert!(!done.ok);
-    assert!(done.result.starts_with("[ERROR] the sub-agent failed: replay queue"));
+    assert!(done
+        .result
+        .starts_with("[ERROR] the sub-agent failed: replay queue"));
 }
 
 #[test]
@@ -164,6 +204,8 @@ fn an_answer_is_bounded() {
     sub_agent.resume(reply(&long, &[]));
     let done = sub_agent.finish();
     assert!(done.ok);
-    assert!(done.result.ends_with("[… 50 more characters cut: a sub-agent's answer is at most 8000 characters]"));
+    assert!(done
+        .result
+        .ends_with("[… 50 more characters cut: a sub-agent's answer is at most 8000 characters]"));
     assert!(done.result.chars().count() < MAX_ANSWER_CHARS + 100);
 }
