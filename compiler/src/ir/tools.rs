@@ -835,6 +835,30 @@ mod tests {
     }
 
     #[test]
+    fn sub_agent_tools_carry_upstreams_names_and_only_read() {
+        assert_eq!(Plugin::parse("subagent"), Some(Plugin::SubAgent));
+        assert_eq!(Plugin::SubAgent.capabilities(), vec![Capability::Read]);
+        assert_eq!(
+            Tool::resolve("SubAgent-sub_agent_explore"),
+            Some(Tool::SubAgentExplore)
+        );
+        assert_eq!(
+            Tool::resolve("sub_agent_locate"),
+            Some(Tool::SubAgentLocate)
+        );
+        assert_eq!(Tool::resolve("FileSystem-sub_agent_locate"), None);
+        assert_eq!(Tool::resolve("sub_agent_explorer"), None);
+        for tool in Plugin::SubAgent.tools() {
+            assert_eq!(tool.category(), None, "{tool}");
+        }
+        let plugins = vec!["SubAgent".to_string()];
+        let read = vec![(Plugin::SubAgent, vec![Capability::Read])];
+        assert!(Tool::SubAgentExplore.offered(&plugins, &[]));
+        assert!(Tool::SubAgentLocate.offered(&plugins, &read));
+        assert!(!Tool::SubAgentLocate.offered(&["Search".to_string()], &read));
+    }
+
+    #[test]
     fn http_narrows_by_method_and_is_always_a_network_call() {
         assert_eq!(Plugin::parse("HTTP"), Some(Plugin::Http));
         assert_eq!(
