@@ -389,7 +389,6 @@ pub async fn drive<M: Models>(
         change_log: change_log.clone(),
         jobs: crate::tools::Jobs::default(),
         mcp: tokio::sync::Mutex::new(mcp),
-        events: std::sync::Mutex::new(Vec::new()),
     };
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
@@ -461,9 +460,6 @@ pub async fn drive<M: Models>(
                         &mut at_turn_end,
                     );
                     emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
-                    for event in tools.take_events() {
-                        on_event(&event, machine.run());
-                    }
                     // Kept by the checkpoint: a finished branch never runs again. The next
                     // step after the last one joins the fork.
                     let provider = models.state_keeping(&base, &finished.agents_done);
@@ -472,11 +468,11 @@ pub async fn drive<M: Models>(
                 continue;
             }
             Request::Tools { agent, turn, calls } => {
-                let (results, spent) = tools.run(models, agent, turn, calls).await;
-                for event in tools.take_events() {
-                    on_event(&event, machine.run());
+                let ran = tools.run(models, agent, turn, calls).await;
+                for event in &ran.events {
+                    on_event(event, machine.run());
                 }
-                tools_response(results, spent)
+                ran.response()
             }
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.
@@ -540,15 +536,6 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
-    }
-}
-
-/// The answer to a [`Request::Tools`]: [`Response::Delegated`] when sub-agents spent tokens.
-fn tools_response(results: Vec<crate::history::ToolCall>, spent: Usage) -> Response {
-    if spent == Usage::default() {
-        Response::Tools(results)
-    } else {
-        Response::Delegated(results, spent)
     }
 }
 

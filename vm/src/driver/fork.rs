@@ -20,8 +20,9 @@ async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunne
                 Response::Model(models.call(&call).await)
             }
             Request::Tools { agent, turn, calls } => {
-                let (results, spent) = tools.run(models, agent, turn, calls).await;
-                super::tools_response(results, spent)
+                let mut ran = tools.run(models, agent, turn, calls).await;
+                branch.add_events(std::mem::take(&mut ran.events));
+                ran.response()
             }
             _ => return branch,
         };

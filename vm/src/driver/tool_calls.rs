@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use fuseraft_compiler::ir::{Program, SubAgentMode};
 
 use super::{Approvals, Env, Models};
-use crate::effect::ModelCall;
+use crate::effect::{ModelCall, Response};
 use crate::event::Event;
 use crate::history::{ToolCall, Usage};
 use crate::tools::permissions::{decide, Decision, ToolRef};
@@ -25,27 +25,46 @@ pub(super) struct ToolRunner<'a> {
     pub jobs: crate::tools::Jobs,
     /// The run's MCP servers: one call at a time per run (a fork's branches take turns).
     pub mcp: tokio::sync::Mutex<crate::mcp::McpServers>,
-    /// Events of calls made since the driver last took them (`mcp_tool_call`, a
-    /// sub-agent's `sub_agent_*`).
-    pub events: std::sync::Mutex<Vec<Event>>,
+}
+
+/// What running a turn's tool calls left.
+pub(super) struct Ran {
+    /// The same calls, with `result` and `ok` filled in.
+    pub calls: Vec<ToolCall>,
+    /// What the sub-agents among them spent on the run's models.
+    pub spent: Usage,
+    /// Their events in order (`mcp_tool_call`, a sub-agent's `sub_agent_*`).
+    pub events: Vec<Event>,
+}
+
+impl Ran {
+    /// The answer to the [`crate::effect::Request::Tools`] these calls came in:
+    /// [`Response::Delegated`] when sub-agents spent tokens.
+    pub fn response(self) -> Response {
+        if self.spent == Usage::default() {
+            Response::Tools(self.calls)
+        } else {
+            Response::Delegated(self.calls, self.spent)
+        }
+    }
 }
 
 impl ToolRunner<'_> {
-    /// Runs `calls` in order for `agent` in turn `turn`: the same calls, with `result` and
-    /// `ok` filled in, and what the sub-agents among them spent on `models`.
+    /// Runs `calls` in order for `agent` in turn `turn`.
     pub async fn run<M: Models>(
         &self,
         models: &M,
         agent: String,
         turn: u32,
         mut calls: Vec<ToolCall>,
-    ) -> (Vec<ToolCall>, Usage) {
+    ) -> Ran {
         let program = self.program;
         let context = self.context(agent, turn);
         let agent_ir = program
             .agent_named(&context.agent)
             .map(|id| program.agent(id));
         let mut spent = Usage::default();
+        let mut events = Vec::new();
         for call in &mut calls {
             // The call's name is resolved once, here; that tool is judged and run.
             let decision = {
@@ -65,18 +84,21 @@ impl ToolRunner<'_> {
                 }
                 Ok(ToolRef::Builtin(tool)) => match (SubAgentMode::of(tool), agent_ir) {
                     (Some(mode), Some(caller)) => {
-                        let usage = self.run_sub_agent(models, mode, call, caller, &context);
-                        spent.add(usage.await);
+                        let sub_agent = self.run_sub_agent(models, mode, call, caller, &context);
+                        spent.add(sub_agent.await.into_events(&mut events));
                     }
                     _ => crate::tools::execute_tool(call, tool, &context).await,
                 },
                 Ok(ToolRef::Mcp(tool)) => {
-                    let event = self.call_mcp_tool(call, &tool, &context).await;
-                    self.keep_events(vec![event]);
+                    events.push(self.call_mcp_tool(call, &tool, &context).await);
                 }
             }
         }
-        (calls, spent)
+        Ran {
+            calls,
+            spent,
+            events,
+        }
     }
 
     /// What a tool call of `agent` in turn `turn` acts with.
@@ -111,21 +133,6 @@ impl ToolRunner<'_> {
                 })
             }
         }
-    }
-
-    /// Keeps events of tool calls for the driver to hand out.
-    pub(super) fn keep_events(&self, new: Vec<Event>) {
-        if let Ok(mut events) = self.events.lock() {
-            events.extend(new);
-        }
-    }
-
-    /// The events of tool calls (`mcp_tool_call`, a sub-agent's) since they were last taken.
-    pub fn take_events(&self) -> Vec<Event> {
-        self.events
-            .lock()
-            .map(|mut events| std::mem::take(&mut *events))
-            .unwrap_or_default()
     }
 
     /// Adds the MCP tools the call's agent is offered to a model call (the machine offers

@@ -151,6 +151,12 @@ impl Branch {
         }
     }
 
+    /// Adds the events of the branch's tool calls (`mcp_tool_call`, a sub-agent's
+    /// `sub_agent_*`), in order among its own; call before resuming with their results.
+    pub fn add_events(&mut self, events: Vec<Event>) {
+        self.events.extend(events);
+    }
+
     /// Events since the last call: `turn_start`, tool events, `model_error`, `turn_end`.
     pub fn drain_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.events)
