@@ -1,6 +1,7 @@
 //! The tools agents can call: FileSystem, Search, Shell, Git, Json, Http, Changes (executed
-//! here), Handoff and Finish (schemas only; the machine answers them). Every tool is listed
-//! in `docs/tools.md`.
+//! here), Handoff and Finish (schemas only; the machine answers them), SubAgent (schemas
+//! only; the driver runs a sub-agent, `driver/sub_agent.rs`). Every tool is listed in
+//! `docs/tools.md`.
 //!
 //! ```text
 //!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
