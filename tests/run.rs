@@ -8,7 +8,11 @@
 //! agent's instructions elided, the message roles, the newest orchestrator message, every
 //! context block and the routing tools' parameters), `output` (`true`: also snapshot the run's output),
 //! `redirect` (text: the operator answers with `--hitl` pauses on, and the first pause, an
-//! escalated failure's question, is answered with this text; later ones go on).
+//! escalated failure's question, is answered with this text; later ones go on),
+//! `workdir` (a folder of the case copied into the work dir before the run), `git` (`true`:
+//! the work dir is a real git repository whose first commit holds those files; after the
+//! run, `.git/` is left out of the file list and the repository is snapshotted instead:
+//! each commit's subject, author and patch, and what is left uncommitted).
 
 mod common;
 
@@ -38,6 +42,61 @@ fn files_under(root: &Path) -> Vec<String> {
             format!("{relative} ({size} bytes)")
         })
         .collect()
+}
+
+/// Copies the files under `from` into `to`, keeping their relative paths.
+fn copy_tree(from: &Path, to: &Path) {
+    let mut paths = Vec::new();
+    common::walk(from, &mut paths);
+    for path in paths {
+        let target = to.join(path.strip_prefix(from).unwrap());
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::copy(&path, &target).unwrap();
+    }
+}
+
+/// Runs the real `git` for the harness in `dir`, with a fixed identity and date and no
+/// configuration of the user's, so that the fixture's first commit is the same everywhere.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A git repository in `dir` whose first commit holds the files there.
+fn git_repo(dir: &Path) {
+    git(dir, &["init", "--quiet", "--initial-branch=main"]);
+    git(dir, &["config", "user.name", "Fixture"]);
+    git(dir, &["config", "user.email", "fixture@example.com"]);
+    git(dir, &["add", "--all"]);
+    git(dir, &["commit", "--quiet", "--message=Initial project"]);
+}
+
+/// The repository in `dir` as the snapshot shows it: no hash and no date, which differ
+/// from run to run.
+fn git_summary(dir: &Path) -> String {
+    let mut out = git(
+        dir,
+        &["log", "--reverse", "--patch", "--format=commit: %s (%an)"],
+    );
+    out.push_str("uncommitted:\n");
+    out.push_str(&git(
+        dir,
+        &["status", "--porcelain", "--untracked-files=all"],
+    ));
+    out.replace("\n\n", "\n")
 }
 
 /// The replay provider, reading prompts and recording their structure (`prompts: true`).
@@ -153,6 +212,13 @@ fn run_case(dir: &Path) -> String {
     let work_dir = sandbox.join("work");
     std::fs::create_dir_all(&work_dir).unwrap();
     let work_dir = std::fs::canonicalize(&work_dir).unwrap();
+    if let Some(seed) = settings["workdir"].as_str() {
+        copy_tree(&dir.join(seed), &work_dir);
+    }
+    let repo = flag(&settings, "git");
+    if repo {
+        git_repo(&work_dir);
+    }
 
     let approvals = match settings["approve"].as_str() {
         Some("none") => Approvals::None,
@@ -230,8 +296,15 @@ fn run_case(dir: &Path) -> String {
     }
     out.push_str("----- files\n");
     for file in files_under(&sandbox) {
+        if repo && file.starts_with("work/.git/") {
+            continue;
+        }
         out.push_str(&file);
         out.push('\n');
+    }
+    if repo {
+        out.push_str("----- git\n");
+        out.push_str(&git_summary(&work_dir));
     }
     let _ = std::fs::remove_dir_all(&sandbox);
     out.replace(&work_dir.to_string_lossy().to_string(), "<work>")

@@ -62,7 +62,8 @@ fn text<'a>(payload: &'a Json, key: &str) -> &'a str {
 }
 
 /// The line of a notice event (`correction_injected`, `validation_fail`, `tool_blocked`,
-/// `recovery_activated`, `warning`, `model_error`), or `None` for other events.
+/// `recovery_activated`, `warning`, `model_error`, a sub-agent's `sub_agent_*`), or `None`
+/// for other events.
 pub fn notice(event: &Event, paint: Paint) -> Option<String> {
     let payload = &event.payload;
     let agent = event.agent.as_deref().map(neutralise).unwrap_or_default();
@@ -99,6 +100,37 @@ pub fn notice(event: &Event, paint: Paint) -> Option<String> {
             "  ! model error: {}",
             one_line(text(payload, "error"), DETAIL_CHARS)
         )),
+        // A sub-agent's run, indented under the call that started it.
+        "sub_agent_start" => paint.dim(&format!(
+            "  ⤷ sub-agent ({}): {}",
+            neutralise(text(payload, "mode")),
+            one_line(text(payload, "query"), 80)
+        )),
+        "sub_agent_tool_call" => {
+            let line = format!("    ⚙ {}", neutralise(text(payload, "tool")));
+            match payload.get("ok").and_then(Json::as_bool) {
+                Some(true) => paint.dim(&format!("{line} (ok)")),
+                _ if !text(payload, "result").is_empty() => paint.bad(&format!(
+                    "{line} (failed): {}",
+                    one_line(text(payload, "result"), DETAIL_CHARS)
+                )),
+                _ => paint.bad(&format!("{line} (failed)")),
+            }
+        }
+        "sub_agent_end" => {
+            let count = |key: &str| payload.get(key).and_then(Json::as_u64).unwrap_or(0);
+            let line = format!(
+                "  ⤶ sub-agent {} · {} tool calls · tokens in {} / out {}",
+                neutralise(text(payload, "outcome")),
+                count("tool_calls"),
+                count("input_tokens"),
+                count("output_tokens")
+            );
+            match text(payload, "outcome") {
+                "completed" => paint.dim(&line),
+                _ => paint.bad(&line),
+            }
+        }
         _ => return None,
     };
     Some(line)
@@ -183,6 +215,52 @@ mod tests {
         );
         assert_eq!(coloured.unwrap(), "\x1b[31m  ! model error: e\x1b[0m");
         let hostile = line("warning", json!({"message": "\x1b]0;pwned\x07"}));
+        assert!(!hostile.contains('\x1b'), "{hostile}");
+    }
+
+    #[test]
+    fn a_sub_agent_shows_as_indented_lines() {
+        let plain = Paint { on: false };
+        let line = |kind, payload| notice(&event(kind, payload), plain).unwrap();
+        assert_eq!(
+            line(
+                "sub_agent_start",
+                json!({"mode": "explore", "query": "where is\nmain?"})
+            ),
+            "  ⤷ sub-agent (explore): where is ⏎ main?"
+        );
+        assert_eq!(
+            line(
+                "sub_agent_tool_call",
+                json!({"tool": "search_content", "ok": true})
+            ),
+            "    ⚙ search_content (ok)"
+        );
+        assert_eq!(
+            line(
+                "sub_agent_tool_call",
+                json!({"tool": "write_file", "ok": false})
+            ),
+            "    ⚙ write_file (failed)"
+        );
+        assert_eq!(
+            line(
+                "sub_agent_tool_call",
+                json!({"tool": "write_file", "ok": false, "result": "[DENIED: sub-agent] no"})
+            ),
+            "    ⚙ write_file (failed): [DENIED: sub-agent] no"
+        );
+        assert_eq!(
+            line(
+                "sub_agent_end",
+                json!({"outcome": "cap_reached", "tool_calls": 2, "input_tokens": 30, "output_tokens": 4})
+            ),
+            "  ⤶ sub-agent cap_reached · 2 tool calls · tokens in 30 / out 4"
+        );
+        let hostile = line(
+            "sub_agent_tool_call",
+            json!({"tool": "\x1b[2Jx", "ok": true}),
+        );
         assert!(!hostile.contains('\x1b'), "{hostile}");
     }
 

@@ -21,6 +21,7 @@ mod fork;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
 mod paths_tests;
+mod sub_agent;
 mod tool_calls;
 mod usage;
 
@@ -396,7 +397,6 @@ pub async fn drive<M: Models>(
         change_log: change_log.clone(),
         jobs: crate::tools::Jobs::default(),
         mcp: tokio::sync::Mutex::new(mcp),
-        mcp_events: std::sync::Mutex::new(Vec::new()),
     };
     // Replies without usage and their cost: before this run, and by the end of the last turn.
     let before = (models.usage_unreported(), models.cost());
@@ -481,11 +481,11 @@ pub async fn drive<M: Models>(
                 continue;
             }
             Request::Tools { agent, turn, calls } => {
-                let results = tools.run(agent, turn, calls).await;
-                for event in tools.take_mcp_events() {
-                    on_event(&event, machine.run());
+                let ran = tools.run(models, agent, turn, calls).await;
+                for event in &ran.events {
+                    on_event(event, machine.run());
                 }
-                Response::Tools(results)
+                ran.response()
             }
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.

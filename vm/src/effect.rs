@@ -157,6 +157,9 @@ pub enum Response {
     Branch(Box<BranchDone>),
     /// The same calls, with `result` and `ok` filled in.
     Tools(Vec<ToolCall>),
+    /// [`Response::Tools`] where some calls were answered by sub-agents, whose model calls
+    /// spent `usage`: counted in the turn's usage and toward the run's budget.
+    Delegated(Vec<ToolCall>, Usage),
     /// One result per check evaluated (evaluation stops at the first failure).
     Validate(Vec<CheckResult>),
     Approve(bool),

@@ -185,7 +185,6 @@ pub const UPSTREAM_PLUGINS: &[&str] = &[
     "Self",
     "SessionContext",
     "Skills",
-    "SubAgent",
     "Todo",
 ];
 

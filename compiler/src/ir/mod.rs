@@ -14,6 +14,7 @@ mod mcp;
 mod parse;
 mod policy;
 mod print;
+mod sub_agent;
 mod tools;
 mod verifier;
 mod views;
@@ -31,6 +32,9 @@ pub use mcp::{
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
 pub use print::{print, PrintOptions};
+pub use sub_agent::{
+    sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
+};
 pub use tools::{Capability, Plugin, Tool};
 pub use verifier::Verifier;
 pub use views::{to_json, trigger_label};
@@ -195,6 +199,9 @@ pub struct Agent {
     pub context: Context,
     /// The tama pattern of an opaque tama agent (`react`, `oneshot`, `scatter`, ...).
     pub pattern: Option<String>,
+    /// Its sub-agent's settings (`SubAgentModel`, `SubAgentPlugins`,
+    /// `SubAgentMaxToolCalls`), used when it lists the `SubAgent` plugin.
+    pub sub_agent: SubAgentSettings,
     pub loc: Option<Loc>,
 }
 

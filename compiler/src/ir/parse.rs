@@ -13,6 +13,7 @@ use pest::Parser as _;
 use pest_derive::Parser;
 
 use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_VERSION};
+use super::SubAgentSettings;
 use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, Plugin, Preset};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
@@ -230,6 +231,9 @@ fn describe(rule: Rule) -> &'static str {
         Rule::tool_choice => "`auto`, `required` or `none`",
         Rule::agent_context | Rule::state_context => "`context`",
         Rule::agent_pattern => "`pattern`",
+        Rule::agent_sub_model => "`sub_agent_model`",
+        Rule::agent_sub_plugins => "`sub_agent_plugins`",
+        Rule::agent_sub_max_calls => "`sub_agent_max_tool_calls`",
         Rule::agent_instructions => "`instructions`",
         Rule::model | Rule::model_field => "a model field",
         Rule::model_alias => "`alias`",
@@ -927,6 +931,7 @@ impl Builder {
         let mut capabilities = Vec::new();
         let mut context_value = None;
         let mut pattern = None;
+        let mut sub_agent = SubAgentSettings::default();
         let mut instructions = None;
         for part in block.into_inner() {
             match part.as_rule() {
@@ -985,6 +990,32 @@ impl Builder {
                     let value = name(&first(&part)?)?;
                     set_once(&mut pattern, value, &part, "pattern")?;
                 }
+                Rule::agent_sub_model => {
+                    let value = model_fields(&first(&part)?)?;
+                    set_once(&mut sub_agent.model, value, &part, "sub_agent_model")?;
+                }
+                Rule::agent_sub_plugins => {
+                    let list = first(&part)?;
+                    for item in list.clone().into_inner() {
+                        let text = name(&item)?;
+                        let plugin = Plugin::parse(&text).ok_or_else(|| {
+                            error_at(
+                                &item,
+                                format!("unknown plugin `{text}` in `sub_agent_plugins`"),
+                            )
+                        })?;
+                        sub_agent.plugins.push(plugin);
+                    }
+                }
+                Rule::agent_sub_max_calls => {
+                    let value = int(&first(&part)?)?;
+                    set_once(
+                        &mut sub_agent.max_tool_calls,
+                        value,
+                        &part,
+                        "sub_agent_max_tool_calls",
+                    )?;
+                }
                 Rule::agent_instructions => {
                     let value = text(&first(&part)?)?;
                     set_once(&mut instructions, value, &part, "instructions")?;
@@ -1002,6 +1033,7 @@ impl Builder {
             capabilities,
             context: context_value.unwrap_or_default(),
             pattern,
+            sub_agent,
             loc,
         })
     }

@@ -420,6 +420,21 @@ impl Printer<'_> {
         if let Some(pattern) = &agent.pattern {
             self.line(true, &format!("pattern {}", name(pattern)));
         }
+        if let Some(model) = &agent.sub_agent.model {
+            self.line(true, &format!("sub_agent_model {}", model_fields(model)));
+        }
+        if !agent.sub_agent.plugins.is_empty() {
+            let plugins: Vec<String> = agent
+                .sub_agent
+                .plugins
+                .iter()
+                .map(|plugin| plugin.as_str().to_string())
+                .collect();
+            self.line(true, &format!("sub_agent_plugins {}", name_list(&plugins)));
+        }
+        if let Some(max) = agent.sub_agent.max_tool_calls {
+            self.line(true, &format!("sub_agent_max_tool_calls {max}"));
+        }
         if !agent.instructions.is_empty() {
             let text = format!("instructions {}", self.prose(&agent.instructions));
             self.line(true, &text);
@@ -721,6 +736,11 @@ pub(super) mod samples {
         })
     }
 
+    /// An agent with nothing but its name.
+    pub(in crate::ir) fn agent_named(name: &str) -> Agent {
+        agent(name, None, "")
+    }
+
     fn agent(name: &str, model: Option<Model>, instructions: &str) -> Agent {
         Agent {
             name: name.to_string(),
@@ -732,6 +752,7 @@ pub(super) mod samples {
             capabilities: Vec::new(),
             context: Context::default(),
             pattern: None,
+            sub_agent: SubAgentSettings::default(),
             loc: None,
         }
     }
@@ -792,7 +813,17 @@ pub(super) mod samples {
             Some(fast.clone()),
             "You are a technical project planner.\nWrite the brief to .fuseraft/artifacts/brief.json.",
         );
-        planner.tools = vec!["FileSystem".into(), "Search".into(), "Handoff".into()];
+        planner.tools = vec![
+            "FileSystem".into(),
+            "Search".into(),
+            "Handoff".into(),
+            "SubAgent".into(),
+        ];
+        planner.sub_agent = SubAgentSettings {
+            model: Some(fast.clone()),
+            plugins: vec![Plugin::Search, Plugin::FileSystem],
+            max_tool_calls: Some(8),
+        };
         planner.tool_choice = ToolChoice::Required;
         planner.context = Context {
             exclude_agents: vec!["Verifier".into()],

@@ -26,6 +26,8 @@ pub enum Plugin {
     Json,
     // Http (issue 15).
     Http,
+    // SubAgent (issue 15).
+    SubAgent,
 }
 
 impl Plugin {
@@ -46,6 +48,8 @@ impl Plugin {
         Plugin::Json,
         // Http (issue 15).
         Plugin::Http,
+        // SubAgent (issue 15).
+        Plugin::SubAgent,
     ];
 
     /// The spelling used in configs and the IR.
@@ -67,6 +71,8 @@ impl Plugin {
             Plugin::Json => "Json",
             // Http (issue 15).
             Plugin::Http => "Http",
+            // SubAgent (issue 15).
+            Plugin::SubAgent => "SubAgent",
         }
     }
 
@@ -244,6 +250,9 @@ pub enum Tool {
     HttpPut,
     HttpPatch,
     HttpDelete,
+    // SubAgent (issue 15): upstream's names.
+    SubAgentExplore,
+    SubAgentLocate,
 }
 
 impl Tool {
@@ -322,6 +331,9 @@ impl Tool {
         Tool::HttpPut,
         Tool::HttpPatch,
         Tool::HttpDelete,
+        // SubAgent (issue 15).
+        Tool::SubAgentExplore,
+        Tool::SubAgentLocate,
     ];
 
     /// The function name offered to models.
@@ -400,6 +412,9 @@ impl Tool {
             Tool::HttpPut => "http_put",
             Tool::HttpPatch => "http_patch",
             Tool::HttpDelete => "http_delete",
+            // SubAgent (issue 15).
+            Tool::SubAgentExplore => "sub_agent_explore",
+            Tool::SubAgentLocate => "sub_agent_locate",
         }
     }
 
@@ -476,6 +491,8 @@ impl Tool {
             | Tool::HttpPut
             | Tool::HttpPatch
             | Tool::HttpDelete => Plugin::Http,
+            // SubAgent (issue 15).
+            Tool::SubAgentExplore | Tool::SubAgentLocate => Plugin::SubAgent,
         }
     }
 
@@ -550,6 +567,9 @@ impl Tool {
             Tool::HttpPut => Capability::Put,
             Tool::HttpPatch => Capability::Patch,
             Tool::HttpDelete => Capability::Delete,
+            // SubAgent (issue 15): upstream's map lists none (always offered); a sub-agent
+            // only reads, so `read` grants both and `Capabilities` can narrow it.
+            Tool::SubAgentExplore | Tool::SubAgentLocate => Capability::Read,
         }
     }
 
@@ -812,6 +832,30 @@ mod tests {
         );
         assert_eq!(Tool::resolve("Json-scratchpad_write"), None);
         assert_eq!(Tool::resolve("changes_read"), Some(Tool::ChangesRead));
+    }
+
+    #[test]
+    fn sub_agent_tools_carry_upstreams_names_and_only_read() {
+        assert_eq!(Plugin::parse("subagent"), Some(Plugin::SubAgent));
+        assert_eq!(Plugin::SubAgent.capabilities(), vec![Capability::Read]);
+        assert_eq!(
+            Tool::resolve("SubAgent-sub_agent_explore"),
+            Some(Tool::SubAgentExplore)
+        );
+        assert_eq!(
+            Tool::resolve("sub_agent_locate"),
+            Some(Tool::SubAgentLocate)
+        );
+        assert_eq!(Tool::resolve("FileSystem-sub_agent_locate"), None);
+        assert_eq!(Tool::resolve("sub_agent_explorer"), None);
+        for tool in Plugin::SubAgent.tools() {
+            assert_eq!(tool.category(), None, "{tool}");
+        }
+        let plugins = vec!["SubAgent".to_string()];
+        let read = vec![(Plugin::SubAgent, vec![Capability::Read])];
+        assert!(Tool::SubAgentExplore.offered(&plugins, &[]));
+        assert!(Tool::SubAgentLocate.offered(&plugins, &read));
+        assert!(!Tool::SubAgentLocate.offered(&["Search".to_string()], &read));
     }
 
     #[test]

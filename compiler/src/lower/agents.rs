@@ -84,6 +84,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
             .as_ref()
             .map(|model| resolve_model(config, model, builder));
         let capabilities = super::policy::lower_capabilities(&decl.capabilities, builder);
+        let sub_agent = super::sub_agent::lower_sub_agent(config, decl, builder);
         super::mcp::check_plugins(config, &name.value, &decl.plugins, builder);
         let loc = builder.loc(decl.span);
         builder.program.agents.push(Agent {
@@ -117,8 +118,12 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                     .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
             },
             pattern: None,
+            sub_agent,
             loc,
         });
+        if let Some(agent) = builder.program.agents.last().cloned() {
+            super::sub_agent::warn_if_toolless(decl, &agent, builder);
+        }
     }
 }
 

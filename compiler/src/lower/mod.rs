@@ -13,6 +13,7 @@ mod policy;
 mod rotation;
 mod routes;
 mod state_machine;
+mod sub_agent;
 pub mod tama;
 mod termination;
 

@@ -241,6 +241,7 @@ impl TamaLowering<'_, '_> {
                 ..Context::default()
             },
             pattern: md.and_then(|md| md.pattern.as_ref().map(|p| p.value.clone())),
+            sub_agent: crate::ir::SubAgentSettings::default(),
             loc: md.and_then(|md| self.builder.loc(md.span)),
         };
         self.builder.program.agents.push(agent);

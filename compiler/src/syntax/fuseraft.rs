@@ -308,6 +308,12 @@ pub struct AgentDecl {
     pub context: Vec<ContextSourceDecl>,
     /// `Capabilities: { Plugin: [tags] }`.
     pub capabilities: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
+    /// `SubAgentModel` (an alias or a model mapping).
+    pub sub_agent_model: Option<ModelDecl>,
+    /// `SubAgentPlugins`.
+    pub sub_agent_plugins: Vec<Spanned<String>>,
+    /// `SubAgentMaxToolCalls`.
+    pub sub_agent_max_tool_calls: Option<Spanned<u64>>,
     /// The agent mapping of its `AgentFile`, as written, when it has one.
     pub file_body: Option<Node>,
 }
@@ -590,6 +596,11 @@ fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
         plugins: fields.strings("Plugins", diags),
         function_choice: fields.non_empty_str("FunctionChoice", diags),
         isolation: fields.non_empty_str("Isolation", diags),
+        sub_agent_model: fields
+            .get("SubAgentModel")
+            .map(|model| read_model(model, diags)),
+        sub_agent_plugins: fields.strings("SubAgentPlugins", diags),
+        sub_agent_max_tool_calls: fields.uint("SubAgentMaxToolCalls", diags),
         ..AgentDecl::default()
     };
     if let Some(window) = fields.section("ContextWindow", CONTEXT_WINDOW_KEYS, diags) {

@@ -43,7 +43,6 @@ const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
 const IN_TURN: &str = "fuseraft does not implement per-turn tool limits yet";
-const SUB_AGENT: &str = "fuseraft does not implement sub-agents yet";
 const WINDOW: &str = "fuseraft does not implement this history trimming yet (`TextOnly`, `ExcludeAgents` and `MaxTailMessages` act)";
 const CONCURRENCY: &str = "fuseraft runs a fan-out's branches without a concurrency cap";
 const CHECKPOINT: &str =
@@ -104,9 +103,9 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Agent", "MaxInTurnContextTokens", Inert(IN_TURN)),
     ("Agent", "MaxInTurnToolPairs", Inert(IN_TURN)),
     ("Agent", "KnowledgeWeight", Inert("fuseraft does not implement knowledge weighting yet")),
-    ("Agent", "SubAgentModel", Inert(SUB_AGENT)),
-    ("Agent", "SubAgentPlugins", Inert(SUB_AGENT)),
-    ("Agent", "SubAgentMaxToolCalls", Inert(SUB_AGENT)),
+    ("Agent", "SubAgentModel", Acts),
+    ("Agent", "SubAgentPlugins", Acts),
+    ("Agent", "SubAgentMaxToolCalls", Acts),
     ("Agent", "Produces", Inert("fuseraft does not implement artifact declarations yet")),
     ("Agent", "Requires", Inert("fuseraft does not implement artifact declarations yet")),
     ("Agent", "RemoteAgent", Inert("fuseraft does not implement remote agents yet")),

@@ -20,7 +20,9 @@ async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunne
                 Response::Model(models.call(&call).await)
             }
             Request::Tools { agent, turn, calls } => {
-                Response::Tools(tools.run(agent, turn, calls).await)
+                let mut ran = tools.run(models, agent, turn, calls).await;
+                branch.add_events(std::mem::take(&mut ran.events));
+                ran.response()
             }
             _ => return branch,
         };
@@ -46,7 +48,7 @@ pub(super) struct Finished {
     /// The events of the branches now out in declaration order (a branch's events wait
     /// for those of the branches declared before it).
     pub events: Vec<Event>,
-    /// The agents all of whose branches finished.
+    /// The agents all of whose branches finished, and their sub-agents' queues.
     pub agents_done: Vec<String>,
 }
 
@@ -96,6 +98,8 @@ impl<'a> ForkRun<'a> {
                 .all(|(other, done)| other != agent || *done);
             if all_done && !agents_done.contains(agent) {
                 agents_done.push(agent.clone());
+                // Its sub-agents' replies were taken with its own: kept alike.
+                agents_done.push(format!("{agent}{}", crate::machine::QUEUE_SUFFIX));
             }
         }
         Some(Finished {

@@ -1,15 +1,16 @@
 //! Performing a turn's tool calls: each resolved once and judged by the permission
-//! authority (asking the operator when the policy says so), then run sandboxed.
+//! authority (asking the operator when the policy says so), then run sandboxed; a
+//! `sub_agent_*` call runs its sub-agent (`sub_agent.rs`).
 
 use std::path::PathBuf;
 
-use fuseraft_compiler::ir::Program;
+use fuseraft_compiler::ir::{Program, SubAgentMode};
 
-use super::{Approvals, Env};
-use crate::effect::ModelCall;
+use super::{Approvals, Env, Models};
+use crate::effect::{ModelCall, Response};
 use crate::event::Event;
-use crate::history::ToolCall;
-use crate::tools::permissions::ToolRef;
+use crate::history::{ToolCall, Usage};
+use crate::tools::permissions::{decide, Decision, ToolRef};
 
 /// Everything a tool call of this run needs besides its arguments: shared by a state's
 /// turns and a fork's concurrent branches.
@@ -24,32 +25,48 @@ pub(super) struct ToolRunner<'a> {
     pub jobs: crate::tools::Jobs,
     /// The run's MCP servers: one call at a time per run (a fork's branches take turns).
     pub mcp: tokio::sync::Mutex<crate::mcp::McpServers>,
-    /// `mcp_tool_call` events of calls made since the driver last took them.
-    pub mcp_events: std::sync::Mutex<Vec<Event>>,
+}
+
+/// What running a turn's tool calls left.
+pub(super) struct Ran {
+    /// The same calls, with `result` and `ok` filled in.
+    pub calls: Vec<ToolCall>,
+    /// What the sub-agents among them spent on the run's models.
+    pub spent: Usage,
+    /// Their events in order (`mcp_tool_call`, a sub-agent's `sub_agent_*`).
+    pub events: Vec<Event>,
+}
+
+impl Ran {
+    /// The answer to the [`crate::effect::Request::Tools`] these calls came in:
+    /// [`Response::Delegated`] when sub-agents spent tokens.
+    pub fn response(self) -> Response {
+        if self.spent == Usage::default() {
+            Response::Tools(self.calls)
+        } else {
+            Response::Delegated(self.calls, self.spent)
+        }
+    }
 }
 
 impl ToolRunner<'_> {
-    /// Runs `calls` in order for `agent` in turn `turn`: the same calls, with `result` and
-    /// `ok` filled in.
-    pub async fn run(&self, agent: String, turn: u32, mut calls: Vec<ToolCall>) -> Vec<ToolCall> {
+    /// Runs `calls` in order for `agent` in turn `turn`.
+    pub async fn run<M: Models>(
+        &self,
+        models: &M,
+        agent: String,
+        turn: u32,
+        mut calls: Vec<ToolCall>,
+    ) -> Ran {
         let program = self.program;
-        let context = crate::tools::ToolContext {
-            work_dir: self.sandbox.clone(),
-            session_id: self.session_id.clone(),
-            agent,
-            turn,
-            change_log: self.change_log.clone(),
-            limits: super::limits(program),
-            sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
-            jobs: self.jobs.clone(),
-            http: crate::tools::http_policy::HttpPolicy::from_env(&program.settings),
-        };
+        let context = self.context(agent, turn);
         let agent_ir = program
             .agent_named(&context.agent)
             .map(|id| program.agent(id));
+        let mut spent = Usage::default();
+        let mut events = Vec::new();
         for call in &mut calls {
             // The call's name is resolved once, here; that tool is judged and run.
-            use crate::tools::permissions::{decide, Decision};
             let decision = {
                 let servers = self.mcp.lock().await;
                 decide(
@@ -60,45 +77,62 @@ impl ToolRunner<'_> {
                     servers.catalog(),
                 )
             };
-            let permitted = match decision {
-                Decision::Allow(tool) => Ok(tool),
-                Decision::Block(reason) => Err(reason),
-                Decision::Ask(tool, action) => {
-                    let approved = match &self.env.approvals {
-                        Approvals::All => true,
-                        Approvals::None => false,
-                        Approvals::Ask(ask) => ask(&context.agent, &action, "tool"),
-                    };
-                    approved.then_some(tool).ok_or_else(|| {
-                        format!("[DENIED: permission] {action} was refused by the operator")
-                    })
-                }
-            };
-            match permitted {
+            match self.permit(decision, &context.agent) {
                 Err(reason) => {
                     call.result = Some(reason);
                     call.ok = false;
                 }
-                Ok(ToolRef::Builtin(tool)) => {
-                    crate::tools::execute_tool(call, tool, &context).await
-                }
-                Ok(ToolRef::Mcp(tool)) => {
-                    let event = self.call_mcp_tool(call, &tool, &context).await;
-                    if let Ok(mut events) = self.mcp_events.lock() {
-                        events.push(event);
+                Ok(ToolRef::Builtin(tool)) => match (SubAgentMode::of(tool), agent_ir) {
+                    (Some(mode), Some(caller)) => {
+                        let sub_agent = self.run_sub_agent(models, mode, call, caller, &context);
+                        spent.add(sub_agent.await.into_events(&mut events));
                     }
+                    _ => crate::tools::execute_tool(call, tool, &context).await,
+                },
+                Ok(ToolRef::Mcp(tool)) => {
+                    events.push(self.call_mcp_tool(call, &tool, &context).await);
                 }
             }
         }
-        calls
+        Ran {
+            calls,
+            spent,
+            events,
+        }
     }
 
-    /// The `mcp_tool_call` events since the last time they were taken.
-    pub fn take_mcp_events(&self) -> Vec<Event> {
-        self.mcp_events
-            .lock()
-            .map(|mut events| std::mem::take(&mut *events))
-            .unwrap_or_default()
+    /// What a tool call of `agent` in turn `turn` acts with.
+    pub(super) fn context(&self, agent: String, turn: u32) -> crate::tools::ToolContext {
+        let program = self.program;
+        crate::tools::ToolContext {
+            work_dir: self.sandbox.clone(),
+            session_id: self.session_id.clone(),
+            agent,
+            turn,
+            change_log: self.change_log.clone(),
+            limits: super::limits(program),
+            sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
+            jobs: self.jobs.clone(),
+            http: crate::tools::http_policy::HttpPolicy::from_env(&program.settings),
+        }
+    }
+
+    /// The tool a decision lets run, asking the operator when it says so; else the refusal.
+    pub(super) fn permit(&self, decision: Decision, agent: &str) -> Result<ToolRef, String> {
+        match decision {
+            Decision::Allow(tool) => Ok(tool),
+            Decision::Block(reason) => Err(reason),
+            Decision::Ask(tool, action) => {
+                let approved = match &self.env.approvals {
+                    Approvals::All => true,
+                    Approvals::None => false,
+                    Approvals::Ask(ask) => ask(agent, &action, "tool"),
+                };
+                approved.then_some(tool).ok_or_else(|| {
+                    format!("[DENIED: permission] {action} was refused by the operator")
+                })
+            }
+        }
     }
 
     /// Adds the MCP tools the call's agent is offered to a model call (the machine offers

@@ -115,19 +115,27 @@ impl Branch {
                 self.emit("model_error", json!({"error": error}));
                 self.fail(error);
             }
-            (Waiting::Tools, Response::Tools(results)) => {
-                let mut notes = Notes::new();
-                let again = self.turn.take_results(results, &mut notes);
-                self.emit_notes(notes);
-                if again {
-                    self.waiting = Waiting::Model;
-                    self.next = Some(Request::Model(self.turn.call.clone()));
-                } else {
-                    self.complete();
-                }
+            (Waiting::Tools, Response::Tools(results)) => self.take_results(results),
+            (Waiting::Tools, Response::Delegated(results, usage)) => {
+                // A sub-agent's usage is the branch's; the budget is checked at the join.
+                self.turn.usage.add(usage);
+                self.take_results(results);
             }
             (Waiting::Done, _) => {}
             (_, _) => self.fail("the driver answered a branch's request with another".to_string()),
+        }
+    }
+
+    /// Takes the results of the branch's tool calls; asks the model again or completes.
+    fn take_results(&mut self, results: Vec<ToolCall>) {
+        let mut notes = Notes::new();
+        let again = self.turn.take_results(results, &mut notes);
+        self.emit_notes(notes);
+        if again {
+            self.waiting = Waiting::Model;
+            self.next = Some(Request::Model(self.turn.call.clone()));
+        } else {
+            self.complete();
         }
     }
 
@@ -141,6 +149,12 @@ impl Branch {
             }
             self.resume(answer(&request));
         }
+    }
+
+    /// Adds the events of the branch's tool calls (`mcp_tool_call`, a sub-agent's
+    /// `sub_agent_*`), in order among its own; call before resuming with their results.
+    pub fn add_events(&mut self, events: Vec<Event>) {
+        self.events.extend(events);
     }
 
     /// Events since the last call: `turn_start`, tool events, `model_error`, `turn_end`.

@@ -21,6 +21,7 @@ mod notes;
 mod result;
 mod route;
 mod stop;
+mod sub_agent;
 mod turn;
 mod verify;
 
@@ -29,6 +30,7 @@ use turn::{Next, Turn};
 pub use branch::{Branch, BranchDone};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};
+pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 
 use std::collections::{HashMap, HashSet};
 
@@ -466,6 +468,9 @@ impl<'p> Machine<'p> {
         match (phase, response) {
             (Phase::Model(turn), Response::Model(reply)) => self.on_model(turn, reply),
             (Phase::Tools(turn), Response::Tools(calls)) => self.on_tools(turn, calls),
+            (Phase::Tools(turn), Response::Delegated(calls, usage)) => {
+                self.on_delegated(turn, calls, usage)
+            }
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
             (Phase::Magentic(step), Response::Model(reply)) => self.on_magentic(step, reply),
             (Phase::PlanReview, Response::Approve(approved)) => self.on_plan_review(approved, None),
@@ -688,6 +693,20 @@ impl<'p> Machine<'p> {
             return;
         }
         self.complete_turn(turn);
+    }
+
+    /// Results some of which sub-agents answered: their usage is the turn's, and over the
+    /// budget the run ends with the turn recorded.
+    fn on_delegated(&mut self, mut turn: Turn, calls: Vec<ToolCall>, usage: Usage) {
+        turn.usage.add(usage);
+        if !self.add_usage(usage) {
+            let mut notes = Vec::new();
+            turn.take_results(calls, &mut notes);
+            self.emit_notes(&turn.agent, notes);
+            self.record_turn(turn);
+            return;
+        }
+        self.on_tools(turn, calls);
     }
 
     fn emit_notes(&mut self, agent: &str, notes: turn::Notes) {

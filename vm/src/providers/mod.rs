@@ -164,6 +164,10 @@ impl Providers {
                     modelless.get_or_insert_with(|| format!("agent `{}`", agent.name));
                 }
             }
+            // A sub-agent's own model (`SubAgentModel`), when it has one.
+            if let Some(model) = &agent.sub_agent.model {
+                users.push((format!("the sub-agent of agent `{}`", agent.name), model));
+            }
         }
         for state in &program.states {
             if let StateKind::Select(select) = &state.kind {

@@ -1,6 +1,7 @@
 //! The tools agents can call: FileSystem, Search, Shell, Git, Json, Http, Changes (executed
-//! here), Handoff and Finish (schemas only; the machine answers them). Every tool is listed
-//! in `docs/tools.md`.
+//! here), Handoff and Finish (schemas only; the machine answers them), SubAgent (schemas
+//! only; the driver runs a sub-agent, `driver/sub_agent.rs`). Every tool is listed in
+//! `docs/tools.md`.
 //!
 //! ```text
 //!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
@@ -248,6 +249,10 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
             "tool `{}` reads or writes the session's notes, which the machine answers; it is not run outside a session",
             tool.name()
         )),
+        Tool::SubAgentExplore | Tool::SubAgentLocate => Outcome::error(format!(
+            "tool `{}` starts a sub-agent, which the driver runs with its agent's model; it is not run outside a turn",
+            tool.name()
+        )),
         Tool::ShellRun => shell::run(&args, ctx).await,
         // Git and the rest of Shell.
         Tool::ShellRunScript => shell::run_script(&args, ctx).await,
@@ -356,6 +361,11 @@ pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
         out.extend(plugin.tools().map(schema_of));
     }
     out
+}
+
+/// The function schemas of `tools`, in that order (a sub-agent's tools).
+pub fn schemas_of(tools: &[Tool]) -> Vec<ToolSchema> {
+    tools.iter().copied().map(schema_of).collect()
 }
 
 /// `schema` (`handoff` or `finish`) with its routing parameter (`route_keyword`, `key`)
@@ -507,6 +517,29 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::HttpPut
         | Tool::HttpPatch
         | Tool::HttpDelete => http_schemas::schema_of(tool),
+        // SubAgent (issue 15): upstream's arguments.
+        Tool::SubAgentExplore => schema(
+            name,
+            "Ask a read-only helper a broad question about the work directory (which files handle X, \
+             what conventions the code follows). It searches and reads on its own and returns one short \
+             answer, so the raw files stay out of your context.",
+            json!({
+                "query": string_prop("The question or exploration task."),
+                "format": {
+                    "type": "string",
+                    "enum": ["prose", "file_list"],
+                    "description": "Optional: `prose` (default) for a summary, `file_list` for a bulleted list of relevant files.",
+                },
+            }),
+            &["query"],
+        ),
+        Tool::SubAgentLocate => schema(
+            name,
+            "Find where one symbol, type, function or file is defined; returns `path:line` lines. \
+             Prefer this to sub_agent_explore for a single target.",
+            json!({"target": string_prop("The symbol, type, function or file name to find.")}),
+            &["target"],
+        ),
         // Search and FileSystem in full (issue 15): upstream's names and arguments.
         _ => fs_search_schemas::schema_of(tool),
     }

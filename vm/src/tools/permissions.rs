@@ -244,6 +244,39 @@ pub fn decide(
     }
 }
 
+/// Decides one call of `agent`'s sub-agent: only a tool of `ir::sub_agent_tools(agent)` (its
+/// caller's own read tools, never a write, a command, a request, a note or a sub-agent) is
+/// judged further, by [`decide`] as the caller's; anything else is refused naming the tools
+/// the sub-agent may call.
+pub fn decide_for_sub_agent(
+    call: &ToolCall,
+    agent: &Agent,
+    program: &Program,
+    root: &Path,
+    catalog: &Catalog,
+) -> Decision {
+    let tools = fuseraft_compiler::ir::sub_agent_tools(agent);
+    match Tool::resolve(&call.name) {
+        Some(tool) if tools.contains(&tool) => decide(call, Some(agent), program, root, catalog),
+        resolved => {
+            let names: Vec<String> = tools.iter().map(|tool| format!("`{tool}`")).collect();
+            let names = if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+            let (kind, what) = match resolved {
+                Some(_) => ("sub-agent", "is not among the read-only tools of"),
+                None => ("unknown tool", "is not a tool of"),
+            };
+            Decision::Block(format!(
+                "[DENIED: {kind}] `{}` {what} agent `{}`'s sub-agent; it may call {names}",
+                call.name, agent.name
+            ))
+        }
+    }
+}
+
 /// An MCP tool's call: the `mcp` category decides; the action shown names the server, the
 /// tool and the arguments.
 fn decide_mcp(call: &ToolCall, tool: McpToolRef, program: &Program) -> Decision {

@@ -41,6 +41,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
                 capabilities: Vec::new(),
                 context: ir::Context::default(),
                 pattern: None,
+                sub_agent: ir::SubAgentSettings::default(),
                 loc: None,
             })
             .collect(),

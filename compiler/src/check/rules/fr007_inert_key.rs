@@ -3,7 +3,7 @@
 //! ## What it does
 //! Finds keys that fuseraft reads for compatibility with upstream fuseraft-cli but that have
 //! no effect at run time (`Compaction`, `Memory`, `Verifier`, an agent's `TrustScore` or
-//! `SubAgentModel`, `Security.HttpAllowedHosts`, ...), each with the reason; and plugins of
+//! `KnowledgeWeight`, `Security.HttpAllowedHosts`, ...), each with the reason; and plugins of
 //! upstream that fuseraft does not run (listed in `Plugins`, they offer no tool). Every key
 //! fuseraft accepts is classified in one registry (`compiler/src/syntax/key_effects.rs`):
 //! it acts, it only annotates (`Description`), or it is inert and reported here.
