@@ -21,7 +21,7 @@ use std::sync::Mutex;
 
 use common::case_settings;
 use fuseraft::disk::Disk;
-use fuseraft_vm::driver::{self, Approvals, Env, Models, Pause, PauseFn, Paused};
+use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models, Pause, PauseFn, Paused};
 use fuseraft_vm::effect::{ChatRole, ModelCall, ModelReply};
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
@@ -237,7 +237,7 @@ fn run_case(dir: &Path) -> String {
     });
     let approvals = match pause {
         // An operator at the pauses: a route question would be asked too, and refused.
-        Some(_) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| false)),
+        Some(_) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| Approval::Refused)),
         None => approvals,
     };
     let env = Env {

@@ -549,3 +549,56 @@ async fn a_magentic_plan_is_reviewed_in_the_page() {
     assert_eq!(summary["outcome"], "completed", "{stderr}");
     assert_eq!(summary["output"], "Paging added.");
 }
+
+#[tokio::test]
+async fn an_escalation_is_redirected_from_the_page() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/escalate-to-human-redirect");
+    // No terminal and no `--hitl`: the escalation is the page's question.
+    let run = Run::of(
+        &fixture.join("config.yaml"),
+        &fixture.join("replay.yaml"),
+        "escalation-redirect",
+        Stdio::null(),
+        &["--json"],
+    );
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let (_, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["kind"], "escalation", "{question}");
+    assert_eq!(question["payload"]["redirectable"], true);
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let client = reqwest::Client::new();
+    let answer = |query: String, body: &'static str| {
+        client
+            .post(format!(
+                "{}/approve?token={}&id={id}&{query}",
+                run.base(),
+                run.token()
+            ))
+            .body(body)
+            .send()
+    };
+    // An empty direction is refused, and the question still waits.
+    assert_eq!(
+        answer("answer=redirect".into(), "  ")
+            .await
+            .unwrap()
+            .status(),
+        400
+    );
+    let direction = "Use write_file for src/main.rs, then hand off again.";
+    assert_eq!(
+        answer("answer=redirect".into(), direction)
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    let (status, stdout, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{stderr}");
+    // The direction reached the agent: it is in the run's transcript, after the correction.
+    let transcript = std::fs::read_to_string(summary["transcript_path"].as_str().unwrap()).unwrap();
+    assert!(transcript.contains(direction), "{transcript}");
+}

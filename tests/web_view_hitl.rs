@@ -1,7 +1,8 @@
 //! `exec --ui --hitl` in a real browser: with no terminal the page is the only answerer of
 //! the pauses and the run waits for it; Continue goes on, a message typed in the page
 //! reaches the team between the right turns (shown as text, never markup), Quit stops the
-//! run `cancelled` and resumable. Hostile names and replies stay text.
+//! run `cancelled` and resumable. Hostile names and replies stay text. Without `--hitl`, the
+//! page's Redirect answers an escalated failure with the operator's direction.
 
 #[path = "web_view/launch.rs"]
 #[allow(dead_code)]
@@ -207,5 +208,51 @@ async fn hostile_labels_stay_text() {
     browser.click("#approvals .pause button.quit").await;
     let (status, _, stderr) = run.wait();
     assert_eq!(status.code(), Some(1), "{stderr}");
+    browser.close().await;
+}
+
+/// Without `--hitl`, an escalated failure is the page's approval question, and its Redirect
+/// sends the operator's direction to the stuck agent, which tries again with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_redirects_an_escalation() {
+    let _one = ONE_BROWSER.lock().await;
+    let browser = Browser::start().await;
+    let work = launch::work_dir("escalation");
+    let fixture = launch::fixture("escalate-to-human-redirect");
+    let run = launch::Live::start(launch::exec(
+        &fixture,
+        "Write main.rs.",
+        &work,
+        &["--ui", "--json"],
+    ));
+    browser.goto(&run.url).await;
+    browser
+        .wait_for(
+            "the escalation",
+            "return document.querySelector('#approvals .approval[data-kind=escalation] button.redirect') !== null",
+        )
+        .await;
+    let direction = "Use write_file for src/main.rs, then <b>hand off</b> again.";
+    browser
+        .type_into("#approvals .approval textarea", direction)
+        .await;
+    browser.click("#approvals .approval button.redirect").await;
+    let answer = browser
+        .wait_for(
+            "the answer",
+            "const a = document.querySelector('#approvals .approval .answer').textContent; \
+             return a.startsWith('redirected') ? [a, document.querySelectorAll('#approvals b').length] : null",
+        )
+        .await;
+    assert_eq!(
+        answer,
+        json!([format!("redirected (page): {direction}"), 0])
+    );
+    let (status, stdout, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{stderr}");
+    let transcript = std::fs::read_to_string(summary["transcript_path"].as_str().unwrap()).unwrap();
+    assert!(transcript.contains(direction), "{transcript}");
     browser.close().await;
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fuseraft_compiler::ir::Program;
-use fuseraft_vm::driver::{self, Approvals, Env, Models};
+use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models};
 use fuseraft_vm::event::{Event, Outcome};
 use fuseraft_vm::machine::{Machine, Options, Run};
 use fuseraft_vm::providers::{Overrides, Providers};
@@ -257,10 +257,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
-                crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
+                let granted = crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
                     cancel(signal);
                     false
-                })
+                });
+                Approval::of(granted)
             }))
         }
         None => Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
@@ -269,7 +270,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 "{}\n  standard input is not a terminal: refused (pass `--approve all` or `--approve none`)",
                 question.trim_end_matches(" [y/N] ")
             );
-            false
+            Approval::Refused
         })),
     };
     let pause = args.hitl.then(|| {

@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use fuseraft_vm::driver::{Pause, Paused};
+use fuseraft_vm::driver::{Approval, Pause, Paused};
 use serde_json::{json, Value as Json};
 
 use super::hub::Hub;
@@ -23,7 +23,8 @@ pub enum Answered {
     Taken,
     /// No question with this id is waiting (answered already, by the page or the terminal).
     NotPending,
-    /// The question with this id asks for the other kind of answer.
+    /// The question with this id asks for the other kind of answer (or a redirect was sent
+    /// to a question that takes only yes or no).
     WrongKind,
 }
 
@@ -35,7 +36,7 @@ pub struct Question<'a> {
     pub to: &'a str,
     /// The route's signal, or `tool`.
     pub signal: &'a str,
-    /// `route` or `tool`.
+    /// `route`, `tool`, `escalation` or `plan` (the last two also take a redirect).
     pub kind: &'static str,
     /// The terminal's wording of the question (ending in `[y/N] `).
     pub text: &'a str,
@@ -44,7 +45,7 @@ pub struct Question<'a> {
 /// An answer, from the page or the terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Answer {
-    Approval(bool),
+    Approval(Approval),
     Pause(Pause),
 }
 
@@ -67,6 +68,8 @@ enum Kind {
 struct Pending {
     id: u64,
     kind: Kind,
+    /// An approval that takes a redirect (an escalation, a plan review).
+    redirectable: bool,
     answer: Option<Answer>,
 }
 
@@ -91,43 +94,53 @@ impl Broker {
         }
     }
 
-    /// Asks an approval, and waits for the first answer: `Ok(approved)`, or `Err(signal)`
-    /// when `stopped` is set first (a stop signal seen by another thread).
+    /// Asks an approval, and waits for the first answer: `Ok(answer)`, or `Err(signal)`
+    /// when `stopped` is set first (a stop signal seen by another thread). The page can
+    /// redirect an escalation or a plan review (`kind` `escalation` or `plan`); the terminal
+    /// answers yes or no (a redirect there is a `--hitl` pause's typed line).
     pub fn ask(
         &self,
         question: &Question<'_>,
         stopped: &OnceLock<&'static str>,
-    ) -> Result<bool, &'static str> {
+    ) -> Result<Approval, &'static str> {
+        let redirectable = matches!(question.kind, "escalation" | "plan");
         let payload = json!({
             "kind": question.kind, "from": question.from, "to": question.to,
-            "signal": question.signal,
+            "signal": question.signal, "redirectable": redirectable,
         });
         let (id, answer, by) = self.wait(
-            Kind::Approval,
+            (Kind::Approval, redirectable),
             ("ui_approval", payload),
             question.text,
             &|line| {
                 let line = line.trim().to_ascii_lowercase();
-                Answer::Approval(matches!(line.as_str(), "y" | "yes"))
+                Answer::Approval(Approval::of(matches!(line.as_str(), "y" | "yes")))
             },
             stopped,
         )?;
-        let Answer::Approval(approved) = answer else {
-            return Ok(false);
+        let Answer::Approval(approval) = answer else {
+            return Ok(Approval::Refused);
+        };
+        let (approved, redirect) = match &approval {
+            Approval::Granted => (true, None),
+            Approval::Refused => (false, None),
+            Approval::Redirected(text) => (false, Some(text.as_str())),
         };
         if by == "page" && self.terminal.is_some() {
-            eprintln!(
-                "{} (answered in the web view)",
-                if approved { "y" } else { "n" }
-            );
+            let shown = match redirect {
+                Some(_) => "redirected",
+                None if approved => "y",
+                None => "n",
+            };
+            eprintln!("{shown} (answered in the web view)");
         }
         self.hub.publish(
             json!({"event_type": "ui_approval_answered", "payload": {
-                "id": id, "approved": approved, "by": by,
+                "id": id, "approved": approved, "redirect": redirect, "by": by,
             }})
             .to_string(),
         );
-        Ok(approved)
+        Ok(approval)
     }
 
     /// Asks what to do at a `--hitl` pause (`prompt`: the terminal's wording, `read` what a
@@ -142,7 +155,7 @@ impl Broker {
     ) -> Result<Pause, &'static str> {
         let payload = json!({"turn": at.turn, "agent": at.agent, "state": at.state});
         let (id, answer, by) = self.wait(
-            Kind::Pause,
+            (Kind::Pause, false),
             ("ui_pause", payload),
             prompt,
             &|line| Answer::Pause(read(line)),
@@ -171,7 +184,7 @@ impl Broker {
     /// Publishes a question and waits for its first answer: `(id, answer, by)`.
     fn wait(
         &self,
-        kind: Kind,
+        (kind, redirectable): (Kind, bool),
         (event_type, mut payload): (&str, Json),
         prompt: &str,
         read_line: &dyn Fn(&str) -> Answer,
@@ -181,6 +194,7 @@ impl Broker {
         *self.lock() = Some(Pending {
             id,
             kind,
+            redirectable,
             answer: None,
         });
         payload["id"] = json!(id);
@@ -226,7 +240,8 @@ impl Broker {
         let mut pending = self.lock();
         match &mut *pending {
             Some(waiting) if waiting.id == id && waiting.answer.is_none() => {
-                if waiting.kind != answer.kind() {
+                let redirect = matches!(answer, Answer::Approval(Approval::Redirected(_)));
+                if waiting.kind != answer.kind() || (redirect && !waiting.redirectable) {
                     return Answered::WrongKind;
                 }
                 waiting.answer = Some(answer);
@@ -293,21 +308,63 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         };
         assert_eq!(
-            broker.answer(id + 1, Answer::Approval(true)),
+            broker.answer(id + 1, Answer::Approval(Approval::Granted)),
             Answered::NotPending
         );
         assert_eq!(
             broker.answer(id, Answer::Pause(Pause::Quit)),
             Answered::WrongKind
         );
-        assert_eq!(broker.answer(id, Answer::Approval(true)), Answered::Taken);
-        assert_eq!(asking.join().unwrap(), Ok(true));
+        // A route takes yes or no, not a redirect.
         assert_eq!(
-            broker.answer(id, Answer::Approval(false)),
+            broker.answer(id, Answer::Approval(Approval::Redirected("no".into()))),
+            Answered::WrongKind
+        );
+        assert_eq!(
+            broker.answer(id, Answer::Approval(Approval::Granted)),
+            Answered::Taken
+        );
+        assert_eq!(asking.join().unwrap(), Ok(Approval::Granted));
+        assert_eq!(
+            broker.answer(id, Answer::Approval(Approval::Refused)),
             Answered::NotPending
         );
         let (replay, _) = hub.subscribe(1);
-        assert!(replay[0].1.contains(r#""approved":true,"by":"page""#));
+        let told: serde_json::Value = serde_json::from_str(&replay[0].1).unwrap();
+        assert_eq!(told["payload"]["approved"], true);
+        assert_eq!(told["payload"]["by"], "page");
+        assert_eq!(told["payload"]["redirect"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn an_escalation_is_redirected_from_the_page() {
+        let hub = Arc::new(Hub::default());
+        let broker = Arc::new(Broker::new(Arc::clone(&hub), false));
+        let asking = {
+            let broker = Arc::clone(&broker);
+            std::thread::spawn(move || {
+                let question = Question {
+                    signal: "escalation: RequireTests failed",
+                    kind: "escalation",
+                    ..question()
+                };
+                broker.ask(&question, &OnceLock::new())
+            })
+        };
+        while hub.subscribe(0).0.is_empty() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let text = "Write the test first.".to_string();
+        assert_eq!(
+            broker.answer(1, Answer::Approval(Approval::Redirected(text.clone()))),
+            Answered::Taken
+        );
+        assert_eq!(asking.join().unwrap(), Ok(Approval::Redirected(text)));
+        let (replay, _) = hub.subscribe(0);
+        assert!(replay[0].1.contains(r#""redirectable":true"#));
+        let told: serde_json::Value = serde_json::from_str(&replay[1].1).unwrap();
+        assert_eq!(told["payload"]["approved"], false);
+        assert_eq!(told["payload"]["redirect"], "Write the test first.");
     }
 
     #[test]
@@ -317,7 +374,7 @@ mod tests {
         let _ = stopped.set("SIGTERM");
         assert_eq!(broker.ask(&question(), &stopped), Err("SIGTERM"));
         assert_eq!(
-            broker.answer(1, Answer::Approval(true)),
+            broker.answer(1, Answer::Approval(Approval::Granted)),
             Answered::NotPending
         );
     }

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, Program};
-use fuseraft_vm::driver::{Approvals, Pause, PauseFn, Paused};
+use fuseraft_vm::driver::{Approval, Approvals, Pause, PauseFn, Paused};
 use fuseraft_vm::event::Event;
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
@@ -132,6 +132,8 @@ impl Live {
                     "tool"
                 } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
                     "plan"
+                } else if fuseraft_vm::driver::redirectable(signal) {
+                    "escalation"
                 } else {
                     "route"
                 },
@@ -139,7 +141,7 @@ impl Live {
             };
             broker.ask(&question, &stopped).unwrap_or_else(|signal| {
                 cancel(signal);
-                false
+                Approval::Refused
             })
         }))
     }

@@ -23,7 +23,7 @@ use axum::Router;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::Value as Json;
 
-use fuseraft_vm::driver::Pause;
+use fuseraft_vm::driver::{Approval, Pause};
 
 use super::broker::{Answer, Answered, Broker};
 use super::hub::Hub;
@@ -231,7 +231,9 @@ fn stream_from(hub: &Hub, from: usize) -> impl Stream<Item = Result<Event, Infal
         .map(|(index, text)| Ok(Event::default().id(index.to_string()).data(&*text)))
 }
 
-async fn approve(State(app): State<Arc<App>>, uri: Uri) -> Response {
+/// `POST /approve?id=N&approved=true|false`, or `answer=redirect` with the operator's text
+/// as the body (an escalation or a plan review only).
+async fn approve(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response {
     let Mode::Live {
         broker: Some(broker),
         ..
@@ -240,19 +242,40 @@ async fn approve(State(app): State<Arc<App>>, uri: Uri) -> Response {
         return (StatusCode::NOT_FOUND, "this run asks nothing\n").into_response();
     };
     let id = query(&uri, "id").and_then(|id| id.parse::<u64>().ok());
-    let approved = match query(&uri, "approved") {
-        Some("true") => Some(true),
-        Some("false") => Some(false),
+    let approval = match (query(&uri, "approved"), query(&uri, "answer")) {
+        (Some("true"), None) => Some(Approval::Granted),
+        (Some("false"), None) => Some(Approval::Refused),
+        (None, Some("redirect")) => match operator_text(&text) {
+            Ok(text) => Some(Approval::Redirected(text)),
+            Err(refused) => return refused,
+        },
         _ => None,
     };
-    let (Some(id), Some(approved)) = (id, approved) else {
+    let (Some(id), Some(approval)) = (id, approval) else {
         return (
             StatusCode::BAD_REQUEST,
-            "expected id=N&approved=true|false\n",
+            "expected id=N&approved=true|false or id=N&answer=redirect with a text body\n",
         )
             .into_response();
     };
-    taken(broker.answer(id, Answer::Approval(approved)))
+    taken(broker.answer(id, Answer::Approval(approval)))
+}
+
+/// An operator's text typed in the page: trimmed, not empty, at most [`MESSAGE_BYTES`].
+#[allow(clippy::result_large_err)]
+fn operator_text(text: &str) -> Result<String, Response> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err((StatusCode::BAD_REQUEST, "a message needs text\n").into_response());
+    }
+    if text.len() > MESSAGE_BYTES {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the message is over 16 KiB\n",
+        )
+            .into_response());
+    }
+    Ok(text.to_string())
 }
 
 /// The most bytes of an operator's message typed in the page.
@@ -271,20 +294,10 @@ async fn pause(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response 
     let action = match query(&uri, "action") {
         Some("continue") => Some(Pause::Continue),
         Some("quit") => Some(Pause::Quit),
-        Some("message") => {
-            let text = text.trim();
-            if text.is_empty() {
-                return (StatusCode::BAD_REQUEST, "a message needs text\n").into_response();
-            }
-            if text.len() > MESSAGE_BYTES {
-                return (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    "the message is over 16 KiB\n",
-                )
-                    .into_response();
-            }
-            Some(Pause::Message(text.to_string()))
-        }
+        Some("message") => match operator_text(&text) {
+            Ok(text) => Some(Pause::Message(text)),
+            Err(refused) => return refused,
+        },
         _ => None,
     };
     let (Some(id), Some(action)) = (id, action) else {

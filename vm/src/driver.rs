@@ -93,8 +93,39 @@ impl Models for Replay {
     }
 }
 
-/// Asks the operator: `(from, to, signal) -> approved`.
-pub type AskFn = dyn Fn(&str, &str, &str) -> bool + Send + Sync;
+/// Asks the operator: `(from, to, signal) -> answer`.
+pub type AskFn = dyn Fn(&str, &str, &str) -> Approval + Send + Sync;
+
+/// The operator's answer to a question of [`Approvals::Ask`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Approval {
+    Granted,
+    Refused,
+    /// Refused with the operator's text for the model: an escalated failure retries with
+    /// it, a magentic plan is revised with it. For a route or a tool call it is a refusal.
+    Redirected(String),
+}
+
+impl Approval {
+    /// `Granted` or `Refused`.
+    pub fn of(granted: bool) -> Approval {
+        if granted {
+            Approval::Granted
+        } else {
+            Approval::Refused
+        }
+    }
+
+    pub fn is_granted(&self) -> bool {
+        *self == Approval::Granted
+    }
+}
+
+/// Whether the approval request with `signal` takes a redirect (an escalated failure or a
+/// magentic plan review), not only yes or no.
+pub fn redirectable(signal: &str) -> bool {
+    signal.starts_with(ESCALATION) || signal.starts_with(crate::machine::PLAN_REVIEW)
+}
 
 /// How human approvals are answered.
 pub enum Approvals {
@@ -102,7 +133,7 @@ pub enum Approvals {
     All,
     /// Refuse every route (`--approve none`).
     None,
-    /// Ask: `(from, to, signal) -> approved`.
+    /// Ask: `(from, to, signal) -> answer`.
     Ask(Box<AskFn>),
 }
 
@@ -513,14 +544,13 @@ pub async fn drive<M: Models>(
                 // An escalated failure or a magentic plan review, with `--hitl` pauses on:
                 // the pause's answer can carry the operator's text (a redirect) as well as
                 // go on or stop.
-                Approvals::Ask(_)
-                    if (signal.starts_with(ESCALATION)
-                        || signal.starts_with(crate::machine::PLAN_REVIEW))
-                        && env.pause.is_some() =>
-                {
+                Approvals::Ask(_) if redirectable(&signal) && env.pause.is_some() => {
                     escalation_answer(&machine, env, &from, &signal)
                 }
-                Approvals::Ask(ask) => Response::Approve(ask(&from, &to, &signal)),
+                Approvals::Ask(ask) => match ask(&from, &to, &signal) {
+                    Approval::Redirected(text) if redirectable(&signal) => Response::Redirect(text),
+                    answer => Response::Approve(answer.is_granted()),
+                },
             },
             Request::Context {
                 sources,

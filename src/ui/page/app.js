@@ -341,37 +341,62 @@
   function askApproval(p) {
     const box = el("div", "approval");
     box.dataset.id = p.id;
+    box.dataset.kind = p.kind;
     const what = p.kind === "tool"
       ? `Approve this tool call by ${p.from}?`
       : p.kind === "plan"
         ? "Approve the manager's plan (in the notes above)?"
-        : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+        : p.kind === "escalation"
+          ? `${p.from} is stuck (${p.signal}). Let it try again?`
+          : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
     box.append(el("p", null, what));
     if (p.kind === "tool") box.append(el("pre", null, p.to));
     const yes = el("button", "approve", "Approve");
     const no = el("button", "refuse", "Refuse");
+    const buttons = [yes, no];
     const answer = el("span", "answer muted");
-    const send = async (approved) => {
-      yes.disabled = no.disabled = true;
+    const post = async (query, body) => {
+      for (const b of buttons) b.disabled = true;
       try {
-        const r = await fetch(url("approve", { id: p.id, approved }), { method: "POST" });
+        const init = { method: "POST" };
+        if (body !== undefined) init.body = body;
+        const r = await fetch(url("approve", { id: p.id, ...query }), init);
         if (!r.ok) answer.textContent = r.status === 409 ? "already answered" : `error ${r.status}`;
       } catch (e) {
         answer.textContent = "the run is gone";
       }
     };
-    yes.addEventListener("click", () => send(true));
-    no.addEventListener("click", () => send(false));
-    box.append(yes, no, answer);
+    yes.addEventListener("click", () => post({ approved: true }));
+    no.addEventListener("click", () => post({ approved: false }));
+    // An escalation or a plan review also takes the operator's direction: the agent tries
+    // again with it, or the manager revises its plan with it.
+    let text = null;
+    if (p.redirectable) {
+      text = el("textarea", "message");
+      text.rows = 2;
+      text.placeholder = p.kind === "plan"
+        ? "What the manager should change in its plan"
+        : "What the agent should do instead";
+      const redirect = el("button", "redirect", "Redirect");
+      redirect.addEventListener("click", () => {
+        if (text.value.trim()) post({ answer: "redirect" }, text.value);
+      });
+      buttons.push(redirect);
+      box.append(text);
+    }
+    box.append(...buttons, answer);
     $("approvals").append(box);
-    approvals.set(p.id, { box, yes, no, answer });
+    approvals.set(p.id, { box, buttons, text, answer });
   }
 
   function answered(p) {
     const a = approvals.get(p.id);
     if (!a) return;
-    a.yes.disabled = a.no.disabled = true;
-    a.answer.textContent = `${p.approved ? "approved" : "refused"} (${p.by})`;
+    for (const b of a.buttons) b.disabled = true;
+    if (a.text) a.text.disabled = true;
+    a.answer.textContent = p.redirect != null
+      ? `redirected (${p.by}): ${p.redirect}`
+      : `${p.approved ? "approved" : "refused"} (${p.by})`;
     a.box.classList.add("answered");
     a.box.dataset.approved = p.approved;
   }

@@ -126,7 +126,7 @@ impl ToolRunner<'_> {
                 let approved = match &self.env.approvals {
                     Approvals::All => true,
                     Approvals::None => false,
-                    Approvals::Ask(ask) => ask(agent, &action, "tool"),
+                    Approvals::Ask(ask) => ask(agent, &action, "tool").is_granted(),
                 };
                 approved.then_some(tool).ok_or_else(|| {
                     format!("[DENIED: permission] {action} was refused by the operator")
