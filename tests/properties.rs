@@ -656,6 +656,7 @@ fn program() -> impl Strategy<Value = Program> {
                 settings,
                 permissions,
                 mcp_servers: Vec::new(),
+                compaction_model: None,
             },
         )
 }

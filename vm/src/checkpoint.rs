@@ -281,6 +281,9 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if let Some(fork) = &run.fork {
         machine["Fork"] = fork_json(fork);
     }
+    if let Some(compacted) = &run.compaction {
+        machine["Compaction"] = compacted.to_json();
+    }
     machine
 }
 
@@ -464,6 +467,9 @@ fn write_run(
     if let Some(fork) = &run.fork {
         entry!(out, "Fork", &fork_json(fork));
     }
+    if let Some(compacted) = &run.compaction {
+        entry!(out, "Compaction", &compacted.to_json());
+    }
     out.push(b'}');
     Ok(())
 }
@@ -548,6 +554,7 @@ pub(crate) fn run_from_json(
             .and_then(Json::as_str)
             .map(str::to_string)
     };
+    let compaction = crate::machine::Compacted::from_json(machine.get("Compaction"), history.len())?;
     let run = Run {
         session_id: text(checkpoint, "SessionId"),
         task: text(checkpoint, "Task"),
@@ -577,6 +584,7 @@ pub(crate) fn run_from_json(
             Some(fork) if !fork.is_null() => Some(fork_from(program, fork)?),
             _ => None,
         },
+        compaction,
     };
     let stand_in = machine
         .get("StandIn")

@@ -9,6 +9,7 @@
 //! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`.
 
 mod branch;
+mod compact;
 mod context;
 mod escalate;
 mod failure;
@@ -25,6 +26,7 @@ mod verify;
 use turn::{Next, Turn};
 
 pub use branch::{Branch, BranchDone};
+pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 
 use std::collections::{HashMap, HashSet};
@@ -86,6 +88,9 @@ pub struct Run {
     /// The fork under way: its branches that finished, in the order they did (`None` when
     /// no fork is under way). A checkpoint keeps them, so a resumed run does not run them again.
     pub fork: Option<Vec<BranchDone>>,
+    /// The compaction summary in force (`compact.rs`): it replaces the older history in
+    /// requests; the history keeps every message.
+    pub compaction: Option<Compacted>,
 }
 
 /// What the machine is waiting for.
@@ -112,6 +117,11 @@ enum Phase {
     /// The operator was asked to approve an exit.
     Approval {
         exit: usize,
+    },
+    /// A compaction's summarising model call is out; the summary will replace
+    /// `history[1..through]` in requests.
+    Compaction {
+        through: usize,
     },
     /// The operator was asked about a failure (`EscalateToHuman`).
     Escalation(Box<escalate::Escalation>),
@@ -181,6 +191,7 @@ impl<'p> Machine<'p> {
             reason: None,
             notes: Default::default(),
             fork: None,
+            compaction: None,
         };
         let mut machine = Machine {
             program,
@@ -452,6 +463,9 @@ impl<'p> Machine<'p> {
             (Phase::Model(turn), Response::Model(reply)) => self.on_model(turn, reply),
             (Phase::Tools(turn), Response::Tools(calls)) => self.on_tools(turn, calls),
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
+            (Phase::Compaction { through }, Response::Model(reply)) => {
+                self.on_compaction(through, reply)
+            }
             (Phase::Fork, Response::Branch(done)) => self.on_branch(*done),
             (Phase::Merge(branches, calls), Response::Model(reply)) => {
                 self.on_merge(branches, calls, reply)
@@ -535,6 +549,17 @@ impl<'p> Machine<'p> {
                 });
             self.finish(Outcome::MaxTurns, reason);
             return self.step();
+        }
+        let state = self.program.state(self.run.state);
+        if !matches!(state.kind, StateKind::Terminal(TerminalMode::EndNow)) {
+            let agent = self.stand_in.clone().or_else(|| {
+                state
+                    .agent
+                    .map(|id| self.program.agent(id).name.clone())
+            });
+            if let Some(request) = self.start_compaction(agent.as_deref()) {
+                return request;
+            }
         }
         let state = self.program.state(self.run.state);
         match &state.kind {
