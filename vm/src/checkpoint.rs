@@ -554,7 +554,8 @@ pub(crate) fn run_from_json(
             .and_then(Json::as_str)
             .map(str::to_string)
     };
-    let compaction = crate::machine::Compacted::from_json(machine.get("Compaction"), history.len())?;
+    let compaction =
+        crate::machine::Compacted::from_json(machine.get("Compaction"), history.len())?;
     let run = Run {
         session_id: text(checkpoint, "SessionId"),
         task: text(checkpoint, "Task"),

@@ -196,6 +196,9 @@ impl Replay {
     }
 
     /// The queue that answers `agent`: its exact name, else its name in any case, else `*`.
+    /// The queue answering `agent`: its own, else the `"*"` queue, except for compaction
+    /// calls, which only their own `compaction` queue answers (a compaction never takes a
+    /// reply meant for an agent, so a run routes the same with and without compaction).
     fn queue(&self, agent: &str) -> Option<usize> {
         let queues = &self.script.queues;
         queues
@@ -206,7 +209,11 @@ impl Replay {
                     .iter()
                     .position(|(name, _)| name.eq_ignore_ascii_case(agent))
             })
-            .or_else(|| queues.iter().position(|(name, _)| name == "*"))
+            .or_else(|| {
+                (agent != crate::machine::COMPACTION_AGENT)
+                    .then(|| queues.iter().position(|(name, _)| name == "*"))
+                    .flatten()
+            })
     }
 
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
@@ -284,6 +291,12 @@ impl Replay {
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let Some(queue) = self.queue(&call.agent) else {
+            if call.agent == crate::machine::COMPACTION_AGENT {
+                return Err(format!(
+                    "replay: the config's `Compaction` asks for a summary before turn {} and the replay file has no `compaction` queue",
+                    call.turn
+                ));
+            }
             return Err(format!(
                 "replay: no replies for agent `{}` (turn {}) and no `\"*\"` queue",
                 call.agent, call.turn

@@ -6,8 +6,8 @@
 
 mod analysis;
 mod checks;
-mod cond;
 mod compaction;
+mod cond;
 mod conditions;
 mod diagram;
 mod matching;

@@ -688,7 +688,12 @@ impl Builder {
                 }
                 Rule::compaction_line => {
                     let model = model_fields(&first(&item)?)?;
-                    set_once(&mut program.compaction_model, model, &item, "compaction model")?;
+                    set_once(
+                        &mut program.compaction_model,
+                        model,
+                        &item,
+                        "compaction model",
+                    )?;
                 }
                 Rule::mcp_block => {
                     let server = self.mcp_server(item.clone())?;

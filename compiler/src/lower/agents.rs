@@ -309,7 +309,8 @@ pub(super) fn lower_compaction_model(config: &Config, builder: &mut Builder<'_>)
             .map(|(_, value)| value.clone())
             .filter(|value| !value.value.trim().is_empty())
     };
-    let Some(model_id) = setting("Compaction.Model").or_else(|| setting("Compaction.Model.ModelId"))
+    let Some(model_id) =
+        setting("Compaction.Model").or_else(|| setting("Compaction.Model.ModelId"))
     else {
         return;
     };

@@ -552,11 +552,10 @@ impl<'p> Machine<'p> {
         }
         let state = self.program.state(self.run.state);
         if !matches!(state.kind, StateKind::Terminal(TerminalMode::EndNow)) {
-            let agent = self.stand_in.clone().or_else(|| {
-                state
-                    .agent
-                    .map(|id| self.program.agent(id).name.clone())
-            });
+            let agent = self
+                .stand_in
+                .clone()
+                .or_else(|| state.agent.map(|id| self.program.agent(id).name.clone()));
             if let Some(request) = self.start_compaction(agent.as_deref()) {
                 return request;
             }

@@ -179,6 +179,12 @@ impl Providers {
                 }
             }
         }
+        if let Some(model) = &program.compaction_model {
+            users.push((
+                "the compaction model (`Compaction.Model`)".to_string(),
+                model,
+            ));
+        }
         let given = Given {
             endpoint: overrides.endpoint.is_some(),
             api_key_env: overrides
