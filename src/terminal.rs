@@ -357,6 +357,19 @@ impl Terminal {
         self.write_out(&mut out);
     }
 
+    /// A one-line notice about `agent`'s request (cut to fit its model's context window).
+    pub fn notice(&self, agent: &str, notice: &str) {
+        let Ok(mut out) = self.pending.lock() else {
+            return;
+        };
+        self.clear_waiting(&mut out);
+        if self.mid_reply.swap(false, Ordering::SeqCst) {
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "  ✂ {}: {}", neutralise(agent), neutralise(notice));
+        self.write_out(&mut out);
+    }
+
     pub fn event(&self, event: &Event, run: &Run) {
         let Ok(mut out) = self.pending.lock() else {
             return;

@@ -1242,6 +1242,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
             usage: Usage {
                 input_tokens: u64::from(answer.usage.0),
                 output_tokens: u64::from(answer.usage.1),
+                ..Usage::default()
             },
         })
     };
@@ -1412,6 +1413,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                 usage: Usage {
                     input_tokens: 3,
                     output_tokens: 4,
+                    ..Usage::default()
                 },
             })),
             Request::Tools { calls, .. } => Response::Tools(calls),

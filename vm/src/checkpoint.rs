@@ -216,6 +216,7 @@ fn message_from(value: &Json) -> Result<Message, String> {
         usage: Usage {
             input_tokens: number(&usage, "InputTokens"),
             output_tokens: number(&usage, "OutputTokens"),
+            ..Usage::default()
         },
     })
 }
@@ -284,6 +285,11 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if let Some(compacted) = &run.compaction {
         machine["Compaction"] = compacted.to_json();
     }
+    // Only a run whose provider cached part of a prompt carries the counts.
+    if run.usage.cache_read_tokens > 0 || run.usage.cache_write_tokens > 0 {
+        machine["CacheReadTokens"] = json!(run.usage.cache_read_tokens);
+        machine["CacheWriteTokens"] = json!(run.usage.cache_write_tokens);
+    }
     machine
 }
 
@@ -333,6 +339,7 @@ fn usage_from(value: &Json) -> Usage {
     Usage {
         input_tokens: number(&usage, "InputTokens"),
         output_tokens: number(&usage, "OutputTokens"),
+        ..Usage::default()
     }
 }
 
@@ -470,6 +477,10 @@ fn write_run(
     if let Some(compacted) = &run.compaction {
         entry!(out, "Compaction", &compacted.to_json());
     }
+    if run.usage.cache_read_tokens > 0 || run.usage.cache_write_tokens > 0 {
+        entry!(out, "CacheReadTokens", &run.usage.cache_read_tokens);
+        entry!(out, "CacheWriteTokens", &run.usage.cache_write_tokens);
+    }
     out.push(b'}');
     Ok(())
 }
@@ -566,6 +577,8 @@ pub(crate) fn run_from_json(
         usage: Usage {
             input_tokens: number(machine, "InputTokens"),
             output_tokens: number(machine, "OutputTokens"),
+            cache_read_tokens: number(machine, "CacheReadTokens"),
+            cache_write_tokens: number(machine, "CacheWriteTokens"),
         },
         counters,
         failures,

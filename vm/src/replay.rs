@@ -112,6 +112,11 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
         Some(usage) => Usage {
             input_tokens: usage.get("input_tokens").and_then(number).unwrap_or(0),
             output_tokens: usage.get("output_tokens").and_then(number).unwrap_or(0),
+            cache_read_tokens: usage.get("cache_read_tokens").and_then(number).unwrap_or(0),
+            cache_write_tokens: usage
+                .get("cache_write_tokens")
+                .and_then(number)
+                .unwrap_or(0),
         },
     };
     Ok(ScriptReply {

@@ -426,13 +426,18 @@ impl<'p> Machine<'p> {
         if let Some(outcome) = self.run.outcome {
             if !self.ended {
                 self.ended = true;
-                let payload = json!({
+                let mut payload = json!({
                     "outcome": outcome.as_str(),
                     "turns": self.run.turn,
                     "reason": self.run.reason,
                     "input_tokens": self.run.usage.input_tokens,
                     "output_tokens": self.run.usage.output_tokens,
                 });
+                let usage = self.run.usage;
+                if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+                    payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
+                    payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
+                }
                 self.emit(None, "session_end", payload);
             }
             return Request::Done;
@@ -735,16 +740,18 @@ impl<'p> Machine<'p> {
     fn complete_turn(&mut self, turn: Turn) {
         let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
         self.record_turn(turn);
-        self.emit(
-            Some(&agent),
-            "turn_end",
-            json!({
-                "state": self.state_name(),
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "tool_calls": tool_calls,
-            }),
-        );
+        let mut payload = json!({
+            "state": self.state_name(),
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "tool_calls": tool_calls,
+        });
+        // Prompt caching: of the input tokens, those read from and written to the cache.
+        if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+            payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
+            payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
+        }
+        self.emit(Some(&agent), "turn_end", payload);
         self.run.turn = self.run.turn.saturating_add(1);
         self.run.visit_turns = self.run.visit_turns.saturating_add(1);
         if let Some(stand_in) = self.stand_in.take() {

@@ -1,0 +1,261 @@
+//! Fitting a request to its model's context window before it is sent (issue 14).
+//!
+//! A request's size in tokens is estimated from its bytes: [`BYTES_PER_TOKEN`] bytes a
+//! token, fewer than the 4 or so of English text, so the estimate errs high and a fitted
+//! request errs small. Room is kept for the reply (the model's `MaxTokens`, else what the
+//! provider is sent by default). When the estimate exceeds the window, the oldest messages
+//! that may go are left out of this request, oldest first, and a notice takes their place
+//! after the task. Never left out: the system prompt (instructions and routing block), the
+//! task (the first message after it), and the request's tail: the turn's own tool calls and
+//! results, and the two messages before them (the last reply and what followed it, the
+//! handoff marker or a correction). A request that does not fit even then is an error,
+//! before anything is sent.
+
+use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
+
+/// Bytes counted as one token by the estimate.
+pub const BYTES_PER_TOKEN: u64 = 3;
+/// Bytes counted for each message's framing (role, keys, separators).
+const MESSAGE_FRAME: u64 = 16;
+
+/// A request that was cut to fit.
+#[derive(Debug)]
+pub(crate) struct Fitted {
+    pub call: ModelCall,
+    /// Messages left out.
+    pub dropped: usize,
+    /// The estimate of the fitted request, in tokens.
+    pub tokens: u64,
+}
+
+fn message_bytes(message: &ChatMessage) -> u64 {
+    let calls: usize = message
+        .tool_calls
+        .iter()
+        .map(|call| {
+            call.id.len() + call.name.len() + call.args.to_string().len() + MESSAGE_FRAME as usize
+        })
+        .sum();
+    let id = message.tool_call_id.as_ref().map_or(0, String::len);
+    (message.content.len() + calls + id) as u64 + MESSAGE_FRAME
+}
+
+fn tools_bytes(tools: &[ToolSchema]) -> u64 {
+    tools
+        .iter()
+        .map(|tool| {
+            (tool.name.len() + tool.description.len() + tool.parameters.to_string().len()) as u64
+                + MESSAGE_FRAME
+        })
+        .sum()
+}
+
+fn tokens(bytes: u64) -> u64 {
+    bytes.div_ceil(BYTES_PER_TOKEN)
+}
+
+/// The estimated size of `call` in tokens.
+pub(crate) fn estimate(call: &ModelCall) -> u64 {
+    let bytes: u64 =
+        call.messages.iter().map(message_bytes).sum::<u64>() + tools_bytes(&call.tools);
+    tokens(bytes)
+}
+
+/// The messages of `messages` that may be left out, oldest first: everything between the
+/// task and the protected tail.
+fn droppable(messages: &[ChatMessage]) -> std::ops::Range<usize> {
+    let Some(task) = messages
+        .iter()
+        .position(|message| message.role != ChatRole::System)
+    else {
+        return 0..0;
+    };
+    // The turn's own tool loop: assistant messages with tool calls and tool results.
+    let mut tail = messages.len();
+    while tail > task + 1 {
+        let message = &messages[tail - 1];
+        let in_turn = message.role == ChatRole::Tool
+            || (message.role == ChatRole::Assistant && !message.tool_calls.is_empty());
+        if !in_turn {
+            break;
+        }
+        tail -= 1;
+    }
+    let tail = tail.saturating_sub(2).max(task + 1);
+    (task + 1)..tail
+}
+
+/// `call` cut to `window` tokens less `reserve` for the reply; `None` when it fits as it
+/// is. `model` names the model in the error of a request that cannot fit.
+pub(crate) fn fit(
+    call: &ModelCall,
+    window: u64,
+    reserve: u64,
+    model: &str,
+) -> Result<Option<Fitted>, String> {
+    let budget = window.saturating_sub(reserve);
+    let total = estimate(call);
+    if total <= budget {
+        return Ok(None);
+    }
+    let range = droppable(&call.messages);
+    let notice_bytes = message_bytes(&notice(range.len()));
+    let mut bytes: u64 = call.messages.iter().map(message_bytes).sum::<u64>()
+        + tools_bytes(&call.tools)
+        + notice_bytes;
+    let mut dropped = 0;
+    for message in &call.messages[range.clone()] {
+        if tokens(bytes) <= budget {
+            break;
+        }
+        bytes -= message_bytes(message);
+        dropped += 1;
+    }
+    if tokens(bytes) > budget {
+        return Err(format!(
+            "agent `{}`: the request needs about {} tokens ({} bytes at {BYTES_PER_TOKEN} bytes a token) with all {} older messages left out, over the {window}-token context window of `{model}` less {reserve} kept for the reply; shorten the agent's instructions or the task, or set the model's `MaxContextTokens` if its window is larger",
+            call.agent,
+            tokens(bytes),
+            bytes,
+            range.len(),
+        ));
+    }
+    let mut messages = Vec::with_capacity(call.messages.len() - dropped + 1);
+    messages.extend_from_slice(&call.messages[..range.start]);
+    messages.push(notice(dropped));
+    messages.extend_from_slice(&call.messages[range.start + dropped..]);
+    let fitted = ModelCall {
+        messages,
+        ..call.clone()
+    };
+    let tokens = estimate(&fitted);
+    Ok(Some(Fitted {
+        call: fitted,
+        dropped,
+        tokens,
+    }))
+}
+
+/// The message that stands where `dropped` messages were left out.
+fn notice(dropped: usize) -> ChatMessage {
+    ChatMessage {
+        role: ChatRole::User,
+        content: format!(
+            "[fuseraft: {dropped} older messages are left out here to fit the model's context window]"
+        ),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::ToolCall;
+
+    fn message(role: ChatRole, content: &str) -> ChatMessage {
+        ChatMessage {
+            role,
+            content: content.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    fn call(messages: Vec<ChatMessage>) -> ModelCall {
+        ModelCall {
+            agent: "Developer".into(),
+            model: None,
+            messages,
+            tools: Vec::new(),
+            turn: 7,
+        }
+    }
+
+    fn long_run() -> ModelCall {
+        let mut messages = vec![
+            message(
+                ChatRole::System,
+                "You write code. Routing: HANDOFF TO TESTER.",
+            ),
+            message(ChatRole::User, "The task."),
+        ];
+        for idx in 0..20 {
+            messages.push(message(
+                ChatRole::User,
+                &format!("[Planner]: old reply {idx} {}", "x".repeat(300)),
+            ));
+        }
+        messages.push(message(ChatRole::User, "[Tester]: the last reply"));
+        messages.push(message(ChatRole::User, "[fuseraft: Tester → Developer]"));
+        let mut asked = message(ChatRole::Assistant, "");
+        asked.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "read_file".into(),
+            args: serde_json::json!({"path": "a.rs"}),
+            result: None,
+            ok: true,
+        });
+        messages.push(asked);
+        let mut result = message(ChatRole::Tool, "fn main() {}");
+        result.tool_call_id = Some("c1".into());
+        messages.push(result);
+        call(messages)
+    }
+
+    #[test]
+    fn a_request_that_fits_is_sent_as_it_is() {
+        let call = long_run();
+        assert!(fit(&call, estimate(&call), 0, "m").unwrap().is_none());
+    }
+
+    #[test]
+    fn the_oldest_turns_go_first_and_the_protected_ones_stay() {
+        let call = long_run();
+        let window = estimate(&call) / 2;
+        let fitted = fit(&call, window, 100, "m").unwrap().expect("cut");
+        assert!(
+            fitted.tokens <= window - 100,
+            "{} > {}",
+            fitted.tokens,
+            window - 100
+        );
+        assert!(
+            fitted.dropped > 5 && fitted.dropped < 20,
+            "{}",
+            fitted.dropped
+        );
+        let texts: Vec<&str> = fitted
+            .call
+            .messages
+            .iter()
+            .map(|m| m.content.as_str())
+            .collect();
+        assert_eq!(texts[0], "You write code. Routing: HANDOFF TO TESTER.");
+        assert_eq!(texts[1], "The task.");
+        assert!(texts[2].contains(&format!("{} older messages are left out", fitted.dropped)));
+        assert!(texts[3].starts_with(&format!("[Planner]: old reply {} ", fitted.dropped)));
+        let tail = &texts[texts.len() - 4..];
+        assert_eq!(tail[0], "[Tester]: the last reply");
+        assert_eq!(tail[1], "[fuseraft: Tester → Developer]");
+        assert_eq!(
+            fitted.call.messages.last().unwrap().tool_call_id.as_deref(),
+            Some("c1")
+        );
+    }
+
+    #[test]
+    fn a_request_that_cannot_fit_is_a_clear_error() {
+        let call = long_run();
+        let error = fit(&call, 300, 100, "gpt-4o").unwrap_err();
+        assert!(
+            error.starts_with("agent `Developer`: the request needs about"),
+            "{error}"
+        );
+        assert!(error.contains("context window of `gpt-4o`"), "{error}");
+        assert!(
+            error.contains("with all 20 older messages left out"),
+            "{error}"
+        );
+    }
+}
