@@ -376,6 +376,21 @@ mod tests {
     }
 
     #[test]
+    fn compaction_calls_take_only_their_own_queue() {
+        let script = Script::from_json(json!({ "replies": { "*": ["any"] } })).unwrap();
+        let replay = Replay::new(script);
+        let error = replay.next(&call("compaction", 20)).unwrap_err();
+        assert!(error.contains("no `compaction` queue"), "{error}");
+        // The fallback queue's reply is still there for the agent it was meant for.
+        assert_eq!(replay.next(&call("Planner", 20)).unwrap().text, "any");
+        let script = Script::from_json(json!({
+            "replies": { "*": ["any"], "compaction": ["Summary."] }
+        }))
+        .unwrap();
+        assert_eq!(Replay::new(script).next(&call("compaction", 20)).unwrap().text, "Summary.");
+    }
+
+    #[test]
     fn queues_times_fallback_and_exhaustion() {
         let script = Script::from_json(json!({
             "replies": {

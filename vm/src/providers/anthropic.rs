@@ -492,7 +492,10 @@ mod tests {
             context_window: None,
         };
         let post = request(&target, &call, ToolChoice::Auto);
-        assert_eq!(post.body["system"], json!("sys one\n\nsys two"));
+        assert_eq!(
+            post.body["system"],
+            json!([{ "type": "text", "text": "sys one\n\nsys two", "cache_control": { "type": "ephemeral" } }])
+        );
         assert_eq!(post.body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
         assert!(post.body.get("reasoning_effort").is_none());
         assert_eq!(
@@ -502,9 +505,12 @@ mod tests {
                     { "type": "text", "text": "task" },
                     { "type": "text", "text": "(empty)" }
                 ] },
-                { "role": "assistant", "content": [{ "type": "text", "text": "(empty)" }] },
+                { "role": "assistant", "content": [
+                    { "type": "text", "text": "(empty)", "cache_control": { "type": "ephemeral" } }
+                ] },
                 { "role": "user", "content": [
-                    { "type": "tool_result", "tool_use_id": "t1", "content": "result" }
+                    { "type": "tool_result", "tool_use_id": "t1", "content": "result",
+                      "cache_control": { "type": "ephemeral" } }
                 ] }
             ])
         );

@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn a_request_that_cannot_fit_is_a_clear_error() {
         let call = long_run();
-        let error = fit(&call, 300, 100, "gpt-4o").unwrap_err();
+        let error = fit(&call, 150, 100, "gpt-4o").unwrap_err();
         assert!(
             error.starts_with("agent `Developer`: the request needs about"),
             "{error}"
