@@ -387,7 +387,13 @@ mod tests {
             "replies": { "*": ["any"], "compaction": ["Summary."] }
         }))
         .unwrap();
-        assert_eq!(Replay::new(script).next(&call("compaction", 20)).unwrap().text, "Summary.");
+        assert_eq!(
+            Replay::new(script)
+                .next(&call("compaction", 20))
+                .unwrap()
+                .text,
+            "Summary."
+        );
     }
 
     #[test]

@@ -10,6 +10,12 @@
 //! results, and the two messages before them (the last reply and what followed it, the
 //! handoff marker or a correction). A request that does not fit even then is an error,
 //! before anything is sent.
+//!
+//! The cut moves in steps of an eighth of the window: what is left out is the fewest oldest
+//! messages whose bytes reach the excess rounded up to the next step. The messages' bytes do
+//! not change as a run grows, so the cut stays put while the history grows by a step, and
+//! the requests in between share their prefix (the provider's prompt cache keeps serving
+//! it) at the price of at most a step of room unused.
 
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 
@@ -17,6 +23,8 @@ use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 pub const BYTES_PER_TOKEN: u64 = 3;
 /// Bytes counted for each message's framing (role, keys, separators).
 const MESSAGE_FRAME: u64 = 16;
+/// The cut moves in steps of the window's bytes divided by this.
+const CUT_STEPS: u64 = 8;
 
 /// A request that was cut to fit.
 #[derive(Debug)]
@@ -103,14 +111,20 @@ pub(crate) fn fit(
     let mut bytes: u64 = call.messages.iter().map(message_bytes).sum::<u64>()
         + tools_bytes(&call.tools)
         + notice_bytes;
+    // The excess, rounded up to the next step of the window.
+    let step = (budget * BYTES_PER_TOKEN / CUT_STEPS).max(1);
+    let excess = bytes.saturating_sub(budget * BYTES_PER_TOKEN);
+    let target = excess.div_ceil(step).saturating_mul(step);
     let mut dropped = 0;
+    let mut left_out = 0;
     for message in &call.messages[range.clone()] {
-        if tokens(bytes) <= budget {
+        if left_out >= target {
             break;
         }
-        bytes -= message_bytes(message);
+        left_out += message_bytes(message);
         dropped += 1;
     }
+    bytes -= left_out;
     if tokens(bytes) > budget {
         return Err(format!(
             "agent `{}`: the request needs about {} tokens ({} bytes at {BYTES_PER_TOKEN} bytes a token) with all {} older messages left out, over the {window}-token context window of `{model}` less {reserve} kept for the reply; shorten the agent's instructions or the task, or set the model's `MaxContextTokens` if its window is larger",
@@ -241,6 +255,30 @@ mod tests {
         assert_eq!(
             fitted.call.messages.last().unwrap().tool_call_id.as_deref(),
             Some("c1")
+        );
+    }
+
+    #[test]
+    fn the_cut_moves_in_steps_as_the_history_grows() {
+        let mut call = long_run();
+        let window = estimate(&call) * 3 / 4;
+        // Twenty later requests, each with one more short reply before the turn's tool loop:
+        // about 2 KB of growth, three steps of the window, six old messages.
+        let mut cuts = Vec::new();
+        for idx in 0..20 {
+            let at = call.messages.len() - 4;
+            let reply = format!("[Planner]: a new reply {idx} {}", "y".repeat(50));
+            call.messages.insert(at, message(ChatRole::User, &reply));
+            let fitted = fit(&call, window, 0, "m").unwrap().expect("cut");
+            assert!(fitted.tokens <= window, "{} > {window}", fitted.tokens);
+            cuts.push(fitted.dropped);
+        }
+        let mut moves = cuts.clone();
+        moves.dedup();
+        assert!(moves.len() >= 2, "the cut moved: {cuts:?}");
+        assert!(
+            moves.len() <= 4,
+            "the cut moves by steps, not by messages: {cuts:?}"
         );
     }
 
