@@ -120,10 +120,21 @@ impl Machine<'_> {
     pub(super) fn start_compaction(&mut self, agent: Option<&str>) -> Option<Request> {
         let policy = self.program.compaction()?;
         let through = self.compaction_due(&policy)?;
-        let model = policy.model.clone().or_else(|| {
-            let id = self.program.agent_named(agent?)?;
-            self.program.agent(id).model.clone()
-        });
+        // `Compaction.Model`, else the model of the agent about to run, else (a fork or a
+        // select state) the first agent's that names one.
+        let model = policy
+            .model
+            .clone()
+            .or_else(|| {
+                let id = self.program.agent_named(agent?)?;
+                self.program.agent(id).model.clone()
+            })
+            .or_else(|| {
+                self.program
+                    .agents
+                    .iter()
+                    .find_map(|agent| agent.model.clone())
+            });
         let messages = if self.options.skip_prompts {
             Vec::new()
         } else {
