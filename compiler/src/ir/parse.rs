@@ -115,6 +115,7 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::termination_block,
     Rule::failure_line,
     Rule::setting_line,
+    Rule::compaction_line,
     Rule::permissions_line,
     Rule::permission_line,
     Rule::mcp_block,

@@ -38,7 +38,7 @@ pub enum Shape {
     Named,
 }
 
-const COMPACTION: &str = "fuseraft compacts in the `llm` mode only, without this option";
+const COMPACTION: &str = "fuseraft compacts only as upstream's `llm` mode does (a model call writes the summary) and does not read this key";
 const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
