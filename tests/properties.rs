@@ -187,11 +187,13 @@ fn model() -> impl Strategy<Value = Model> {
             opt(any::<u64>()),
             opt(any_text(6)),
         ),
+        opt(any::<u64>()),
     )
         .prop_map(
             |(
                 (alias, provider, id, endpoint),
                 (api_key_env, has_literal_key, temperature, max_tokens, reasoning_effort),
+                context_window,
             )| Model {
                 alias,
                 provider,
@@ -202,6 +204,7 @@ fn model() -> impl Strategy<Value = Model> {
                 temperature,
                 max_tokens,
                 reasoning_effort,
+                context_window,
             },
         )
 }
@@ -630,6 +633,7 @@ fn program() -> impl Strategy<Value = Program> {
                     failure(),
                     proptest::collection::vec((any_text(8), any_text(8)), 0..3),
                     permissions(),
+                    opt(model()),
                 ),
             )
         })
@@ -641,7 +645,7 @@ fn program() -> impl Strategy<Value = Program> {
                 states,
                 contracts,
                 counters,
-                (termination, failure, settings, permissions),
+                (termination, failure, settings, permissions, compaction_model),
             )| Program {
                 name,
                 origin,
@@ -656,7 +660,7 @@ fn program() -> impl Strategy<Value = Program> {
                 settings,
                 permissions,
                 mcp_servers: Vec::new(),
-                compaction_model: None,
+                compaction_model,
             },
         )
 }
