@@ -235,3 +235,136 @@ async fn a_request_that_cannot_fit_is_a_clear_error_and_never_sent() {
     assert_clean(&error);
     assert_eq!(server.requests().len(), 0, "not sent, so not retried");
 }
+
+/// A two-agent sequential team on `endpoint` that compacts after two turns, keeping two
+/// messages (the last reply and the handoff marker after it).
+fn compacting_team(endpoint: &str) -> ir::Program {
+    let config = format!(
+        "Orchestration:
+  Name: Compacting
+  Models:
+    worker: {{ ModelId: gpt-4o, Endpoint: \"{endpoint}\" }}
+    summary: {{ ModelId: gpt-4o-mini, Endpoint: \"{endpoint}\" }}
+  Agents:
+    - {{ Name: Writer, Model: worker, Instructions: Write. }}
+    - {{ Name: Editor, Model: worker, Instructions: Edit. }}
+  Selection: {{ Type: sequential }}
+  Termination: {{ Type: maxiterations, MaxIterations: 3 }}
+  Compaction: {{ TriggerTurnCount: 2, KeepRecentTurns: 2, Model: summary }}
+"
+    );
+    let files = fuseraft_compiler::MemoryFiles::new().with("team.yaml", config);
+    let compiled = fuseraft_compiler::compile(std::path::Path::new("team.yaml"), &files);
+    compiled
+        .program
+        .unwrap_or_else(|| panic!("{:?}", compiled.diagnostics))
+}
+
+#[tokio::test]
+async fn a_compaction_is_a_model_call_on_the_wire_and_its_summary_replaces_the_history() {
+    use fuseraft_vm::driver::{drive, Approvals, Env};
+    use fuseraft_vm::machine::{Machine, Options};
+
+    let server = Server::start(vec![
+        sse(&openai_text_stream("Draft one: the greeting is hello.")),
+        sse(&openai_text_stream("Edited: the greeting is Hello.")),
+        sse(&openai_text_stream(
+            "SUMMARY: Writer drafted, Editor capitalised.",
+        )),
+        sse(&openai_text_stream("Draft two.")),
+    ])
+    .await;
+    let program = compacting_team(&format!("{}/v1", server.url));
+    let overrides = Overrides::default();
+    let providers = Providers::new(&program, &overrides, quick(), &env_with_keys, None).unwrap();
+    let work =
+        std::env::temp_dir().join(format!("fuseraft-compaction-wire-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let env = Env {
+        work_dir: work.clone(),
+        approvals: Approvals::All,
+        pause: None,
+    };
+    let options = Options {
+        session_id: "wire".into(),
+        task: "Write a greeting.".into(),
+        max_turns: None,
+        skip_prompts: false,
+    };
+    let mut events = Vec::new();
+    let mut on_event = |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| {
+        events.push((event.event_type, event.payload.clone()));
+    };
+    let summary = drive(
+        Machine::new(&program, options),
+        &providers,
+        &env,
+        &mut on_event,
+        None,
+    )
+    .await;
+    let _ = std::fs::remove_dir_all(&work);
+    assert_eq!(summary.turns, 3, "{:?}", summary.reason);
+    // The task, three replies and their handoff markers: every message, no summary.
+    assert_eq!(summary.history.len(), 7);
+    assert!(summary
+        .history
+        .iter()
+        .all(|message| !message.content.contains("SUMMARY")));
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let compaction = body(&requests[2]);
+    assert_eq!(compaction["model"], "gpt-4o-mini", "the `Compaction.Model`");
+    assert!(compaction.get("tools").is_none());
+    let messages = compaction["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["role"], "system");
+    assert!(messages[0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("You compact the history"));
+    let folded = messages[1]["content"].as_str().unwrap();
+    assert!(
+        folded.starts_with("The task:\nWrite a greeting.\n"),
+        "{folded}"
+    );
+    assert!(
+        folded.contains("[turn 0] Writer: Draft one: the greeting is hello."),
+        "{folded}"
+    );
+    assert!(
+        !folded.contains("Edited:"),
+        "the kept message is not folded in: {folded}"
+    );
+
+    // The next request: the task, the summary, the kept message; not the first draft.
+    let next = body(&requests[3]);
+    let contents: Vec<&str> = next["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| message["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(contents[0], "Write.", "{contents:?}");
+    assert_eq!(contents[1], "Write a greeting.");
+    assert!(
+        contents[2].starts_with("[fuseraft: summary of the conversation through turn "),
+        "{contents:?}"
+    );
+    assert!(contents[2].ends_with("SUMMARY: Writer drafted, Editor capitalised."));
+    assert!(contents
+        .iter()
+        .any(|text| text.contains("Edited: the greeting is Hello.")));
+    assert!(!contents.iter().any(|text| text.contains("Draft one")));
+    let compacted = events
+        .iter()
+        .find(|(kind, _)| *kind == "compaction")
+        .map(|(_, payload)| payload.clone())
+        .expect("a compaction event");
+    assert_eq!(
+        compacted["turns_compacted"], 2,
+        "the first reply and its marker"
+    );
+    assert_eq!(compacted["turns_retained"], 2);
+}
