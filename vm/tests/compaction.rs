@@ -50,7 +50,11 @@ fn script() -> Script {
             "Planner": replies("Planner", &|_| "HANDOFF TO DEVELOPER"),
             "Developer": replies("Developer", &|_| "HANDOFF TO TESTER"),
             "Tester": replies("Tester", &|idx| if idx % 3 == 2 { "HANDOFF TO PLANNER" } else { "HANDOFF TO DEVELOPER" }),
-            "compaction": [{ "text": format!("Summary: the team planned, built and tested in turns. {pad}"), "times": 100 }],
+            "compaction": [{
+                "text": format!("Summary: the team planned, built and tested in turns. {pad}"),
+                "times": 100,
+                "usage": { "input_tokens": 5000, "output_tokens": 300, "cache_read_tokens": 4000 },
+            }],
         },
         "on_exhausted": "error",
     }))
@@ -152,7 +156,13 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
         };
     let mut checkpoint = None;
     let mut on_checkpoint = |saved: fuseraft_vm::driver::Checkpoint<'_>| {
-        checkpoint = Some(saved.state());
+        // What a session file stores (written without building the JSON) is that JSON.
+        let mut written = Vec::new();
+        saved.write_state(&[], &mut written).expect("written");
+        let state = saved.state();
+        let parsed: Json = serde_json::from_slice(&written).expect("valid JSON");
+        assert_eq!(parsed, state);
+        checkpoint = Some(state);
     };
     let summary = drive(
         machine,
@@ -282,6 +292,9 @@ async fn a_resumed_run_keeps_the_summary_in_its_requests() {
         skip_prompts: false,
     };
     let mut machine = Machine::restore(&program, options, &checkpoint).expect("restores");
+    // The summariser's tokens count, its cached ones apart, and the checkpoint keeps them.
+    assert_eq!(machine.run().usage.input_tokens, 5000);
+    assert_eq!(machine.run().usage.cache_read_tokens, 4000);
     let Request::Model(call) = machine.step() else {
         panic!("a model call comes next");
     };
