@@ -8,8 +8,10 @@
 //! after the task. Never left out: the system prompt (instructions and routing block), the
 //! task (the first message after it), and the request's tail: the turn's own tool calls and
 //! results, and the two messages before them (the last reply and what followed it, the
-//! handoff marker or a correction). A request that does not fit even then is an error,
-//! before anything is sent.
+//! handoff marker or a correction). When leaving out every older message is not enough,
+//! the turn's own tool results are cut to a marker, oldest first, all but the newest (each
+//! call keeps its result message, so the tool loop stays well formed). A request that does
+//! not fit even then is an error, before anything is sent.
 //!
 //! The cut moves in steps of an eighth of the window: what is left out is the fewest oldest
 //! messages whose bytes reach the excess rounded up to the next step. The messages' bytes do
@@ -102,8 +104,7 @@ pub(crate) fn fit(
     model: &str,
 ) -> Result<Option<Fitted>, String> {
     let budget = window.saturating_sub(reserve);
-    let total = estimate(call);
-    if total <= budget {
+    if estimate(call) <= budget {
         return Ok(None);
     }
     let range = droppable(&call.messages);
@@ -125,19 +126,50 @@ pub(crate) fn fit(
         dropped += 1;
     }
     bytes -= left_out;
+    if dropped == 0 {
+        bytes -= notice_bytes;
+    }
+    // Still over: the turn's own tool results, oldest first, all but the newest.
+    let mut elided = Vec::new();
+    let results: Vec<usize> = (range.end..call.messages.len())
+        .filter(|idx| call.messages[*idx].role == ChatRole::Tool)
+        .collect();
+    for &idx in results.iter().rev().skip(1).rev() {
+        if tokens(bytes) <= budget {
+            break;
+        }
+        let old = call.messages[idx].content.len() as u64;
+        let new = elided_result(old).len() as u64;
+        if new < old {
+            bytes -= old - new;
+            elided.push(idx);
+        }
+    }
     if tokens(bytes) > budget {
         return Err(format!(
-            "agent `{}`: the request needs about {} tokens ({} bytes at {BYTES_PER_TOKEN} bytes a token) with all {} older messages left out, over the {window}-token context window of `{model}` less {reserve} kept for the reply; shorten the agent's instructions or the task, or set the model's `MaxContextTokens` if its window is larger",
+            "agent `{}`: the request needs about {} tokens ({} bytes at {BYTES_PER_TOKEN} bytes a token) with all {} older messages{} left out, over the {window}-token context window of `{model}` less {reserve} kept for the reply; shorten the agent's instructions or the task, or set the model's `MaxContextTokens` if its window is larger",
             call.agent,
             tokens(bytes),
             bytes,
             range.len(),
+            match elided.len() {
+                0 => String::new(),
+                count => format!(" and {count} of the turn's tool results"),
+            },
         ));
     }
     let mut messages = Vec::with_capacity(call.messages.len() - dropped + 1);
     messages.extend_from_slice(&call.messages[..range.start]);
-    messages.push(notice(dropped));
-    messages.extend_from_slice(&call.messages[range.start + dropped..]);
+    if dropped > 0 {
+        messages.push(notice(dropped));
+    }
+    for (idx, message) in call.messages.iter().enumerate().skip(range.start + dropped) {
+        let mut message = message.clone();
+        if elided.contains(&idx) {
+            message.content = elided_result(message.content.len() as u64);
+        }
+        messages.push(message);
+    }
     let fitted = ModelCall {
         messages,
         ..call.clone()
@@ -148,6 +180,11 @@ pub(crate) fn fit(
         dropped,
         tokens,
     }))
+}
+
+/// What stands for a tool result of `bytes` left out of a request.
+fn elided_result(bytes: u64) -> String {
+    format!("[fuseraft: this tool result ({bytes} bytes) is left out here to fit the model's context window]")
 }
 
 /// The message that stands where `dropped` messages were left out.
@@ -280,6 +317,57 @@ mod tests {
             moves.len() <= 4,
             "the cut moves by steps, not by messages: {cuts:?}"
         );
+    }
+
+    #[test]
+    fn the_turns_older_tool_results_go_when_dropping_turns_is_not_enough() {
+        let mut call = long_run();
+        // A long tool loop: three big results, then the newest small one.
+        for idx in 2..5 {
+            let mut asked = message(ChatRole::Assistant, "");
+            asked.tool_calls.push(ToolCall {
+                id: format!("c{idx}"),
+                name: "read_file".into(),
+                args: serde_json::json!({"path": "big.log"}),
+                result: None,
+                ok: true,
+            });
+            call.messages.push(asked);
+            let mut result = message(ChatRole::Tool, &"log line\n".repeat(400));
+            result.tool_call_id = Some(format!("c{idx}"));
+            call.messages.push(result);
+        }
+        let mut asked = message(ChatRole::Assistant, "");
+        asked.tool_calls.push(ToolCall {
+            id: "c9".into(),
+            name: "read_file".into(),
+            args: serde_json::json!({"path": "small"}),
+            result: None,
+            ok: true,
+        });
+        call.messages.push(asked);
+        let mut newest = message(ChatRole::Tool, "the newest result");
+        newest.tool_call_id = Some("c9".into());
+        call.messages.push(newest);
+        let fitted = fit(&call, 2_000, 0, "m").unwrap().expect("cut");
+        assert!(fitted.tokens <= 2_000, "{}", fitted.tokens);
+        assert_eq!(fitted.dropped, 20, "every older turn went first");
+        let results: Vec<&str> = fitted
+            .call
+            .messages
+            .iter()
+            .filter(|message| message.role == ChatRole::Tool)
+            .map(|message| message.content.as_str())
+            .collect();
+        assert_eq!(results.last(), Some(&"the newest result"));
+        assert!(
+            results
+                .iter()
+                .any(|text| text.contains("(3600 bytes) is left out")),
+            "{results:?}"
+        );
+        // Every call keeps its result message, so the tool loop stays well formed.
+        assert_eq!(results.len(), 5);
     }
 
     #[test]
