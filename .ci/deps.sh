@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything the tests drive that is not a Rust crate, installed when missing (idempotent):
 # Debian's headless Chromium and chromedriver (the web view's browser tests), Microsoft's
-# SARIF Multitool (tests/sarif.rs), Graphviz and mermaid-cli (tests/diagrams.rs), the MCP
+# SARIF Multitool (tests/sarif.rs), Graphviz and mermaid-cli (tests/diagrams.rs), groff and
+# man-db (the manual pages, tests/conventions/man.rs), the MCP
 # servers (tests/mcp.rs), and the live tier's model server and model (tests/live.rs; built
 # from source the first time). The README's test command runs this first.
 set -euo pipefail

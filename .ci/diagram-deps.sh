@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the renderers tests/diagrams.rs draws every fixture with: Graphviz (`dot`, from
 # Debian) and mermaid-cli (`mmdc`, from npm, driving the system Chromium that ui-deps.sh
-# installs; puppeteer's own browser download is skipped). Idempotent; prints mmdc's path.
+# installs; puppeteer's own browser download is skipped); and groff and man-db, which
+# tests/conventions/man.rs renders every manual page with. Idempotent; prints mmdc's path.
 set -euo pipefail
 sudo_if_needed=()
 if [ "$(id -u)" -ne 0 ]; then sudo_if_needed=(sudo); fi
@@ -9,6 +10,11 @@ if ! command -v dot > /dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_if_needed[@]}" apt-get update -qq
   "${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends graphviz > /dev/null
+fi
+if ! command -v groff > /dev/null || ! command -v man > /dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_if_needed[@]}" apt-get update -qq
+  "${sudo_if_needed[@]}" apt-get install -y -qq --no-install-recommends groff-base man-db > /dev/null
 fi
 if ! command -v npm > /dev/null; then
   "${sudo_if_needed[@]}" apt-get install -y -qq nodejs npm > /dev/null

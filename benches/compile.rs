@@ -151,8 +151,8 @@ fn bench(states: usize, runs: usize) -> Row {
         let file = loader.read(&path, None, "config").expect("read");
         let root = loader.parse(file).expect("parse");
         let dir = loader.sources.get(file).dir().to_path_buf();
-        let config = read_config(&root, &dir, &mut loader).expect("config");
-        (loader.sources, root, config)
+        let config = read_config(root, &dir, &mut loader).expect("config");
+        (loader.sources, config)
     });
 
     Row {

@@ -56,6 +56,9 @@ pub enum Command {
     /// Print a shell completion script.
     #[command(after_help = examples::COMPLETIONS)]
     Completions(CompletionsArgs),
+    /// Write the manual pages: `fuseraft.1` and one page per subcommand.
+    #[command(after_help = examples::MAN)]
+    Man(ManArgs),
     /// Browse the sessions of a work dir in a web page (loopback, a token in the URL).
     #[command(after_help = examples::UI)]
     Ui(UiArgs),
@@ -95,6 +98,14 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// The directory to write the pages into (created when missing), or `-` to print the
+    /// main page on standard output.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub out: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -214,8 +225,9 @@ pub struct ExecArgs {
     #[arg(long)]
     pub json: bool,
     /// Pause after every turn: Enter goes on, a line of text is sent to the team as your
-    /// message, `q` stops (the session stays resumable). Without a terminal the first pause
-    /// stops the run resumable, unless `--approve` is given (then nothing pauses).
+    /// message, `q` stops (the session stays resumable). With `--ui` the page answers too,
+    /// and without a terminal the run waits for it. Without either, the first pause stops
+    /// the run resumable, unless `--approve` is given (then nothing pauses).
     #[arg(long)]
     pub hitl: bool,
     /// Use this model for every agent instead of the config's: `PROVIDER:MODEL`
@@ -247,7 +259,7 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
-    /// Show the run live in a web page, and answer its approvals there: `--ui` listens on a
+    /// Show the run live in a web page, and answer its approvals and pauses there: `--ui` listens on a
     /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
     /// with its token, is printed on standard error.
     #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
@@ -349,6 +361,10 @@ Examples:
   fuseraft completions bash > ~/.local/share/bash-completion/completions/fuseraft
   fuseraft completions zsh > ~/.zfunc/_fuseraft
   fuseraft completions fish > ~/.config/fish/completions/fuseraft.fish";
+    pub const MAN: &str = "\
+Examples:
+  fuseraft man --out ~/.local/share/man/man1   # then: man fuseraft-exec
+  fuseraft man --out - | man -l -              # read the main page without installing it";
     pub const SCHEMA: &str = "\
 Examples:
   fuseraft schema > fuseraft.schema.json

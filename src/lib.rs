@@ -42,6 +42,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Init(args) => commands::init::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Schema => commands::schema::run(),
+        Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),
     }
 }

@@ -12,6 +12,7 @@
 //! escape sequence can retitle the window, clear the screen or hide text.
 
 mod lines;
+mod magentic;
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
@@ -33,48 +34,42 @@ fn unsafe_char(c: char) -> bool {
 }
 
 /// Whether `text` holds an [`unsafe_char`]: `text.chars().any(unsafe_char)`, but passing
-/// over eight bytes at a time that are printable ASCII, `\n` or `\t` (most of a reply), so
-/// only the bytes below 0x20, DEL and the non-ASCII ones are looked at one by one.
+/// over 32 bytes at a time that are all printable ASCII, `\n` or `\t` (most of a reply; the
+/// window's test compiles to a few vector instructions), so only the windows with a control
+/// byte, DEL or a non-ASCII character are decoded.
 fn has_unsafe(text: &str) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const DELS: u64 = ONES * 0x7f;
+    const WINDOW: usize = 32;
+    fn plain(byte: u8) -> bool {
+        matches!(byte, 0x20..=0x7e | b'\n' | b'\t')
+    }
     let bytes = text.as_bytes();
+    // Invariant: `at` is on a character boundary (a window passed over was all ASCII; the
+    // slow path moves by whole characters).
     let mut at = 0;
-    while at < bytes.len() {
-        if let Some(word) = bytes
-            .get(at..at + 8)
-            .and_then(|chunk| <[u8; 8]>::try_from(chunk).ok())
-        {
-            // Flags the bytes below 0x20, DEL and those with the high bit (exact for "any";
-            // the lowest flag is a real one, a borrow only flags bytes above it).
-            let word = u64::from_le_bytes(word);
-            let control = word.wrapping_sub(ONES * 0x20) & !word;
-            let del = (word ^ DELS).wrapping_sub(ONES) & !(word ^ DELS);
-            let flagged = (control | del | word) & HIGH;
-            if flagged == 0 {
-                at += 8;
-                continue;
-            }
-            at += (flagged.trailing_zeros() / 8) as usize;
+    while let Some(window) = bytes
+        .get(at..at + WINDOW)
+        .and_then(|window| <&[u8; WINDOW]>::try_from(window).ok())
+    {
+        // No early exit inside the window, so the loop vectorizes.
+        let odd = window
+            .iter()
+            .fold(0u8, |odd, &byte| odd | u8::from(!plain(byte)));
+        if odd == 0 {
+            at += WINDOW;
+            continue;
         }
-        match bytes[at] {
-            b'\n' | b'\t' | 0x20..=0x7e => at += 1,
-            0..=0x7f => return true,
-            _ => {
-                // A character starts here: `at` is at a flagged byte, and every byte before
-                // it was ASCII.
-                let Some(c) = text[at..].chars().next() else {
-                    return false;
-                };
-                if unsafe_char(c) {
-                    return true;
-                }
-                at += c.len_utf8();
+        let end = at + WINDOW;
+        for c in text[at..].chars() {
+            if unsafe_char(c) {
+                return true;
+            }
+            at += c.len_utf8();
+            if at >= end {
+                break;
             }
         }
     }
-    false
+    text[at..].chars().any(unsafe_char)
 }
 
 /// `text` with every unsafe character shown escaped: `\x1b`, `\r`, `\u{9b}`, `\u{202e}`.
@@ -139,6 +134,9 @@ pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) 
         }
         text.push_str("approve tool call? [y/N] ");
         text
+    } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+        // A magentic plan review: yes lets the manager's plan (shown above) run, no stops.
+        "approve the manager's plan shown above? [y/N] ".to_string()
     } else if let Some(failure) = signal.strip_prefix("escalation:") {
         // An `EscalateToHuman` failure: yes lets the agent try again, no stops the run.
         format!(
@@ -456,7 +454,9 @@ impl Terminal {
                 let _ = writeln!(out, "{}", self.paint.good(&route));
             }
             _ => {
-                if let Some(line) = lines::notice(event, self.paint) {
+                let line =
+                    lines::notice(event, self.paint).or_else(|| magentic::line(event, self.paint));
+                if let Some(line) = line {
                     self.clear_waiting(out);
                     let _ = writeln!(out, "{line}");
                 }
@@ -551,13 +551,14 @@ mod tests {
     #[test]
     fn the_fast_scan_finds_what_the_character_test_finds() {
         // Every character near a boundary of what is unsafe, at every offset within and
-        // across an eight-byte word, alone and after an earlier harmless non-ASCII one.
+        // across two 32-byte windows and the tail, alone and after an earlier harmless
+        // non-ASCII one.
         let mut probes: Vec<char> = (0u32..0x250).filter_map(char::from_u32).collect();
         probes.extend(['\u{061b}', '\u{061c}', '\u{061d}', '\u{200d}', '\u{2010}']);
         probes.extend(('\u{2028}'..='\u{2030}').chain('\u{2064}'..='\u{206a}'));
         probes.extend(['\u{fffd}', '\u{1f600}', '\u{10ffff}']);
         for c in probes {
-            for before in 0..20 {
+            for before in 0..72 {
                 for prefix in ["", "é", "\u{2014}"] {
                     let text = format!("{prefix}{}{c}tail text\n", "a".repeat(before));
                     assert_eq!(
@@ -594,6 +595,11 @@ mod tests {
         assert_eq!(
             escalation,
             "`Build` cannot go on to `Deploy`: RequireShellPass failed (escalated); let it try again? [y/N] "
+        );
+        // A magentic plan review asks about the plan the terminal has just shown.
+        assert_eq!(
+            approval_question("select", "plan", "plan review: 1. Research", &states),
+            "approve the manager's plan shown above? [y/N] "
         );
         let hidden = "run `echo hello\rrm -rf ~/important # \x1b[2K`";
         let tool = approval_question("Dev", hidden, "tool", &states);

@@ -7,6 +7,7 @@
 //! there instead (`FUSERAFT_SCREENSHOTS=docs/images` refreshes the documentation's).
 
 #[path = "web_view/webdriver.rs"]
+#[allow(dead_code)]
 mod webdriver;
 
 use std::io::{BufRead, BufReader};
@@ -72,16 +73,6 @@ fn exec(work: &Path, extra: &[&str]) -> Command {
         .env("FUSERAFT_SESSION_KEY", work.with_extension("key"))
         .stdin(Stdio::null());
     command
-}
-
-async fn save_screenshot(browser: &Browser, name: &str) {
-    let png = browser.screenshot().await;
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
-    let dir = std::env::var_os("FUSERAFT_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| work_dir("screenshots"));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(name), png).unwrap();
 }
 
 /// `[[turn, agent, state], ...]` of the cards shown, in page order.
@@ -228,7 +219,7 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
         tool.contains("shell_run") && tool.contains("sleep 3 && echo built"),
         "{tool}"
     );
-    save_screenshot(&browser, "web-view-live.png").await;
+    browser.save_screenshot("web-view-live.png").await;
 
     // A reload replays the same history, the pending approval included.
     let before = browser.run(SHOWN).await;
@@ -346,6 +337,6 @@ async fn past_sessions_are_browsed_in_the_browser() {
         .run("return [...document.querySelectorAll('#graph g.node.visited')].map(n => n.dataset.state)")
         .await;
     assert_eq!(visited, json!(["Developer", "Reviewer", "Deployer"]));
-    save_screenshot(&browser, "web-view-sessions.png").await;
+    browser.save_screenshot("web-view-sessions.png").await;
     browser.close().await;
 }

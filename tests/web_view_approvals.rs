@@ -1,6 +1,8 @@
-//! The web view's approvals and event stream over plain HTTP (no browser): the page and the
-//! terminal both answer an approval and the first answer wins; a run waiting for the page
-//! still ends on SIGTERM; a reconnecting page continues after the last event it saw.
+//! The web view's approvals, `--hitl` pauses and event stream over plain HTTP (no browser):
+//! the page and the terminal both answer an approval or a pause and the first answer wins,
+//! the other is told; a run waiting for the page still ends on SIGTERM; the answering
+//! endpoints refuse what is not the page's; a reconnecting page continues after the last
+//! event it saw; a magentic manager's plan is reviewed in the page.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -333,4 +335,217 @@ async fn a_tool_call_refused_in_the_page_is_not_run() {
     let (status, _, stderr) = run.wait();
     assert!(status.success(), "{stderr}");
     assert!(!ran.exists(), "refused, so not run");
+}
+
+fn sequential() -> (PathBuf, PathBuf) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/sequential");
+    (dir.join("config.yaml"), dir.join("replay.yaml"))
+}
+
+const PAUSED: &str = "── paused after turn";
+
+#[tokio::test]
+async fn a_pause_is_answered_by_the_page_or_the_terminal_whichever_first() {
+    let (mut master, slave) = terminal();
+    let (config, replay) = sequential();
+    let run = Run::of(
+        &config,
+        &replay,
+        "pause-race",
+        Stdio::from(slave),
+        &["--hitl", "--json"],
+    );
+    let asked = read_events(&run, None, is("ui_pause")).await;
+    let (last, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["turn"], 1);
+    assert_eq!(question["payload"]["agent"], "Extractor");
+    run.wait_stderr(PAUSED);
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let http = reqwest::Client::new();
+    let pause = |id: u64, action: &str| {
+        http.post(format!(
+            "{}/pause?token={}&id={id}&action={action}",
+            run.base(),
+            run.token()
+        ))
+    };
+    // The page answers first: the terminal is told, and a second answer is refused.
+    assert_eq!(pause(id, "continue").send().await.unwrap().status(), 200);
+    assert_eq!(pause(id, "quit").send().await.unwrap().status(), 409);
+    run.wait_stderr("(answered in the web view: continue)");
+    // The terminal answers the next pause first: the page is told.
+    let next = read_events(&run, Some(*last), is("ui_pause")).await;
+    let (last, second) = next.last().unwrap();
+    assert_eq!(second["payload"]["turn"], 2);
+    let second_id = second["payload"]["id"].as_u64().unwrap();
+    let until = Instant::now() + Duration::from_secs(30);
+    while run.stderr.lock().unwrap().matches(PAUSED).count() < 2 {
+        assert!(Instant::now() < until, "no second prompt");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    master.write_all(b"q\n").unwrap();
+    let told = read_events(&run, Some(*last), is("ui_pause_answered")).await;
+    let answer = &told.last().unwrap().1["payload"];
+    assert_eq!(answer["id"], second_id);
+    assert_eq!(answer["action"], "quit");
+    assert_eq!(answer["by"], "terminal");
+    assert_eq!(
+        pause(second_id, "continue").send().await.unwrap().status(),
+        409
+    );
+    let (status, stdout, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "cancelled");
+    assert_eq!(summary["turns"], 2);
+}
+
+#[tokio::test]
+async fn the_pause_endpoint_takes_only_the_pages_answers() {
+    let (config, replay) = sequential();
+    let run = Run::of(
+        &config,
+        &replay,
+        "pause-guard",
+        Stdio::null(),
+        &["--hitl", "--json"],
+    );
+    let asked = read_events(&run, None, is("ui_pause")).await;
+    let id = asked.last().unwrap().1["payload"]["id"].as_u64().unwrap();
+    let http = reqwest::Client::new();
+    let url = |query: &str| format!("{}/pause?{query}", run.base());
+    let token = run.token();
+    let status = |response: reqwest::Response| response.status().as_u16();
+    // No token, or another.
+    let refused = http
+        .post(url(&format!("id={id}&action=quit")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(refused), 403);
+    let refused = http
+        .post(url(&format!("token=00{token}&id={id}&action=quit")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(refused), 403);
+    // A page of another origin that knows the token.
+    let foreign = http
+        .post(url(&format!("token={token}&id={id}&action=quit")))
+        .header("Origin", "http://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(foreign), 403);
+    let cross = http
+        .post(url(&format!("token={token}&id={id}&action=quit")))
+        .header("Sec-Fetch-Site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(cross), 403);
+    // Malformed answers.
+    for (query, body) in [
+        (format!("token={token}&id={id}&action=message"), "   "),
+        (format!("token={token}&id={id}&action=jump"), ""),
+        (format!("token={token}&action=quit"), ""),
+    ] {
+        let bad = http.post(url(&query)).body(body).send().await.unwrap();
+        assert_eq!(status(bad), 400, "{query}");
+    }
+    let long = http
+        .post(url(&format!("token={token}&id={id}&action=message")))
+        .body("x".repeat(16 * 1024 + 1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(long), 413);
+    // An approval's answer to a pause.
+    let approve = http
+        .post(format!(
+            "{}/approve?token={token}&id={id}&approved=true",
+            run.base()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(approve), 409);
+    // The page's own answer (same origin) is taken: a message, then the run goes on.
+    let host = run.base().trim_start_matches("http://").to_string();
+    let sent = http
+        .post(url(&format!("token={token}&id={id}&action=message")))
+        .header("Origin", format!("http://{host}"))
+        .header("Sec-Fetch-Site", "same-origin")
+        .body("  Load them in order.  ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(status(sent), 200);
+    let rest = read_events(&run, Some(asked.last().unwrap().0), is("ui_pause")).await;
+    let answered = rest
+        .iter()
+        .find(|(_, message)| message["event_type"] == "ui_pause_answered")
+        .expect("the answer is published");
+    assert_eq!(answered.1["payload"]["action"], "message");
+    assert_eq!(answered.1["payload"]["message"], "Load them in order.");
+    assert_eq!(answered.1["payload"]["by"], "page");
+    assert!(
+        rest.iter()
+            .any(|(_, message)| message["event_type"] == "operator_message"),
+        "the message joined the conversation"
+    );
+    // SIGTERM while the run waits for the page at the next pause: cancelled, resumable.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&run.child),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    let (status, stdout, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "cancelled");
+    assert!(
+        stderr.contains("cancelled (SIGTERM) during a pause"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_magentic_plan_is_reviewed_in_the_page() {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/magentic-plan-review-approved");
+    // No terminal: the review waits for the page.
+    let run = Run::of(
+        &fixture.join("config.yaml"),
+        &fixture.join("replay.yaml"),
+        "magentic-plan",
+        Stdio::null(),
+        &["--json"],
+    );
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    assert!(
+        asked.iter().any(
+            |(_, message)| message["event_type"] == "magentic_orientation"
+                && message["payload"]["plan"] == "1. Developer adds paging."
+        ),
+        "the plan reaches the page before the question: {asked:?}"
+    );
+    let (_, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["kind"], "plan");
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let approved = reqwest::Client::new()
+        .post(format!(
+            "{}/approve?token={}&id={id}&approved=true",
+            run.base(),
+            run.token()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), 200);
+    let (status, stdout, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{stderr}");
+    assert_eq!(summary["output"], "Paging added.");
 }

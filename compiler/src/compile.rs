@@ -141,7 +141,7 @@ fn compile_config(path: &Path, loader: &mut Loader<'_>, syntax: &mut Syntax) -> 
     let file = loader.read(path, None, "config")?;
     let root = loader.parse(file)?;
     let dir = loader.sources.get(file).dir().to_path_buf();
-    let config = crate::syntax::fuseraft::read_config(&root, &dir, loader)?;
+    let config = crate::syntax::fuseraft::read_config(root, &dir, loader)?;
     let Loader { sources, diags, .. } = loader;
     let program = crate::lower::lower_config(&config, sources, diags);
     *syntax = Syntax::Config(Box::new(config));

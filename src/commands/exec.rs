@@ -228,7 +228,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         .collect();
     let ui = match &args.ui {
         Some(addr) => {
-            let terminal = args.approve.is_none() && std::io::stdin().is_terminal();
+            // The terminal answers alongside the page: approvals unless `--approve` answers
+            // them, `--hitl` pauses always.
+            let terminal = (args.approve.is_none() || args.hitl) && std::io::stdin().is_terminal();
             match crate::ui::Live::start(addr, &program, terminal) {
                 Ok(ui) => {
                     eprintln!("web view: {}", ui.url());
@@ -272,7 +274,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     };
     let pause = args.hitl.then(|| {
         let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "a pause");
-        hitl::pauses(args.approve.is_some(), watch_stop_signals(), cancel)
+        hitl::pauses(
+            ui.as_ref(),
+            args.approve.is_some(),
+            watch_stop_signals(),
+            cancel,
+        )
     });
     if let Err(message) = store.begin(&work_dir, &session) {
         return usage_error(&message);

@@ -7,6 +7,7 @@ pub mod early;
 pub mod exec;
 pub mod init;
 pub mod inputs;
+pub mod man;
 pub mod schema;
 pub mod sessions;
 pub mod test;

@@ -328,6 +328,11 @@ pub fn render(ran: &Ran) -> String {
                     })
                     .unwrap_or("asked");
                 let signal = text(event, "signal");
+                if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+                    // The plan is in the events; the trace keeps the answer.
+                    emit!(format!("plan review: {answer}"));
+                    continue;
+                }
                 let on = if signal.is_empty() {
                     String::new()
                 } else {
@@ -425,6 +430,47 @@ pub fn render(ran: &Ran) -> String {
                     number(event, "rounds")
                 ))
             }
+            "magentic_orientation" => emit!("manager oriented: facts and plan".to_string()),
+            // The plan the rounds start with: shown by its orientation (or review) already.
+            "magentic_plan" => {}
+            "magentic_ledger" => {
+                if event.payload.get("satisfied").and_then(Json::as_bool) == Some(true) {
+                    emit!("manager: request satisfied".to_string())
+                } else if kind_at(idx + 1) != Some("agent_routed") {
+                    let stalls = number(event, "stalls");
+                    let stalled = if stalls > 0 {
+                        format!(" (stall {stalls})")
+                    } else {
+                        String::new()
+                    };
+                    emit!(format!(
+                        "manager ledger: {}{stalled}",
+                        text(event, "next_speaker")
+                    ))
+                }
+            }
+            "magentic_ledger_invalid" => emit!(format!(
+                "manager ledger unusable ({}×): {}",
+                number(event, "consecutive").max(1),
+                short(text(event, "error"), &ran.scrub)
+            )),
+            "magentic_stalled" => emit!(format!("team stalled: replan {}", number(event, "cycle"))),
+            "magentic_replan" => emit!(format!("manager replanned ({})", number(event, "cycle"))),
+            "magentic_plan_revised" => emit!("manager revised the plan".to_string()),
+            // The approval line says approved or refused already.
+            "magentic_plan_review" => {
+                if text(event, "answer") == "redirected" {
+                    emit!("plan sent back to the manager with the operator's feedback".to_string())
+                }
+            }
+            "magentic_reset_limit" => emit!(format!(
+                "manager out of replans ({})",
+                number(event, "resets")
+            )),
+            "magentic_complete" => emit!(format!(
+                "manager final answer after {} rounds",
+                number(event, "rounds")
+            )),
             "max_turns_exceeded" => emit!(format!("turn cap reached ({})", number(event, "turns"))),
             "budget_exceeded" => emit!(format!(
                 "over budget (max {} tokens)",

@@ -1,5 +1,6 @@
 //! The web view: `fuseraft exec … --ui` serves a page that shows the run live (its graph,
-//! one card per turn, its approvals, answerable from the page), and `fuseraft ui` browses
+//! one card per turn, a fork's branches side by side, its approvals and `--hitl` pauses,
+//! answerable from the page), and `fuseraft ui` browses
 //! past sessions. Loopback by default, a random token in the URL, a static page embedded in
 //! the binary that loads nothing from elsewhere (`docs/web-view.md`).
 //!
@@ -7,6 +8,7 @@
 //! kept for a page.
 
 pub mod broker;
+pub mod fork;
 pub mod hub;
 pub mod server;
 pub mod sessions;
@@ -15,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, Program};
-use fuseraft_vm::driver::Approvals;
+use fuseraft_vm::driver::{Approvals, Pause, PauseFn, Paused};
 use fuseraft_vm::event::Event;
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
@@ -30,6 +32,7 @@ pub struct Live {
     url: String,
     hub: Arc<Hub>,
     broker: Arc<Broker>,
+    forks: fork::Forks,
 }
 
 impl Live {
@@ -58,33 +61,53 @@ impl Live {
                 eprintln!("warning: the web view stopped: {error}");
             }
         });
-        Ok(Live { url, hub, broker })
+        Ok(Live {
+            url,
+            hub,
+            broker,
+            forks: fork::Forks::of(program),
+        })
     }
 
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// Publishes a run event; a turn's end carries the turn's reply and tool calls.
+    /// Publishes a run event; a turn's end carries the turn's reply and tool calls (a fork
+    /// branch's too), a fork's start its branches' columns, its join the merged text.
     pub fn event(&self, event: &Event, run: &Run, session: &str) {
         let mut message = json!({
             "ts": crate::events::timestamp(), "session": session, "turn": event.turn,
             "agent": event.agent, "event_type": event.event_type, "payload": event.payload,
         });
-        if event.event_type == "turn_end" {
-            if let Some(reply) = run
-                .history
-                .iter()
-                .rev()
-                .find(|message| message.role == Role::Assistant && message.turn == event.turn)
-            {
-                message["reply"] = json!({
-                    "content": reply.content,
-                    "tool_calls": reply.tool_calls.iter().map(|call| json!({
-                        "name": call.name, "args": call.args, "result": call.result, "ok": call.ok,
-                    })).collect::<Vec<Json>>(),
+        let state = event.payload.get("state").and_then(Json::as_str);
+        match event.event_type {
+            "turn_end" => {
+                let branch = state.and_then(|state| fork::branch_reply(run, state));
+                let reply = branch.or_else(|| {
+                    run.history
+                        .iter()
+                        .rev()
+                        .find(|message| {
+                            message.role == Role::Assistant && message.turn == event.turn
+                        })
+                        .map(|reply| fork::reply(&reply.content, &reply.tool_calls))
                 });
+                if let Some(reply) = reply {
+                    message["reply"] = reply;
+                }
             }
+            "fork_start" => {
+                if let Some(columns) = state.and_then(|state| self.forks.columns(state)) {
+                    message["columns"] = columns.clone();
+                }
+            }
+            "fork_join" => {
+                if let Some(merged) = fork::merged(run) {
+                    message["merged"] = json!(merged);
+                }
+            }
+            _ => {}
         }
         self.hub.publish(message.to_string());
     }
@@ -107,6 +130,8 @@ impl Live {
                 signal,
                 kind: if signal == "tool" && !route {
                     "tool"
+                } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
+                    "plan"
                 } else {
                     "route"
                 },
@@ -117,6 +142,28 @@ impl Live {
                 false
             })
         }))
+    }
+
+    /// `--hitl` pauses answered by the page or the terminal, whichever first (`prompt` and
+    /// `read`: the terminal's wording of a pause and what a line typed there means). Without
+    /// a terminal the page is the only answerer, and the run waits for it. `stopped` is set
+    /// by a stop signal; `cancel` then ends the process.
+    pub fn pauses(
+        &self,
+        prompt: fn(&Paused<'_>) -> String,
+        read: fn(&str) -> Pause,
+        stopped: Arc<OnceLock<&'static str>>,
+        cancel: Box<dyn Fn(&'static str) + Send + Sync>,
+    ) -> Box<PauseFn> {
+        let broker = Arc::clone(&self.broker);
+        Box::new(move |at: &Paused<'_>| {
+            broker
+                .pause(at, &prompt(at), &read, &stopped)
+                .unwrap_or_else(|signal| {
+                    cancel(signal);
+                    Pause::Quit
+                })
+        })
     }
 
     /// Gives the pages a moment to receive the end of the run before the process exits.

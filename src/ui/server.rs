@@ -1,9 +1,11 @@
 //! The HTTP side: an axum router on a loopback listener. Every request must carry the
-//! run's token (`?token=…`) or is refused 403; every response forbids loading anything from
+//! run's token (`?token=…`) or is refused 403, and a POST that a browser says comes from
+//! another origin is refused too; every response forbids loading anything from
 //! elsewhere (Content-Security-Policy) and leaks no URL (`Referrer-Policy: no-referrer`).
 //!
 //! Routes: `/` the page, `/app.js`, `/style.css`, `/graph` (the IR's JSON view, or `null`),
-//! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`;
+//! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`,
+//! `POST /pause?id=N&action=continue|message|quit` (a message's text as the body);
 //! for the session browser `/sessions` and `/session?id=ID`.
 
 use std::convert::Infallible;
@@ -21,7 +23,9 @@ use axum::Router;
 use futures::stream::{self, Stream, StreamExt};
 use serde_json::Value as Json;
 
-use super::broker::{Answered, Broker};
+use fuseraft_vm::driver::Pause;
+
+use super::broker::{Answer, Answered, Broker};
 use super::hub::Hub;
 
 const INDEX: &str = include_str!("page/index.html");
@@ -101,6 +105,7 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
         .route("/graph", get(graph))
         .route("/events", get(events))
         .route("/approve", post(approve))
+        .route("/pause", post(pause))
         .route("/sessions", get(sessions))
         .route("/session", get(session))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
@@ -118,7 +123,13 @@ pub fn query<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
 /// Refuses a request without the token; adds the security headers to every response.
 async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
     let given = query(request.uri(), "token").unwrap_or("");
-    let mut response = if same(given.as_bytes(), app.token.as_bytes()) {
+    let mut response = if !same_origin(&request) {
+        (
+            StatusCode::FORBIDDEN,
+            "an answer must come from the page itself\n",
+        )
+            .into_response()
+    } else if same(given.as_bytes(), app.token.as_bytes()) {
         next.run(request).await
     } else {
         (
@@ -137,6 +148,25 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
+}
+
+/// Whether a request that changes something (a POST) comes from the page's own origin, as
+/// far as the browser says: a page elsewhere that learned the token still cannot answer.
+/// Requests without `Origin` (not from a browser's page) are left to the token.
+fn same_origin(request: &Request) -> bool {
+    if request.method() == axum::http::Method::GET {
+        return true;
+    }
+    let headers = request.headers();
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    if header("sec-fetch-site").is_some_and(|site| site != "same-origin") {
+        return false;
+    }
+    match (header("origin"), header("host")) {
+        (None, _) => true,
+        (Some(origin), Some(host)) => origin == format!("http://{host}"),
+        (Some(_), None) => false,
+    }
 }
 
 /// Compares in time independent of where the first difference is.
@@ -222,11 +252,62 @@ async fn approve(State(app): State<Arc<App>>, uri: Uri) -> Response {
         )
             .into_response();
     };
-    match broker.answer(id, approved) {
+    taken(broker.answer(id, Answer::Approval(approved)))
+}
+
+/// The most bytes of an operator's message typed in the page.
+const MESSAGE_BYTES: usize = 16 * 1024;
+
+/// `POST /pause?id=N&action=continue|quit`, or `action=message` with the text as the body.
+async fn pause(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response {
+    let Mode::Live {
+        broker: Some(broker),
+        ..
+    } = &app.mode
+    else {
+        return (StatusCode::NOT_FOUND, "this run asks nothing\n").into_response();
+    };
+    let id = query(&uri, "id").and_then(|id| id.parse::<u64>().ok());
+    let action = match query(&uri, "action") {
+        Some("continue") => Some(Pause::Continue),
+        Some("quit") => Some(Pause::Quit),
+        Some("message") => {
+            let text = text.trim();
+            if text.is_empty() {
+                return (StatusCode::BAD_REQUEST, "a message needs text\n").into_response();
+            }
+            if text.len() > MESSAGE_BYTES {
+                return (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the message is over 16 KiB\n",
+                )
+                    .into_response();
+            }
+            Some(Pause::Message(text.to_string()))
+        }
+        _ => None,
+    };
+    let (Some(id), Some(action)) = (id, action) else {
+        return (
+            StatusCode::BAD_REQUEST,
+            "expected id=N&action=continue|message|quit\n",
+        )
+            .into_response();
+    };
+    taken(broker.answer(id, Answer::Pause(action)))
+}
+
+fn taken(answered: Answered) -> Response {
+    match answered {
         Answered::Taken => (StatusCode::OK, "answered\n").into_response(),
         Answered::NotPending => {
             (StatusCode::CONFLICT, "not waiting (already answered)\n").into_response()
         }
+        Answered::WrongKind => (
+            StatusCode::CONFLICT,
+            "question `id` asks for another answer\n",
+        )
+            .into_response(),
     }
 }
 

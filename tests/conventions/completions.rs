@@ -71,6 +71,7 @@ fn every_help_shows_examples() {
         "sessions",
         "init",
         "completions",
+        "man",
     ] {
         let output = run(&[command, "--help"]);
         assert_eq!(output.status.code(), Some(0), "{command}");

@@ -1,11 +1,12 @@
 //! The command line's conventions, end to end through the binary: a closed standard output,
 //! `check`'s inputs (directories, globs, standard input), `exec --json` on early failures,
-//! `init`'s templates, shell completions, examples in `--help` and upstream's spellings.
+//! `init`'s templates, shell completions, manual pages, examples in `--help` and upstream's spellings.
 
 mod check_inputs;
 mod completions;
 mod exec_json;
 mod init;
+mod man;
 #[cfg(unix)]
 mod pipes;
 

@@ -168,8 +168,8 @@ impl Browser {
         }
     }
 
-    /// Clicks the first element matching the CSS `selector`, as a user would.
-    pub async fn click(&self, selector: &str) {
+    /// The WebDriver id of the first element matching the CSS `selector`.
+    async fn element(&self, selector: &str) -> String {
         let found = self
             .call(
                 "POST",
@@ -177,10 +177,15 @@ impl Browser {
                 json!({"using": "css selector", "value": selector}),
             )
             .await;
-        let id = found["value"][ELEMENT]
+        found["value"][ELEMENT]
             .as_str()
             .unwrap_or_else(|| panic!("no element `{selector}`: {found}"))
-            .to_string();
+            .to_string()
+    }
+
+    /// Clicks the first element matching the CSS `selector`, as a user would.
+    pub async fn click(&self, selector: &str) {
+        let id = self.element(selector).await;
         self.call("POST", &format!("/element/{id}/click"), json!({}))
             .await;
     }
@@ -192,6 +197,32 @@ impl Browser {
         base64::engine::general_purpose::STANDARD
             .decode(value["value"].as_str().expect("a base64 screenshot"))
             .expect("valid base64")
+    }
+
+    /// Types `text` into the first element matching the CSS `selector`, as a user would.
+    pub async fn type_into(&self, selector: &str, text: &str) {
+        let id = self.element(selector).await;
+        self.call(
+            "POST",
+            &format!("/element/{id}/value"),
+            json!({ "text": text }),
+        )
+        .await;
+    }
+
+    /// Saves a PNG of the viewport as `name`: in `FUSERAFT_SCREENSHOTS` when set
+    /// (`FUSERAFT_SCREENSHOTS=docs/images` refreshes the documentation's), else in a
+    /// temporary directory.
+    pub async fn save_screenshot(&self, name: &str) {
+        let png = self.screenshot().await;
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+        let dir = std::env::var_os("FUSERAFT_SCREENSHOTS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("fuseraft-screenshots-{}", std::process::id()))
+            });
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), png).unwrap();
     }
 
     pub async fn close(self) {

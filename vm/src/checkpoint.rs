@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::event::Outcome;
 use crate::history::{Message, Role, ToolCall, Usage};
-use crate::machine::{BranchDone, Run};
+use crate::machine::{BranchDone, Magentic, Run};
 
 pub const VERSION: u64 = 1;
 
@@ -290,6 +290,10 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
         machine["CacheReadTokens"] = json!(run.usage.cache_read_tokens);
         machine["CacheWriteTokens"] = json!(run.usage.cache_write_tokens);
     }
+    // Only a magentic run carries `Magentic` (older readers skip it).
+    if let Some(magentic) = &run.magentic {
+        machine["Magentic"] = magentic.to_json();
+    }
     machine
 }
 
@@ -481,6 +485,9 @@ fn write_run(
         entry!(out, "CacheReadTokens", &run.usage.cache_read_tokens);
         entry!(out, "CacheWriteTokens", &run.usage.cache_write_tokens);
     }
+    if let Some(magentic) = &run.magentic {
+        entry!(out, "Magentic", &magentic.to_json());
+    }
     out.push(b'}');
     Ok(())
 }
@@ -599,6 +606,10 @@ pub(crate) fn run_from_json(
             _ => None,
         },
         compaction,
+        magentic: match machine.get("Magentic") {
+            Some(magentic) if !magentic.is_null() => Some(Magentic::from_json(magentic)?),
+            _ => None,
+        },
     };
     let stand_in = machine
         .get("StandIn")

@@ -120,6 +120,9 @@ pub struct Paused<'a> {
     pub turn: u32,
     pub agent: Option<&'a str>,
     pub state: &'a str,
+    /// The question the pause stands for, when it answers an approval request (its signal:
+    /// `escalation: ...` or `plan review: ...`); `None` for the pause after a turn.
+    pub about: Option<&'a str>,
 }
 
 /// What the operator answered at a pause.
@@ -136,9 +139,9 @@ pub enum Pause {
 /// How the signal of a [`Request::Approve`] about an escalated failure starts.
 const ESCALATION: &str = "escalation:";
 
-/// An escalation put to the operator as a `--hitl` pause: go on approves, a message
-/// redirects, quit refuses.
-fn escalation_answer(machine: &Machine<'_>, env: &Env, state: &str) -> Response {
+/// An escalation or a plan review put to the operator as a `--hitl` pause: go on approves,
+/// a message redirects (or asks for a revised plan), quit refuses.
+fn escalation_answer(machine: &Machine<'_>, env: &Env, state: &str, signal: &str) -> Response {
     let Some(pause) = &env.pause else {
         return Response::Approve(false);
     };
@@ -150,6 +153,7 @@ fn escalation_answer(machine: &Machine<'_>, env: &Env, state: &str) -> Response 
         turn: run.turn,
         agent,
         state,
+        about: Some(signal),
     }) {
         Pause::Continue => Response::Approve(true),
         Pause::Message(text) => Response::Redirect(text),
@@ -179,6 +183,9 @@ pub struct Summary {
     /// Why the work was not done although the run ended without an error
     /// ([`Machine::shortfall`]).
     pub shortfall: Option<String>,
+    /// The magentic manager's facts, plan and counters as the run left them (`None`
+    /// outside a magentic run).
+    pub magentic: Option<crate::machine::Magentic>,
 }
 
 impl Summary {
@@ -201,6 +208,7 @@ impl Summary {
             history: run.history,
             output: None,
             shortfall: None,
+            magentic: run.magentic,
         }
     }
 }
@@ -413,7 +421,12 @@ pub async fn drive<M: Models>(
                             (message.role == crate::history::Role::Assistant)
                                 .then_some(message.agent.as_str())
                         });
-                        pause(&Paused { turn, agent, state })
+                        pause(&Paused {
+                            turn,
+                            agent,
+                            state,
+                            about: None,
+                        })
                     };
                     match answer {
                         Pause::Continue => {}
@@ -497,10 +510,15 @@ pub async fn drive<M: Models>(
             Request::Approve { from, to, signal } => match &env.approvals {
                 Approvals::All => Response::Approve(true),
                 Approvals::None => Response::Approve(false),
-                // An escalated failure, with `--hitl` pauses on: the pause's answer can
-                // carry the operator's text (a redirect) as well as go on or stop.
-                Approvals::Ask(_) if signal.starts_with(ESCALATION) && env.pause.is_some() => {
-                    escalation_answer(&machine, env, &from)
+                // An escalated failure or a magentic plan review, with `--hitl` pauses on:
+                // the pause's answer can carry the operator's text (a redirect) as well as
+                // go on or stop.
+                Approvals::Ask(_)
+                    if (signal.starts_with(ESCALATION)
+                        || signal.starts_with(crate::machine::PLAN_REVIEW))
+                        && env.pause.is_some() =>
+                {
+                    escalation_answer(&machine, env, &from, &signal)
                 }
                 Approvals::Ask(ask) => Response::Approve(ask(&from, &to, &signal)),
             },
@@ -536,6 +554,7 @@ pub async fn drive<M: Models>(
         history: run.history,
         output,
         shortfall,
+        magentic: run.magentic,
     }
 }
 

@@ -48,8 +48,6 @@ const WINDOW: &str = "fuseraft does not implement this history trimming yet (`Te
 const CONCURRENCY: &str = "fuseraft runs a fan-out's branches without a concurrency cap";
 const CHECKPOINT: &str =
     "fuseraft checkpoints every run in its own session store (`fuseraft exec --session`)";
-const MAGENTIC_STALLS: &str =
-    "fuseraft's magentic manager does not track stalls or resets yet (`MaxRoundCount` acts)";
 
 /// Every `(table, key)` the readers accept, with its effect. Tables are named as in
 /// [`key_tables`] (and as the `$defs` of `fuseraft schema`).
@@ -297,9 +295,9 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Magentic", "Model", Acts),
     ("Magentic", "Instructions", Acts),
     ("Magentic", "MaxRoundCount", Acts),
-    ("Magentic", "MaxStallCount", Inert(MAGENTIC_STALLS)),
-    ("Magentic", "MaxResetCount", Inert(MAGENTIC_STALLS)),
-    ("Magentic", "EnablePlanReview", Inert("fuseraft does not implement the magentic plan review yet")),
+    ("Magentic", "MaxStallCount", Acts),
+    ("Magentic", "MaxResetCount", Acts),
+    ("Magentic", "EnablePlanReview", Acts),
     ("MapReduce", "Splitter", Acts),
     ("MapReduce", "Mapper", Acts),
     ("MapReduce", "Reducer", Acts),

@@ -1,5 +1,6 @@
-//! `exec --hitl`: the pause after every turn, answered on the terminal: Enter goes on, a
-//! line of text is sent to the team as the operator's message, `q` stops resumable.
+//! `exec --hitl`: the pause after every turn, answered on the terminal (and, with `--ui`, in
+//! the page): Enter goes on, a line of text is sent to the team as the operator's message,
+//! `q` stops resumable.
 
 use std::io::IsTerminal;
 
@@ -7,14 +8,19 @@ use fuseraft_vm::driver::{Pause, PauseFn, Paused};
 
 use crate::terminal::neutralise;
 
-/// What answers `--hitl` pauses: the terminal when stdin is one; otherwise, with
-/// `--approve`, nobody (the run goes on); without either, the first pause ends the run
-/// resumable instead of waiting for an answer that cannot come.
+/// What answers `--hitl` pauses: with `--ui`, the page and the terminal (when stdin is
+/// one), whichever first, and the run waits for them; otherwise the terminal when stdin is
+/// one; otherwise, with `--approve`, nobody (the run goes on); without either, the first
+/// pause ends the run resumable instead of waiting for an answer that cannot come.
 pub(super) fn pauses(
+    ui: Option<&crate::ui::Live>,
     approve_given: bool,
     stopped: super::Stopped,
     on_signal: Box<dyn Fn(&'static str) + Send + Sync>,
 ) -> Box<PauseFn> {
+    if let Some(ui) = ui {
+        return ui.pauses(question, answer, stopped, on_signal);
+    }
     if std::io::stdin().is_terminal() {
         return Box::new(move |at: &Paused<'_>| {
             match crate::terminal::read_answer(&question(at), &stopped) {
@@ -43,6 +49,12 @@ pub(super) fn pauses(
 
 /// The prompt of one pause.
 fn question(at: &Paused<'_>) -> String {
+    if at
+        .about
+        .is_some_and(|about| about.starts_with(fuseraft_vm::machine::PLAN_REVIEW))
+    {
+        return "── the manager's plan (above) is up for review · Enter approves it, a message asks the manager to revise it, q refuses it (the run stops)\n> ".to_string();
+    }
     let by = at
         .agent
         .map(|agent| format!(" by `{}`", neutralise(agent)))

@@ -20,6 +20,22 @@ pub fn path(work_dir: &Path, session: &str) -> PathBuf {
 /// The transcript of a finished run as Markdown.
 pub fn render(session: &str, task: &str, summary: &Summary) -> String {
     let mut out = format!("# fuseraft session {session}\n\n**Task:** {task}\n");
+    // A magentic manager's facts and plan (the newest, after any replans) guide the turns.
+    if let Some(ledger) = &summary.magentic {
+        let replans = match ledger.resets {
+            0 => String::new(),
+            1 => " (after 1 replan)".to_string(),
+            n => format!(" (after {n} replans)"),
+        };
+        for (heading, text) in [("facts", &ledger.facts), ("plan", &ledger.plan)] {
+            if let Some(text) = text {
+                out.push_str(&format!(
+                    "\n## The manager's {heading}{replans}\n\n{}\n",
+                    text.trim_end()
+                ));
+            }
+        }
+    }
     for message in &summary.history {
         match message.role {
             Role::User if message.agent == "user" => continue,
@@ -132,6 +148,7 @@ mod tests {
             ),
             usage_unreported: 0,
             cost: Default::default(),
+            magentic: None,
         }
     }
 
@@ -170,6 +187,27 @@ mod tests {
         assert!(text.ends_with("## Output\n\nAdded the flag.\n"), "{text}");
         // The task is shown once, not as a message.
         assert_eq!(text.matches("Add a flag").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_magentic_transcript_opens_with_the_managers_newest_facts_and_plan() {
+        assert!(!render("0000abcd", "Add a flag", &summary()).contains("manager's"));
+        let mut magentic = summary();
+        magentic.magentic = Some(fuseraft_vm::machine::Magentic {
+            facts: Some("Given: a CLI.".into()),
+            plan: Some("1. Developer adds the flag.\n".into()),
+            resets: 1,
+            ..Default::default()
+        });
+        let text = render("0000abcd", "Add a flag", &magentic);
+        assert!(
+            text.starts_with(
+                "# fuseraft session 0000abcd\n\n**Task:** Add a flag\n\n\
+                 ## The manager's facts (after 1 replan)\n\nGiven: a CLI.\n\n\
+                 ## The manager's plan (after 1 replan)\n\n1. Developer adds the flag.\n\n## Turn 1"
+            ),
+            "{text}"
+        );
     }
 
     #[cfg(unix)]

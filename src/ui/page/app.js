@@ -108,8 +108,15 @@
       });
     });
     let backs = 0;
+    // A fork's branches and its join are edges too (drawn as such), after its exits.
+    const forkEdges = (s) => {
+      const f = s.kind && typeof s.kind === "object" ? s.kind.fork : null;
+      if (!f) return [];
+      return (f.branches || []).map((b) => ({ target: b, trigger: "branch", fork: true }))
+        .concat(f.join ? [{ target: f.join, trigger: "merge · " + (f.merge || ""), fork: true }] : []);
+    };
     for (const s of ir.states) {
-      for (const exit of s.exits || []) {
+      for (const exit of (s.exits || []).concat(forkEdges(s))) {
         const a = graph.nodes.get(s.name), b = graph.nodes.get(exit.target);
         if (!a || !b) continue;
         let d;
@@ -125,7 +132,7 @@
           d = `M${xa},${a.y + H / 2} C${xr},${a.y + H / 2} ${xr},${b.y + H / 2} ${xb},${b.y + H / 2}`;
         }
         const approval = (exit.guards || []).some((g) => g === "human_approval");
-        const path = svgEl("path", { d, class: "edge" + (back ? " back" : "") + (approval ? " needs-approval" : ""), "marker-end": "url(#arrow)" });
+        const path = svgEl("path", { d, class: "edge" + (back ? " back" : "") + (approval ? " needs-approval" : "") + (exit.fork ? " fork" : ""), "marker-end": "url(#arrow)" });
         path.dataset.from = s.name;
         path.dataset.to = exit.target;
         edgeLayer.append(path);
@@ -217,6 +224,116 @@
     o.hidden = false;
   }
 
+  // ---- fork branches, side by side --------------------------------------------------------
+
+  // The fork under way: its block in the turn list and one column per branch state.
+  let fork = null;
+
+  function startFork(turn, p, columns) {
+    const li = el("li", "fork");
+    li.dataset.turn = turn;
+    li.dataset.state = p.state || "";
+    const head = el("h3", null, `Turn ${turn + 1} · fork ${p.state || ""}`);
+    const row = el("div", "columns");
+    const merge = el("div", "merge");
+    merge.hidden = true;
+    const notes = el("ul", "notes");
+    li.append(head, row, merge, notes);
+    $("turns").append(li);
+    // Without columns (an older server), one per agent named by the event.
+    const wanted = Array.isArray(columns) ? columns : (p.branches || []).map((agent) => ({ state: agent, agent }));
+    const byState = new Map();
+    for (const c of wanted) {
+      const col = el("div", "branch");
+      col.dataset.state = c.state;
+      col.dataset.agent = c.agent;
+      col.append(el("h4", null, c.agent + (c.state !== c.agent ? ` · ${c.state}` : "")));
+      const list = el("ol", "branch-cards");
+      col.append(list);
+      row.append(col);
+      byState.set(c.state, { col, list, card: null });
+    }
+    if (Array.isArray(p.kept) && p.kept.length) notes.append(el("li", "note", `kept from before the resume: ${p.kept.join(", ")}`));
+    fork = { turn, li, merge, byState };
+    // Notes of this turn (routing) go under the fork.
+    cards.set(turn, { li, notes });
+    highlight(p.state);
+  }
+
+  // The column of a branch event: by the state it names, or else by its agent.
+  function column(m) {
+    if (!fork || m.turn !== fork.turn) return null;
+    const state = m.payload && m.payload.state;
+    if (state && fork.byState.has(state)) return fork.byState.get(state);
+    for (const c of fork.byState.values()) if (c.col.dataset.agent === m.agent) return c;
+    return null;
+  }
+
+  function branchCard(c, m) {
+    const li = el("li", "card branch-card");
+    li.dataset.turn = m.turn;
+    li.dataset.agent = m.agent || "";
+    li.dataset.state = c.col.dataset.state;
+    const head = el("h3", null, m.agent || "?");
+    const meta = el("div", "muted meta", "running…");
+    const tools = el("ul", "tools");
+    const reply = el("pre", "reply");
+    reply.hidden = true;
+    const notes = el("ul", "notes");
+    li.append(head, meta, tools, reply, notes);
+    c.list.append(li);
+    c.card = { li, head, meta, tools, reply, notes, started: Date.parse(m.ts) };
+    c.col.classList.add("running");
+    markVisited(c.col.dataset.state);
+    return c.card;
+  }
+
+  // Handles a branch's event; false when `m` is not one.
+  function branchEvent(m) {
+    const c = column(m);
+    if (!c) return false;
+    const p = m.payload || {};
+    switch (m.event_type) {
+      case "turn_start":
+        branchCard(c, m);
+        return true;
+      case "turn_end": {
+        const card = c.card || branchCard(c, m);
+        const elapsed = card.started ? ((Date.parse(m.ts) - card.started) / 1000).toFixed(2) + " s" : "";
+        card.meta.textContent = `tokens in ${p.input_tokens ?? 0} / out ${p.output_tokens ?? 0} · ${p.tool_calls ?? 0} tool call(s) · ${elapsed}`;
+        if (m.reply) {
+          toolCalls(card, m.reply.tool_calls);
+          replyText(card, m.reply.content);
+        }
+        return true;
+      }
+      case "branch_end":
+        c.col.classList.remove("running");
+        c.col.classList.add("done");
+        return true;
+      case "branch_error":
+        c.col.classList.remove("running");
+        c.col.classList.add("failed");
+        (c.card ? c.card.notes : c.list).append(el("li", "note fail", `error: ${p.error || ""}`));
+        return true;
+      default: {
+        const text = `${m.event_type} ${Object.keys(p).length ? JSON.stringify(p) : ""}`;
+        (c.card ? c.card.notes : c.list).append(el("li", "note" + (m.event_type === "tool_blocked" ? " fail" : ""), text));
+        return true;
+      }
+    }
+  }
+
+  function joinFork(m) {
+    if (!fork) return;
+    const p = m.payload || {};
+    fork.merge.hidden = false;
+    fork.merge.append(el("h4", null, `merge · ${p.strategy || "?"} · ${p.branches ?? 0} branch(es)`));
+    if (typeof m.merged === "string") fork.merge.append(el("pre", "merged", short(m.merged, 20000)));
+    fork.li.classList.add("joined");
+    fork = null;
+  }
+
   // ---- approvals -------------------------------------------------------------------------
 
   const approvals = new Map();
@@ -226,7 +343,9 @@
     box.dataset.id = p.id;
     const what = p.kind === "tool"
       ? `Approve this tool call by ${p.from}?`
-      : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+      : p.kind === "plan"
+        ? "Approve the manager's plan (in the notes above)?"
+        : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
     box.append(el("p", null, what));
     if (p.kind === "tool") box.append(el("pre", null, p.to));
     const yes = el("button", "approve", "Approve");
@@ -257,6 +376,60 @@
     a.box.dataset.approved = p.approved;
   }
 
+  // ---- --hitl pauses ---------------------------------------------------------------------
+
+  const pauses = new Map();
+
+  function askPause(p) {
+    const box = el("div", "pause");
+    box.dataset.id = p.id;
+    box.append(el("p", null, `Paused after turn ${p.turn}` + (p.agent ? ` by ${p.agent}` : "") + ` · now in ${p.state}`));
+    const controls = el("div", "controls");
+    const text = el("textarea", "message");
+    text.rows = 2;
+    text.placeholder = "A message to the team (sent as the operator's)";
+    const go = el("button", "continue", "Continue");
+    const send = el("button", "send", "Send message");
+    const quit = el("button", "quit", "Quit (resumable)");
+    const answer = el("span", "answer muted");
+    const post = async (action, message) => {
+      for (const b of [go, send, quit]) b.disabled = true;
+      try {
+        const init = { method: "POST" };
+        if (message !== undefined) init.body = message;
+        const r = await fetch(url("pause", { id: p.id, action }), init);
+        if (!r.ok) {
+          answer.textContent = r.status === 409 ? "already answered" : (await r.text()).trim();
+          if (r.status !== 409) for (const b of [go, send, quit]) b.disabled = false;
+        }
+      } catch (e) {
+        answer.textContent = "the run is gone";
+      }
+    };
+    go.addEventListener("click", () => post("continue"));
+    send.addEventListener("click", () => {
+      if (text.value.trim()) post("message", text.value);
+      else answer.textContent = "type a message first";
+    });
+    quit.addEventListener("click", () => post("quit"));
+    controls.append(text, go, send, quit);
+    box.append(controls, answer);
+    $("approvals").append(box);
+    pauses.set(p.id, { box, controls, answer });
+  }
+
+  function pauseAnswered(p) {
+    const a = pauses.get(p.id);
+    if (a) {
+      a.controls.remove();
+      const what = { continue: "continued", message: "message sent", quit: "quit" }[p.action] || p.action;
+      a.answer.textContent = `${what} (${p.by})`;
+      a.box.classList.add("answered");
+      a.box.dataset.action = p.action;
+    }
+    if (p.action === "message" && typeof p.message === "string") note(-1, "operator", `operator: ${short(p.message, 2000)}`);
+  }
+
   // ---- live run --------------------------------------------------------------------------
 
   const eventsSeen = [];
@@ -266,7 +439,14 @@
     body.dataset.events = eventsSeen.length;
     const p = m.payload || {};
     const turn = m.turn;
+    if (fork && m.agent && branchEvent(m)) return;
     switch (m.event_type) {
+      case "fork_start":
+        startFork(turn, p, m.columns);
+        break;
+      case "fork_join":
+        joinFork(m);
+        break;
       case "session_start":
         $("title").textContent = `${p.program || ""} · ${p.task || ""}`;
         setStatus("running", "running");
@@ -311,11 +491,40 @@
       case "hitl_answered":
         note(turn, p.approved ? "" : "warn", p.approved ? "approved" : "refused");
         break;
+      case "magentic_orientation":
+        note(turn, "", `manager's facts: ${p.facts || ""}\nmanager's plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_plan":
+        // The plan the rounds start with, shown by its orientation (or revision) note.
+        break;
+      case "magentic_replan":
+        note(turn, "warn", `new plan (replan ${p.cycle}):\n${p.plan || ""}`);
+        break;
+      case "magentic_plan_revised":
+        note(turn, "", `revised plan:\n${p.plan || ""}`);
+        break;
+      case "magentic_ledger":
+        note(turn, p.stalls ? "warn" : "", p.satisfied
+          ? "manager: request satisfied"
+          : `manager → ${p.next_speaker}${p.stalls ? ` (stall ${p.stalls})` : ""}: ${p.instruction || ""}`);
+        break;
+      case "magentic_ledger_invalid":
+        note(turn, "correction", `manager's ledger unusable (${p.consecutive}×): ${p.error || ""}`);
+        break;
       case "ui_approval":
         askApproval(p);
         break;
       case "ui_approval_answered":
         answered(p);
+        break;
+      case "ui_pause":
+        askPause(p);
+        highlight(p.state);
+        break;
+      case "ui_pause_answered":
+        pauseAnswered(p);
+        break;
+      case "operator_message":
         break;
       case "session_end": {
         const ok = p.outcome === "completed" || p.outcome === "max_turns";

@@ -6,7 +6,8 @@
 //! reply routes nowhere, `nomatch.rs`), prompt assembly in `context.rs` (the routing block
 //! and tool enums in `guide.rs`), failure handling in `failure.rs` (escalations to the
 //! operator in `escalate.rs`), fork merging in `merge.rs`, termination in `stop.rs`, the
-//! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`.
+//! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`, the
+//! magentic manager's loop in `magentic/`.
 
 mod branch;
 mod compact;
@@ -14,6 +15,7 @@ mod context;
 mod escalate;
 mod failure;
 mod guide;
+mod magentic;
 mod merge;
 mod nomatch;
 mod notes;
@@ -28,6 +30,7 @@ use turn::{Next, Turn};
 pub use branch::{Branch, BranchDone};
 pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
+pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};
 
 use std::collections::{HashMap, HashSet};
 
@@ -91,6 +94,8 @@ pub struct Run {
     /// The compaction summary in force (`compact.rs`): it replaces the older history in
     /// requests; the history keeps every message.
     pub compaction: Option<Compacted>,
+    /// The magentic manager's facts, plan and counters (`None` outside a magentic run).
+    pub magentic: Option<Magentic>,
 }
 
 /// What the machine is waiting for.
@@ -104,6 +109,10 @@ enum Phase {
     Tools(Turn),
     /// A `select` state asked its manager.
     Select,
+    /// The magentic manager was asked this step of its loop.
+    Magentic(MagenticStep),
+    /// The operator was asked to review the magentic manager's plan.
+    PlanReview,
     /// A fork's branches are out; [`Run::fork`] collects those that finished.
     Fork,
     /// A fork's merge agent was asked: the branches' outputs and tool calls.
@@ -192,6 +201,7 @@ impl<'p> Machine<'p> {
             notes: Default::default(),
             fork: None,
             compaction: None,
+            magentic: None,
         };
         let mut machine = Machine {
             program,
@@ -350,6 +360,11 @@ impl<'p> Machine<'p> {
         if run.outcome.take().is_some() {
             run.reason = None;
             run.failures.clear();
+            // The magentic manager's stalls and replans are failure counts too (its rounds,
+            // like the turns, are not).
+            if let Some(ledger) = run.magentic.as_mut() {
+                ledger.forgive();
+            }
         }
         let mut machine = Machine::new(program, options);
         machine.events.clear();
@@ -471,6 +486,9 @@ impl<'p> Machine<'p> {
             (Phase::Compaction { through }, Response::Model(reply)) => {
                 self.on_compaction(through, reply)
             }
+            (Phase::Magentic(step), Response::Model(reply)) => self.on_magentic(step, reply),
+            (Phase::PlanReview, Response::Approve(approved)) => self.on_plan_review(approved, None),
+            (Phase::PlanReview, Response::Redirect(text)) => self.on_plan_review(true, Some(text)),
             (Phase::Fork, Response::Branch(done)) => self.on_branch(*done),
             (Phase::Merge(branches, calls), Response::Model(reply)) => {
                 self.on_merge(branches, calls, reply)
@@ -572,26 +590,8 @@ impl<'p> Machine<'p> {
                 self.step()
             }
             StateKind::Fork(_) => self.start_fork(),
-            StateKind::Select(select) => {
-                // Magentic's `MaxRoundCount` caps the manager's rounds.
-                if let fuseraft_compiler::ir::SelectStyle::Magentic { max_rounds, .. } =
-                    select.style
-                {
-                    let rounds = self
-                        .run
-                        .failures
-                        .get(&format!("{}::rounds", state.name))
-                        .copied()
-                        .unwrap_or(0);
-                    if rounds >= max_rounds {
-                        self.emit(None, "magentic_round_limit", json!({"rounds": max_rounds}));
-                        self.finish(
-                            Outcome::Completed,
-                            Some(format!("the manager used its {max_rounds} rounds")),
-                        );
-                        return self.step();
-                    }
-                }
+            StateKind::Select(_) if self.in_magentic() => self.magentic_turn(),
+            StateKind::Select(_) => {
                 let call = self.select_call();
                 self.phase = Phase::Select;
                 Request::Model(call)

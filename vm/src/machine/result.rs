@@ -9,10 +9,15 @@ use crate::history::Role;
 
 impl Machine<'_> {
     /// Why the run did not do its work although it ended without an error: `max_turns`
-    /// reached without ever leaving the first state, or an adversarial stage promoted
-    /// without approval. `None` while the run goes on.
+    /// reached without ever leaving the first state, a magentic manager that never judged
+    /// the request satisfied, or an adversarial stage promoted without approval. `None`
+    /// while the run goes on.
     pub fn shortfall(&self) -> Option<String> {
         match self.run.outcome? {
+            Outcome::MaxTurns if self.run.magentic.is_some() => Some(format!(
+                "the magentic manager never judged the request satisfied ({} rounds)",
+                self.run.magentic.as_ref().map_or(0, |ledger| ledger.rounds)
+            )),
             Outcome::MaxTurns if !self.left_entry && self.entry_has_way_out() => Some(format!(
                 "the turn cap was reached without ever leaving the first state `{}`",
                 self.program.state(self.program.entry).name
@@ -42,12 +47,12 @@ impl Machine<'_> {
             )
     }
 
-    /// The run's result: the tama end value or the promoted artifact (`value`), else the
-    /// newest reply with text.
+    /// The run's result: the tama end value, the promoted artifact or the magentic
+    /// manager's final answer (`value`), else the newest reply with text.
     pub fn output(&self) -> Option<String> {
         let by_value = matches!(
             self.program.origin,
-            Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial)
+            Origin::Tama | Origin::Fuseraft(SelectionKind::Adversarial | SelectionKind::Magentic)
         );
         let value = self
             .run

@@ -1,0 +1,211 @@
+//! `exec --ui --hitl` in a real browser: with no terminal the page is the only answerer of
+//! the pauses and the run waits for it; Continue goes on, a message typed in the page
+//! reaches the team between the right turns (shown as text, never markup), Quit stops the
+//! run `cancelled` and resumable. Hostile names and replies stay text.
+
+#[path = "web_view/launch.rs"]
+#[allow(dead_code)]
+mod launch;
+#[path = "web_view/webdriver.rs"]
+#[allow(dead_code)]
+mod webdriver;
+
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+use webdriver::Browser;
+
+/// The browser tests share two cores with the build: one at a time.
+static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const HOSTILE: &str = "Keep the <b>record ids</b> unchanged. \
+    <img src=x onerror=\"document.body.dataset.owned=1\">";
+
+async fn wait_for_pause(browser: &Browser, count: usize) {
+    browser
+        .wait_for(
+            &format!("pause {count}"),
+            &format!(
+                "const open = document.querySelectorAll('#approvals .pause .controls').length; \
+                 return open === 1 && document.querySelectorAll('#approvals .pause').length === {count}"
+            ),
+        )
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_continues_sends_a_message_and_quits() {
+    let _one = ONE_BROWSER.lock().await;
+    let browser = Browser::start().await;
+    let work = launch::work_dir("hitl");
+    let fixture = launch::fixture("sequential");
+    let mut run = launch::Live::start(launch::exec(
+        &fixture,
+        "Move the records.",
+        &work,
+        &["--ui", "--hitl", "--json"],
+    ));
+    browser.goto(&run.url).await;
+    browser
+        .wait_for("the page", "return document.body.dataset.ready")
+        .await;
+
+    // No terminal: the run waits for the page at the first pause, it does not stop.
+    wait_for_pause(&browser, 1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(run.running(), "the run waits for the page");
+    let asked = browser
+        .run("return document.querySelector('#approvals .pause p').textContent")
+        .await;
+    assert_eq!(
+        asked,
+        json!("Paused after turn 1 by Extractor · now in Loader")
+    );
+    browser.click("#approvals .pause button.continue").await;
+
+    wait_for_pause(&browser, 2).await;
+    let first = browser
+        .run("return document.querySelector('#approvals .pause .answer').textContent")
+        .await;
+    assert_eq!(
+        first,
+        json!("continued (page)"),
+        "the controls go once answered"
+    );
+    browser
+        .type_into("#approvals .pause:last-child textarea", HOSTILE)
+        .await;
+    browser
+        .click("#approvals .pause:last-child button.send")
+        .await;
+
+    wait_for_pause(&browser, 3).await;
+    let sent = browser
+        .run(
+            "const notes = [...document.querySelectorAll('.note.operator')]; \
+             return [document.querySelectorAll('#approvals .pause')[1].querySelector('.answer').textContent, \
+               notes.map(n => n.textContent), \
+               notes.map(n => n.closest('li.card')?.dataset.turn ?? null), \
+               document.querySelectorAll('#turns b, #turns img, #approvals b, #approvals img').length, \
+               document.body.dataset.owned ?? null]",
+        )
+        .await;
+    // Shown under turn 2's card (index 1), as the text typed.
+    assert_eq!(
+        sent,
+        json!([
+            "message sent (page)",
+            [format!("operator: {HOSTILE}")],
+            ["1"],
+            0,
+            null
+        ])
+    );
+    browser.save_screenshot("web-view-hitl.png").await;
+    browser
+        .click("#approvals .pause:last-child button.quit")
+        .await;
+    let (status, stdout, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "cancelled", "{stderr}");
+    assert_eq!(summary["turns"], 3);
+    assert!(
+        stderr.contains("paused by the operator after turn 3"),
+        "{stderr}"
+    );
+    let session = summary["session_id"].as_str().unwrap().to_string();
+    assert!(stderr.contains(&format!("--resume {session}")), "{stderr}");
+    browser.close().await;
+
+    // Resumable: the last turn runs, and the message is in the conversation after turn 2
+    // and before turn 3.
+    let resumed = launch::exec(
+        &fixture,
+        "Move the records.",
+        &work,
+        &["--resume", &session, "--json"],
+    )
+    .output()
+    .unwrap();
+    let done: Json = serde_json::from_slice(&resumed.stdout).unwrap();
+    assert_eq!(
+        done["outcome"],
+        "completed",
+        "{}",
+        String::from_utf8_lossy(&resumed.stderr)
+    );
+    let transcript = std::fs::read_to_string(
+        work.join(".fuseraft/sessions")
+            .join(format!("{session}.transcript.md")),
+    )
+    .unwrap();
+    let message = transcript
+        .find("Keep the <b>record ids</b> unchanged.")
+        .expect("the operator's message is in the transcript");
+    let second = transcript.find("Loaded 1 of 3.").unwrap();
+    let third = transcript.rfind("Extracted 3 records.").unwrap();
+    assert!(second < message && message < third, "{transcript}");
+}
+
+/// Markup in every label the page shows (the program's name, the task, an agent's name in
+/// the pause, card and graph, a reply) is text: no element is made, no handler runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_labels_stay_text() {
+    let _one = ONE_BROWSER.lock().await;
+    let browser = Browser::start().await;
+    let work = launch::work_dir("hostile");
+    let fixture = work.join("fixture");
+    std::fs::create_dir_all(&fixture).unwrap();
+    let agent = "<img src=x onerror=\"document.body.dataset.owned=1\">";
+    std::fs::write(
+        fixture.join("config.yaml"),
+        format!(
+            "Orchestration:\n  Name: \"<b>Team</b>\"\n  Agents:\n    - Name: '{agent}'\n      \
+             Instructions: Go.\n  Selection: {{ Type: sequential }}\n  \
+             Termination: {{ Type: maxiterations, MaxIterations: 2 }}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        fixture.join("replay.yaml"),
+        format!(
+            "replies:\n  '{agent}':\n    - text: \"<script>document.body.dataset.owned=2</script>\"\n      \
+             times: 2\n"
+        ),
+    )
+    .unwrap();
+    let run = launch::Live::start(launch::exec(
+        &fixture,
+        "<i>task</i>",
+        &work.join("run"),
+        &["--ui", "--hitl", "--json"],
+    ));
+    browser.goto(&run.url).await;
+    wait_for_pause(&browser, 1).await;
+    let shown = browser
+        .run(
+            "return [document.getElementById('title').textContent, \
+             document.querySelector('#approvals .pause p').textContent, \
+             document.querySelector('#turns li.card h3').textContent, \
+             document.querySelector('#turns li.card .reply').textContent, \
+             document.querySelectorAll('main img, main b, main i, main script').length, \
+             document.body.dataset.owned ?? null]",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!([
+            "<b>Team</b> · <i>task</i>",
+            format!("Paused after turn 1 by {agent} · now in {agent}"),
+            format!("Turn 1 · {agent}"),
+            "<script>document.body.dataset.owned=2</script>",
+            0,
+            null
+        ])
+    );
+    browser.click("#approvals .pause button.quit").await;
+    let (status, _, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    browser.close().await;
+}
