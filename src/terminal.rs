@@ -355,6 +355,19 @@ impl Terminal {
         self.write_out(&mut out);
     }
 
+    /// A one-line notice about `agent`'s request (cut to fit its model's context window).
+    pub fn notice(&self, agent: &str, notice: &str) {
+        let Ok(mut out) = self.pending.lock() else {
+            return;
+        };
+        self.clear_waiting(&mut out);
+        if self.mid_reply.swap(false, Ordering::SeqCst) {
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "  ✂ {}: {}", neutralise(agent), neutralise(notice));
+        self.write_out(&mut out);
+    }
+
     pub fn event(&self, event: &Event, run: &Run) {
         let Ok(mut out) = self.pending.lock() else {
             return;
@@ -492,6 +505,13 @@ fn turn_tokens(payload: &serde_json::Value) -> String {
         }
         _ => format!("tokens in {input} / out {output}"),
     };
+    // Prompt caching: of the input tokens, those read from and written to the cache.
+    let (read, written) = (count("cache_read_tokens"), count("cache_write_tokens"));
+    let tokens = if read > 0 || written > 0 {
+        format!("{tokens} (prompt cache: {read} read, {written} written)")
+    } else {
+        tokens
+    };
     match payload
         .get("cost")
         .and_then(|cost| cost.get("usd"))
@@ -625,6 +645,12 @@ mod tests {
                 serde_json::json!({"cost": {"usd": 0.00072, "complete": true}})
             )),
             "tokens in 120 / out 42 · cost $0.0007"
+        );
+        assert_eq!(
+            turn_tokens(&payload(
+                serde_json::json!({"cache_read_tokens": 100, "cache_write_tokens": 0})
+            )),
+            "tokens in 120 / out 42 (prompt cache: 100 read, 0 written)"
         );
     }
 }

@@ -187,11 +187,13 @@ fn model() -> impl Strategy<Value = Model> {
             opt(any::<u64>()),
             opt(any_text(6)),
         ),
+        opt(any::<u64>()),
     )
         .prop_map(
             |(
                 (alias, provider, id, endpoint),
                 (api_key_env, has_literal_key, temperature, max_tokens, reasoning_effort),
+                context_window,
             )| Model {
                 alias,
                 provider,
@@ -202,6 +204,7 @@ fn model() -> impl Strategy<Value = Model> {
                 temperature,
                 max_tokens,
                 reasoning_effort,
+                context_window,
             },
         )
 }
@@ -630,6 +633,7 @@ fn program() -> impl Strategy<Value = Program> {
                     failure(),
                     proptest::collection::vec((any_text(8), any_text(8)), 0..3),
                     permissions(),
+                    opt(model()),
                 ),
             )
         })
@@ -641,7 +645,7 @@ fn program() -> impl Strategy<Value = Program> {
                 states,
                 contracts,
                 counters,
-                (termination, failure, settings, permissions),
+                (termination, failure, settings, permissions, compaction_model),
             )| Program {
                 name,
                 origin,
@@ -656,6 +660,7 @@ fn program() -> impl Strategy<Value = Program> {
                 settings,
                 permissions,
                 mcp_servers: Vec::new(),
+                compaction_model,
             },
         )
 }
@@ -1241,6 +1246,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
             usage: Usage {
                 input_tokens: u64::from(answer.usage.0),
                 output_tokens: u64::from(answer.usage.1),
+                ..Usage::default()
             },
         })
     };
@@ -1411,6 +1417,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                 usage: Usage {
                     input_tokens: 3,
                     output_tokens: 4,
+                    ..Usage::default()
                 },
             })),
             Request::Tools { calls, .. } => Response::Tools(calls),

@@ -368,6 +368,7 @@ fn huge_token_counts_do_not_overflow() {
                     usage: Usage {
                         input_tokens: input,
                         output_tokens: output,
+                        ..Usage::default()
                     },
                 }))),
                 Request::Done => break,

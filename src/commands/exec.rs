@@ -340,9 +340,14 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 })),
             )
             .map(|providers| {
-                providers.with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
-                    notice_terminal.retry(agent, notice)
-                }))
+                let fit_terminal = notice_terminal.clone();
+                providers
+                    .with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
+                        notice_terminal.retry(agent, notice)
+                    }))
+                    .with_fit_notices(Arc::new(move |agent: &str, notice: &str| {
+                        fit_terminal.notice(agent, notice)
+                    }))
             });
             match providers {
                 Ok(providers) => execute(&providers, prepared, terminal),
@@ -550,7 +555,12 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             "exit_code": code,
             "turns": summary.turns,
             "elapsed_seconds": elapsed,
-            "tokens": {"input": summary.usage.input_tokens, "output": summary.usage.output_tokens},
+            "tokens": {
+                "input": summary.usage.input_tokens,
+                "output": summary.usage.output_tokens,
+                "cache_read": summary.usage.cache_read_tokens,
+                "cache_write": summary.usage.cache_write_tokens,
+            },
             "usage": driver::usage_json(summary.usage, summary.usage_unreported),
             "cost": cost_json(&summary.cost),
             "provider": provider_options_summary(args, &provider),

@@ -131,6 +131,18 @@ pub(super) fn cost_json(cost: &driver::Cost) -> Json {
 /// Token counts for the summary line: `tokens in 1200 / out 300`, or with calls whose
 /// server reported no usage, `tokens in 1200+ (partial) / out 300+` or `tokens unknown`.
 pub(super) fn tokens_text(usage: fuseraft_vm::history::Usage, unreported: u32) -> String {
+    let text = tokens_counts(usage, unreported);
+    if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+        format!(
+            "{text} (prompt cache: {} read, {} written)",
+            usage.cache_read_tokens, usage.cache_write_tokens
+        )
+    } else {
+        text
+    }
+}
+
+fn tokens_counts(usage: fuseraft_vm::history::Usage, unreported: u32) -> String {
     if unreported == 0 {
         format!(
             "tokens in {} / out {}",
@@ -219,6 +231,7 @@ mod tests {
         let usage = Usage {
             input_tokens: 1200,
             output_tokens: 30,
+            ..Usage::default()
         };
         assert_eq!(tokens_text(usage, 0), "tokens in 1200 / out 30");
         assert_eq!(tokens_text(usage, 2), "tokens in 1200+ (partial) / out 30+");

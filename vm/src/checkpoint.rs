@@ -216,6 +216,7 @@ fn message_from(value: &Json) -> Result<Message, String> {
         usage: Usage {
             input_tokens: number(&usage, "InputTokens"),
             output_tokens: number(&usage, "OutputTokens"),
+            ..Usage::default()
         },
     })
 }
@@ -281,6 +282,14 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if let Some(fork) = &run.fork {
         machine["Fork"] = fork_json(fork);
     }
+    if let Some(compacted) = &run.compaction {
+        machine["Compaction"] = compacted.to_json();
+    }
+    // Only a run whose provider cached part of a prompt carries the counts.
+    if run.usage.cache_read_tokens > 0 || run.usage.cache_write_tokens > 0 {
+        machine["CacheReadTokens"] = json!(run.usage.cache_read_tokens);
+        machine["CacheWriteTokens"] = json!(run.usage.cache_write_tokens);
+    }
     // Only a magentic run carries `Magentic` (older readers skip it).
     if let Some(magentic) = &run.magentic {
         machine["Magentic"] = magentic.to_json();
@@ -334,6 +343,7 @@ fn usage_from(value: &Json) -> Usage {
     Usage {
         input_tokens: number(&usage, "InputTokens"),
         output_tokens: number(&usage, "OutputTokens"),
+        ..Usage::default()
     }
 }
 
@@ -468,6 +478,13 @@ fn write_run(
     if let Some(fork) = &run.fork {
         entry!(out, "Fork", &fork_json(fork));
     }
+    if let Some(compacted) = &run.compaction {
+        entry!(out, "Compaction", &compacted.to_json());
+    }
+    if run.usage.cache_read_tokens > 0 || run.usage.cache_write_tokens > 0 {
+        entry!(out, "CacheReadTokens", &run.usage.cache_read_tokens);
+        entry!(out, "CacheWriteTokens", &run.usage.cache_write_tokens);
+    }
     if let Some(magentic) = &run.magentic {
         entry!(out, "Magentic", &magentic.to_json());
     }
@@ -555,6 +572,8 @@ pub(crate) fn run_from_json(
             .and_then(Json::as_str)
             .map(str::to_string)
     };
+    let compaction =
+        crate::machine::Compacted::from_json(machine.get("Compaction"), history.len())?;
     let run = Run {
         session_id: text(checkpoint, "SessionId"),
         task: text(checkpoint, "Task"),
@@ -565,6 +584,8 @@ pub(crate) fn run_from_json(
         usage: Usage {
             input_tokens: number(machine, "InputTokens"),
             output_tokens: number(machine, "OutputTokens"),
+            cache_read_tokens: number(machine, "CacheReadTokens"),
+            cache_write_tokens: number(machine, "CacheWriteTokens"),
         },
         counters,
         failures,
@@ -584,6 +605,7 @@ pub(crate) fn run_from_json(
             Some(fork) if !fork.is_null() => Some(fork_from(program, fork)?),
             _ => None,
         },
+        compaction,
         magentic: match machine.get("Magentic") {
             Some(magentic) if !magentic.is_null() => Some(Magentic::from_json(magentic)?),
             _ => None,

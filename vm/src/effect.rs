@@ -113,7 +113,9 @@ impl CheckResult {
     }
 }
 
-/// What the machine needs next.
+/// What the machine needs next. One is built and consumed per step, so the size of its
+/// largest variant (a model call, with its resolved model) costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
     /// Ask a model.

@@ -62,8 +62,15 @@ impl ToolCall {
 /// Token counts of one model call or a whole run.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
+    /// Every prompt token, cached or not.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those read from the provider's prompt cache (Anthropic's
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`).
+    pub cache_read_tokens: u64,
+    /// Of `input_tokens`, those written to the prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`).
+    pub cache_write_tokens: u64,
 }
 
 impl Usage {
@@ -75,6 +82,12 @@ impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.input_tokens = self.input_tokens.saturating_add(other.input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(other.output_tokens);
+        self.cache_read_tokens = self
+            .cache_read_tokens
+            .saturating_add(other.cache_read_tokens);
+        self.cache_write_tokens = self
+            .cache_write_tokens
+            .saturating_add(other.cache_write_tokens);
     }
 }
 

@@ -112,6 +112,11 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
         Some(usage) => Usage {
             input_tokens: usage.get("input_tokens").and_then(number).unwrap_or(0),
             output_tokens: usage.get("output_tokens").and_then(number).unwrap_or(0),
+            cache_read_tokens: usage.get("cache_read_tokens").and_then(number).unwrap_or(0),
+            cache_write_tokens: usage
+                .get("cache_write_tokens")
+                .and_then(number)
+                .unwrap_or(0),
         },
     };
     Ok(ScriptReply {
@@ -196,6 +201,9 @@ impl Replay {
     }
 
     /// The queue that answers `agent`: its exact name, else its name in any case, else `*`.
+    /// The queue answering `agent`: its own, else the `"*"` queue, except for compaction
+    /// calls, which only their own `compaction` queue answers (a compaction never takes a
+    /// reply meant for an agent, so a run routes the same with and without compaction).
     fn queue(&self, agent: &str) -> Option<usize> {
         let queues = &self.script.queues;
         queues
@@ -206,7 +214,11 @@ impl Replay {
                     .iter()
                     .position(|(name, _)| name.eq_ignore_ascii_case(agent))
             })
-            .or_else(|| queues.iter().position(|(name, _)| name == "*"))
+            .or_else(|| {
+                (agent != crate::machine::COMPACTION_AGENT)
+                    .then(|| queues.iter().position(|(name, _)| name == "*"))
+                    .flatten()
+            })
     }
 
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
@@ -284,6 +296,12 @@ impl Replay {
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let Some(queue) = self.queue(&call.agent) else {
+            if call.agent == crate::machine::COMPACTION_AGENT {
+                return Err(format!(
+                    "replay: the config's `Compaction` asks for a summary before turn {} and the replay file has no `compaction` queue",
+                    call.turn
+                ));
+            }
             return Err(format!(
                 "replay: no replies for agent `{}` (turn {}) and no `\"*\"` queue",
                 call.agent, call.turn
@@ -355,6 +373,27 @@ mod tests {
             tools: Vec::new(),
             turn,
         }
+    }
+
+    #[test]
+    fn compaction_calls_take_only_their_own_queue() {
+        let script = Script::from_json(json!({ "replies": { "*": ["any"] } })).unwrap();
+        let replay = Replay::new(script);
+        let error = replay.next(&call("compaction", 20)).unwrap_err();
+        assert!(error.contains("no `compaction` queue"), "{error}");
+        // The fallback queue's reply is still there for the agent it was meant for.
+        assert_eq!(replay.next(&call("Planner", 20)).unwrap().text, "any");
+        let script = Script::from_json(json!({
+            "replies": { "*": ["any"], "compaction": ["Summary."] }
+        }))
+        .unwrap();
+        assert_eq!(
+            Replay::new(script)
+                .next(&call("compaction", 20))
+                .unwrap()
+                .text,
+            "Summary."
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod providers {
     mod bounds;
     mod common;
     mod config;
+    mod context;
     mod faults;
     mod keys;
     mod server;

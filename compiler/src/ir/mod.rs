@@ -6,6 +6,7 @@
 
 mod analysis;
 mod checks;
+mod compaction;
 mod cond;
 mod conditions;
 mod diagram;
@@ -21,6 +22,7 @@ mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use checks::{PredicateType, Validator, UNIMPLEMENTED_PREDICATES, UNIMPLEMENTED_VALIDATORS};
+pub use compaction::Compaction;
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use diagram::{to_dot, to_mermaid};
@@ -94,6 +96,9 @@ pub struct Program {
     pub permissions: Permissions,
     /// `McpServers`, connected by the VM at run start; agents list them in `Plugins`.
     pub mcp_servers: Vec<McpServer>,
+    /// The model `Compaction.Model` names (the `Compaction` section's other keys stay
+    /// settings, read by [`Program::compaction`]).
+    pub compaction_model: Option<Model>,
 }
 
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing
@@ -228,6 +233,9 @@ pub struct Model {
     pub temperature: Option<String>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
+    /// `MaxContextTokens`: the model's context window in tokens (requests are fitted to
+    /// it); `None` leaves it to the VM's table of well-known models.
+    pub context_window: Option<u64>,
 }
 
 /// What history an agent (or a state) sees when it runs.

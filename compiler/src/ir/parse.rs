@@ -116,6 +116,7 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::termination_block,
     Rule::failure_line,
     Rule::setting_line,
+    Rule::compaction_line,
     Rule::permissions_line,
     Rule::permission_line,
     Rule::mcp_block,
@@ -245,6 +246,8 @@ fn describe(rule: Rule) -> &'static str {
         Rule::model_temperature => "`temperature`",
         Rule::model_max_tokens => "`max_tokens`",
         Rule::model_reasoning => "`reasoning`",
+        Rule::model_context_window => "`context_window`",
+        Rule::compaction_line => "`compaction model`",
         Rule::context_mode => "a context mode (`shared`, `firewall`, `value` or `artifacts`)",
         Rule::context_option => "a context option",
         Rule::ctx_text_only => "`text_only`",
@@ -608,6 +611,7 @@ impl Builder {
             settings: Vec::new(),
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
+            compaction_model: None,
         };
         let mut entry = None;
         let mut preset = None;
@@ -686,6 +690,15 @@ impl Builder {
                         ));
                     }
                     program.permissions.overrides.push((category, action));
+                }
+                Rule::compaction_line => {
+                    let model = model_fields(&first(&item)?)?;
+                    set_once(
+                        &mut program.compaction_model,
+                        model,
+                        &item,
+                        "compaction model",
+                    )?;
                 }
                 Rule::mcp_block => {
                     let server = self.mcp_server(item.clone())?;
@@ -1398,6 +1411,7 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
     let mut temperature = None;
     let mut max_tokens = None;
     let mut reasoning = None;
+    let mut context_window = None;
     for field in pair.clone().into_inner() {
         match field.as_rule() {
             Rule::model_alias => set_once(&mut alias, name(&first(&field)?)?, &field, "alias")?,
@@ -1426,6 +1440,14 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
             Rule::model_reasoning => {
                 set_once(&mut reasoning, name(&first(&field)?)?, &field, "reasoning")?;
             }
+            Rule::model_context_window => {
+                set_once(
+                    &mut context_window,
+                    int(&first(&field)?)?,
+                    &field,
+                    "context_window",
+                )?;
+            }
             _ => {}
         }
     }
@@ -1442,6 +1464,7 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
         temperature,
         max_tokens,
         reasoning_effort: reasoning,
+        context_window,
     })
 }
 

@@ -164,6 +164,9 @@ impl Printer<'_> {
         for (key, value) in &program.settings {
             self.line(false, &format!("setting {} {}", quote(key), quote(value)));
         }
+        if let Some(model) = &program.compaction_model {
+            self.line(false, &format!("compaction model {}", model_fields(model)));
+        }
         if !program.permissions.is_default() {
             self.line(
                 false,
@@ -689,6 +692,9 @@ fn model_fields(model: &Model) -> String {
     if let Some(reasoning) = &model.reasoning_effort {
         let _ = write!(text, " reasoning {}", name(reasoning));
     }
+    if let Some(window) = model.context_window {
+        let _ = write!(text, " context_window {window}");
+    }
     text
 }
 
@@ -807,6 +813,7 @@ pub(super) mod samples {
             temperature: None,
             max_tokens: Some(4096),
             reasoning_effort: Some("none".into()),
+            context_window: None,
         };
         let mut planner = agent(
             "Planner",
@@ -966,6 +973,7 @@ pub(super) mod samples {
             )],
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
+            compaction_model: None,
         }
     }
 
@@ -981,6 +989,7 @@ pub(super) mod samples {
             temperature: Some("0.20".into()),
             max_tokens: Some(u64::MAX),
             reasoning_effort: Some("high".into()),
+            context_window: Some(200_000),
         };
         let in_file2 = |line, column| {
             Some(Loc {
@@ -1390,6 +1399,12 @@ pub(super) mod samples {
                     loc: None,
                 },
             ],
+            compaction_model: Some(Model {
+                alias: Some("summary".into()),
+                id: "gpt-4o-mini".into(),
+                context_window: Some(128_000),
+                ..Model::default()
+            }),
         }
     }
 
@@ -1419,6 +1434,7 @@ pub(super) mod samples {
             settings: Vec::new(),
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
+            compaction_model: None,
         }
     }
 

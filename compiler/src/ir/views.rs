@@ -49,6 +49,7 @@ fn model_json(model: &Model) -> Json {
         "temperature": model.temperature,
         "max_tokens": model.max_tokens,
         "reasoning_effort": model.reasoning_effort,
+        "context_window": model.context_window,
     })
 }
 

@@ -252,6 +252,11 @@ pub(super) fn resolve_model(config: &Config, decl: &ModelDecl, builder: &mut Bui
             .or(base.and_then(|b| b.max_tokens.as_ref()))
             .map(|max| max.value),
         reasoning_effort: pick(&decl.reasoning_effort, base.map(|b| &b.reasoning_effort)),
+        context_window: decl
+            .max_context_tokens
+            .as_ref()
+            .or(base.and_then(|b| b.max_context_tokens.as_ref()))
+            .map(|max| max.value),
     }
 }
 
@@ -296,4 +301,41 @@ pub(super) fn lower_contracts(config: &Config, builder: &mut Builder<'_>) {
             loc,
         });
     }
+}
+
+/// `Compaction.Model` (an alias, `Model: fast`, or a mapping, `Model: {ModelId: fast}`,
+/// kept as dotted settings by the reader) resolved like an agent's model.
+pub(super) fn lower_compaction_model(config: &Config, builder: &mut Builder<'_>) {
+    let setting = |name: &str| {
+        config
+            .settings
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.clone())
+            .filter(|value| !value.value.trim().is_empty())
+    };
+    let Some(model_id) =
+        setting("Compaction.Model").or_else(|| setting("Compaction.Model.ModelId"))
+    else {
+        return;
+    };
+    let number = |name: &str| {
+        setting(name).and_then(|value| {
+            let parsed = value.value.trim().parse::<u64>().ok()?;
+            Some(crate::syntax::fields::Spanned::new(parsed, value.span))
+        })
+    };
+    let decl = ModelDecl {
+        span: model_id.span,
+        model_id: Some(model_id),
+        endpoint: setting("Compaction.Model.Endpoint"),
+        api_key: setting("Compaction.Model.ApiKey"),
+        api_key_env: setting("Compaction.Model.ApiKeyEnvVar"),
+        provider: setting("Compaction.Model.Provider"),
+        max_tokens: number("Compaction.Model.MaxTokens"),
+        temperature: setting("Compaction.Model.Temperature"),
+        reasoning_effort: setting("Compaction.Model.ReasoningEffort"),
+        max_context_tokens: number("Compaction.Model.MaxContextTokens"),
+    };
+    builder.program.compaction_model = Some(resolve_model(config, &decl, builder));
 }

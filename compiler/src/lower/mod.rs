@@ -61,6 +61,7 @@ impl<'a> Builder<'a> {
                 settings: Vec::new(),
                 permissions: Default::default(),
                 mcp_servers: Vec::new(),
+                compaction_model: None,
             },
             state_names: HashMap::new(),
         }
@@ -268,6 +269,7 @@ pub(crate) fn lower_config(
         return None;
     }
     agents::lower_contracts(config, &mut builder);
+    agents::lower_compaction_model(config, &mut builder);
     termination::lower_failure(config, &mut builder);
     policy::lower_security(config, &mut builder);
     api_profiles::check_api_profiles(config, &mut builder);

@@ -290,6 +290,8 @@ pub struct ModelDecl {
     pub max_tokens: Option<Spanned<u64>>,
     pub temperature: Option<Spanned<String>>,
     pub reasoning_effort: Option<Spanned<String>>,
+    /// `MaxContextTokens`: the model's context window in tokens.
+    pub max_context_tokens: Option<Spanned<u64>>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -582,6 +584,7 @@ pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
         max_tokens: fields.uint("MaxTokens", diags),
         temperature: fields.number_text("Temperature", diags),
         reasoning_effort: fields.non_empty_str("ReasoningEffort", diags),
+        max_context_tokens: fields.uint("MaxContextTokens", diags),
     }
 }
 

@@ -38,7 +38,7 @@ pub enum Shape {
     Named,
 }
 
-const COMPACTION: &str = "fuseraft does not implement history compaction yet";
+const COMPACTION: &str = "fuseraft compacts only as upstream's `llm` mode does (a model call writes the summary) and does not read this key";
 const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
@@ -66,7 +66,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Orchestration", "WarnTurnTokens", Inert("fuseraft does not implement per-turn token warnings yet")),
     ("Orchestration", "ContextBudget", Inert(CONTEXT_BUDGET)),
     ("Orchestration", "McpServers", Acts),
-    ("Orchestration", "Compaction", Inert(COMPACTION)),
+    ("Orchestration", "Compaction", Acts),
     ("Orchestration", "Validation", Acts),
     ("Orchestration", "ChangeTracking", Acts),
     ("Orchestration", "Scratchpad", Inert("the `Scratchpad` plugin keeps its notes in the run's state and reads no options")),
@@ -120,7 +120,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Model", "MaxTokens", Acts),
     ("Model", "Temperature", Acts),
     ("Model", "ReasoningEffort", Acts),
-    ("Model", "MaxContextTokens", Inert("fuseraft does not trim to a model's context size yet")),
+    ("Model", "MaxContextTokens", Acts),
     ("ContextWindow", "TextOnly", Acts),
     ("ContextWindow", "ExcludeAgents", Acts),
     ("ContextWindow", "MaxTailMessages", Acts),
@@ -190,17 +190,17 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Verifier", "EveryNTurns", Acts),
     ("Verifier", "TriggerOnSuspiciousTransition", Acts),
     ("Verifier", "FindingsKeyword", Acts),
-    ("Compaction", "TriggerTurnCount", Inert(COMPACTION)),
-    ("Compaction", "KeepRecentTurns", Inert(COMPACTION)),
-    ("Compaction", "Model", Inert(COMPACTION)),
+    ("Compaction", "TriggerTurnCount", Acts),
+    ("Compaction", "KeepRecentTurns", Acts),
+    ("Compaction", "Model", Acts),
     ("Compaction", "Mode", Inert(COMPACTION)),
     ("Compaction", "TokenBudget", Inert(COMPACTION)),
     ("Compaction", "IncludeReasoning", Inert(COMPACTION)),
     ("Compaction", "IncludeSymbolGraph", Inert(COMPACTION)),
     ("Compaction", "IncludeExploration", Inert(COMPACTION)),
-    ("Compaction", "PinLastRoutingSignal", Inert(COMPACTION)),
+    ("Compaction", "PinLastRoutingSignal", Acts),
     ("Compaction", "SummaryTemplate", Inert(COMPACTION)),
-    ("Compaction", "MaxCharsPerHistoryMessage", Inert(COMPACTION)),
+    ("Compaction", "MaxCharsPerHistoryMessage", Acts),
     ("Compaction", "AntiThrashMinSavingsRatio", Inert(COMPACTION)),
     ("Compaction", "AntiThrashWindow", Inert(COMPACTION)),
     ("ContextBudget", "WarnAt", Inert(CONTEXT_BUDGET)),

@@ -565,10 +565,16 @@ mod tests {
     fn inert_keys_are_deprecated_with_their_reason() {
         let schema = json_schema();
         let defs = &schema["$defs"];
-        let compaction = &defs["Orchestration"]["properties"]["Compaction"];
-        assert_eq!(compaction["deprecated"], json!(true));
-        let why = compaction["description"].as_str().unwrap_or_default();
-        assert!(why.contains("history compaction"), "{why}");
+        let budget = &defs["Orchestration"]["properties"]["ContextBudget"];
+        assert_eq!(budget["deprecated"], json!(true));
+        let why = budget["description"].as_str().unwrap_or_default();
+        assert!(why.contains("token-budget"), "{why}");
+        assert!(
+            defs["Orchestration"]["properties"]["Compaction"]
+                .get("deprecated")
+                .is_none(),
+            "compaction acts"
+        );
         let trust = &defs["Agent"]["properties"]["TrustScore"];
         assert_eq!(trust["deprecated"], json!(true));
         let denial =

@@ -58,6 +58,7 @@ pub(super) fn mark_usage(event: &Event, unreported: u32, cost: Cost) -> Option<E
         let usage = Usage {
             input_tokens: count("input_tokens").unwrap_or(0),
             output_tokens: count("output_tokens").unwrap_or(0),
+            ..Usage::default()
         };
         event.payload["usage"] = usage_json(usage, unreported);
     }

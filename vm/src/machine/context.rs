@@ -238,14 +238,14 @@ impl Machine<'_> {
                 };
                 let text_only = context.is_some_and(|c| c.text_only);
                 let mut shown: Vec<ChatMessage> = Vec::new();
-                for message in history {
+                for message in self.compacted_view(history) {
                     match message.role {
                         Role::User => shown.push(chat(ChatRole::User, message.content.clone())),
                         Role::Assistant if excluded(&message.agent) => {}
                         Role::Assistant if message.agent == agent_name => {
                             let mut own = chat(ChatRole::Assistant, message.content.clone());
                             if !text_only {
-                                own.content = with_tool_summary(message);
+                                own.content = with_tool_summary(&message);
                             }
                             shown.push(own);
                         }
@@ -253,7 +253,7 @@ impl Machine<'_> {
                             let content = if text_only {
                                 message.content.clone()
                             } else {
-                                with_tool_summary(message)
+                                with_tool_summary(&message)
                             };
                             shown.push(chat(
                                 ChatRole::User,
@@ -284,6 +284,24 @@ impl Machine<'_> {
             tools: fixed.tools.clone(),
             turn: self.run.turn,
         }
+    }
+
+    /// The history a request carries: the task, then, after a compaction, its summary in
+    /// place of the messages it covers, then the rest verbatim.
+    fn compacted_view<'h>(
+        &self,
+        history: &'h [Message],
+    ) -> impl Iterator<Item = std::borrow::Cow<'h, Message>> + 'h {
+        let skip = self.first_verbatim().clamp(1, history.len().max(1));
+        let summary = self.run.compaction.as_ref().map(|compacted| {
+            std::borrow::Cow::Owned(Message::user("system", compacted.message(), compacted.turn))
+        });
+        let (head, rest) = history.split_at(1.min(history.len()));
+        let tail = rest.get(skip - 1..).unwrap_or_default();
+        head.iter()
+            .map(std::borrow::Cow::Borrowed)
+            .chain(summary)
+            .chain(tail.iter().map(std::borrow::Cow::Borrowed))
     }
 
     /// A fork branch: the branch state's agent on a snapshot of the history.
@@ -338,7 +356,7 @@ impl Machine<'_> {
         });
         system.push_str(&format!("\nAgents: {}", candidates.join(", ")));
         let mut messages = vec![chat(ChatRole::System, system)];
-        for message in &self.run.history {
+        for message in self.compacted_view(&self.run.history) {
             let content = match message.role {
                 Role::User => message.content.clone(),
                 Role::Assistant => format!("[{}]: {}", message.agent, message.content),
@@ -391,7 +409,7 @@ fn fill_placeholders(template: &str, agents: &[String], history: &[Message]) -> 
 }
 
 /// An assistant message with its tool calls summarised (`[called write_file path=...]`).
-fn with_tool_summary(message: &Message) -> String {
+pub(super) fn with_tool_summary(message: &Message) -> String {
     if message.tool_calls.is_empty() {
         return message.content.clone();
     }

@@ -10,6 +10,7 @@
 //! magentic manager's loop in `magentic/`.
 
 mod branch;
+mod compact;
 mod context;
 mod escalate;
 mod failure;
@@ -28,6 +29,7 @@ mod verify;
 use turn::{Next, Turn};
 
 pub use branch::{Branch, BranchDone};
+pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};
 pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
@@ -91,6 +93,9 @@ pub struct Run {
     /// The fork under way: its branches that finished, in the order they did (`None` when
     /// no fork is under way). A checkpoint keeps them, so a resumed run does not run them again.
     pub fork: Option<Vec<BranchDone>>,
+    /// The compaction summary in force (`compact.rs`): it replaces the older history in
+    /// requests; the history keeps every message.
+    pub compaction: Option<Compacted>,
     /// The magentic manager's facts, plan and counters (`None` outside a magentic run).
     pub magentic: Option<Magentic>,
 }
@@ -123,6 +128,11 @@ enum Phase {
     /// The operator was asked to approve an exit.
     Approval {
         exit: usize,
+    },
+    /// A compaction's summarising model call is out; the summary will replace
+    /// `history[1..through]` in requests.
+    Compaction {
+        through: usize,
     },
     /// The operator was asked about a failure (`EscalateToHuman`).
     Escalation(Box<escalate::Escalation>),
@@ -192,6 +202,7 @@ impl<'p> Machine<'p> {
             reason: None,
             notes: Default::default(),
             fork: None,
+            compaction: None,
             magentic: None,
         };
         let mut machine = Machine {
@@ -432,13 +443,18 @@ impl<'p> Machine<'p> {
         if let Some(outcome) = self.run.outcome {
             if !self.ended {
                 self.ended = true;
-                let payload = json!({
+                let mut payload = json!({
                     "outcome": outcome.as_str(),
                     "turns": self.run.turn,
                     "reason": self.run.reason,
                     "input_tokens": self.run.usage.input_tokens,
                     "output_tokens": self.run.usage.output_tokens,
                 });
+                let usage = self.run.usage;
+                if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+                    payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
+                    payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
+                }
                 self.emit(None, "session_end", payload);
             }
             return Request::Done;
@@ -472,6 +488,9 @@ impl<'p> Machine<'p> {
                 self.on_delegated(turn, calls, usage)
             }
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
+            (Phase::Compaction { through }, Response::Model(reply)) => {
+                self.on_compaction(through, reply)
+            }
             (Phase::Magentic(step), Response::Model(reply)) => self.on_magentic(step, reply),
             (Phase::PlanReview, Response::Approve(approved)) => self.on_plan_review(approved, None),
             (Phase::PlanReview, Response::Redirect(text)) => self.on_plan_review(true, Some(text)),
@@ -558,6 +577,16 @@ impl<'p> Machine<'p> {
                 });
             self.finish(Outcome::MaxTurns, reason);
             return self.step();
+        }
+        let state = self.program.state(self.run.state);
+        if !matches!(state.kind, StateKind::Terminal(TerminalMode::EndNow)) {
+            let agent = self
+                .stand_in
+                .clone()
+                .or_else(|| state.agent.map(|id| self.program.agent(id).name.clone()));
+            if let Some(request) = self.start_compaction(agent.as_deref()) {
+                return request;
+            }
         }
         let state = self.program.state(self.run.state);
         match &state.kind {
@@ -730,16 +759,18 @@ impl<'p> Machine<'p> {
     fn complete_turn(&mut self, turn: Turn) {
         let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
         self.record_turn(turn);
-        self.emit(
-            Some(&agent),
-            "turn_end",
-            json!({
-                "state": self.state_name(),
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-                "tool_calls": tool_calls,
-            }),
-        );
+        let mut payload = json!({
+            "state": self.state_name(),
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "tool_calls": tool_calls,
+        });
+        // Prompt caching: of the input tokens, those read from and written to the cache.
+        if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+            payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
+            payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
+        }
+        self.emit(Some(&agent), "turn_end", payload);
         self.run.turn = self.run.turn.saturating_add(1);
         self.run.visit_turns = self.run.visit_turns.saturating_add(1);
         if let Some(stand_in) = self.stand_in.take() {

@@ -43,6 +43,7 @@ fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
         usage: Usage {
             input_tokens: 10,
             output_tokens: 2,
+            ..Usage::default()
         },
     }))
 }

@@ -7,6 +7,14 @@
 //! `content_block_delta` (`text_delta`, `input_json_delta`), `content_block_stop`,
 //! `message_delta` (stop reason, output usage), `message_stop`; `ping` and unknown events
 //! are skipped; `error` fails the attempt. A stream without `message_stop` is truncated.
+//!
+//! Prompt caching: a request marks its stable prefix with `cache_control: {"type":
+//! "ephemeral"}` at [`MAX_BREAKPOINTS`] places at most, in the API's prefix order: the last
+//! tool definition, the system prompt, and the last content blocks of the last two messages
+//! (the conversation so far, which the next request of the agent starts with: the newest
+//! as the tail, the one before as a fallback when the tail's entry is gone). A later
+//! request that starts with a cached prefix reads it at a tenth of the input price; the
+//! usage's `cache_read_input_tokens` and `cache_creation_input_tokens` are kept apart.
 
 use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
@@ -21,6 +29,13 @@ use crate::history::{ToolCall, Usage};
 pub(crate) const VERSION: &str = "2023-06-01";
 /// `max_tokens` is required; this is sent when the config sets none.
 pub(crate) const DEFAULT_MAX_TOKENS: u64 = 8192;
+/// The most `cache_control` breakpoints the API accepts in one request.
+pub(crate) const MAX_BREAKPOINTS: usize = 4;
+
+/// A `cache_control` breakpoint.
+fn ephemeral() -> Json {
+    json!({ "type": "ephemeral" })
+}
 
 /// The request for `call`. `choice` (the agent's `FunctionChoice`): `required` is
 /// `tool_choice: {"type": "any"}`, `auto` is the API's default, `none` sends no tools, or,
@@ -41,15 +56,30 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         .filter(|content| !content.is_empty())
         .collect();
     if !system.is_empty() {
-        body.insert("system".into(), json!(system.join("\n\n")));
+        body.insert(
+            "system".into(),
+            json!([{ "type": "text", "text": system.join("\n\n"), "cache_control": ephemeral() }]),
+        );
     }
-    body.insert("messages".into(), Json::Array(messages(call)));
+    let mut turns = messages(call);
+    // The conversation's tail and the message before it, newest first: the two breakpoints
+    // left beside the tools' and the system prompt's.
+    for turn in turns.iter_mut().rev().take(MAX_BREAKPOINTS - 2) {
+        if let Some(block) = turn
+            .get_mut("content")
+            .and_then(Json::as_array_mut)
+            .and_then(|blocks| blocks.last_mut())
+        {
+            block["cache_control"] = ephemeral();
+        }
+    }
+    body.insert("messages".into(), Json::Array(turns));
     let tool_history = call
         .messages
         .iter()
         .any(|message| !message.tool_calls.is_empty() || message.role == ChatRole::Tool);
     if !call.tools.is_empty() && (choice != ToolChoice::None || tool_history) {
-        let tools = call
+        let mut tools: Vec<Json> = call
             .tools
             .iter()
             .map(|tool| {
@@ -60,6 +90,9 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
                 })
             })
             .collect();
+        if let Some(last) = tools.last_mut() {
+            last["cache_control"] = ephemeral();
+        }
         body.insert("tools".into(), Json::Array(tools));
         match choice {
             ToolChoice::Auto => {}
@@ -205,9 +238,12 @@ impl Stream {
         let Some(usage) = usage else { return };
         let count = |key: &str| usage.get(key).and_then(Json::as_u64);
         if let Some(input) = count("input_tokens") {
-            let cached = count("cache_creation_input_tokens").unwrap_or(0)
-                + count("cache_read_input_tokens").unwrap_or(0);
-            self.usage.input_tokens = self.usage.input_tokens.max(input + cached);
+            let written = count("cache_creation_input_tokens").unwrap_or(0);
+            let read = count("cache_read_input_tokens").unwrap_or(0);
+            let total = input.saturating_add(written).saturating_add(read);
+            self.usage.input_tokens = self.usage.input_tokens.max(total);
+            self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(read);
+            self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(written);
         }
         if let Some(output) = count("output_tokens") {
             // Cumulative in `message_delta`.
@@ -453,9 +489,13 @@ mod tests {
             temperature: None,
             max_tokens: None,
             reasoning_effort: Some("high".into()),
+            context_window: None,
         };
         let post = request(&target, &call, ToolChoice::Auto);
-        assert_eq!(post.body["system"], json!("sys one\n\nsys two"));
+        assert_eq!(
+            post.body["system"],
+            json!([{ "type": "text", "text": "sys one\n\nsys two", "cache_control": { "type": "ephemeral" } }])
+        );
         assert_eq!(post.body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
         assert!(post.body.get("reasoning_effort").is_none());
         assert_eq!(
@@ -465,9 +505,12 @@ mod tests {
                     { "type": "text", "text": "task" },
                     { "type": "text", "text": "(empty)" }
                 ] },
-                { "role": "assistant", "content": [{ "type": "text", "text": "(empty)" }] },
+                { "role": "assistant", "content": [
+                    { "type": "text", "text": "(empty)", "cache_control": { "type": "ephemeral" } }
+                ] },
                 { "role": "user", "content": [
-                    { "type": "tool_result", "tool_use_id": "t1", "content": "result" }
+                    { "type": "tool_result", "tool_use_id": "t1", "content": "result",
+                      "cache_control": { "type": "ephemeral" } }
                 ] }
             ])
         );

@@ -25,6 +25,7 @@
 
 mod anthropic;
 mod endpoint;
+mod fit;
 mod http;
 mod keys;
 mod limits;
@@ -34,6 +35,7 @@ mod pricing;
 mod resolve;
 mod retry;
 mod sse;
+mod window;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -42,9 +44,11 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
+pub use self::fit::BYTES_PER_TOKEN;
 pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
+pub use self::window::{context_window, TABLE_DATE as WINDOW_TABLE_DATE};
 use crate::driver::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 
@@ -114,6 +118,8 @@ pub struct Providers {
     fallback: Option<usize>,
     on_token: Option<TokenSink>,
     on_retry: Option<RetrySink>,
+    /// Where a notice goes when a request was cut to fit its model's context window.
+    on_fit: Option<RetrySink>,
     /// Per client: its server refused a streamed request and answered an unstreamed one,
     /// so the rest of the run asks it without streaming.
     unstreamed: Vec<AtomicBool>,
@@ -183,6 +189,12 @@ impl Providers {
                 }
             }
         }
+        if let Some(model) = &program.compaction_model {
+            users.push((
+                "the compaction model (`Compaction.Model`)".to_string(),
+                model,
+            ));
+        }
         let given = Given {
             endpoint: overrides.endpoint.is_some(),
             api_key_env: overrides
@@ -234,6 +246,7 @@ impl Providers {
             fallback,
             on_token,
             on_retry: None,
+            on_fit: None,
             choices: program
                 .agents
                 .iter()
@@ -248,6 +261,45 @@ impl Providers {
     pub fn with_retry_notices(mut self, sink: RetrySink) -> Providers {
         self.on_retry = Some(sink);
         self
+    }
+
+    /// Where notices of requests cut to fit a context window go (the terminal); without
+    /// one they are not shown.
+    pub fn with_fit_notices(mut self, sink: RetrySink) -> Providers {
+        self.on_fit = Some(sink);
+        self
+    }
+
+    /// `call`, fitted to the context window of `target`'s model when it is known and the
+    /// request exceeds it (`fit.rs`); an error when it cannot fit.
+    fn fitted<'c>(
+        &self,
+        target: &Target,
+        call: &'c ModelCall,
+    ) -> Result<std::borrow::Cow<'c, ModelCall>, String> {
+        let Some(window) = target.context_window else {
+            return Ok(std::borrow::Cow::Borrowed(call));
+        };
+        // Room for the reply: what the request asks for, else what the provider defaults to.
+        let reserve = target.max_tokens.unwrap_or(match target.kind {
+            Kind::Anthropic => anthropic::DEFAULT_MAX_TOKENS,
+            _ => (window / 4).min(4096),
+        });
+        match fit::fit(call, window, reserve, &target.model)? {
+            None => Ok(std::borrow::Cow::Borrowed(call)),
+            Some(fitted) => {
+                if let Some(on_fit) = &self.on_fit {
+                    on_fit(
+                        &call.agent,
+                        &format!(
+                            "{} older messages left out of this request to fit the {window}-token context window of `{}` (about {} tokens sent)",
+                            fitted.dropped, target.model, fitted.tokens
+                        ),
+                    );
+                }
+                Ok(std::borrow::Cow::Owned(fitted.call))
+            }
+        }
     }
 
     fn target(&self, call: &ModelCall) -> Result<(usize, &Target), String> {
@@ -303,6 +355,7 @@ fn turn_choice(choice: ir::ToolChoice, call: &ModelCall) -> ir::ToolChoice {
 impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let (idx, target) = self.target(call)?;
+        let call = &*self.fitted(target, call)?;
         let sink = self.on_token.clone();
         let agent = call.agent.as_str();
         let choice = turn_choice(self.choice(agent), call);

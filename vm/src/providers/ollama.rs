@@ -191,6 +191,7 @@ impl Stream {
             self.usage = Usage {
                 input_tokens: count("prompt_eval_count"),
                 output_tokens: count("eval_count"),
+                ..Usage::default()
             };
             self.done = true;
         }

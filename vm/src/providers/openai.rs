@@ -189,6 +189,11 @@ impl Stream {
             self.usage = Usage {
                 input_tokens: count("prompt_tokens"),
                 output_tokens: count("completion_tokens"),
+                cache_read_tokens: usage
+                    .pointer("/prompt_tokens_details/cached_tokens")
+                    .and_then(Json::as_u64)
+                    .unwrap_or(0),
+                cache_write_tokens: 0,
             };
         }
         let Some(choice) = chunk
@@ -342,6 +347,7 @@ mod tests {
             temperature: None,
             max_tokens: Some(100),
             reasoning_effort: Some("high".into()),
+            context_window: None,
         }
     }
 

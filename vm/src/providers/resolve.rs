@@ -45,6 +45,8 @@ pub(crate) struct Target {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
+    /// The model's context window in tokens (`window.rs`), when known.
+    pub context_window: Option<u64>,
 }
 
 pub(crate) const OPENAI_ENDPOINT: &str = "https://api.openai.com/v1";
@@ -361,6 +363,7 @@ impl Target {
                 .as_ref()
                 .map(|effort| effort.trim().to_ascii_lowercase())
                 .filter(|effort| !effort.is_empty()),
+            context_window: super::window::context_window(&model.id, model.context_window),
         })
     }
 

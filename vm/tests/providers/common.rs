@@ -53,6 +53,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
         settings: Vec::new(),
         permissions: ir::Permissions::default(),
         mcp_servers: Vec::new(),
+        compaction_model: None,
     }
 }
 

@@ -145,11 +145,14 @@ async fn anthropic_tool_turns_are_tool_use_then_tool_result_blocks() {
             { "role": "user", "content": [{ "type": "text", "text": "Build a CLI that greets." }] },
             { "role": "assistant", "content": [
                 { "type": "tool_use", "id": "call_r1", "name": "read_file", "input": { "path": "a.md" } },
-                { "type": "tool_use", "id": "call_r2", "name": "list_dir", "input": { "path": "." } },
+                // The last blocks of the last two messages are the cache breakpoints.
+                { "type": "tool_use", "id": "call_r2", "name": "list_dir", "input": { "path": "." },
+                  "cache_control": { "type": "ephemeral" } },
             ] },
             { "role": "user", "content": [
                 { "type": "tool_result", "tool_use_id": "call_r1", "content": "# A" },
-                { "type": "tool_result", "tool_use_id": "call_r2", "content": "a.md\nb.md" },
+                { "type": "tool_result", "tool_use_id": "call_r2", "content": "a.md\nb.md",
+                  "cache_control": { "type": "ephemeral" } },
             ] },
         ])
     );

@@ -24,7 +24,8 @@ async fn openai_streams_text_and_assembles_tool_call_deltas() {
         reply.usage,
         Usage {
             input_tokens: 120,
-            output_tokens: 42
+            output_tokens: 42,
+            ..Usage::default()
         }
     );
     let (agents, text) = streamed_text(&tokens);
@@ -87,7 +88,8 @@ async fn anthropic_streams_text_and_tool_use_blocks() {
         reply.usage,
         Usage {
             input_tokens: 250,
-            output_tokens: 89
+            output_tokens: 89,
+            ..Usage::default()
         }
     );
     assert_eq!(streamed_text(&tokens).1, "Writing the brief.");
@@ -110,7 +112,8 @@ async fn ollama_streams_ndjson_with_tool_calls() {
         reply.usage,
         Usage {
             input_tokens: 61,
-            output_tokens: 25
+            output_tokens: 25,
+            ..Usage::default()
         }
     );
     assert_eq!(streamed_text(&tokens).1, "Writing the brief.");
@@ -177,7 +180,8 @@ async fn servers_that_answer_without_streaming_are_understood() {
             reply.usage,
             Usage {
                 input_tokens: 120,
-                output_tokens: 42
+                output_tokens: 42,
+                ..Usage::default()
             }
         );
         assert_eq!(streamed_text(&tokens).1, "Writing the brief.");
