@@ -2,12 +2,6 @@
 
 use clap::Parser;
 
-/// mimalloc instead of glibc's malloc: a compile and a replayed turn are mostly small, short-
-/// lived allocations (YAML nodes, messages, events), where it spends about half the
-/// instructions (docs/performance.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     // The OS sandbox's launcher (`fuseraft __sandbox ...`) runs before anything else: it
     // must still be single-threaded. Otherwise fuseraft hides its own environment from the
