@@ -202,8 +202,37 @@ fn model() -> impl Strategy<Value = Model> {
                 temperature,
                 max_tokens,
                 reasoning_effort,
+                ..Model::default()
             },
         )
+        .prop_flat_map(|model| {
+            (
+                Just(model),
+                opt((decimal(), decimal(), opt(decimal()))),
+                (opt(decimal()), opt(decimal()), opt(decimal())),
+            )
+        })
+        .prop_map(|(mut model, pricing, (connect, idle, overall))| {
+            model.pricing = pricing.map(|(input, output, cached_input)| ir::Pricing {
+                input,
+                output,
+                cached_input,
+            });
+            model.timeouts = ir::ModelTimeouts {
+                connect,
+                idle,
+                overall,
+            };
+            model
+        })
+}
+
+/// A non-negative finite number, of any magnitude (prices, seconds, budgets).
+fn decimal() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        (prop::num::f64::POSITIVE | prop::num::f64::ZERO).prop_filter("finite", |x| x.is_finite()),
+        (0u32..100_000).prop_map(|cents| f64::from(cents) / 100.0),
+    ]
 }
 
 fn context_source() -> impl Strategy<Value = ContextSource> {
@@ -523,14 +552,16 @@ fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
         proptest::collection::vec(guard(sizes), 0..2),
         proptest::collection::vec(gate, 0..2),
         opt(any::<u64>()),
+        opt(decimal()),
         prop::sample::select(vec![TurnUnit::Turns, TurnUnit::Phases]),
     )
         .prop_map(
-            |(any, validators, gates, max_total_tokens, unit)| Termination {
+            |(any, validators, gates, max_total_tokens, max_total_cost, unit)| Termination {
                 any,
                 validators,
                 gates,
                 max_total_tokens,
+                max_total_cost,
                 unit,
             },
         )
@@ -749,6 +780,10 @@ const KEYS: &[&str] = &[
     "Pattern",
     "MaxIterations",
     "MaxTotalTokens",
+    "MaxTotalCost",
+    "Pricing",
+    "InputPerMillion",
+    "IdleTimeoutSeconds",
     "Context",
     "ContextWindow",
     "MaxTailMessages",
@@ -1242,6 +1277,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
                 input_tokens: u64::from(answer.usage.0),
                 output_tokens: u64::from(answer.usage.1),
             },
+            ..ModelReply::default()
         })
     };
     if answer.wrong_kind {
@@ -1412,6 +1448,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                     input_tokens: 3,
                     output_tokens: 4,
                 },
+                ..ModelReply::default()
             })),
             Request::Tools { calls, .. } => Response::Tools(calls),
             Request::Validate { checks, .. } => {

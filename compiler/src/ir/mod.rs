@@ -9,6 +9,7 @@ mod checks;
 mod cond;
 mod conditions;
 mod diagram;
+pub mod list_prices;
 mod matching;
 mod mcp;
 mod parse;
@@ -221,6 +222,35 @@ pub struct Model {
     pub temperature: Option<String>,
     pub max_tokens: Option<u64>,
     pub reasoning_effort: Option<String>,
+    /// `Pricing`: what the model's tokens cost, overriding the VM's bundled price table.
+    pub pricing: Option<Pricing>,
+    /// `ConnectTimeoutSeconds`, `IdleTimeoutSeconds`, `TimeoutSeconds`.
+    pub timeouts: ModelTimeouts,
+}
+
+/// A model's prices in US dollars per million tokens (`Pricing`). Never negative, always
+/// finite (the reader refuses anything else).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Pricing {
+    /// `InputPerMillion`.
+    pub input: f64,
+    /// `OutputPerMillion`.
+    pub output: f64,
+    /// `CachedInputPerMillion`: input tokens the provider reports as read from its prompt
+    /// cache; without it they cost the full input price.
+    pub cached_input: Option<f64>,
+}
+
+/// How long a model's requests may take, in seconds; each one unset takes the command
+/// line's flag or the default. Always positive and finite (the reader refuses anything else).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct ModelTimeouts {
+    /// `ConnectTimeoutSeconds`: the longest wait to connect.
+    pub connect: Option<f64>,
+    /// `IdleTimeoutSeconds`: the longest wait for the next bytes of a response.
+    pub idle: Option<f64>,
+    /// `TimeoutSeconds`: the overall cap of one attempt, streaming included.
+    pub overall: Option<f64>,
 }
 
 /// What history an agent (or a state) sees when it runs.
@@ -565,6 +595,10 @@ pub struct Termination {
     pub gates: Vec<StopGate>,
     /// `MaxTotalTokens`: a hard budget; exceeding it ends the run with outcome `budget`.
     pub max_total_tokens: Option<u64>,
+    /// `MaxTotalCost`: a hard budget in US dollars; reaching it ends the run with outcome
+    /// `budget`. Only calls with a known price count (a model without one cannot be held to
+    /// it, which `check` and the run say).
+    pub max_total_cost: Option<f64>,
     /// What `max_turns` counts (graph configs count phases).
     pub unit: TurnUnit,
 }

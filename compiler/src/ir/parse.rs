@@ -17,7 +17,8 @@ use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, 
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
-    Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select, SelectStyle, SelectionKind,
+    Matcher, Merge, Model, ModelTimeouts, NoMatch, Origin, Predicate, Pricing, Program, Select,
+    SelectStyle, SelectionKind,
     State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
     ToolChoice, Trigger, TurnUnit,
 };
@@ -202,6 +203,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::term_unit => "`unit`",
         Rule::turn_unit => "`turns` or `phases`",
         Rule::term_max_total_tokens => "`max_total_tokens`",
+        Rule::term_max_total_cost => "`max_total_cost`",
         Rule::term_max_turns => "`max_turns`",
         Rule::term_tokens => "`tokens`",
         Rule::term_regex => "`regex`",
@@ -241,6 +243,11 @@ fn describe(rule: Rule) -> &'static str {
         Rule::model_temperature => "`temperature`",
         Rule::model_max_tokens => "`max_tokens`",
         Rule::model_reasoning => "`reasoning`",
+        Rule::model_pricing => "`pricing`",
+        Rule::model_connect_timeout => "`connect_timeout`",
+        Rule::model_idle_timeout => "`idle_timeout`",
+        Rule::model_timeout => "`timeout`",
+        Rule::decimal => "a decimal number",
         Rule::context_mode => "a context mode (`shared`, `firewall`, `value` or `artifacts`)",
         Rule::context_option => "a context option",
         Rule::ctx_text_only => "`text_only`",
@@ -384,6 +391,15 @@ fn int<T: FromStr>(pair: &Pair<'_>) -> Result<T> {
     pair.as_str()
         .parse()
         .map_err(|_| error_at(pair, format!("number `{}` is out of range", pair.as_str())))
+}
+
+/// A `decimal`: finite (the grammar has no sign, exponent or `inf`), as Rust parses it.
+fn decimal(pair: &Pair<'_>) -> Result<f64> {
+    pair.as_str()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite())
+        .ok_or_else(|| error_at(pair, format!("number `{}` is out of range", pair.as_str())))
 }
 
 fn names(list: Pair<'_>) -> Result<Vec<String>> {
@@ -717,6 +733,7 @@ impl Builder {
         let mut termination = Termination::default();
         let mut unit = None;
         let mut max_total_tokens = None;
+        let mut max_total_cost = None;
         for item in block.clone().into_inner() {
             match item.as_rule() {
                 Rule::term_unit => {
@@ -729,6 +746,10 @@ impl Builder {
                 Rule::term_max_total_tokens => {
                     let value = int(&first(&item)?)?;
                     set_once(&mut max_total_tokens, value, &item, "max_total_tokens")?;
+                }
+                Rule::term_max_total_cost => {
+                    let value = decimal(&first(&item)?)?;
+                    set_once(&mut max_total_cost, value, &item, "max_total_cost")?;
                 }
                 Rule::term_max_turns => {
                     termination
@@ -806,6 +827,7 @@ impl Builder {
         }
         termination.unit = unit.unwrap_or_default();
         termination.max_total_tokens = max_total_tokens;
+        termination.max_total_cost = max_total_cost;
         Ok(termination)
     }
 
@@ -1366,6 +1388,8 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
     let mut temperature = None;
     let mut max_tokens = None;
     let mut reasoning = None;
+    let mut pricing = None;
+    let mut timeouts = ModelTimeouts::default();
     for field in pair.clone().into_inner() {
         match field.as_rule() {
             Rule::model_alias => set_once(&mut alias, name(&first(&field)?)?, &field, "alias")?,
@@ -1394,6 +1418,31 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
             Rule::model_reasoning => {
                 set_once(&mut reasoning, name(&first(&field)?)?, &field, "reasoning")?;
             }
+            Rule::model_pricing => {
+                let prices = field
+                    .clone()
+                    .into_inner()
+                    .map(|price| decimal(&price))
+                    .collect::<Result<Vec<f64>>>()?;
+                let value = Pricing {
+                    input: prices[0],
+                    output: prices[1],
+                    cached_input: prices.get(2).copied(),
+                };
+                set_once(&mut pricing, value, &field, "pricing")?;
+            }
+            Rule::model_connect_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.connect, value, &field, "connect_timeout")?;
+            }
+            Rule::model_idle_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.idle, value, &field, "idle_timeout")?;
+            }
+            Rule::model_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.overall, value, &field, "timeout")?;
+            }
             _ => {}
         }
     }
@@ -1410,6 +1459,8 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
         temperature,
         max_tokens,
         reasoning_effort: reasoning,
+        pricing,
+        timeouts,
     })
 }
 

@@ -263,6 +263,9 @@ impl Printer<'_> {
         if let Some(max) = termination.max_total_tokens {
             self.line(true, &format!("max_total_tokens {max}"));
         }
+        if let Some(max) = termination.max_total_cost {
+            self.line(true, &format!("max_total_cost {max}"));
+        }
         for cond in &termination.any {
             let text = match cond {
                 TermCond::MaxTurns(turns) => format!("max_turns {turns}"),
@@ -674,6 +677,22 @@ fn model_fields(model: &Model) -> String {
     if let Some(reasoning) = &model.reasoning_effort {
         let _ = write!(text, " reasoning {}", name(reasoning));
     }
+    if let Some(pricing) = &model.pricing {
+        let _ = write!(text, " pricing {} {}", pricing.input, pricing.output);
+        if let Some(cached) = pricing.cached_input {
+            let _ = write!(text, " cached {cached}");
+        }
+    }
+    let timeouts = &model.timeouts;
+    for (keyword, seconds) in [
+        ("connect_timeout", timeouts.connect),
+        ("idle_timeout", timeouts.idle),
+        ("timeout", timeouts.overall),
+    ] {
+        if let Some(seconds) = seconds {
+            let _ = write!(text, " {keyword} {seconds}");
+        }
+    }
     text
 }
 
@@ -786,6 +805,7 @@ pub(super) mod samples {
             temperature: None,
             max_tokens: Some(4096),
             reasoning_effort: Some("none".into()),
+            ..Model::default()
         };
         let mut planner = agent(
             "Planner",
@@ -950,6 +970,16 @@ pub(super) mod samples {
             temperature: Some("0.20".into()),
             max_tokens: Some(u64::MAX),
             reasoning_effort: Some("high".into()),
+            pricing: Some(Pricing {
+                input: 2.5,
+                output: 10.0,
+                cached_input: Some(0.000_125),
+            }),
+            timeouts: ModelTimeouts {
+                connect: Some(2.5),
+                idle: Some(90.0),
+                overall: Some(1e21),
+            },
         };
         let in_file2 = |line, column| {
             Some(Loc {
@@ -1312,6 +1342,7 @@ pub(super) mod samples {
                     },
                 ],
                 max_total_tokens: Some(500_000),
+                max_total_cost: Some(12.5),
                 unit: TurnUnit::Phases,
             },
             failure: FailurePolicy {

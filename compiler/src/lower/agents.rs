@@ -3,9 +3,11 @@
 use super::Builder;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::ir::{
-    Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, SourceKind, ToolChoice,
+    Agent, Context, ContextMode, ContextSource, Contract, Model, ModelTimeouts, Predicate, Pricing,
+    SourceKind, ToolChoice,
 };
-use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl};
+use crate::syntax::fields::Spanned;
+use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl, PricingDecl, TimeoutsDecl};
 
 pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
     for decl in &config.agents {
@@ -247,6 +249,35 @@ pub(super) fn resolve_model(config: &Config, decl: &ModelDecl, builder: &mut Bui
             .or(base.and_then(|b| b.max_tokens.as_ref()))
             .map(|max| max.value),
         reasoning_effort: pick(&decl.reasoning_effort, base.map(|b| &b.reasoning_effort)),
+        pricing: decl
+            .pricing
+            .as_ref()
+            .or(base.and_then(|b| b.pricing.as_ref()))
+            .and_then(pricing),
+        timeouts: timeouts(&decl.timeouts, base.map(|b| &b.timeouts)),
+    }
+}
+
+/// A `Pricing` with both its prices (one without was reported as it was read).
+fn pricing(decl: &PricingDecl) -> Option<Pricing> {
+    Some(Pricing {
+        input: decl.input.as_ref()?.value,
+        output: decl.output.as_ref()?.value,
+        cached_input: decl.cached_input.as_ref().map(|price| price.value),
+    })
+}
+
+/// Each timeout the agent's own block sets, else the alias's.
+fn timeouts(own: &TimeoutsDecl, alias: Option<&TimeoutsDecl>) -> ModelTimeouts {
+    let pick = |own: &Option<Spanned<f64>>, from_alias: Option<&Option<Spanned<f64>>>| {
+        own.as_ref()
+            .or(from_alias.and_then(|value| value.as_ref()))
+            .map(|seconds| seconds.value)
+    };
+    ModelTimeouts {
+        connect: pick(&own.connect, alias.map(|a| &a.connect)),
+        idle: pick(&own.idle, alias.map(|a| &a.idle)),
+        overall: pick(&own.overall, alias.map(|a| &a.overall)),
     }
 }
 

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::fields::{Fields, Spanned};
+use super::model_limits::{read_max_total_cost, read_pricing, read_timeouts};
+pub use super::model_limits::{PricingDecl, TimeoutsDecl};
 use super::node::{Node, NodeKind};
 use super::selection::{read_selection, SelectionDecl};
 use super::Loader;
@@ -24,6 +26,7 @@ pub const ROOT_KEYS: &[&str] = &[
     "Termination",
     "Security",
     "MaxTotalTokens",
+    "MaxTotalCost",
     "WarnTurnTokens",
     "ContextBudget",
     "McpServers",
@@ -86,6 +89,10 @@ pub const MODEL_KEYS: &[&str] = &[
     "Temperature",
     "ReasoningEffort",
     "MaxContextTokens",
+    "Pricing",
+    "ConnectTimeoutSeconds",
+    "IdleTimeoutSeconds",
+    "TimeoutSeconds",
 ];
 
 pub(crate) const CONTEXT_WINDOW_KEYS: &[&str] = &[
@@ -241,6 +248,8 @@ pub struct Config {
     pub contracts: Vec<ContractDecl>,
     pub failure: FailureDecl,
     pub max_total_tokens: Option<Spanned<u64>>,
+    /// `MaxTotalCost`, in US dollars.
+    pub max_total_cost: Option<Spanned<f64>>,
     /// Scalar settings by dotted key (`Validation.BriefPath`), in source order.
     pub settings: Vec<(String, Spanned<String>)>,
     /// `McpServers`.
@@ -290,6 +299,8 @@ pub struct ModelDecl {
     pub max_tokens: Option<Spanned<u64>>,
     pub temperature: Option<Spanned<String>>,
     pub reasoning_effort: Option<Spanned<String>>,
+    pub pricing: Option<PricingDecl>,
+    pub timeouts: TimeoutsDecl,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -415,6 +426,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         .map(|node| read_failure(node, &mut loader.diags))
         .unwrap_or_default();
     let max_total_tokens = fields.uint("MaxTotalTokens", &mut loader.diags);
+    let max_total_cost = read_max_total_cost(&fields, &mut loader.diags);
     let mcp_servers = super::mcp::read_mcp_servers(
         fields.list("McpServers", &mut loader.diags),
         &mut loader.diags,
@@ -455,6 +467,7 @@ pub fn read_config(root: &Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opt
         contracts,
         failure,
         max_total_tokens,
+        max_total_cost,
         settings,
         mcp_servers,
         root: orchestration.clone(),
@@ -562,6 +575,8 @@ pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
         max_tokens: fields.uint("MaxTokens", diags),
         temperature: fields.number_text("Temperature", diags),
         reasoning_effort: fields.non_empty_str("ReasoningEffort", diags),
+        pricing: read_pricing(&fields, diags),
+        timeouts: read_timeouts(&fields, diags),
     }
 }
 
