@@ -369,6 +369,7 @@ fn huge_token_counts_do_not_overflow() {
                         input_tokens: input,
                         output_tokens: output,
                     },
+                    ..ModelReply::default()
                 }))),
                 Request::Done => break,
                 other => panic!("unexpected {other:?}"),

@@ -9,6 +9,7 @@
 //! verifier's turns in `verify.rs`, the run's result and default caps in `result.rs`.
 
 mod branch;
+mod budget;
 mod context;
 mod escalate;
 mod failure;
@@ -34,7 +35,7 @@ use serde_json::json;
 
 use crate::effect::{ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
-use crate::history::{Message, Role, ToolCall, Usage};
+use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
 /// Most tool calls one turn may make before it is cut off.
 pub const MAX_TOOL_CALLS_PER_TURN: usize = 40;
@@ -69,6 +70,8 @@ pub struct Run {
     /// Phases started (graph back edges restart a phase).
     pub phase: u32,
     pub usage: Usage,
+    /// What the run's model calls cost, as far as their prices are known.
+    pub spend: Spend,
     pub counters: Vec<u32>,
     /// Consecutive failures per key (`state::exit`, `state::no-signal`, ...).
     pub failures: HashMap<String, u32>,
@@ -160,6 +163,8 @@ pub struct Machine<'p> {
     unapproved: Vec<String>,
     /// Instructions, routing block and tools per (state, agent), built once.
     prompts: guide::FixedPrompts,
+    /// The run already said that `MaxTotalCost` cannot see some calls' cost.
+    told_cost_unknown: bool,
 }
 
 impl<'p> Machine<'p> {
@@ -172,6 +177,7 @@ impl<'p> Machine<'p> {
             turn: 0,
             phase: 1,
             usage: Usage::default(),
+            spend: Spend::default(),
             counters: vec![0; program.counters.len()],
             failures: HashMap::new(),
             recovered: HashSet::new(),
@@ -212,6 +218,7 @@ impl<'p> Machine<'p> {
             left_entry: false,
             unapproved: Vec::new(),
             prompts: guide::FixedPrompts::default(),
+            told_cost_unknown: false,
         };
         let start_state = program
             .states
@@ -607,28 +614,6 @@ impl<'p> Machine<'p> {
         Request::Model(call)
     }
 
-    fn add_usage(&mut self, usage: Usage) -> bool {
-        self.run.usage.add(usage);
-        if let Some(max) = self.program.termination.max_total_tokens {
-            if self.run.usage.total() > max {
-                self.emit(
-                    None,
-                    "budget_exceeded",
-                    json!({"tokens": self.run.usage.total(), "max_total_tokens": max}),
-                );
-                self.finish(
-                    Outcome::Budget,
-                    Some(format!(
-                        "{} tokens used, over the budget of {max}",
-                        self.run.usage.total()
-                    )),
-                );
-                return false;
-            }
-        }
-        true
-    }
-
     fn on_model(&mut self, mut turn: Turn, reply: Result<ModelReply, String>) {
         let reply = match reply {
             Ok(reply) => reply,
@@ -643,7 +628,7 @@ impl<'p> Machine<'p> {
             }
         };
         turn.usage.add(reply.usage);
-        if !self.add_usage(reply.usage) {
+        if !self.add_usage(reply.usage, Spend::of(reply.cost)) {
             self.record_turn(Turn {
                 text: reply.text,
                 ..turn

@@ -409,6 +409,7 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls,
             usage: self.usage,
+            ..ModelReply::default()
         })
     }
 }

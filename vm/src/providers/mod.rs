@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
-pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
+pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 use crate::driver::{Cost, Models};
@@ -59,6 +59,44 @@ pub struct Overrides {
     /// `--api-key-env VAR`: the variable whose key every call carries, wherever it goes
     /// (the user's choice, unlike a config's `ApiKeyEnvVar`).
     pub api_key_env: Option<String>,
+    /// `--timeout`, `--idle-timeout`, `--connect-timeout`: each beats every model's own
+    /// timeout key, which beats the default of [`Settings`].
+    pub timeouts: TimeoutFlags,
+}
+
+/// The timeout flags given on the command line.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimeoutFlags {
+    pub timeout: Option<Duration>,
+    pub idle: Option<Duration>,
+    pub connect: Option<Duration>,
+}
+
+const YEAR: f64 = 365.0 * 86_400.0;
+
+/// The timeouts one model's requests are sent with.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Timeouts {
+    pub overall: Duration,
+    pub idle: Duration,
+    pub connect: Duration,
+}
+
+impl Timeouts {
+    /// For `model`: the flag, else the model's own key, else the default.
+    fn of(model: &ir::Model, flags: &TimeoutFlags, defaults: &Settings) -> Timeouts {
+        let own = &model.timeouts;
+        // The reader keeps seconds positive and finite; a year is as good as forever.
+        let pick = |flag: Option<Duration>, seconds: Option<f64>, default: Duration| {
+            flag.or_else(|| seconds.map(|seconds| Duration::from_secs_f64(seconds.clamp(0.001, YEAR))))
+                .unwrap_or(default)
+        };
+        Timeouts {
+            overall: pick(flags.timeout, own.overall, defaults.timeout),
+            idle: pick(flags.idle, own.idle, defaults.idle_timeout),
+            connect: pick(flags.connect, own.connect, defaults.connect_timeout),
+        }
+    }
 }
 
 /// Resilience settings.
@@ -121,8 +159,10 @@ pub struct Providers {
     choices: Vec<(String, ir::ToolChoice)>,
     /// Replies whose server reported no token usage.
     unreported: AtomicU32,
-    /// Per client: its model's list price, if known (`pricing.rs`).
-    prices: Vec<Option<pricing::Price>>,
+    /// Per client: its model's price, if known (`pricing.rs`).
+    prices: Vec<Option<ir::Pricing>>,
+    /// Per client: the timeouts of its requests.
+    timeouts: Vec<Timeouts>,
     /// What the replies so far cost.
     cost: Mutex<Cost>,
 }
@@ -218,13 +258,21 @@ impl Providers {
             }
             None => None,
         };
+        // `resolved` holds each client's effective model, in client order.
+        let prices = resolved
+            .iter()
+            .map(|(model, idx)| pricing::price(clients[*idx].kind, &clients[*idx].model, model.pricing))
+            .collect();
+        let timeouts: Vec<Timeouts> = resolved
+            .iter()
+            .map(|(model, _)| Timeouts::of(model, &overrides.timeouts, &settings))
+            .collect();
+        let connects: Vec<Duration> = timeouts.iter().map(|timeouts| timeouts.connect).collect();
         Ok(Providers {
-            http: http::Http::new(settings)?,
+            http: http::Http::new(settings, &connects)?,
             unstreamed: clients.iter().map(|_| AtomicBool::new(false)).collect(),
-            prices: clients
-                .iter()
-                .map(|target| pricing::price(target.kind, &target.model))
-                .collect(),
+            prices,
+            timeouts,
             clients,
             routes,
             fallback,
@@ -310,6 +358,7 @@ impl Models for Providers {
         let how = retry::How {
             unstreamed: &self.unstreamed[idx],
             notice: &notice,
+            timeouts: self.timeouts[idx],
         };
         let reply = match target.kind {
             Kind::OpenAi { .. } => {
@@ -331,19 +380,17 @@ impl Models for Providers {
                     .await
             }
         }?;
+        let mut reply = reply;
         let unreported = reply.usage == crate::history::Usage::default();
         if unreported {
             self.unreported.fetch_add(1, Ordering::Relaxed);
         }
+        // A reply without usage has a cost, just not a known one.
+        reply.cost = self.prices[idx]
+            .filter(|_| !unreported)
+            .map(|price| price_reply(&price, &reply));
         if let Ok(mut cost) = self.cost.lock() {
-            match self.prices[idx] {
-                // A reply without usage has a cost, just not a known one.
-                Some(price) if !unreported => {
-                    cost.usd += price.cost(reply.usage.input_tokens, reply.usage.output_tokens);
-                    cost.priced += 1;
-                }
-                _ => cost.unpriced += 1,
-            }
+            cost.add(reply.cost);
         }
         Ok(reply)
     }
@@ -355,6 +402,15 @@ impl Models for Providers {
     fn cost(&self) -> Cost {
         self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
+}
+
+/// What `reply` cost at `price`.
+pub(crate) fn price_reply(price: &ir::Pricing, reply: &ModelReply) -> f64 {
+    price.cost(
+        reply.usage.input_tokens,
+        reply.cached_input_tokens,
+        reply.usage.output_tokens,
+    )
 }
 
 /// An API key. Its Debug output is redacted, and it is only read to build the header.

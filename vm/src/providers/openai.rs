@@ -322,6 +322,7 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls,
             usage: self.usage,
+            ..ModelReply::default()
         })
     }
 }

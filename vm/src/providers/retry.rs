@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::http::{seconds, Decoder, Failure, Http, Post, MAX_RETRY_AFTER};
-use super::redact;
+use super::{redact, Timeouts};
 use crate::effect::ModelReply;
 
 /// The longest computed backoff between two attempts.
@@ -22,6 +22,8 @@ pub(crate) struct How<'a> {
     pub unstreamed: &'a AtomicBool,
     /// Receives a one-line notice before each retry (key already scrubbed).
     pub notice: &'a (dyn Fn(&str) + Sync),
+    /// The model's timeouts.
+    pub timeouts: Timeouts,
 }
 
 impl How<'_> {
@@ -84,16 +86,17 @@ impl Http {
                 (Some(unstreamed), false) => unstreamed,
                 _ => &streamed,
             };
+            let overall = how.timeouts.overall;
             let outcome = match tokio::time::timeout(
-                self.settings.timeout,
-                self.attempt(post, body, decoder()),
+                overall,
+                self.attempt(post, body, decoder(), how.timeouts),
             )
             .await
             {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Failure::transient(format!(
                     "timed out after {}",
-                    seconds(self.settings.timeout)
+                    seconds(overall)
                 ))),
             };
             let failure = match outcome {
