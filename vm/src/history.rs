@@ -91,7 +91,10 @@ impl Spend {
     pub fn of(cost: Option<f64>) -> Spend {
         match cost {
             Some(usd) => Spend { usd, unpriced: 0 },
-            None => Spend { usd: 0.0, unpriced: 1 },
+            None => Spend {
+                usd: 0.0,
+                unpriced: 1,
+            },
         }
     }
 

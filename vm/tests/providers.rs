@@ -11,6 +11,7 @@ mod providers {
     mod config;
     mod faults;
     mod keys;
+    mod model_limits;
     mod server;
     mod turns;
     mod usage;

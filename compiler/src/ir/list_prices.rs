@@ -99,7 +99,10 @@ mod tests {
     #[test]
     fn the_longest_prefix_at_a_dash_prices_a_model() {
         let input = |list, model| list_price(list, model).map(|price| price.input);
-        assert_eq!(input(PriceList::OpenAi, "gpt-4o-mini-2024-07-18"), Some(0.15));
+        assert_eq!(
+            input(PriceList::OpenAi, "gpt-4o-mini-2024-07-18"),
+            Some(0.15)
+        );
         assert_eq!(input(PriceList::OpenAi, "gpt-4o-2024-05-13"), Some(5.0));
         assert_eq!(
             list_price(PriceList::Anthropic, "claude-sonnet-4-5-20250929").map(|p| p.output),

@@ -18,9 +18,8 @@ use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
     Matcher, Merge, Model, ModelTimeouts, NoMatch, Origin, Predicate, Pricing, Program, Select,
-    SelectStyle, SelectionKind,
-    State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
-    ToolChoice, Trigger, TurnUnit,
+    SelectStyle, SelectionKind, State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond,
+    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
 use crate::ir::Cond;
 

@@ -6,7 +6,8 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{
     Agent, Cond, ContextMode, EdgeClass, Effect, Exit, Guard, McpServer, McpTransport, Model,
-    ModelTimeouts, NoMatch, Origin, Program, State, StateKind, Target, TermCond, TerminalMode, Trigger,
+    ModelTimeouts, NoMatch, Origin, Program, State, StateKind, Target, TermCond, TerminalMode,
+    Trigger,
 };
 
 fn target_name(program: &Program, target: &Target) -> String {

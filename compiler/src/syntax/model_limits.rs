@@ -39,7 +39,10 @@ pub fn read_pricing(fields: &Fields<'_>, diags: &mut Vec<Diagnostic>) -> Option<
         output: price("OutputPerMillion"),
         cached_input: price("CachedInputPerMillion"),
     };
-    for (key, value) in [("InputPerMillion", &decl.input), ("OutputPerMillion", &decl.output)] {
+    for (key, value) in [
+        ("InputPerMillion", &decl.input),
+        ("OutputPerMillion", &decl.output),
+    ] {
         if value.is_none() && !pricing.has(key) {
             diags.push(
                 Diagnostic::error(
@@ -89,13 +92,20 @@ fn number(fields: &Fields<'_>, key: &str, diags: &mut Vec<Diagnostic>) -> Option
     }
 }
 
-fn at_least_zero(fields: &Fields<'_>, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<f64>> {
+fn at_least_zero(
+    fields: &Fields<'_>,
+    key: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Spanned<f64>> {
     let value = number(fields, key, diags)?;
     if value.value < 0.0 {
         diags.push(
             Diagnostic::error(
                 Code::InvalidValue,
-                format!("`{key}` is negative ({}): a price cannot be below zero", value.value),
+                format!(
+                    "`{key}` is negative ({}): a price cannot be below zero",
+                    value.value
+                ),
             )
             .with_label(value.span, "must be 0 or more")
             .with_help("write the provider's price in US dollars per million tokens"),
@@ -117,7 +127,10 @@ fn positive(fields: &Fields<'_>, key: &str, diags: &mut Vec<Diagnostic>) -> Opti
         diags.push(
             Diagnostic::error(
                 Code::InvalidValue,
-                format!("`{key}` is {}, not a positive number of {what}", value.value),
+                format!(
+                    "`{key}` is {}, not a positive number of {what}",
+                    value.value
+                ),
             )
             .with_label(value.span, "must be above 0")
             .with_help(if key == "MaxTotalCost" {

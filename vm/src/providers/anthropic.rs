@@ -172,6 +172,8 @@ pub(crate) struct Stream {
     /// Content blocks by their `index`.
     blocks: Vec<(u64, Block)>,
     usage: Usage,
+    /// Of the input tokens, those read from the prompt cache.
+    cached_input_tokens: u64,
     started: bool,
     done: bool,
     /// Bytes of text, tool names and tool input so far.
@@ -187,6 +189,7 @@ impl Stream {
             text: String::new(),
             blocks: Vec::new(),
             usage: Usage::default(),
+            cached_input_tokens: 0,
             started: false,
             done: false,
             size: 0,
@@ -205,9 +208,11 @@ impl Stream {
         let Some(usage) = usage else { return };
         let count = |key: &str| usage.get(key).and_then(Json::as_u64);
         if let Some(input) = count("input_tokens") {
-            let cached = count("cache_creation_input_tokens").unwrap_or(0)
-                + count("cache_read_input_tokens").unwrap_or(0);
+            let read = count("cache_read_input_tokens").unwrap_or(0);
+            let cached = count("cache_creation_input_tokens").unwrap_or(0) + read;
             self.usage.input_tokens = self.usage.input_tokens.max(input + cached);
+            // Tokens read from the cache are priced apart (`CachedInputPerMillion`).
+            self.cached_input_tokens = self.cached_input_tokens.max(read);
         }
         if let Some(output) = count("output_tokens") {
             // Cumulative in `message_delta`.
@@ -409,7 +414,8 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls,
             usage: self.usage,
-            ..ModelReply::default()
+            cached_input_tokens: self.cached_input_tokens,
+            cost: None,
         })
     }
 }

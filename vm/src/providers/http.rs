@@ -118,7 +118,10 @@ impl Http {
     pub fn new(settings: Settings, connect_timeouts: &[Duration]) -> Result<Http, String> {
         let mut clients: Vec<Clients> = Vec::new();
         for &connect_timeout in std::iter::once(&settings.connect_timeout).chain(connect_timeouts) {
-            if clients.iter().any(|known| known.connect_timeout == connect_timeout) {
+            if clients
+                .iter()
+                .any(|known| known.connect_timeout == connect_timeout)
+            {
                 continue;
             }
             let builder = || {

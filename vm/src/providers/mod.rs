@@ -30,6 +30,7 @@ mod keys;
 mod limits;
 mod ollama;
 mod openai;
+mod openai_stream;
 mod pricing;
 mod resolve;
 mod retry;
@@ -42,11 +43,11 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
-pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 use crate::driver::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
+pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 
 /// Command-line overrides of the configured models.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -88,8 +89,10 @@ impl Timeouts {
         let own = &model.timeouts;
         // The reader keeps seconds positive and finite; a year is as good as forever.
         let pick = |flag: Option<Duration>, seconds: Option<f64>, default: Duration| {
-            flag.or_else(|| seconds.map(|seconds| Duration::from_secs_f64(seconds.clamp(0.001, YEAR))))
-                .unwrap_or(default)
+            flag.or_else(|| {
+                seconds.map(|seconds| Duration::from_secs_f64(seconds.clamp(0.001, YEAR)))
+            })
+            .unwrap_or(default)
         };
         Timeouts {
             overall: pick(flags.timeout, own.overall, defaults.timeout),
@@ -261,7 +264,9 @@ impl Providers {
         // `resolved` holds each client's effective model, in client order.
         let prices = resolved
             .iter()
-            .map(|(model, idx)| pricing::price(clients[*idx].kind, &clients[*idx].model, model.pricing))
+            .map(|(model, idx)| {
+                pricing::price(clients[*idx].kind, &clients[*idx].model, model.pricing)
+            })
             .collect();
         let timeouts: Vec<Timeouts> = resolved
             .iter()

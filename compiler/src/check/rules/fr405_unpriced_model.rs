@@ -56,10 +56,12 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             .map(|model| (model, format!("the manager of `{}`", state.name))),
         _ => None,
     });
-    let agents = program
-        .agents
-        .iter()
-        .filter_map(|agent| agent.model.as_ref().map(|model| (model, format!("`{}`", agent.name))));
+    let agents = program.agents.iter().filter_map(|agent| {
+        agent
+            .model
+            .as_ref()
+            .map(|model| (model, format!("`{}`", agent.name)))
+    });
     for (model, user) in agents.chain(managers) {
         if priced(model) {
             continue;
@@ -79,7 +81,10 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             ),
         );
         if let Some(span) = span {
-            diag = diag.with_label(span, format!("a budget of ${max} that cannot see this model's cost"));
+            diag = diag.with_label(
+                span,
+                format!("a budget of ${max} that cannot see this model's cost"),
+            );
         }
         ctx.push(diag.with_help(
             "give the model a `Pricing` with `InputPerMillion` and `OutputPerMillion` (US dollars per million tokens)",
