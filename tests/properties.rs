@@ -457,11 +457,11 @@ fn state_kind(sizes: Sizes) -> BoxedStrategy<StateKind> {
         ),
     ];
     let select = (style, opt(model()), opt(any_text(12))).prop_map(|(style, manager, prompt)| {
-        StateKind::Select(Select {
+        StateKind::Select(Box::new(Select {
             style,
             manager,
             prompt,
-        })
+        }))
     });
     prop_oneof![
         3 => Just(StateKind::Turn),

@@ -42,8 +42,9 @@ pub struct ModelCall {
     /// The agent whose model answers (the replay provider's queue name); `manager` for a
     /// `select` state.
     pub agent: String,
-    /// The agent's resolved model, if the program names one.
-    pub model: Option<fuseraft_compiler::ir::Model>,
+    /// The agent's resolved model, if the program names one (boxed: a model is large, and
+    /// a request should not be).
+    pub model: Option<Box<fuseraft_compiler::ir::Model>>,
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSchema>,
     /// The turn this call belongs to (for error messages).

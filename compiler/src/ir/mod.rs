@@ -363,8 +363,9 @@ pub enum StateKind {
     /// Run each branch state's agent once, concurrently, on an isolated history snapshot;
     /// merge the outputs; continue at `join`.
     Fork(Fork),
-    /// A manager model picks the next agent (`llm`, `magentic`).
-    Select(Select),
+    /// A manager model picks the next agent (`llm`, `magentic`). Boxed: its model (prices,
+    /// timeouts) makes it several times the size of the other kinds.
+    Select(Box<Select>),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -1069,7 +1069,7 @@ impl Builder {
                 }
                 Rule::select_block => {
                     let (select, agent) = self.select(part)?;
-                    state.kind = StateKind::Select(select);
+                    state.kind = StateKind::Select(Box::new(select));
                     state.agent = agent;
                 }
                 Rule::state_context => {

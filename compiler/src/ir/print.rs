@@ -1197,17 +1197,17 @@ pub(super) mod samples {
         let manager = state(
             "manager",
             None,
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Llm,
                 manager: Some(full_model),
                 prompt: Some("Pick the next agent.\n\"Be brief.\"".into()),
-            }),
+            })),
             Some(1),
         );
         let mut magentic = state(
             "magentic",
             Some(2),
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Magentic {
                     max_rounds: 20,
                     max_stalls: 3,
@@ -1216,7 +1216,7 @@ pub(super) mod samples {
                 },
                 manager: None,
                 prompt: None,
-            }),
+            })),
             Some(1),
         );
         magentic.exits = vec![exit(
@@ -1227,7 +1227,7 @@ pub(super) mod samples {
         let magentic_quiet = state(
             "magentic2",
             None,
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Magentic {
                     max_rounds: 0,
                     max_stalls: 0,
@@ -1239,7 +1239,7 @@ pub(super) mod samples {
                     ..Model::default()
                 }),
                 prompt: Some(String::new()),
-            }),
+            })),
             Some(u32::MAX),
         );
         let mut states = vec![

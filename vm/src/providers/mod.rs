@@ -304,7 +304,7 @@ impl Providers {
             Some(model) => self
                 .routes
                 .iter()
-                .find(|(known, _)| known == model)
+                .find(|(known, _)| *known == **model)
                 .map(|(_, idx)| *idx)
                 .or(self.fallback)
                 .ok_or_else(|| {

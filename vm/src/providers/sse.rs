@@ -50,7 +50,7 @@ impl Lines {
             from = start;
             outcome = std::str::from_utf8(text)
                 .map_err(|_| Failure::fatal("the response is not valid UTF-8"))
-                .and_then(|text| line(text));
+                .and_then(&mut *line);
             if outcome.is_err() {
                 break;
             }
@@ -74,6 +74,9 @@ pub(crate) struct Event {
     /// The `data:` lines, joined with `\n`.
     pub data: String,
 }
+
+/// Receives each event of a stream: `(event field, data)`.
+pub(crate) type EventSink<'a> = dyn FnMut(Option<&str>, &str) -> Result<(), Failure> + 'a;
 
 /// Assembles server-sent events from a byte stream.
 #[derive(Debug, Default)]
@@ -105,7 +108,7 @@ impl Sse {
     pub fn each(
         &mut self,
         chunk: &[u8],
-        on_event: &mut dyn FnMut(Option<&str>, &str) -> Result<(), Failure>,
+        on_event: &mut EventSink<'_>,
     ) -> Result<(), Failure> {
         let Sse {
             lines,
