@@ -4,8 +4,8 @@
 //!
 //! On a terminal every event is shown as it happens. Redirected to a file or a pipe, a turn's
 //! lines are collected and written at once when the next turn starts or the run ends, so a
-//! fast run makes one write per turn instead of one per line; streamed text goes out whole
-//! lines at a time, at most every 50 ms, rather than one write per token.
+//! fast run makes one write per turn instead of one per line; streamed text goes out at most
+//! every 50 ms rather than one write per token.
 //!
 //! Nothing a model, a tool or a config wrote reaches the terminal raw: [`neutralise`] shows
 //! every control character but `\n` and `\t` (ESC, BEL, CR, DEL, the C1 range U+0080–U+009F
@@ -330,24 +330,27 @@ impl Terminal {
     }
 
     /// A text delta from a streaming provider. A terminal shows each as it comes; a file or
-    /// a pipe gets the text a line at a time, at most every [`TOKEN_FLUSH`] (or when
-    /// [`TOKEN_BUFFER`] bytes wait), so a fast stream costs a few writes per reply instead of
-    /// one per token; whatever waits is written before the next event.
+    /// a pipe gets what came at most every [`TOKEN_FLUSH`] (or when [`TOKEN_BUFFER`] bytes
+    /// wait), so a fast stream costs a few writes per reply instead of one per token, and a
+    /// slow one is still written as it comes; whatever waits is written before the next
+    /// event.
     pub fn token(&self, delta: &str) {
         let Ok(mut out) = self.pending.lock() else {
             return;
         };
         self.clear_waiting(&mut out);
         out.extend_from_slice(neutralise(delta).as_bytes());
-        if self.tty || out.len() >= TOKEN_BUFFER {
-            self.write_out(&mut out);
-        } else if delta.contains('\n') {
-            if let Ok(mut last) = self.last_token_write.lock() {
-                if last.elapsed() >= TOKEN_FLUSH {
+        let due = self.tty
+            || out.len() >= TOKEN_BUFFER
+            || self.last_token_write.lock().is_ok_and(|mut last| {
+                let due = last.elapsed() >= TOKEN_FLUSH;
+                if due {
                     *last = Instant::now();
-                    self.write_out(&mut out);
                 }
-            }
+                due
+            });
+        if due {
+            self.write_out(&mut out);
         }
         self.mid_reply
             .store(!delta.ends_with('\n'), Ordering::SeqCst);

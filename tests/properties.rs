@@ -187,11 +187,13 @@ fn model() -> impl Strategy<Value = Model> {
             opt(any::<u64>()),
             opt(any_text(6)),
         ),
+        model_limits(),
     )
         .prop_map(
             |(
                 (alias, provider, id, endpoint),
                 (api_key_env, has_literal_key, temperature, max_tokens, reasoning_effort),
+                (pricing, timeouts),
             )| Model {
                 alias,
                 provider,
@@ -202,29 +204,32 @@ fn model() -> impl Strategy<Value = Model> {
                 temperature,
                 max_tokens,
                 reasoning_effort,
-                ..Model::default()
+                pricing,
+                timeouts,
             },
         )
-        .prop_flat_map(|model| {
-            (
-                Just(model),
-                opt((decimal(), decimal(), opt(decimal()))),
-                (opt(decimal()), opt(decimal()), opt(decimal())),
-            )
-        })
-        .prop_map(|(mut model, pricing, (connect, idle, overall))| {
-            model.pricing = pricing.map(|(input, output, cached_input)| ir::Pricing {
+}
+
+/// A model's `Pricing` and timeouts (boxed: the strategy's type stays small).
+fn model_limits() -> BoxedStrategy<(Option<ir::Pricing>, ir::ModelTimeouts)> {
+    (
+        opt((decimal(), decimal(), opt(decimal()))),
+        (opt(decimal()), opt(decimal()), opt(decimal())),
+    )
+        .prop_map(|(pricing, (connect, idle, overall))| {
+            let pricing = pricing.map(|(input, output, cached_input)| ir::Pricing {
                 input,
                 output,
                 cached_input,
             });
-            model.timeouts = ir::ModelTimeouts {
+            let timeouts = ir::ModelTimeouts {
                 connect,
                 idle,
                 overall,
             };
-            model
+            (pricing, timeouts)
         })
+        .boxed()
 }
 
 /// A non-negative finite number, of any magnitude (prices, seconds, budgets).

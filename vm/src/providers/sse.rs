@@ -105,11 +105,7 @@ impl Sse {
 
     /// Hands each event completed by `chunk` to `on_event` as `(event field, data)`,
     /// borrowed: after the first events, nothing is allocated per event.
-    pub fn each(
-        &mut self,
-        chunk: &[u8],
-        on_event: &mut EventSink<'_>,
-    ) -> Result<(), Failure> {
+    pub fn each(&mut self, chunk: &[u8], on_event: &mut EventSink<'_>) -> Result<(), Failure> {
         let Sse {
             lines,
             event,
