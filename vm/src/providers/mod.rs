@@ -35,6 +35,7 @@ mod pricing;
 mod resolve;
 mod retry;
 mod sse;
+mod timeouts;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -45,6 +46,8 @@ use fuseraft_compiler::ir::{self, StateKind};
 
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
+pub use self::timeouts::TimeoutFlags;
+pub(crate) use self::timeouts::Timeouts;
 use crate::driver::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
@@ -63,43 +66,6 @@ pub struct Overrides {
     /// `--timeout`, `--idle-timeout`, `--connect-timeout`: each beats every model's own
     /// timeout key, which beats the default of [`Settings`].
     pub timeouts: TimeoutFlags,
-}
-
-/// The timeout flags given on the command line.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct TimeoutFlags {
-    pub timeout: Option<Duration>,
-    pub idle: Option<Duration>,
-    pub connect: Option<Duration>,
-}
-
-const YEAR: f64 = 365.0 * 86_400.0;
-
-/// The timeouts one model's requests are sent with.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Timeouts {
-    pub overall: Duration,
-    pub idle: Duration,
-    pub connect: Duration,
-}
-
-impl Timeouts {
-    /// For `model`: the flag, else the model's own key, else the default.
-    fn of(model: &ir::Model, flags: &TimeoutFlags, defaults: &Settings) -> Timeouts {
-        let own = &model.timeouts;
-        // The reader keeps seconds positive and finite; a year is as good as forever.
-        let pick = |flag: Option<Duration>, seconds: Option<f64>, default: Duration| {
-            flag.or_else(|| {
-                seconds.map(|seconds| Duration::from_secs_f64(seconds.clamp(0.001, YEAR)))
-            })
-            .unwrap_or(default)
-        };
-        Timeouts {
-            overall: pick(flags.timeout, own.overall, defaults.timeout),
-            idle: pick(flags.idle, own.idle, defaults.idle_timeout),
-            connect: pick(flags.connect, own.connect, defaults.connect_timeout),
-        }
-    }
 }
 
 /// Resilience settings.
