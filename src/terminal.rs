@@ -4,7 +4,8 @@
 //!
 //! On a terminal every event is shown as it happens. Redirected to a file or a pipe, a turn's
 //! lines are collected and written at once when the next turn starts or the run ends, so a
-//! fast run makes one write per turn instead of one per line.
+//! fast run makes one write per turn instead of one per line; streamed text goes out at most
+//! every 50 ms rather than one write per token.
 //!
 //! Nothing a model, a tool or a config wrote reaches the terminal raw: [`neutralise`] shows
 //! every control character but `\n` and `\t` (ESC, BEL, CR, DEL, the C1 range U+0080–U+009F
@@ -220,7 +221,14 @@ pub struct Terminal {
     wait: Mutex<Option<(String, Instant)>>,
     /// Output not written yet.
     pending: Mutex<Vec<u8>>,
+    /// When streamed text was last written to a file or a pipe.
+    last_token_write: Mutex<Instant>,
 }
+
+/// How often streamed text that is not going to a terminal is written, at most.
+const TOKEN_FLUSH: Duration = Duration::from_millis(50);
+/// How much streamed text may wait to be written.
+const TOKEN_BUFFER: usize = 64 * 1024;
 
 /// The frames of the waiting line's spinner.
 const SPINNER: &[char] = &['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -251,6 +259,7 @@ impl Terminal {
             },
             wait: Mutex::new(None),
             pending: Mutex::new(Vec::new()),
+            last_token_write: Mutex::new(Instant::now()),
         });
         if streaming && tty {
             let weak = Arc::downgrade(&terminal);
@@ -318,14 +327,29 @@ impl Terminal {
         self.waiting.store(true, Ordering::SeqCst);
     }
 
-    /// A text delta from a streaming provider.
+    /// A text delta from a streaming provider. A terminal shows each as it comes; a file or
+    /// a pipe gets what came at most every [`TOKEN_FLUSH`] (or when [`TOKEN_BUFFER`] bytes
+    /// wait), so a fast stream costs a few writes per reply instead of one per token, and a
+    /// slow one is still written as it comes; whatever waits is written before the next
+    /// event.
     pub fn token(&self, delta: &str) {
         let Ok(mut out) = self.pending.lock() else {
             return;
         };
         self.clear_waiting(&mut out);
         out.extend_from_slice(neutralise(delta).as_bytes());
-        self.write_out(&mut out);
+        let due = self.tty
+            || out.len() >= TOKEN_BUFFER
+            || self.last_token_write.lock().is_ok_and(|mut last| {
+                let due = last.elapsed() >= TOKEN_FLUSH;
+                if due {
+                    *last = Instant::now();
+                }
+                due
+            });
+        if due {
+            self.write_out(&mut out);
+        }
         self.mid_reply
             .store(!delta.ends_with('\n'), Ordering::SeqCst);
         self.printed.store(true, Ordering::SeqCst);

@@ -188,12 +188,14 @@ fn model() -> impl Strategy<Value = Model> {
             opt(any_text(6)),
         ),
         opt(any::<u64>()),
+        model_limits(),
     )
         .prop_map(
             |(
                 (alias, provider, id, endpoint),
                 (api_key_env, has_literal_key, temperature, max_tokens, reasoning_effort),
                 context_window,
+                (pricing, timeouts),
             )| Model {
                 alias,
                 provider,
@@ -205,8 +207,40 @@ fn model() -> impl Strategy<Value = Model> {
                 max_tokens,
                 reasoning_effort,
                 context_window,
+                pricing,
+                timeouts,
             },
         )
+}
+
+/// A model's `Pricing` and timeouts (boxed: the strategy's type stays small).
+fn model_limits() -> BoxedStrategy<(Option<ir::Pricing>, ir::ModelTimeouts)> {
+    (
+        opt((decimal(), decimal(), opt(decimal()))),
+        (opt(decimal()), opt(decimal()), opt(decimal())),
+    )
+        .prop_map(|(pricing, (connect, idle, overall))| {
+            let pricing = pricing.map(|(input, output, cached_input)| ir::Pricing {
+                input,
+                output,
+                cached_input,
+            });
+            let timeouts = ir::ModelTimeouts {
+                connect,
+                idle,
+                overall,
+            };
+            (pricing, timeouts)
+        })
+        .boxed()
+}
+
+/// A non-negative finite number, of any magnitude (prices, seconds, budgets).
+fn decimal() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        (prop::num::f64::POSITIVE | prop::num::f64::ZERO).prop_filter("finite", |x| x.is_finite()),
+        (0u32..100_000).prop_map(|cents| f64::from(cents) / 100.0),
+    ]
 }
 
 fn context_source() -> impl Strategy<Value = ContextSource> {
@@ -431,11 +465,11 @@ fn state_kind(sizes: Sizes) -> BoxedStrategy<StateKind> {
         ),
     ];
     let select = (style, opt(model()), opt(any_text(12))).prop_map(|(style, manager, prompt)| {
-        StateKind::Select(Select {
+        StateKind::Select(Box::new(Select {
             style,
             manager,
             prompt,
-        })
+        }))
     });
     prop_oneof![
         3 => Just(StateKind::Turn),
@@ -526,14 +560,16 @@ fn termination(sizes: Sizes) -> impl Strategy<Value = Termination> {
         proptest::collection::vec(guard(sizes), 0..2),
         proptest::collection::vec(gate, 0..2),
         opt(any::<u64>()),
+        opt(decimal()),
         prop::sample::select(vec![TurnUnit::Turns, TurnUnit::Phases]),
     )
         .prop_map(
-            |(any, validators, gates, max_total_tokens, unit)| Termination {
+            |(any, validators, gates, max_total_tokens, max_total_cost, unit)| Termination {
                 any,
                 validators,
                 gates,
                 max_total_tokens,
+                max_total_cost,
                 unit,
             },
         )
@@ -754,6 +790,10 @@ const KEYS: &[&str] = &[
     "Pattern",
     "MaxIterations",
     "MaxTotalTokens",
+    "MaxTotalCost",
+    "Pricing",
+    "InputPerMillion",
+    "IdleTimeoutSeconds",
     "Context",
     "ContextWindow",
     "MaxTailMessages",
@@ -1248,6 +1288,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
                 output_tokens: u64::from(answer.usage.1),
                 ..Usage::default()
             },
+            ..ModelReply::default()
         })
     };
     if answer.wrong_kind {
@@ -1419,6 +1460,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                     output_tokens: 4,
                     ..Usage::default()
                 },
+                ..ModelReply::default()
             })),
             Request::Tools { calls, .. } => Response::Tools(calls),
             Request::Validate { checks, .. } => {

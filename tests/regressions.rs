@@ -370,6 +370,7 @@ fn huge_token_counts_do_not_overflow() {
                         output_tokens: output,
                         ..Usage::default()
                     },
+                    ..ModelReply::default()
                 }))),
                 Request::Done => break,
                 other => panic!("unexpected {other:?}"),

@@ -89,6 +89,7 @@ codes! {
     TerminationCannotFire = "FR402", "termination-cannot-fire";
     BudgetTooSmall = "FR403", "budget-too-small";
     NonPositiveBound = "FR404", "non-positive-bound";
+    UnpricedModel = "FR405", "unpriced-model";
     AdversarialSelfCritique = "FR501", "adversarial-self-critique";
     InvalidFanOut = "FR502", "invalid-fan-out";
     DegenerateFanOut = "FR503", "degenerate-fan-out";

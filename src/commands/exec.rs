@@ -14,7 +14,7 @@ use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models};
 use fuseraft_vm::event::{Event, Outcome};
 use fuseraft_vm::machine::{Machine, Options, Run};
-use fuseraft_vm::providers::{Overrides, Providers};
+use fuseraft_vm::providers::{Overrides, Providers, Settings};
 use fuseraft_vm::replay::Replay;
 use serde_json::{json, Value as Json};
 
@@ -31,7 +31,7 @@ use crate::terminal::{approval_question, json_line, neutralise, Terminal};
 #[path = "exec_provider.rs"]
 mod provider;
 use provider::{
-    cost_json, cost_text, provider_options_summary, provider_settings, resume_hint, tokens_text,
+    cost_json, cost_text, provider_options_summary, resume_hint, timeout_flags, tokens_text,
     ProviderFlags,
 };
 
@@ -151,8 +151,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         }
         (_, given) => given,
     };
-    let settings = match provider_settings(args) {
-        Ok(settings) => settings,
+    let timeouts = match timeout_flags(args) {
+        Ok(timeouts) => timeouts,
         Err(message) => return usage_error(&message),
     };
     let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
@@ -329,11 +329,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 model: provider.model,
                 endpoint: provider.endpoint,
                 api_key_env: provider.api_key_env,
+                timeouts,
             };
             let providers = Providers::new(
                 &program,
                 &overrides,
-                settings,
+                Settings::default(),
                 &|name| std::env::var(name).ok(),
                 Some(Arc::new(move |_agent: &str, delta: &str| {
                     sink_terminal.token(delta)

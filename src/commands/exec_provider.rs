@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use fuseraft_vm::driver;
-use fuseraft_vm::providers::Settings;
+use fuseraft_vm::providers::TimeoutFlags;
 use serde_json::{json, Value as Json};
 
 use crate::cli::ExecArgs;
@@ -78,32 +78,35 @@ pub(super) fn shell_quoted(text: &str) -> String {
     }
 }
 
-/// The resilience settings, the timeout flags applied.
-pub(super) fn provider_settings(args: &ExecArgs) -> Result<Settings, String> {
-    let mut settings = Settings::default();
+/// The timeout flags given: each beats the models' own timeout keys, which beat the
+/// defaults of [`Settings`].
+pub(super) fn timeout_flags(args: &ExecArgs) -> Result<TimeoutFlags, String> {
+    let mut flags = TimeoutFlags::default();
     for (flag, value, slot) in [
-        ("--timeout", args.timeouts.timeout, &mut settings.timeout),
+        ("--timeout", args.timeouts.timeout, &mut flags.timeout),
         (
             "--idle-timeout",
             args.timeouts.idle_timeout,
-            &mut settings.idle_timeout,
+            &mut flags.idle,
         ),
         (
             "--connect-timeout",
             args.timeouts.connect_timeout,
-            &mut settings.connect_timeout,
+            &mut flags.connect,
         ),
     ] {
         if let Some(seconds) = value {
-            *slot = std::time::Duration::try_from_secs_f64(seconds)
-                .ok()
-                .filter(|duration| !duration.is_zero())
-                .ok_or_else(|| {
-                    format!("{flag} {seconds}: expected a positive number of seconds")
-                })?;
+            *slot = Some(
+                std::time::Duration::try_from_secs_f64(seconds)
+                    .ok()
+                    .filter(|duration| !duration.is_zero())
+                    .ok_or_else(|| {
+                        format!("{flag} {seconds}: expected a positive number of seconds")
+                    })?,
+            );
         }
     }
-    Ok(settings)
+    Ok(flags)
 }
 
 /// ` · cost $0.0123` by the bundled price table, `$0.0123+ (partial)` when some calls had

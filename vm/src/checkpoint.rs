@@ -12,7 +12,7 @@ use fuseraft_compiler::ir::Program;
 use serde_json::{json, Map, Value as Json};
 
 use crate::event::Outcome;
-use crate::history::{Message, Role, ToolCall, Usage};
+use crate::history::{Message, Role, Spend, ToolCall, Usage};
 use crate::machine::{BranchDone, Magentic, Run};
 
 pub const VERSION: u64 = 1;
@@ -279,6 +279,10 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     if !run.notes.is_empty() {
         machine["Notes"] = run.notes.to_json();
     }
+    // Only a run with a priced or unpriced call carries `Spend` (older readers skip it).
+    if run.spend != Spend::default() {
+        machine["Spend"] = spend_json(run.spend);
+    }
     if let Some(fork) = &run.fork {
         machine["Fork"] = fork_json(fork);
     }
@@ -297,20 +301,43 @@ pub(crate) fn run_to_json(program: &Program, run: &Run, stand_in: Option<&str>) 
     machine
 }
 
+/// `{"Usd", "Unpriced"}`: what model calls cost, as far as known.
+fn spend_json(spend: Spend) -> Json {
+    json!({"Usd": spend.usd, "Unpriced": spend.unpriced})
+}
+
+/// A checkpoint's `Spend` (absent: nothing spent). Untrusted: a negative or non-number cost
+/// counts as nothing, a count past `u32` as the most.
+fn spend_from(value: &Json) -> Spend {
+    let Some(spend) = value.get("Spend") else {
+        return Spend::default();
+    };
+    let mut known = Spend::default();
+    known.add(Spend {
+        usd: spend.get("Usd").and_then(Json::as_f64).unwrap_or(0.0),
+        unpriced: u32::try_from(number(spend, "Unpriced")).unwrap_or(u32::MAX),
+    });
+    known
+}
+
 /// The fork under way: its finished branches (`Machine.Fork.Done`), present only while a
 /// fork's branches are out.
 fn fork_json(done: &[BranchDone]) -> Json {
     let branches: Vec<Json> = done
         .iter()
         .map(|branch| {
-            json!({
+            let mut json = json!({
                 "State": branch.state,
                 "AgentName": branch.agent,
                 "Content": branch.text,
                 "Usage": {"InputTokens": branch.usage.input_tokens, "OutputTokens": branch.usage.output_tokens},
                 "ToolCalls": branch.tool_calls.iter().map(tool_call_json).collect::<Vec<_>>(),
                 "Error": branch.error,
-            })
+            });
+            if branch.spend != Spend::default() {
+                json["Spend"] = spend_json(branch.spend);
+            }
+            json
         })
         .collect();
     json!({ "Done": branches })
@@ -373,6 +400,7 @@ fn fork_from(program: &Program, fork: &Json) -> Result<Vec<BranchDone>, String> 
                     .map(tool_call_from)
                     .collect(),
                 usage: usage_from(branch),
+                spend: spend_from(branch),
                 error: branch
                     .get("Error")
                     .and_then(Json::as_str)
@@ -474,6 +502,9 @@ fn write_run(
     text_entry(out, "Reason", run.reason.as_deref());
     if !run.notes.is_empty() {
         entry!(out, "Notes", &run.notes);
+    }
+    if run.spend != Spend::default() {
+        entry!(out, "Spend", &spend_json(run.spend));
     }
     if let Some(fork) = &run.fork {
         entry!(out, "Fork", &fork_json(fork));
@@ -587,6 +618,7 @@ pub(crate) fn run_from_json(
             cache_read_tokens: number(machine, "CacheReadTokens"),
             cache_write_tokens: number(machine, "CacheWriteTokens"),
         },
+        spend: spend_from(machine),
         counters,
         failures,
         recovered,

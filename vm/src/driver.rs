@@ -91,6 +91,10 @@ impl Models for Replay {
     fn state_keeping(&self, base: &serde_json::Value, agents: &[String]) -> serde_json::Value {
         Replay::state_keeping(self, base, agents)
     }
+
+    fn cost(&self) -> Cost {
+        Replay::cost(self)
+    }
 }
 
 /// Asks the operator: `(from, to, signal) -> answer`.

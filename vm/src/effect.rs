@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use crate::history::{Message, ToolCall, Usage};
+use crate::history::{Message, Spend, ToolCall, Usage};
 use crate::machine::{Branch, BranchDone};
 
 /// A chat message as sent to a model.
@@ -42,8 +42,9 @@ pub struct ModelCall {
     /// The agent whose model answers (the replay provider's queue name); `manager` for a
     /// `select` state.
     pub agent: String,
-    /// The agent's resolved model, if the program names one.
-    pub model: Option<fuseraft_compiler::ir::Model>,
+    /// The agent's resolved model, if the program names one (boxed: a model is large, and
+    /// a request should not be).
+    pub model: Option<Box<fuseraft_compiler::ir::Model>>,
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSchema>,
     /// The turn this call belongs to (for error messages).
@@ -56,6 +57,12 @@ pub struct ModelReply {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
+    /// Of the input tokens, those the provider read from its prompt cache (priced at the
+    /// model's cached-input price when it has one).
+    pub cached_input_tokens: u64,
+    /// What the call cost in US dollars, when its model has a known price and the server
+    /// reported usage; `None` is an unknown cost, not a free call.
+    pub cost: Option<f64>,
 }
 
 /// One validator or contract predicate to evaluate against the artifacts on disk.
@@ -160,8 +167,8 @@ pub enum Response {
     /// The same calls, with `result` and `ok` filled in.
     Tools(Vec<ToolCall>),
     /// [`Response::Tools`] where some calls were answered by sub-agents, whose model calls
-    /// spent `usage`: counted in the turn's usage and toward the run's budget.
-    Delegated(Vec<ToolCall>, Usage),
+    /// spent `usage` and cost `Spend`: counted in the turn's usage and toward the run's budgets.
+    Delegated(Vec<ToolCall>, Usage, Spend),
     /// One result per check evaluated (evaluation stops at the first failure).
     Validate(Vec<CheckResult>),
     Approve(bool),

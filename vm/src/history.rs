@@ -91,6 +91,35 @@ impl Usage {
     }
 }
 
+/// What model calls cost in US dollars, as far as known: `usd` over the calls whose model
+/// had a price and whose server reported usage, `unpriced` the calls whose cost is unknown.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Spend {
+    pub usd: f64,
+    pub unpriced: u32,
+}
+
+impl Spend {
+    /// One call's: `cost` known, or not.
+    pub fn of(cost: Option<f64>) -> Spend {
+        match cost {
+            Some(usd) => Spend { usd, unpriced: 0 },
+            None => Spend {
+                usd: 0.0,
+                unpriced: 1,
+            },
+        }
+    }
+
+    /// Saturating, and a non-finite or negative cost (a checkpoint is untrusted) adds nothing.
+    pub fn add(&mut self, other: Spend) {
+        if other.usd.is_finite() && other.usd > 0.0 {
+            self.usd += other.usd;
+        }
+        self.unpriced = self.unpriced.saturating_add(other.unpriced);
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
     pub role: Role,

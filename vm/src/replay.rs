@@ -185,6 +185,8 @@ pub struct Replay {
     /// Queue indices by queue name, the order in which [`Replay::state`] lists them.
     by_name: Vec<usize>,
     next_id: Mutex<u64>,
+    /// What the replies cost by their models' `Pricing`.
+    spent: Mutex<crate::driver::Cost>,
 }
 
 impl Replay {
@@ -197,7 +199,13 @@ impl Replay {
             cursors: Mutex::new(cursors),
             by_name,
             next_id: Mutex::new(0),
+            spent: Mutex::new(crate::driver::Cost::default()),
         }
+    }
+
+    /// What the replies so far cost by their models' `Pricing`.
+    pub fn cost(&self) -> crate::driver::Cost {
+        self.spent.lock().map(|spent| *spent).unwrap_or_default()
     }
 
     /// The queue that answers `agent`: its exact name, else its name in any case, else `*`.
@@ -352,10 +360,22 @@ impl Replay {
                 }
             })
             .collect();
+        // Priced as a provider would: by the model's `Pricing`, when the reply has usage.
+        let cost = call
+            .model
+            .as_ref()
+            .and_then(|model| model.pricing)
+            .filter(|_| reply.usage != Usage::default())
+            .map(|pricing| pricing.cost(reply.usage.input_tokens, 0, reply.usage.output_tokens));
+        if let Ok(mut spent) = self.spent.lock() {
+            spent.add(cost);
+        }
         Ok(ModelReply {
             text: reply.text.clone(),
             tool_calls,
             usage: reply.usage,
+            cached_input_tokens: 0,
+            cost,
         })
     }
 }

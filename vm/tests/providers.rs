@@ -12,6 +12,7 @@ mod providers {
     mod context;
     mod faults;
     mod keys;
+    mod model_limits;
     mod server;
     mod turns;
     mod usage;

@@ -10,6 +10,7 @@ mod compaction;
 mod cond;
 mod conditions;
 mod diagram;
+pub mod list_prices;
 mod matching;
 mod mcp;
 mod parse;
@@ -236,6 +237,35 @@ pub struct Model {
     /// `MaxContextTokens`: the model's context window in tokens (requests are fitted to
     /// it); `None` leaves it to the VM's table of well-known models.
     pub context_window: Option<u64>,
+    /// `Pricing`: what the model's tokens cost, overriding the VM's bundled price table.
+    pub pricing: Option<Pricing>,
+    /// `ConnectTimeoutSeconds`, `IdleTimeoutSeconds`, `TimeoutSeconds`.
+    pub timeouts: ModelTimeouts,
+}
+
+/// A model's prices in US dollars per million tokens (`Pricing`). Never negative, always
+/// finite (the reader refuses anything else).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Pricing {
+    /// `InputPerMillion`.
+    pub input: f64,
+    /// `OutputPerMillion`.
+    pub output: f64,
+    /// `CachedInputPerMillion`: input tokens the provider reports as read from its prompt
+    /// cache; without it they cost the full input price.
+    pub cached_input: Option<f64>,
+}
+
+/// How long a model's requests may take, in seconds; each one unset takes the command
+/// line's flag or the default. Always positive and finite (the reader refuses anything else).
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct ModelTimeouts {
+    /// `ConnectTimeoutSeconds`: the longest wait to connect.
+    pub connect: Option<f64>,
+    /// `IdleTimeoutSeconds`: the longest wait for the next bytes of a response.
+    pub idle: Option<f64>,
+    /// `TimeoutSeconds`: the overall cap of one attempt, streaming included.
+    pub overall: Option<f64>,
 }
 
 /// What history an agent (or a state) sees when it runs.
@@ -348,8 +378,9 @@ pub enum StateKind {
     /// Run each branch state's agent once, concurrently, on an isolated history snapshot;
     /// merge the outputs; continue at `join`.
     Fork(Fork),
-    /// A manager model picks the next agent (`llm`, `magentic`).
-    Select(Select),
+    /// A manager model picks the next agent (`llm`, `magentic`). Boxed: its model (prices,
+    /// timeouts) makes it several times the size of the other kinds.
+    Select(Box<Select>),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -580,6 +611,10 @@ pub struct Termination {
     pub gates: Vec<StopGate>,
     /// `MaxTotalTokens`: a hard budget; exceeding it ends the run with outcome `budget`.
     pub max_total_tokens: Option<u64>,
+    /// `MaxTotalCost`: a hard budget in US dollars; reaching it ends the run with outcome
+    /// `budget`. Only calls with a known price count (a model without one cannot be held to
+    /// it, which `check` and the run say).
+    pub max_total_cost: Option<f64>,
     /// What `max_turns` counts (graph configs count phases).
     pub unit: TurnUnit,
 }

@@ -18,9 +18,9 @@ use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, 
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
-    Matcher, Merge, Model, NoMatch, Origin, Predicate, Program, Select, SelectStyle, SelectionKind,
-    State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
-    ToolChoice, Trigger, TurnUnit,
+    Matcher, Merge, Model, ModelTimeouts, NoMatch, Origin, Predicate, Pricing, Program, Select,
+    SelectStyle, SelectionKind, State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond,
+    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
 use crate::ir::Cond;
 
@@ -204,6 +204,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::term_unit => "`unit`",
         Rule::turn_unit => "`turns` or `phases`",
         Rule::term_max_total_tokens => "`max_total_tokens`",
+        Rule::term_max_total_cost => "`max_total_cost`",
         Rule::term_max_turns => "`max_turns`",
         Rule::term_tokens => "`tokens`",
         Rule::term_regex => "`regex`",
@@ -248,6 +249,11 @@ fn describe(rule: Rule) -> &'static str {
         Rule::model_reasoning => "`reasoning`",
         Rule::model_context_window => "`context_window`",
         Rule::compaction_line => "`compaction model`",
+        Rule::model_pricing => "`pricing`",
+        Rule::model_connect_timeout => "`connect_timeout`",
+        Rule::model_idle_timeout => "`idle_timeout`",
+        Rule::model_timeout => "`timeout`",
+        Rule::decimal => "a decimal number",
         Rule::context_mode => "a context mode (`shared`, `firewall`, `value` or `artifacts`)",
         Rule::context_option => "a context option",
         Rule::ctx_text_only => "`text_only`",
@@ -391,6 +397,15 @@ fn int<T: FromStr>(pair: &Pair<'_>) -> Result<T> {
     pair.as_str()
         .parse()
         .map_err(|_| error_at(pair, format!("number `{}` is out of range", pair.as_str())))
+}
+
+/// A `decimal`: finite (the grammar has no sign, exponent or `inf`), as Rust parses it.
+fn decimal(pair: &Pair<'_>) -> Result<f64> {
+    pair.as_str()
+        .parse::<f64>()
+        .ok()
+        .filter(|value| value.is_finite())
+        .ok_or_else(|| error_at(pair, format!("number `{}` is out of range", pair.as_str())))
 }
 
 fn names(list: Pair<'_>) -> Result<Vec<String>> {
@@ -734,6 +749,7 @@ impl Builder {
         let mut termination = Termination::default();
         let mut unit = None;
         let mut max_total_tokens = None;
+        let mut max_total_cost = None;
         for item in block.clone().into_inner() {
             match item.as_rule() {
                 Rule::term_unit => {
@@ -746,6 +762,10 @@ impl Builder {
                 Rule::term_max_total_tokens => {
                     let value = int(&first(&item)?)?;
                     set_once(&mut max_total_tokens, value, &item, "max_total_tokens")?;
+                }
+                Rule::term_max_total_cost => {
+                    let value = decimal(&first(&item)?)?;
+                    set_once(&mut max_total_cost, value, &item, "max_total_cost")?;
                 }
                 Rule::term_max_turns => {
                     termination
@@ -823,6 +843,7 @@ impl Builder {
         }
         termination.unit = unit.unwrap_or_default();
         termination.max_total_tokens = max_total_tokens;
+        termination.max_total_cost = max_total_cost;
         Ok(termination)
     }
 
@@ -1093,7 +1114,7 @@ impl Builder {
                 }
                 Rule::select_block => {
                     let (select, agent) = self.select(part)?;
-                    state.kind = StateKind::Select(select);
+                    state.kind = StateKind::Select(Box::new(select));
                     state.agent = agent;
                 }
                 Rule::state_context => {
@@ -1412,6 +1433,8 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
     let mut max_tokens = None;
     let mut reasoning = None;
     let mut context_window = None;
+    let mut pricing = None;
+    let mut timeouts = ModelTimeouts::default();
     for field in pair.clone().into_inner() {
         match field.as_rule() {
             Rule::model_alias => set_once(&mut alias, name(&first(&field)?)?, &field, "alias")?,
@@ -1448,6 +1471,31 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
                     "context_window",
                 )?;
             }
+            Rule::model_pricing => {
+                let prices = field
+                    .clone()
+                    .into_inner()
+                    .map(|price| decimal(&price))
+                    .collect::<Result<Vec<f64>>>()?;
+                let value = Pricing {
+                    input: prices[0],
+                    output: prices[1],
+                    cached_input: prices.get(2).copied(),
+                };
+                set_once(&mut pricing, value, &field, "pricing")?;
+            }
+            Rule::model_connect_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.connect, value, &field, "connect_timeout")?;
+            }
+            Rule::model_idle_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.idle, value, &field, "idle_timeout")?;
+            }
+            Rule::model_timeout => {
+                let value = decimal(&first(&field)?)?;
+                set_once(&mut timeouts.overall, value, &field, "timeout")?;
+            }
             _ => {}
         }
     }
@@ -1465,6 +1513,8 @@ fn model_fields(pair: &Pair<'_>) -> Result<Model> {
         max_tokens,
         reasoning_effort: reasoning,
         context_window,
+        pricing,
+        timeouts,
     })
 }
 

@@ -266,6 +266,9 @@ impl Printer<'_> {
         if let Some(max) = termination.max_total_tokens {
             self.line(true, &format!("max_total_tokens {max}"));
         }
+        if let Some(max) = termination.max_total_cost {
+            self.line(true, &format!("max_total_cost {max}"));
+        }
         for cond in &termination.any {
             let text = match cond {
                 TermCond::MaxTurns(turns) => format!("max_turns {turns}"),
@@ -695,6 +698,22 @@ fn model_fields(model: &Model) -> String {
     if let Some(window) = model.context_window {
         let _ = write!(text, " context_window {window}");
     }
+    if let Some(pricing) = &model.pricing {
+        let _ = write!(text, " pricing {} {}", pricing.input, pricing.output);
+        if let Some(cached) = pricing.cached_input {
+            let _ = write!(text, " cached {cached}");
+        }
+    }
+    let timeouts = &model.timeouts;
+    for (keyword, seconds) in [
+        ("connect_timeout", timeouts.connect),
+        ("idle_timeout", timeouts.idle),
+        ("timeout", timeouts.overall),
+    ] {
+        if let Some(seconds) = seconds {
+            let _ = write!(text, " {keyword} {seconds}");
+        }
+    }
     text
 }
 
@@ -813,7 +832,7 @@ pub(super) mod samples {
             temperature: None,
             max_tokens: Some(4096),
             reasoning_effort: Some("none".into()),
-            context_window: None,
+            ..Model::default()
         };
         let mut planner = agent(
             "Planner",
@@ -990,6 +1009,16 @@ pub(super) mod samples {
             max_tokens: Some(u64::MAX),
             reasoning_effort: Some("high".into()),
             context_window: Some(200_000),
+            pricing: Some(Pricing {
+                input: 2.5,
+                output: 10.0,
+                cached_input: Some(0.000_125),
+            }),
+            timeouts: ModelTimeouts {
+                connect: Some(2.5),
+                idle: Some(90.0),
+                overall: Some(1e21),
+            },
         };
         let in_file2 = |line, column| {
             Some(Loc {
@@ -1207,17 +1236,17 @@ pub(super) mod samples {
         let manager = state(
             "manager",
             None,
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Llm,
                 manager: Some(full_model),
                 prompt: Some("Pick the next agent.\n\"Be brief.\"".into()),
-            }),
+            })),
             Some(1),
         );
         let mut magentic = state(
             "magentic",
             Some(2),
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Magentic {
                     max_rounds: 20,
                     max_stalls: 3,
@@ -1226,7 +1255,7 @@ pub(super) mod samples {
                 },
                 manager: None,
                 prompt: None,
-            }),
+            })),
             Some(1),
         );
         magentic.exits = vec![exit(
@@ -1237,7 +1266,7 @@ pub(super) mod samples {
         let magentic_quiet = state(
             "magentic2",
             None,
-            StateKind::Select(Select {
+            StateKind::Select(Box::new(Select {
                 style: SelectStyle::Magentic {
                     max_rounds: 0,
                     max_stalls: 0,
@@ -1249,7 +1278,7 @@ pub(super) mod samples {
                     ..Model::default()
                 }),
                 prompt: Some(String::new()),
-            }),
+            })),
             Some(u32::MAX),
         );
         let mut states = vec![
@@ -1352,6 +1381,7 @@ pub(super) mod samples {
                     },
                 ],
                 max_total_tokens: Some(500_000),
+                max_total_cost: Some(12.5),
                 unit: TurnUnit::Phases,
             },
             failure: FailurePolicy {

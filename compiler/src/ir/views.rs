@@ -6,7 +6,8 @@ use serde_json::{json, Map, Value as Json};
 
 use super::{
     Agent, Cond, ContextMode, EdgeClass, Effect, Exit, Guard, McpServer, McpTransport, Model,
-    NoMatch, Origin, Program, State, StateKind, Target, TermCond, TerminalMode, Trigger,
+    ModelTimeouts, NoMatch, Origin, Program, State, StateKind, Target, TermCond, TerminalMode,
+    Trigger,
 };
 
 fn target_name(program: &Program, target: &Target) -> String {
@@ -40,7 +41,7 @@ pub fn trigger_label(program: &Program, trigger: &Trigger) -> String {
 }
 
 fn model_json(model: &Model) -> Json {
-    json!({
+    let mut json = json!({
         "alias": model.alias,
         "provider": model.provider,
         "id": model.id,
@@ -50,7 +51,24 @@ fn model_json(model: &Model) -> Json {
         "max_tokens": model.max_tokens,
         "reasoning_effort": model.reasoning_effort,
         "context_window": model.context_window,
-    })
+    });
+    // Present only when set, so views of configs without them stay as they were.
+    if let Some(pricing) = &model.pricing {
+        json["pricing"] = json!({
+            "input_per_million": pricing.input,
+            "output_per_million": pricing.output,
+            "cached_input_per_million": pricing.cached_input,
+        });
+    }
+    let timeouts = &model.timeouts;
+    if *timeouts != ModelTimeouts::default() {
+        json["timeouts"] = json!({
+            "connect_seconds": timeouts.connect,
+            "idle_seconds": timeouts.idle,
+            "overall_seconds": timeouts.overall,
+        });
+    }
+    json
 }
 
 fn cond_json(cond: &Cond) -> Json {
@@ -240,6 +258,9 @@ pub fn to_json(program: &Program) -> Json {
     // Only when there are some, so the view of a program without MCP servers is unchanged.
     if !program.mcp_servers.is_empty() {
         view["mcp_servers"] = program.mcp_servers.iter().map(mcp_server_json).collect();
+    }
+    if let Some(max) = program.termination.max_total_cost {
+        view["termination"]["max_total_cost"] = json!(max);
     }
     view
 }

@@ -3,9 +3,11 @@
 use super::Builder;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::ir::{
-    Agent, Context, ContextMode, ContextSource, Contract, Model, Predicate, SourceKind, ToolChoice,
+    Agent, Context, ContextMode, ContextSource, Contract, Model, ModelTimeouts, Predicate, Pricing,
+    SourceKind, ToolChoice,
 };
-use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl};
+use crate::syntax::fields::Spanned;
+use crate::syntax::fuseraft::{Config, ContextSourceDecl, ModelDecl, PricingDecl, TimeoutsDecl};
 
 pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
     for decl in &config.agents {
@@ -257,6 +259,35 @@ pub(super) fn resolve_model(config: &Config, decl: &ModelDecl, builder: &mut Bui
             .as_ref()
             .or(base.and_then(|b| b.max_context_tokens.as_ref()))
             .map(|max| max.value),
+        pricing: decl
+            .pricing
+            .as_ref()
+            .or(base.and_then(|b| b.pricing.as_ref()))
+            .and_then(pricing),
+        timeouts: timeouts(&decl.timeouts, base.map(|b| &b.timeouts)),
+    }
+}
+
+/// A `Pricing` with both its prices (one without was reported as it was read).
+fn pricing(decl: &PricingDecl) -> Option<Pricing> {
+    Some(Pricing {
+        input: decl.input.as_ref()?.value,
+        output: decl.output.as_ref()?.value,
+        cached_input: decl.cached_input.as_ref().map(|price| price.value),
+    })
+}
+
+/// Each timeout the agent's own block sets, else the alias's.
+fn timeouts(own: &TimeoutsDecl, alias: Option<&TimeoutsDecl>) -> ModelTimeouts {
+    let pick = |own: &Option<Spanned<f64>>, from_alias: Option<&Option<Spanned<f64>>>| {
+        own.as_ref()
+            .or(from_alias.and_then(|value| value.as_ref()))
+            .map(|seconds| seconds.value)
+    };
+    ModelTimeouts {
+        connect: pick(&own.connect, alias.map(|a| &a.connect)),
+        idle: pick(&own.idle, alias.map(|a| &a.idle)),
+        overall: pick(&own.overall, alias.map(|a| &a.overall)),
     }
 }
 
@@ -336,6 +367,9 @@ pub(super) fn lower_compaction_model(config: &Config, builder: &mut Builder<'_>)
         temperature: setting("Compaction.Model.Temperature"),
         reasoning_effort: setting("Compaction.Model.ReasoningEffort"),
         max_context_tokens: number("Compaction.Model.MaxContextTokens"),
+        // Read from the flattened settings, which keep no `Pricing` or timeouts: the
+        // summariser takes the bundled price table and the run's timeouts.
+        ..ModelDecl::default()
     };
     builder.program.compaction_model = Some(resolve_model(config, &decl, builder));
 }

@@ -297,6 +297,8 @@ pub(crate) fn lower_config(
     } else {
         builder.program.termination.max_total_tokens =
             config.max_total_tokens.as_ref().map(|max| max.value);
+        builder.program.termination.max_total_cost =
+            config.max_total_cost.as_ref().map(|max| max.value);
     }
     Some(builder.finish())
 }

@@ -105,11 +105,11 @@ pub(super) fn lower_select(
     let select = builder.add_state(
         "select",
         None,
-        StateKind::Select(Select {
+        StateKind::Select(Box::new(Select {
             style,
             manager,
             prompt: prompt.map(|prompt| prompt.value.clone()),
-        }),
+        })),
         Some(span),
     );
     let states = agent_states(builder);

@@ -19,6 +19,7 @@ const TYPES: &[&str] = &[
 pub(super) fn lower_termination(config: &Config, kind: SelectionKind, builder: &mut Builder<'_>) {
     let mut termination = std::mem::take(&mut builder.program.termination);
     termination.max_total_tokens = config.max_total_tokens.as_ref().map(|max| max.value);
+    termination.max_total_cost = config.max_total_cost.as_ref().map(|max| max.value);
     if kind == SelectionKind::Graph {
         termination.unit = TurnUnit::Phases;
     }

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::fields::{Fields, Spanned};
+use super::model_limits::{read_max_total_cost, read_pricing, read_timeouts};
+pub use super::model_limits::{PricingDecl, TimeoutsDecl};
 use super::node::{Node, NodeKind};
 use super::selection::{read_selection, SelectionDecl};
 use super::Loader;
@@ -24,6 +26,7 @@ pub const ROOT_KEYS: &[&str] = &[
     "Termination",
     "Security",
     "MaxTotalTokens",
+    "MaxTotalCost",
     "WarnTurnTokens",
     "ContextBudget",
     "McpServers",
@@ -86,6 +89,10 @@ pub const MODEL_KEYS: &[&str] = &[
     "Temperature",
     "ReasoningEffort",
     "MaxContextTokens",
+    "Pricing",
+    "ConnectTimeoutSeconds",
+    "IdleTimeoutSeconds",
+    "TimeoutSeconds",
 ];
 
 pub(crate) const CONTEXT_WINDOW_KEYS: &[&str] = &[
@@ -241,6 +248,8 @@ pub struct Config {
     pub contracts: Vec<ContractDecl>,
     pub failure: FailureDecl,
     pub max_total_tokens: Option<Spanned<u64>>,
+    /// `MaxTotalCost`, in US dollars.
+    pub max_total_cost: Option<Spanned<f64>>,
     /// Scalar settings by dotted key (`Validation.BriefPath`), in source order.
     pub settings: Vec<(String, Spanned<String>)>,
     /// `McpServers`.
@@ -292,6 +301,8 @@ pub struct ModelDecl {
     pub reasoning_effort: Option<Spanned<String>>,
     /// `MaxContextTokens`: the model's context window in tokens.
     pub max_context_tokens: Option<Spanned<u64>>,
+    pub pricing: Option<PricingDecl>,
+    pub timeouts: TimeoutsDecl,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -427,6 +438,7 @@ pub fn read_config(root: Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opti
         .map(|node| read_failure(node, &mut loader.diags))
         .unwrap_or_default();
     let max_total_tokens = fields.uint("MaxTotalTokens", &mut loader.diags);
+    let max_total_cost = read_max_total_cost(&fields, &mut loader.diags);
     let mcp_servers = super::mcp::read_mcp_servers(
         fields.list("McpServers", &mut loader.diags),
         &mut loader.diags,
@@ -467,6 +479,7 @@ pub fn read_config(root: Node, file_dir: &Path, loader: &mut Loader<'_>) -> Opti
         contracts,
         failure,
         max_total_tokens,
+        max_total_cost,
         settings,
         mcp_servers,
         root: written,
@@ -585,6 +598,8 @@ pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
         temperature: fields.number_text("Temperature", diags),
         reasoning_effort: fields.non_empty_str("ReasoningEffort", diags),
         max_context_tokens: fields.uint("MaxContextTokens", diags),
+        pricing: read_pricing(&fields, diags),
+        timeouts: read_timeouts(&fields, diags),
     }
 }
 

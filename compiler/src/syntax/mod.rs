@@ -13,6 +13,7 @@ pub mod fuseraft;
 pub mod key_effects;
 pub mod load;
 pub mod mcp;
+pub mod model_limits;
 pub mod schema;
 pub mod selection;
 pub mod tama;

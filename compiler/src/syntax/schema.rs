@@ -65,6 +65,20 @@ pub(crate) static MODEL: Section = Section {
         ("Temperature", Number),
         ("ReasoningEffort", Text),
         ("MaxContextTokens", Whole),
+        ("Pricing", Section(&PRICING)),
+        ("ConnectTimeoutSeconds", Number),
+        ("IdleTimeoutSeconds", Number),
+        ("TimeoutSeconds", Number),
+    ],
+};
+
+pub(crate) static PRICING: Section = Section {
+    name: "Pricing",
+    keys: super::model_limits::PRICING_KEYS,
+    types: &[
+        ("InputPerMillion", Number),
+        ("OutputPerMillion", Number),
+        ("CachedInputPerMillion", Number),
     ],
 };
 
@@ -384,6 +398,7 @@ static ORCHESTRATION: Section = Section {
         ("Selection", Section(&SELECTION)),
         ("Termination", Section(&TERMINATION)),
         ("MaxTotalTokens", Whole),
+        ("MaxTotalCost", Number),
         ("WarnTurnTokens", Whole),
         ("Contracts", Sections(&CONTRACT)),
         ("FailureHandling", Section(&FAILURE)),
@@ -396,6 +411,7 @@ pub(crate) fn sections() -> Vec<&'static Section> {
     vec![
         &ORCHESTRATION,
         &MODEL,
+        &PRICING,
         &AGENT,
         &CONTEXT_SOURCE,
         &CONTEXT_WINDOW,

@@ -11,7 +11,7 @@ use super::tool_calls::ToolRunner;
 use super::Models;
 use crate::effect::{Request, Response};
 use crate::event::Event;
-use crate::history::{ToolCall, Usage};
+use crate::history::{Spend, ToolCall, Usage};
 use crate::machine::SubAgent;
 use crate::tools::permissions::{decide_for_sub_agent, ToolRef};
 use crate::tools::ToolContext;
@@ -20,14 +20,15 @@ use crate::tools::ToolContext;
 #[derive(Default)]
 pub(super) struct Delegation {
     usage: Usage,
+    spend: Spend,
     events: Vec<Event>,
 }
 
 impl Delegation {
-    /// Its events, moved to `events`; its usage.
-    pub fn into_events(self, events: &mut Vec<Event>) -> Usage {
+    /// Its events, moved to `events`; its usage and cost.
+    pub fn into_events(self, events: &mut Vec<Event>) -> (Usage, Spend) {
         events.extend(self.events);
-        self.usage
+        (self.usage, self.spend)
     }
 }
 
@@ -68,6 +69,7 @@ impl ToolRunner<'_> {
         call.ok = done.ok;
         Delegation {
             usage: done.usage,
+            spend: done.spend,
             events,
         }
     }

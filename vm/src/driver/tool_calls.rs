@@ -9,7 +9,7 @@ use fuseraft_compiler::ir::{Program, SubAgentMode};
 use super::{Approvals, Env, Models};
 use crate::effect::{ModelCall, Response};
 use crate::event::Event;
-use crate::history::{ToolCall, Usage};
+use crate::history::{Spend, ToolCall, Usage};
 use crate::tools::permissions::{decide, Decision, ToolRef};
 
 /// Everything a tool call of this run needs besides its arguments: shared by a state's
@@ -31,8 +31,8 @@ pub(super) struct ToolRunner<'a> {
 pub(super) struct Ran {
     /// The same calls, with `result` and `ok` filled in.
     pub calls: Vec<ToolCall>,
-    /// What the sub-agents among them spent on the run's models.
-    pub spent: Usage,
+    /// What the sub-agents among them spent on the run's models: tokens and cost.
+    pub spent: (Usage, Spend),
     /// Their events in order (`mcp_tool_call`, a sub-agent's `sub_agent_*`).
     pub events: Vec<Event>,
 }
@@ -41,10 +41,11 @@ impl Ran {
     /// The answer to the [`crate::effect::Request::Tools`] these calls came in:
     /// [`Response::Delegated`] when sub-agents spent tokens.
     pub fn response(self) -> Response {
-        if self.spent == Usage::default() {
+        let (usage, spend) = self.spent;
+        if usage == Usage::default() && spend == Spend::default() {
             Response::Tools(self.calls)
         } else {
-            Response::Delegated(self.calls, self.spent)
+            Response::Delegated(self.calls, usage, spend)
         }
     }
 }
@@ -63,7 +64,7 @@ impl ToolRunner<'_> {
         let agent_ir = program
             .agent_named(&context.agent)
             .map(|id| program.agent(id));
-        let mut spent = Usage::default();
+        let mut spent = (Usage::default(), Spend::default());
         let mut events = Vec::new();
         for call in &mut calls {
             // The call's name is resolved once, here; that tool is judged and run.
@@ -85,7 +86,9 @@ impl ToolRunner<'_> {
                 Ok(ToolRef::Builtin(tool)) => match (SubAgentMode::of(tool), agent_ir) {
                     (Some(mode), Some(caller)) => {
                         let sub_agent = self.run_sub_agent(models, mode, call, caller, &context);
-                        spent.add(sub_agent.await.into_events(&mut events));
+                        let (usage, spend) = sub_agent.await.into_events(&mut events);
+                        spent.0.add(usage);
+                        spent.1.add(spend);
                     }
                     _ => crate::tools::execute_tool(call, tool, &context).await,
                 },

@@ -15,6 +15,17 @@ pub struct Cost {
 }
 
 impl Cost {
+    /// Counts one call that cost `usd`, or whose cost is unknown.
+    pub fn add(&mut self, usd: Option<f64>) {
+        match usd {
+            Some(usd) => {
+                self.usd += usd;
+                self.priced += 1;
+            }
+            None => self.unpriced += 1,
+        }
+    }
+
     /// The calls made since `before`.
     pub fn since(self, before: Cost) -> Cost {
         Cost {

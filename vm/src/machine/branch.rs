@@ -11,7 +11,7 @@ use serde_json::json;
 use super::turn::{Next, Notes, Turn};
 use crate::effect::{ModelCall, Request, Response};
 use crate::event::Event;
-use crate::history::{ToolCall, Usage};
+use crate::history::{Spend, ToolCall, Usage};
 
 /// What a branch left: kept in the run (and its checkpoint) until the fork joins.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -23,6 +23,8 @@ pub struct BranchDone {
     /// Every tool call the branch made, with its result.
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
+    /// What its model calls cost, as far as known.
+    pub spend: Spend,
     /// Why its model failed, if it did (the branch then ends with what it had).
     pub error: Option<String>,
 }
@@ -46,6 +48,7 @@ pub struct Branch {
     next: Option<Request>,
     events: Vec<Event>,
     error: Option<String>,
+    spend: Spend,
 }
 
 impl Branch {
@@ -59,6 +62,7 @@ impl Branch {
             next: Some(Request::Model(call)),
             events: Vec::new(),
             error: None,
+            spend: Spend::default(),
         };
         let payload = json!({"state": branch.state});
         branch.emit("turn_start", payload);
@@ -90,6 +94,7 @@ impl Branch {
         match (&self.waiting, response) {
             (Waiting::Model, Response::Model(Ok(reply))) => {
                 self.turn.usage.add(reply.usage);
+                self.spend.add(Spend::of(reply.cost));
                 let mut notes = Notes::new();
                 // A branch has no notes of its own to answer from: the notes tools run as
                 // external calls, which the driver refuses (docs/semantics.md).
@@ -116,9 +121,11 @@ impl Branch {
                 self.fail(error);
             }
             (Waiting::Tools, Response::Tools(results)) => self.take_results(results),
-            (Waiting::Tools, Response::Delegated(results, usage)) => {
-                // A sub-agent's usage is the branch's; the budget is checked at the join.
+            (Waiting::Tools, Response::Delegated(results, usage, spend)) => {
+                // A sub-agent's usage and cost are the branch's; the budgets are checked at
+                // the join.
                 self.turn.usage.add(usage);
+                self.spend.add(spend);
                 self.take_results(results);
             }
             (Waiting::Done, _) => {}
@@ -170,6 +177,7 @@ impl Branch {
             text: self.turn.text,
             tool_calls: self.turn.tool_calls,
             usage: self.turn.usage,
+            spend: self.spend,
             error: self.error,
         }
     }

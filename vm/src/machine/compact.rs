@@ -143,7 +143,7 @@ impl Machine<'_> {
         self.phase = Phase::Compaction { through };
         Some(Request::Model(ModelCall {
             agent: COMPACTION_AGENT.to_string(),
-            model,
+            model: model.map(Box::new),
             messages,
             tools: Vec::new(),
             turn: self.run.turn,
@@ -187,7 +187,7 @@ impl Machine<'_> {
                 return;
             }
         };
-        if !self.add_usage(reply.usage) {
+        if !self.add_usage(reply.usage, crate::history::Spend::of(reply.cost)) {
             return;
         }
         let policy = self.program.compaction();

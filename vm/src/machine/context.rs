@@ -163,7 +163,7 @@ impl Machine<'_> {
         if self.options.skip_prompts {
             return ModelCall {
                 agent: agent_name.to_string(),
-                model: agent.and_then(|agent| agent.model.clone()),
+                model: agent.and_then(|agent| agent.model.clone()).map(Box::new),
                 messages: Vec::new(),
                 tools: Vec::new(),
                 turn: self.run.turn,
@@ -279,7 +279,7 @@ impl Machine<'_> {
         }
         ModelCall {
             agent: agent_name.to_string(),
-            model: agent.and_then(|agent| agent.model.clone()),
+            model: agent.and_then(|agent| agent.model.clone()).map(Box::new),
             messages,
             tools: fixed.tools.clone(),
             turn: self.run.turn,
@@ -345,7 +345,7 @@ impl Machine<'_> {
             let filled = fill_placeholders(template, &candidates, &self.run.history);
             return ModelCall {
                 agent: "manager".to_string(),
-                model,
+                model: model.map(Box::new),
                 messages: vec![chat(ChatRole::User, filled)],
                 tools: Vec::new(),
                 turn: self.run.turn,
@@ -365,7 +365,7 @@ impl Machine<'_> {
         }
         ModelCall {
             agent: "manager".to_string(),
-            model,
+            model: model.map(Box::new),
             messages,
             tools: Vec::new(),
             turn: self.run.turn,

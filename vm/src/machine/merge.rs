@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{Branch, BranchDone, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
-use crate::history::{Message, Role, ToolCall, Usage};
+use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
 /// What a branch that runs again after an interruption is told first.
 const RERUN_NOTE: &str = "[fuseraft: this branch was interrupted before it finished and runs again from its start. Changes it made before the interruption may already be in the work dir and in the change log: check before redoing them.]";
@@ -156,7 +156,7 @@ impl<'p> Machine<'p> {
                 continue;
             };
             let done = finished.swap_remove(at);
-            if !self.add_usage(done.usage) {
+            if !self.add_usage(done.usage, done.spend) {
                 return;
             }
             tool_calls.extend(done.tool_calls);
@@ -222,7 +222,7 @@ impl<'p> Machine<'p> {
         let fork = fork.clone();
         let merged = match reply {
             Ok(reply) if !reply.text.trim().is_empty() => {
-                if !self.add_usage(reply.usage) {
+                if !self.add_usage(reply.usage, Spend::of(reply.cost)) {
                     return;
                 }
                 reply.text

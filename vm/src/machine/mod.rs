@@ -10,6 +10,7 @@
 //! magentic manager's loop in `magentic/`.
 
 mod branch;
+mod budget;
 mod compact;
 mod context;
 mod escalate;
@@ -41,7 +42,7 @@ use serde_json::json;
 
 use crate::effect::{ModelReply, Request, Response};
 use crate::event::{Event, Outcome};
-use crate::history::{Message, Role, ToolCall, Usage};
+use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
 /// Most tool calls one turn may make before it is cut off.
 pub const MAX_TOOL_CALLS_PER_TURN: usize = 40;
@@ -76,6 +77,8 @@ pub struct Run {
     /// Phases started (graph back edges restart a phase).
     pub phase: u32,
     pub usage: Usage,
+    /// What the run's model calls cost, as far as their prices are known.
+    pub spend: Spend,
     pub counters: Vec<u32>,
     /// Consecutive failures per key (`state::exit`, `state::no-signal`, ...).
     pub failures: HashMap<String, u32>,
@@ -181,6 +184,8 @@ pub struct Machine<'p> {
     unapproved: Vec<String>,
     /// Instructions, routing block and tools per (state, agent), built once.
     prompts: guide::FixedPrompts,
+    /// The run already said that `MaxTotalCost` cannot see some calls' cost.
+    told_cost_unknown: bool,
 }
 
 impl<'p> Machine<'p> {
@@ -193,6 +198,7 @@ impl<'p> Machine<'p> {
             turn: 0,
             phase: 1,
             usage: Usage::default(),
+            spend: Spend::default(),
             counters: vec![0; program.counters.len()],
             failures: HashMap::new(),
             recovered: HashSet::new(),
@@ -235,6 +241,7 @@ impl<'p> Machine<'p> {
             left_entry: false,
             unapproved: Vec::new(),
             prompts: guide::FixedPrompts::default(),
+            told_cost_unknown: false,
         };
         let start_state = program
             .states
@@ -484,8 +491,8 @@ impl<'p> Machine<'p> {
         match (phase, response) {
             (Phase::Model(turn), Response::Model(reply)) => self.on_model(turn, reply),
             (Phase::Tools(turn), Response::Tools(calls)) => self.on_tools(turn, calls),
-            (Phase::Tools(turn), Response::Delegated(calls, usage)) => {
-                self.on_delegated(turn, calls, usage)
+            (Phase::Tools(turn), Response::Delegated(calls, usage, spend)) => {
+                self.on_delegated(turn, calls, usage, spend)
             }
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
             (Phase::Compaction { through }, Response::Model(reply)) => {
@@ -641,28 +648,6 @@ impl<'p> Machine<'p> {
         Request::Model(call)
     }
 
-    fn add_usage(&mut self, usage: Usage) -> bool {
-        self.run.usage.add(usage);
-        if let Some(max) = self.program.termination.max_total_tokens {
-            if self.run.usage.total() > max {
-                self.emit(
-                    None,
-                    "budget_exceeded",
-                    json!({"tokens": self.run.usage.total(), "max_total_tokens": max}),
-                );
-                self.finish(
-                    Outcome::Budget,
-                    Some(format!(
-                        "{} tokens used, over the budget of {max}",
-                        self.run.usage.total()
-                    )),
-                );
-                return false;
-            }
-        }
-        true
-    }
-
     fn on_model(&mut self, mut turn: Turn, reply: Result<ModelReply, String>) {
         let reply = match reply {
             Ok(reply) => reply,
@@ -677,7 +662,7 @@ impl<'p> Machine<'p> {
             }
         };
         turn.usage.add(reply.usage);
-        if !self.add_usage(reply.usage) {
+        if !self.add_usage(reply.usage, Spend::of(reply.cost)) {
             self.record_turn(Turn {
                 text: reply.text,
                 ..turn
@@ -726,9 +711,9 @@ impl<'p> Machine<'p> {
 
     /// Results some of which sub-agents answered: their usage is the turn's, and over the
     /// budget the run ends with the turn recorded.
-    fn on_delegated(&mut self, mut turn: Turn, calls: Vec<ToolCall>, usage: Usage) {
+    fn on_delegated(&mut self, mut turn: Turn, calls: Vec<ToolCall>, usage: Usage, spend: Spend) {
         turn.usage.add(usage);
-        if !self.add_usage(usage) {
+        if !self.add_usage(usage, spend) {
             let mut notes = Vec::new();
             turn.take_results(calls, &mut notes);
             self.emit_notes(&turn.agent, notes);

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::{failure, Machine, Phase};
 use crate::effect::{CheckResult, ModelReply, Request};
 use crate::event::Outcome;
-use crate::history::{Message, Role};
+use crate::history::{Message, Role, Spend};
 
 /// What the newest reply says, as routing reads it.
 pub(super) struct Reply {
@@ -493,7 +493,7 @@ impl Machine<'_> {
                 return;
             }
         };
-        if !self.add_usage(reply.usage) {
+        if !self.add_usage(reply.usage, Spend::of(reply.cost)) {
             return;
         }
         let state = self.program.state(self.run.state);

@@ -15,7 +15,7 @@ use serde_json::{json, Value as Json};
 use super::context::{assistant_message, tool_message};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, Request, Response, ToolSchema};
 use crate::event::Event;
-use crate::history::{ToolCall, Usage};
+use crate::history::{Spend, ToolCall, Usage};
 
 /// The suffix of the replay queue (and of the model call's agent) a sub-agent's replies
 /// come from: `Developer/sub_agent`.
@@ -53,8 +53,9 @@ impl Ending {
 pub struct SubAgentDone {
     pub result: String,
     pub ok: bool,
-    /// Its model calls' usage, counted toward the run's budget.
+    /// Its model calls' usage and cost, counted toward the run's budgets.
     pub usage: Usage,
+    pub spend: Spend,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -75,6 +76,7 @@ pub struct SubAgent {
     /// Tool calls made so far (against `cap`).
     used: u32,
     usage: Usage,
+    spend: Spend,
     waiting: Waiting,
     next: Option<Request>,
     done: Option<(String, bool, Ending)>,
@@ -105,7 +107,8 @@ impl SubAgent {
                 .sub_agent
                 .model
                 .clone()
-                .or_else(|| caller.model.clone()),
+                .or_else(|| caller.model.clone())
+                .map(Box::new),
             messages: vec![
                 message(ChatRole::System, system),
                 message(ChatRole::User, task.clone()),
@@ -122,6 +125,7 @@ impl SubAgent {
             call: model_call,
             used: 0,
             usage: Usage::default(),
+            spend: Spend::default(),
             waiting: Waiting::Model,
             done: None,
             events: Vec::new(),
@@ -158,6 +162,7 @@ impl SubAgent {
         match (self.waiting, response) {
             (Waiting::Model, Response::Model(Ok(reply))) => {
                 self.usage.add(reply.usage);
+                self.spend.add(Spend::of(reply.cost));
                 let left = self.cap.saturating_sub(self.used) as usize;
                 if !reply.tool_calls.is_empty() && left > 0 && !self.call.tools.is_empty() {
                     let mut reply = reply;
@@ -238,6 +243,7 @@ impl SubAgent {
             result,
             ok,
             usage: self.usage,
+            spend: self.spend,
         }
     }
 

@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 
 use super::limits::{reply_size, Budget};
-use super::{sse, Secret, Settings};
+use super::{sse, Secret, Settings, Timeouts};
 use crate::effect::ModelReply;
 
 /// The longest `Retry-After` honoured; a server asking for more is waited on this long.
@@ -92,11 +92,17 @@ pub(crate) struct Post {
 
 /// The HTTP clients and the resilience settings.
 pub(crate) struct Http {
+    /// One pair of clients per connect timeout the models use (reqwest sets it per client).
+    clients: Vec<Clients>,
+    pub(super) settings: Settings,
+}
+
+struct Clients {
+    connect_timeout: Duration,
     /// For remote endpoints: honours the proxy environment variables.
     remote: reqwest::Client,
     /// For loopback endpoints: never goes through a proxy.
     local: reqwest::Client,
-    pub(super) settings: Settings,
 }
 
 impl std::fmt::Debug for Http {
@@ -108,25 +114,30 @@ impl std::fmt::Debug for Http {
 }
 
 impl Http {
-    pub fn new(settings: Settings) -> Result<Http, String> {
-        let builder = || {
-            reqwest::Client::builder()
-                .connect_timeout(settings.connect_timeout)
-                .redirect(reqwest::redirect::Policy::none())
-                .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
-        };
-        let remote = builder()
-            .build()
-            .map_err(|error| format!("cannot start the HTTP client: {}", describe(error)))?;
-        let local = builder()
-            .no_proxy()
-            .build()
-            .map_err(|error| format!("cannot start the HTTP client: {}", describe(error)))?;
-        Ok(Http {
-            remote,
-            local,
-            settings,
-        })
+    /// The clients for `settings` and for each of `connect_timeouts` (the models' own).
+    pub fn new(settings: Settings, connect_timeouts: &[Duration]) -> Result<Http, String> {
+        let mut clients: Vec<Clients> = Vec::new();
+        for &connect_timeout in std::iter::once(&settings.connect_timeout).chain(connect_timeouts) {
+            if clients
+                .iter()
+                .any(|known| known.connect_timeout == connect_timeout)
+            {
+                continue;
+            }
+            let builder = || {
+                reqwest::Client::builder()
+                    .connect_timeout(connect_timeout)
+                    .redirect(reqwest::redirect::Policy::none())
+                    .user_agent(concat!("fuseraft/", env!("CARGO_PKG_VERSION")))
+            };
+            let start = |error| format!("cannot start the HTTP client: {}", describe(error));
+            clients.push(Clients {
+                connect_timeout,
+                remote: builder().build().map_err(start)?,
+                local: builder().no_proxy().build().map_err(start)?,
+            });
+        }
+        Ok(Http { clients, settings })
     }
 
     /// One attempt: the request sent, the response decoded.
@@ -135,6 +146,7 @@ impl Http {
         post: &Post,
         body: &[u8],
         mut decoder: D,
+        timeouts: Timeouts,
     ) -> Result<ModelReply, Failure> {
         let mut headers = HeaderMap::new();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
@@ -155,12 +167,17 @@ impl Http {
             value.set_sensitive(true);
             headers.insert(HeaderName::from_static(name), value);
         }
+        let clients = self
+            .clients
+            .iter()
+            .find(|clients| clients.connect_timeout == timeouts.connect)
+            .unwrap_or(&self.clients[0]);
         let client = if is_loopback(&post.url) {
-            &self.local
+            &clients.local
         } else {
-            &self.remote
+            &clients.remote
         };
-        let idle = self.settings.idle_timeout;
+        let idle = timeouts.idle;
         let sent = client
             .post(&post.url)
             .headers(headers)

@@ -31,10 +31,12 @@ mod keys;
 mod limits;
 mod ollama;
 mod openai;
+mod openai_stream;
 mod pricing;
 mod resolve;
 mod retry;
 mod sse;
+mod timeouts;
 mod window;
 
 use std::fmt;
@@ -45,12 +47,14 @@ use std::time::Duration;
 use fuseraft_compiler::ir::{self, StateKind};
 
 pub use self::fit::BYTES_PER_TOKEN;
-pub use self::pricing::TABLE_DATE as PRICE_TABLE_DATE;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
+pub use self::timeouts::TimeoutFlags;
+pub(crate) use self::timeouts::Timeouts;
 pub use self::window::{context_window, TABLE_DATE as WINDOW_TABLE_DATE};
 use crate::driver::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
+pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 
 /// Command-line overrides of the configured models.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,6 +67,9 @@ pub struct Overrides {
     /// `--api-key-env VAR`: the variable whose key every call carries, wherever it goes
     /// (the user's choice, unlike a config's `ApiKeyEnvVar`).
     pub api_key_env: Option<String>,
+    /// `--timeout`, `--idle-timeout`, `--connect-timeout`: each beats every model's own
+    /// timeout key, which beats the default of [`Settings`].
+    pub timeouts: TimeoutFlags,
 }
 
 /// Resilience settings.
@@ -127,8 +134,10 @@ pub struct Providers {
     choices: Vec<(String, ir::ToolChoice)>,
     /// Replies whose server reported no token usage.
     unreported: AtomicU32,
-    /// Per client: its model's list price, if known (`pricing.rs`).
-    prices: Vec<Option<pricing::Price>>,
+    /// Per client: its model's price, if known (`pricing.rs`).
+    prices: Vec<Option<ir::Pricing>>,
+    /// Per client: the timeouts of its requests.
+    timeouts: Vec<Timeouts>,
     /// What the replies so far cost.
     cost: Mutex<Cost>,
 }
@@ -234,13 +243,23 @@ impl Providers {
             }
             None => None,
         };
+        // `resolved` holds each client's effective model, in client order.
+        let prices = resolved
+            .iter()
+            .map(|(model, idx)| {
+                pricing::price(clients[*idx].kind, &clients[*idx].model, model.pricing)
+            })
+            .collect();
+        let timeouts: Vec<Timeouts> = resolved
+            .iter()
+            .map(|(model, _)| Timeouts::of(model, &overrides.timeouts, &settings))
+            .collect();
+        let connects: Vec<Duration> = timeouts.iter().map(|timeouts| timeouts.connect).collect();
         Ok(Providers {
-            http: http::Http::new(settings)?,
+            http: http::Http::new(settings, &connects)?,
             unstreamed: clients.iter().map(|_| AtomicBool::new(false)).collect(),
-            prices: clients
-                .iter()
-                .map(|target| pricing::price(target.kind, &target.model))
-                .collect(),
+            prices,
+            timeouts,
             clients,
             routes,
             fallback,
@@ -307,7 +326,7 @@ impl Providers {
             Some(model) => self
                 .routes
                 .iter()
-                .find(|(known, _)| known == model)
+                .find(|(known, _)| *known == **model)
                 .map(|(_, idx)| *idx)
                 .or(self.fallback)
                 .ok_or_else(|| {
@@ -367,6 +386,7 @@ impl Models for Providers {
         let how = retry::How {
             unstreamed: &self.unstreamed[idx],
             notice: &notice,
+            timeouts: self.timeouts[idx],
         };
         let reply = match target.kind {
             Kind::OpenAi { .. } => {
@@ -388,19 +408,17 @@ impl Models for Providers {
                     .await
             }
         }?;
+        let mut reply = reply;
         let unreported = reply.usage == crate::history::Usage::default();
         if unreported {
             self.unreported.fetch_add(1, Ordering::Relaxed);
         }
+        // A reply without usage has a cost, just not a known one.
+        reply.cost = self.prices[idx]
+            .filter(|_| !unreported)
+            .map(|price| price_reply(&price, &reply));
         if let Ok(mut cost) = self.cost.lock() {
-            match self.prices[idx] {
-                // A reply without usage has a cost, just not a known one.
-                Some(price) if !unreported => {
-                    cost.usd += price.cost(reply.usage.input_tokens, reply.usage.output_tokens);
-                    cost.priced += 1;
-                }
-                _ => cost.unpriced += 1,
-            }
+            cost.add(reply.cost);
         }
         Ok(reply)
     }
@@ -412,6 +430,15 @@ impl Models for Providers {
     fn cost(&self) -> Cost {
         self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
+}
+
+/// What `reply` cost at `price`.
+pub(crate) fn price_reply(price: &ir::Pricing, reply: &ModelReply) -> f64 {
+    price.cost(
+        reply.usage.input_tokens,
+        reply.cached_input_tokens,
+        reply.usage.output_tokens,
+    )
 }
 
 /// An API key. Its Debug output is redacted, and it is only read to build the header.

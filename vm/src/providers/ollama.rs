@@ -236,6 +236,7 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls: self.calls,
             usage: self.usage,
+            ..ModelReply::default()
         })
     }
 }

@@ -142,6 +142,12 @@ pub(crate) fn effective_model(
                     model.endpoint = configured.endpoint.clone();
                     model.api_key_env = configured.api_key_env.clone();
                     model.has_literal_key = configured.has_literal_key;
+                    // So are the timeouts (they describe that server), and the price when
+                    // the flag names the same model.
+                    model.timeouts = configured.timeouts;
+                    if model.id.trim().eq_ignore_ascii_case(configured.id.trim()) {
+                        model.pricing = configured.pricing;
+                    }
                 }
             }
             model

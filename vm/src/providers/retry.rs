@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::http::{seconds, Decoder, Failure, Http, Post, MAX_RETRY_AFTER};
-use super::redact;
+use super::{redact, Timeouts};
 use crate::effect::ModelReply;
 
 /// The longest computed backoff between two attempts.
@@ -22,6 +22,8 @@ pub(crate) struct How<'a> {
     pub unstreamed: &'a AtomicBool,
     /// Receives a one-line notice before each retry (key already scrubbed).
     pub notice: &'a (dyn Fn(&str) + Sync),
+    /// The model's timeouts.
+    pub timeouts: Timeouts,
 }
 
 impl How<'_> {
@@ -71,29 +73,40 @@ impl Http {
             Some(secret) => redact(&text, secret),
             None => text,
         };
-        let streamed = serde_json::to_vec(&post.body).map_err(|error| error.to_string())?;
-        let unstreamed = match unstreamed_body(&post.body) {
-            Some(body) => Some(serde_json::to_vec(&body).map_err(|error| error.to_string())?),
-            None => None,
-        };
-        let mut streaming = unstreamed.is_some() && !how.unstreamed.load(Ordering::Relaxed);
+        let can_stream = post.body.get("stream") == Some(&serde_json::Value::Bool(true));
+        let mut streaming = can_stream && !how.unstreamed.load(Ordering::Relaxed);
+        // The body as written, and the one without streaming, each serialised when first
+        // sent (most calls never need the second).
+        let mut bodies: [Option<Vec<u8>>; 2] = [None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
         loop {
-            let body = match (&unstreamed, streaming) {
-                (Some(unstreamed), false) => unstreamed,
-                _ => &streamed,
-            };
+            let unstreamed = can_stream && !streaming;
+            let slot = &mut bodies[usize::from(unstreamed)];
+            if slot.is_none() {
+                let without_streaming = if unstreamed {
+                    unstreamed_body(&post.body)
+                } else {
+                    None
+                };
+                let bytes = match without_streaming {
+                    Some(body) => serde_json::to_vec(&body),
+                    None => serde_json::to_vec(&post.body),
+                };
+                *slot = Some(bytes.map_err(|error| error.to_string())?);
+            }
+            let body: &[u8] = slot.as_deref().unwrap_or_default();
+            let overall = how.timeouts.overall;
             let outcome = match tokio::time::timeout(
-                self.settings.timeout,
-                self.attempt(post, body, decoder()),
+                overall,
+                self.attempt(post, body, decoder(), how.timeouts),
             )
             .await
             {
                 Ok(outcome) => outcome,
                 Err(_) => Err(Failure::transient(format!(
                     "timed out after {}",
-                    seconds(self.settings.timeout)
+                    seconds(overall)
                 ))),
             };
             let failure = match outcome {
@@ -114,7 +127,7 @@ impl Http {
                 )));
                 continue;
             }
-            if fell_back && !streaming && unstreamed.is_some() {
+            if fell_back && !streaming && can_stream {
                 // Not streaming did not help either: back to the usual retries.
                 streaming = !how.unstreamed.load(Ordering::Relaxed);
             }

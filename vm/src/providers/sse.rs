@@ -2,7 +2,9 @@
 //!
 //! Chunks from the network split lines, events and UTF-8 sequences anywhere; these
 //! buffers hand on only complete units and say what is left over when the body ends, so a
-//! body cut mid-line is told apart from one that ended cleanly. Each byte is scanned once:
+//! body cut mid-line is told apart from one that ended cleanly. `each` hands lines and
+//! events over borrowed, so a stream's hot path allocates nothing per event. Each byte is
+//! scanned once:
 //! a line that never ends costs time linear in its length (its length is capped by the
 //! caller, `http.rs`).
 
@@ -19,25 +21,43 @@ pub(crate) struct Lines {
 impl Lines {
     /// The complete lines in `chunk` (with what was buffered before), without terminators.
     pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Failure> {
-        self.buf.extend_from_slice(chunk);
         let mut lines = Vec::new();
+        self.each(chunk, &mut |line| {
+            lines.push(line.to_string());
+            Ok(())
+        })?;
+        Ok(lines)
+    }
+
+    /// Hands each complete line in `chunk` (with what was buffered before) to `line`,
+    /// without terminators and without allocating.
+    pub fn each(
+        &mut self,
+        chunk: &[u8],
+        line: &mut dyn FnMut(&str) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        self.buf.extend_from_slice(chunk);
         let mut start = 0;
         let mut from = self.scanned;
+        let mut outcome = Ok(());
         while let Some(offset) = self.buf[from..].iter().position(|&byte| byte == b'\n') {
             let end = from + offset;
-            let mut line = &self.buf[start..end];
-            if line.last() == Some(&b'\r') {
-                line = &line[..line.len() - 1];
+            let mut text = &self.buf[start..end];
+            if text.last() == Some(&b'\r') {
+                text = &text[..text.len() - 1];
             }
-            let line = std::str::from_utf8(line)
-                .map_err(|_| Failure::fatal("the response is not valid UTF-8"))?;
-            lines.push(line.to_string());
             start = end + 1;
             from = start;
+            outcome = std::str::from_utf8(text)
+                .map_err(|_| Failure::fatal("the response is not valid UTF-8"))
+                .and_then(&mut *line);
+            if outcome.is_err() {
+                break;
+            }
         }
         self.buf.drain(..start);
         self.scanned = self.buf.len();
-        Ok(lines)
+        outcome
     }
 
     /// The bytes after the last line break (a line cut short, or a last line without one).
@@ -55,39 +75,73 @@ pub(crate) struct Event {
     pub data: String,
 }
 
+/// Receives each event of a stream: `(event field, data)`.
+pub(crate) type EventSink<'a> = dyn FnMut(Option<&str>, &str) -> Result<(), Failure> + 'a;
+
 /// Assembles server-sent events from a byte stream.
 #[derive(Debug, Default)]
 pub(crate) struct Sse {
     lines: Lines,
     event: Option<String>,
-    data: Vec<String>,
+    /// The `data:` lines of the event under way, joined with `\n` (reused between events).
+    data: String,
+    /// Whether the event under way has a `data:` line (which may be empty).
+    has_data: bool,
 }
 
 impl Sse {
     /// The events completed by `chunk`.
     pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Failure> {
         let mut events = Vec::new();
-        for line in self.lines.push(chunk)? {
+        self.each(chunk, &mut |event, data| {
+            events.push(Event {
+                event: event.map(str::to_string),
+                data: data.to_string(),
+            });
+            Ok(())
+        })?;
+        Ok(events)
+    }
+
+    /// Hands each event completed by `chunk` to `on_event` as `(event field, data)`,
+    /// borrowed: after the first events, nothing is allocated per event.
+    pub fn each(&mut self, chunk: &[u8], on_event: &mut EventSink<'_>) -> Result<(), Failure> {
+        let Sse {
+            lines,
+            event,
+            data,
+            has_data,
+        } = self;
+        lines.each(chunk, &mut |line| {
             if line.is_empty() {
-                if let Some(event) = self.dispatch() {
-                    events.push(event);
+                if std::mem::take(has_data) {
+                    let outcome = on_event(event.as_deref(), data);
+                    data.clear();
+                    *event = None;
+                    return outcome;
                 }
-                continue;
+                *event = None;
+                return Ok(());
             }
             if line.starts_with(':') {
-                continue; // a comment (keep-alive)
+                return Ok(()); // a comment (keep-alive)
             }
             let (field, value) = match line.split_once(':') {
                 Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-                None => (line.as_str(), ""),
+                None => (line, ""),
             };
             match field {
-                "event" => self.event = Some(value.to_string()),
-                "data" => self.data.push(value.to_string()),
+                "event" => *event = Some(value.to_string()),
+                "data" => {
+                    if std::mem::replace(has_data, true) {
+                        data.push('\n');
+                    }
+                    data.push_str(value);
+                }
                 _ => {} // id, retry: not used by model APIs
             }
-        }
-        Ok(events)
+            Ok(())
+        })
     }
 
     /// The body ended: the last event if its lines were complete but the blank line that
@@ -103,13 +157,13 @@ impl Sse {
     }
 
     fn dispatch(&mut self) -> Option<Event> {
-        if self.data.is_empty() {
+        if !std::mem::take(&mut self.has_data) {
             self.event = None;
             return None;
         }
         Some(Event {
             event: self.event.take(),
-            data: std::mem::take(&mut self.data).join("\n"),
+            data: std::mem::take(&mut self.data),
         })
     }
 }

@@ -77,7 +77,7 @@ pub fn call(agent: &str, model: Option<ir::Model>) -> ModelCall {
     };
     ModelCall {
         agent: agent.to_string(),
-        model,
+        model: model.map(Box::new),
         messages: vec![
             message(ChatRole::System, "You are the Planner. Write the brief."),
             message(ChatRole::User, "Build a CLI that greets."),

@@ -134,7 +134,7 @@ fn select_managers_are_resolved_up_front_too() {
     program.states.push(fuseraft_compiler::ir::State {
         name: "pick".into(),
         agent: None,
-        kind: fuseraft_compiler::ir::StateKind::Select(fuseraft_compiler::ir::Select {
+        kind: fuseraft_compiler::ir::StateKind::Select(Box::new(fuseraft_compiler::ir::Select {
             style: fuseraft_compiler::ir::SelectStyle::Llm,
             manager: Some(model(
                 Some("openai"),
@@ -142,7 +142,7 @@ fn select_managers_are_resolved_up_front_too() {
                 "https://api.openai.com/v1",
             )),
             prompt: None,
-        }),
+        })),
         context: None,
         layer: None,
         exits: Vec::new(),

@@ -210,7 +210,7 @@ async fn function_choice_is_each_providers_tool_choice() {
     for model in &models {
         for choice in [Required, NoTools] {
             let (providers, _, _) = providers_for(model, choice, quick());
-            fresh.model = Some(model.clone());
+            fresh.model = Some(Box::new(model.clone()));
             providers.call(&fresh).await.unwrap();
         }
     }

@@ -28,6 +28,7 @@ mod fr401_termination_ignored;
 mod fr402_termination_cannot_fire;
 mod fr403_budget_too_small;
 mod fr404_non_positive_bound;
+mod fr405_unpriced_model;
 mod fr501_adversarial_self_critique;
 mod fr502_invalid_fan_out;
 mod fr503_degenerate_fan_out;
@@ -75,6 +76,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     fr302_shadowed_keyword::check(ctx, program);
     fr304_unconditional_exit_shadows::check(ctx, program);
     fr307_signal_not_instructed::check(ctx, program);
+    fr405_unpriced_model::check(ctx, program);
 
     // Graph rules: live exits only. A compile error that left the graph incomplete (other
     // than an unresolved target, whose consequences are attributed to it) would make every
@@ -143,6 +145,7 @@ pub const RULE_DOCS: &[&str] = &[
     include_str!("fr402_termination_cannot_fire.rs"),
     include_str!("fr403_budget_too_small.rs"),
     include_str!("fr404_non_positive_bound.rs"),
+    include_str!("fr405_unpriced_model.rs"),
     include_str!("fr501_adversarial_self_critique.rs"),
     include_str!("fr502_invalid_fan_out.rs"),
     include_str!("fr503_degenerate_fan_out.rs"),

@@ -27,7 +27,7 @@ impl Machine<'_> {
         let model = select.and_then(|select| select.manager.clone());
         let mut call = ModelCall {
             agent: "manager".to_string(),
-            model,
+            model: model.map(Box::new),
             messages: Vec::new(),
             tools: Vec::new(),
             turn: self.run.turn,

@@ -130,7 +130,7 @@ impl Machine<'_> {
                 return;
             }
         };
-        if !self.add_usage(reply.usage) {
+        if !self.add_usage(reply.usage, crate::history::Spend::of(reply.cost)) {
             return;
         }
         let Some(limits) = self.limits() else {
