@@ -57,9 +57,6 @@ pub struct ModelReply {
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Usage,
-    /// Of the input tokens, those the provider read from its prompt cache (priced at the
-    /// model's cached-input price when it has one).
-    pub cached_input_tokens: u64,
     /// What the call cost in US dollars, when its model has a known price and the server
     /// reported usage; `None` is an unknown cost, not a free call.
     pub cost: Option<f64>,

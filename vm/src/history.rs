@@ -66,7 +66,8 @@ pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     /// Of `input_tokens`, those read from the provider's prompt cache (Anthropic's
-    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`).
+    /// `cache_read_input_tokens`, OpenAI's `prompt_tokens_details.cached_tokens`), priced at
+    /// the model's `CachedInputPerMillion` when it has one.
     pub cache_read_tokens: u64,
     /// Of `input_tokens`, those written to the prompt cache (Anthropic's
     /// `cache_creation_input_tokens`).

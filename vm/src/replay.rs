@@ -374,7 +374,6 @@ impl Replay {
             text: reply.text.clone(),
             tool_calls,
             usage: reply.usage,
-            cached_input_tokens: 0,
             cost,
         })
     }

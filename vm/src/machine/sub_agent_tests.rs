@@ -45,7 +45,6 @@ fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
             output_tokens: 2,
             ..Usage::default()
         },
-        cached_input_tokens: 0,
         cost: None,
     }))
 }

@@ -206,7 +206,6 @@ pub(crate) struct Stream {
     blocks: Vec<(u64, Block)>,
     usage: Usage,
     /// Of the input tokens, those read from the prompt cache.
-    cached_input_tokens: u64,
     started: bool,
     done: bool,
     /// Bytes of text, tool names and tool input so far.
@@ -222,7 +221,6 @@ impl Stream {
             text: String::new(),
             blocks: Vec::new(),
             usage: Usage::default(),
-            cached_input_tokens: 0,
             started: false,
             done: false,
             size: 0,
@@ -247,8 +245,6 @@ impl Stream {
             self.usage.input_tokens = self.usage.input_tokens.max(total);
             self.usage.cache_read_tokens = self.usage.cache_read_tokens.max(read);
             self.usage.cache_write_tokens = self.usage.cache_write_tokens.max(written);
-            // Tokens read from the cache are priced apart (`CachedInputPerMillion`).
-            self.cached_input_tokens = self.cached_input_tokens.max(read);
         }
         if let Some(output) = count("output_tokens") {
             // Cumulative in `message_delta`.
@@ -450,7 +446,6 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls,
             usage: self.usage,
-            cached_input_tokens: self.cached_input_tokens,
             cost: None,
         })
     }

@@ -436,7 +436,7 @@ impl Models for Providers {
 pub(crate) fn price_reply(price: &ir::Pricing, reply: &ModelReply) -> f64 {
     price.cost(
         reply.usage.input_tokens,
-        reply.cached_input_tokens,
+        reply.usage.cache_read_tokens,
         reply.usage.output_tokens,
     )
 }

@@ -103,7 +103,6 @@ pub(crate) struct Stream {
     text: String,
     calls: Vec<PartialCall>,
     usage: Usage,
-    cached_input_tokens: u64,
     done: bool,
     /// Bytes of text, tool names and arguments so far.
     size: usize,
@@ -118,7 +117,6 @@ impl Stream {
             text: String::new(),
             calls: Vec::new(),
             usage: Usage::default(),
-            cached_input_tokens: 0,
             done: false,
             size: 0,
         }
@@ -154,14 +152,13 @@ impl Stream {
             )));
         }
         if let Some(usage) = chunk.usage {
-            self.cached_input_tokens = usage
-                .prompt_tokens_details
-                .and_then(|details| details.cached_tokens)
-                .unwrap_or(0);
             self.usage = Usage {
                 input_tokens: usage.prompt_tokens.unwrap_or(0),
                 output_tokens: usage.completion_tokens.unwrap_or(0),
-                cache_read_tokens: self.cached_input_tokens,
+                cache_read_tokens: usage
+                    .prompt_tokens_details
+                    .and_then(|details| details.cached_tokens)
+                    .unwrap_or(0),
                 cache_write_tokens: 0,
             };
         }
@@ -289,7 +286,6 @@ impl Decoder for Stream {
             text: self.text,
             tool_calls,
             usage: self.usage,
-            cached_input_tokens: self.cached_input_tokens,
             cost: None,
         })
     }
@@ -373,7 +369,7 @@ mod tests {
             (reply.usage.input_tokens, reply.usage.output_tokens),
             (900, 12)
         );
-        assert_eq!(reply.cached_input_tokens, 512);
+        assert_eq!(reply.usage.cache_read_tokens, 512);
     }
 
     #[test]

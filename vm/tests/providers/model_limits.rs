@@ -110,7 +110,7 @@ async fn a_configured_price_prices_an_unlisted_server_with_cached_input_apart() 
         .call(&call("Planner", Some(local.clone())))
         .await
         .unwrap();
-    assert_eq!((reply.cost, reply.cached_input_tokens), (None, 600));
+    assert_eq!((reply.cost, reply.usage.cache_read_tokens), (None, 600));
 
     local.pricing = Some(ir::Pricing {
         input: 2.0,
