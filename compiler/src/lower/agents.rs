@@ -112,10 +112,10 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                     .iter()
                     .map(|name| name.value.clone())
                     .collect(),
-                max_tail: decl
-                    .max_tail
-                    .as_ref()
-                    .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+                max_tail: window_number(&decl.max_tail),
+                max_turn_age: window_number(&decl.max_turn_age),
+                max_tool_result_chars: window_number(&decl.max_tool_result_chars),
+                max_replay_chars: window_number(&decl.max_replay_chars),
             },
             pattern: None,
             sub_agent,
@@ -338,4 +338,11 @@ pub(super) fn lower_compaction_model(config: &Config, builder: &mut Builder<'_>)
         max_context_tokens: number("Compaction.Model.MaxContextTokens"),
     };
     builder.program.compaction_model = Some(resolve_model(config, &decl, builder));
+}
+
+/// A `ContextWindow` count as the IR holds it: absent is 0 (off), a huge one saturates.
+fn window_number(value: &Option<crate::syntax::fields::Spanned<u64>>) -> u32 {
+    value
+        .as_ref()
+        .map_or(0, |max| max.value.min(u32::MAX as u64) as u32)
 }
