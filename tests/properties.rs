@@ -277,7 +277,7 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                 proptest::collection::vec(context_source(), 0..2),
                 any::<bool>(),
                 proptest::collection::vec(any_text(6), 0..2),
-                any::<u32>(),
+                (any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>()),
             ),
             opt(any_text(6)),
             loc(sizes),
@@ -289,7 +289,13 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                 (
                     tools,
                     tool_choice,
-                    (mode, sources, text_only, exclude_agents, max_tail),
+                    (
+                        mode,
+                        sources,
+                        text_only,
+                        exclude_agents,
+                        (max_tail, max_turn_age, max_tool_result_chars, max_replay_chars),
+                    ),
                     pattern,
                     loc,
                 ),
@@ -307,6 +313,9 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                     text_only,
                     exclude_agents,
                     max_tail,
+                    max_turn_age,
+                    max_tool_result_chars,
+                    max_replay_chars,
                 };
                 agent.pattern = pattern;
                 agent.loc = loc;

@@ -6,7 +6,8 @@
 //! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`,
 //! `prompts` (`true`: also snapshot what each model call is sent: the system prompt with the
 //! agent's instructions elided, the message roles, the newest orchestrator message, every
-//! context block and the routing tools' parameters), `output` (`true`: also snapshot the run's output),
+//! context block and the routing tools' parameters), `messages` (a list of agents: their
+//! calls also show every message after the system prompt whole, role and content), `output` (`true`: also snapshot the run's output),
 //! `redirect` (text: the operator answers with `--hitl` pauses on, and the first pause, an
 //! escalated failure's question, is answered with this text; later ones go on),
 //! `workdir` (a folder of the case copied into the work dir before the run), `git` (`true`:
@@ -104,6 +105,8 @@ struct Recording<'a> {
     replay: &'a Replay,
     program: &'a fuseraft_compiler::ir::Program,
     calls: Mutex<Vec<String>>,
+    /// The agents whose calls are shown message by message (`messages`).
+    whole: Vec<String>,
 }
 
 impl Recording<'_> {
@@ -158,6 +161,12 @@ impl Recording<'_> {
                 && (content.starts_with("[Context: ") || content.starts_with("[Session Context]"))
             {
                 out.push_str(&format!("context: {}\n", message.content));
+            }
+        }
+        if self.whole.contains(&call.agent) {
+            for message in call.messages.iter().filter(|m| m.role != ChatRole::System) {
+                let role = format!("{:?}", message.role).to_lowercase();
+                out.push_str(&format!("| {role}: {}\n", message.content));
             }
         }
         let tools: Vec<String> = call.tools.iter().map(|tool| tool.name.clone()).collect();
@@ -250,6 +259,15 @@ fn run_case(dir: &Path) -> String {
         replay: &replay,
         program: &program,
         calls: Mutex::new(Vec::new()),
+        whole: settings["messages"]
+            .as_array()
+            .map(|agents| {
+                agents
+                    .iter()
+                    .filter_map(|agent| agent.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     let mut trace = Vec::new();
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -280,6 +280,15 @@ pub struct Context {
     pub exclude_agents: Vec<String>,
     /// `ContextWindow.MaxTailMessages` (0 = all).
     pub max_tail: u32,
+    /// `ContextWindow.MaxTurnAge`: requests leave out messages more than this many turns
+    /// old (0 = all).
+    pub max_turn_age: u32,
+    /// `ContextWindow.MaxToolResultChars`: each tool result a request carries is cut to
+    /// this many characters (0 = whole).
+    pub max_tool_result_chars: u32,
+    /// `ContextWindow.MaxReplayChars`: the replayed history's total characters, oldest
+    /// out first, the task always kept (0 = no cap).
+    pub max_replay_chars: u32,
 }
 
 impl Default for Context {
@@ -290,6 +299,9 @@ impl Default for Context {
             text_only: false,
             exclude_agents: Vec::new(),
             max_tail: 0,
+            max_turn_age: 0,
+            max_tool_result_chars: 0,
+            max_replay_chars: 0,
         }
     }
 }

@@ -259,6 +259,9 @@ fn describe(rule: Rule) -> &'static str {
         Rule::ctx_text_only => "`text_only`",
         Rule::ctx_exclude => "`exclude`",
         Rule::ctx_tail => "`tail`",
+        Rule::ctx_turn_age => "`turn_age`",
+        Rule::ctx_tool_chars => "`tool_result_chars`",
+        Rule::ctx_replay_chars => "`replay_chars`",
         Rule::ctx_sources => "`sources`",
         Rule::source_list => "a list of context sources `[...]`",
         Rule::source => "a context source",
@@ -1523,6 +1526,9 @@ fn context(line: &Pair<'_>) -> Result<Context> {
     let mut text_only = None;
     let mut exclude = None;
     let mut tail = None;
+    let mut turn_age = None;
+    let mut tool_chars = None;
+    let mut replay_chars = None;
     let mut list = None;
     for part in line.clone().into_inner() {
         match part.as_rule() {
@@ -1530,6 +1536,19 @@ fn context(line: &Pair<'_>) -> Result<Context> {
             Rule::ctx_text_only => set_once(&mut text_only, true, &part, "text_only")?,
             Rule::ctx_exclude => set_once(&mut exclude, names(first(&part)?)?, &part, "exclude")?,
             Rule::ctx_tail => set_once(&mut tail, int(&first(&part)?)?, &part, "tail")?,
+            Rule::ctx_turn_age => set_once(&mut turn_age, int(&first(&part)?)?, &part, "turn_age")?,
+            Rule::ctx_tool_chars => set_once(
+                &mut tool_chars,
+                int(&first(&part)?)?,
+                &part,
+                "tool_result_chars",
+            )?,
+            Rule::ctx_replay_chars => set_once(
+                &mut replay_chars,
+                int(&first(&part)?)?,
+                &part,
+                "replay_chars",
+            )?,
             Rule::ctx_sources => set_once(&mut list, sources(first(&part)?)?, &part, "sources")?,
             _ => {}
         }
@@ -1540,6 +1559,9 @@ fn context(line: &Pair<'_>) -> Result<Context> {
         text_only: text_only.unwrap_or(false),
         exclude_agents: exclude.unwrap_or_default(),
         max_tail: tail.unwrap_or(0),
+        max_turn_age: turn_age.unwrap_or(0),
+        max_tool_result_chars: tool_chars.unwrap_or(0),
+        max_replay_chars: replay_chars.unwrap_or(0),
     })
 }
 

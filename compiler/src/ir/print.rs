@@ -728,6 +728,15 @@ fn context(context: &Context) -> String {
     if context.max_tail != 0 {
         let _ = write!(text, " tail {}", context.max_tail);
     }
+    if context.max_turn_age != 0 {
+        let _ = write!(text, " turn_age {}", context.max_turn_age);
+    }
+    if context.max_tool_result_chars != 0 {
+        let _ = write!(text, " tool_result_chars {}", context.max_tool_result_chars);
+    }
+    if context.max_replay_chars != 0 {
+        let _ = write!(text, " replay_chars {}", context.max_replay_chars);
+    }
     if !context.sources.is_empty() {
         let _ = write!(text, " sources {}", source_list(&context.sources));
     }
@@ -1053,6 +1062,9 @@ pub(super) mod samples {
             text_only: true,
             exclude_agents: vec!["end".into(), "Some One".into()],
             max_tail: 7,
+            max_turn_age: 3,
+            max_tool_result_chars: 400,
+            max_replay_chars: 9000,
         };
         alpha.pattern = Some("react".into());
         alpha.loc = in_file2(3, 1);

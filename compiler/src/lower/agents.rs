@@ -114,10 +114,10 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                     .iter()
                     .map(|name| name.value.clone())
                     .collect(),
-                max_tail: decl
-                    .max_tail
-                    .as_ref()
-                    .map_or(0, |max| max.value.min(u32::MAX as u64) as u32),
+                max_tail: window_number(&decl.max_tail),
+                max_turn_age: window_number(&decl.max_turn_age),
+                max_tool_result_chars: window_number(&decl.max_tool_result_chars),
+                max_replay_chars: window_number(&decl.max_replay_chars),
             },
             pattern: None,
             sub_agent,
@@ -372,4 +372,11 @@ pub(super) fn lower_compaction_model(config: &Config, builder: &mut Builder<'_>)
         ..ModelDecl::default()
     };
     builder.program.compaction_model = Some(resolve_model(config, &decl, builder));
+}
+
+/// A `ContextWindow` count as the IR holds it: absent is 0 (off), a huge one saturates.
+fn window_number(value: &Option<crate::syntax::fields::Spanned<u64>>) -> u32 {
+    value
+        .as_ref()
+        .map_or(0, |max| max.value.min(u32::MAX as u64) as u32)
 }

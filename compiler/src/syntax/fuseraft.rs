@@ -318,6 +318,9 @@ pub struct AgentDecl {
     pub text_only: Option<Spanned<bool>>,
     pub exclude_agents: Vec<Spanned<String>>,
     pub max_tail: Option<Spanned<u64>>,
+    pub max_turn_age: Option<Spanned<u64>>,
+    pub max_tool_result_chars: Option<Spanned<u64>>,
+    pub max_replay_chars: Option<Spanned<u64>>,
     pub context: Vec<ContextSourceDecl>,
     /// `Capabilities: { Plugin: [tags] }`.
     pub capabilities: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
@@ -625,6 +628,9 @@ fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
         agent.text_only = window.bool("TextOnly", diags);
         agent.exclude_agents = window.strings("ExcludeAgents", diags);
         agent.max_tail = window.uint("MaxTailMessages", diags);
+        agent.max_turn_age = window.uint("MaxTurnAge", diags);
+        agent.max_tool_result_chars = window.uint("MaxToolResultChars", diags);
+        agent.max_replay_chars = window.uint("MaxReplayChars", diags);
     }
     agent.context = read_context_sources(fields.list("Context", diags), diags);
     if let Some(capabilities) = fields.get("Capabilities") {
@@ -767,6 +773,15 @@ fn read_agent_with_file(
     }
     if inline.max_tail.is_some() {
         merged.max_tail = inline.max_tail;
+    }
+    if inline.max_turn_age.is_some() {
+        merged.max_turn_age = inline.max_turn_age;
+    }
+    if inline.max_tool_result_chars.is_some() {
+        merged.max_tool_result_chars = inline.max_tool_result_chars;
+    }
+    if inline.max_replay_chars.is_some() {
+        merged.max_replay_chars = inline.max_replay_chars;
     }
     if !inline.context.is_empty() {
         merged.context = inline.context;

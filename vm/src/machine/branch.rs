@@ -52,6 +52,12 @@ pub struct Branch {
 }
 
 impl Branch {
+    /// This branch, feeding tool results back cut to `cap` characters (0 = whole).
+    pub(super) fn with_tool_result_cap(mut self, cap: usize) -> Branch {
+        self.turn.tool_result_cap = cap;
+        self
+    }
+
     pub(super) fn new(state: String, call: ModelCall, turn_index: u32) -> Branch {
         let agent = call.agent.clone();
         let mut branch = Branch {

@@ -3,7 +3,7 @@
 
 use fuseraft_compiler::ir::{ContextMode, StateId, StateKind, ToolChoice};
 
-use super::{guide, Machine};
+use super::{guide, window, Machine};
 use crate::effect::{ChatMessage, ChatRole, CheckContext, ModelCall, ModelReply, ToolSchema};
 use crate::history::{current_turn, Message, Role, ToolCall};
 
@@ -152,6 +152,13 @@ fn fixed_prompt(
 }
 
 impl Machine<'_> {
+    /// `agent_name`'s `ContextWindow.MaxToolResultChars` (0 = whole tool results).
+    pub(super) fn tool_result_cap(&self, agent_name: &str) -> usize {
+        self.program.agent_named(agent_name).map_or(0, |id| {
+            self.program.agent(id).context.max_tool_result_chars as usize
+        })
+    }
+
     /// The model call for `agent` running in the current state.
     pub(super) fn model_call(&self, agent_name: &str) -> ModelCall {
         self.call_for(agent_name, self.run.state, &self.run.history)
@@ -237,8 +244,13 @@ impl Machine<'_> {
                     })
                 };
                 let text_only = context.is_some_and(|c| c.text_only);
+                let max_age = context.map_or(0, |c| c.max_turn_age);
                 let mut shown: Vec<ChatMessage> = Vec::new();
-                for message in self.compacted_view(history) {
+                for (index, message) in self.compacted_view(history).enumerate() {
+                    // `MaxTurnAge`: the task is kept however old it is.
+                    if index > 0 && !window::within_turn_age(message.turn, self.run.turn, max_age) {
+                        continue;
+                    }
                     match message.role {
                         Role::User => shown.push(chat(ChatRole::User, message.content.clone())),
                         Role::Assistant if excluded(&message.agent) => {}
@@ -270,6 +282,8 @@ impl Machine<'_> {
                     shown.drain(..drop);
                     shown.insert(0, task);
                 }
+                let max_chars = context.map_or(0, |c| c.max_replay_chars as usize);
+                window::cap_replay_chars(&mut shown, max_chars);
                 // The session context, right after the task (upstream).
                 if let Some(summary) = self.session_context_message() {
                     shown.insert(1.min(shown.len()), chat(ChatRole::User, summary));

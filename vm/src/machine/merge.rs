@@ -92,7 +92,8 @@ impl<'p> Machine<'p> {
                     tool_call_id: None,
                 });
             }
-            branches.push(Branch::new(name.clone(), call, self.run.turn));
+            let cap = self.tool_result_cap(&call.agent);
+            branches.push(Branch::new(name.clone(), call, self.run.turn).with_tool_result_cap(cap));
         }
         let mut payload = json!({"state": state.name, "branches": agents});
         if resumed {

@@ -26,6 +26,7 @@ mod stop;
 mod sub_agent;
 mod turn;
 mod verify;
+mod window;
 
 use turn::{Next, Turn};
 
@@ -643,7 +644,8 @@ impl<'p> Machine<'p> {
     /// Asks the model for `agent`'s turn.
     fn start_model(&mut self, agent: String) -> Request {
         let call = self.model_call(&agent);
-        let turn = Turn::new(agent, call.clone());
+        let cap = self.tool_result_cap(&agent);
+        let turn = Turn::new(agent, call.clone()).with_tool_result_cap(cap);
         self.phase = Phase::Model(turn);
         Request::Model(call)
     }

@@ -18,6 +18,8 @@ pub(super) struct Turn {
     pub(super) text: String,
     pub(super) tool_calls: Vec<ToolCall>,
     pub(super) usage: Usage,
+    /// The agent's `ContextWindow.MaxToolResultChars` (0 = whole results).
+    pub(super) tool_result_cap: usize,
 }
 
 /// What follows a reply: the turn is complete, tools are to run, or the model is asked
@@ -40,7 +42,23 @@ impl Turn {
             text: String::new(),
             tool_calls: Vec::new(),
             usage: Usage::default(),
+            tool_result_cap: 0,
         }
+    }
+
+    /// This turn, feeding tool results back cut to `cap` characters (0 = whole).
+    pub(super) fn with_tool_result_cap(self, cap: usize) -> Turn {
+        Turn {
+            tool_result_cap: cap,
+            ..self
+        }
+    }
+
+    /// A tool result as this turn's next request carries it.
+    fn result_message(&self, call: &ToolCall) -> crate::effect::ChatMessage {
+        let mut message = context::tool_message(call);
+        message.content = super::window::cut_tool_result(message.content, self.tool_result_cap);
+        message
     }
 
     /// Takes a model reply (its usage already counted): answers `handoff` and `finish` here,
@@ -86,7 +104,8 @@ impl Turn {
         };
         self.call.messages.push(message);
         for call in &answered {
-            self.call.messages.push(context::tool_message(call));
+            let message = self.result_message(call);
+            self.call.messages.push(message);
         }
         if !external.is_empty() {
             Next::Tools(external)
@@ -120,7 +139,8 @@ impl Turn {
                     json!({"tool": result.name, "result": result.result}),
                 ));
             }
-            self.call.messages.push(context::tool_message(&result));
+            let message = self.result_message(&result);
+            self.call.messages.push(message);
             if let Some(slot) = self.tool_calls.iter_mut().find(|call| call.id == result.id) {
                 *slot = result;
             }
