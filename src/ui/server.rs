@@ -234,48 +234,20 @@ fn stream_from(hub: &Hub, from: usize) -> impl Stream<Item = Result<Event, Infal
 /// `POST /approve?id=N&approved=true|false`, or `answer=redirect` with the operator's text
 /// as the body (an escalation or a plan review only).
 async fn approve(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response {
-    let Mode::Live {
-        broker: Some(broker),
-        ..
-    } = &app.mode
-    else {
-        return (StatusCode::NOT_FOUND, "this run asks nothing\n").into_response();
-    };
-    let id = query(&uri, "id").and_then(|id| id.parse::<u64>().ok());
     let approval = match (query(&uri, "approved"), query(&uri, "answer")) {
-        (Some("true"), None) => Some(Approval::Granted),
-        (Some("false"), None) => Some(Approval::Refused),
-        (None, Some("redirect")) => match operator_text(&text) {
-            Ok(text) => Some(Approval::Redirected(text)),
-            Err(refused) => return refused,
-        },
-        _ => None,
+        (Some("true"), None) => Ok(Some(Approval::Granted)),
+        (Some("false"), None) => Ok(Some(Approval::Refused)),
+        (None, Some("redirect")) => {
+            operator_text(&text).map(|text| Some(Approval::Redirected(text)))
+        }
+        _ => Ok(None),
     };
-    let (Some(id), Some(approval)) = (id, approval) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "expected id=N&approved=true|false or id=N&answer=redirect with a text body\n",
-        )
-            .into_response();
-    };
-    taken(broker.answer(id, Answer::Approval(approval)))
-}
-
-/// An operator's text typed in the page: trimmed, not empty, at most [`MESSAGE_BYTES`].
-#[allow(clippy::result_large_err)]
-fn operator_text(text: &str) -> Result<String, Response> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err((StatusCode::BAD_REQUEST, "a message needs text\n").into_response());
-    }
-    if text.len() > MESSAGE_BYTES {
-        return Err((
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "the message is over 16 KiB\n",
-        )
-            .into_response());
-    }
-    Ok(text.to_string())
+    deliver(
+        &app,
+        &uri,
+        approval.map(|approval| approval.map(Answer::Approval)),
+        "expected id=N&approved=true|false or id=N&answer=redirect with a text body\n",
+    )
 }
 
 /// The most bytes of an operator's message typed in the page.
@@ -283,6 +255,29 @@ const MESSAGE_BYTES: usize = 16 * 1024;
 
 /// `POST /pause?id=N&action=continue|quit`, or `action=message` with the text as the body.
 async fn pause(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response {
+    let action = match query(&uri, "action") {
+        Some("continue") => Ok(Some(Pause::Continue)),
+        Some("quit") => Ok(Some(Pause::Quit)),
+        Some("message") => operator_text(&text).map(|text| Some(Pause::Message(text))),
+        _ => Ok(None),
+    };
+    deliver(
+        &app,
+        &uri,
+        action.map(|action| action.map(Answer::Pause)),
+        "expected id=N&action=continue|message|quit\n",
+    )
+}
+
+/// Hands the page's answer to the question `id=N` of the query to the broker: `404` when
+/// the run asks nothing, the refusal of a malformed text, `400` (`expected`) when the id or
+/// the answer is missing.
+fn deliver(
+    app: &App,
+    uri: &Uri,
+    answer: Result<Option<Answer>, Refusal>,
+    expected: &'static str,
+) -> Response {
     let Mode::Live {
         broker: Some(broker),
         ..
@@ -290,25 +285,34 @@ async fn pause(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response 
     else {
         return (StatusCode::NOT_FOUND, "this run asks nothing\n").into_response();
     };
-    let id = query(&uri, "id").and_then(|id| id.parse::<u64>().ok());
-    let action = match query(&uri, "action") {
-        Some("continue") => Some(Pause::Continue),
-        Some("quit") => Some(Pause::Quit),
-        Some("message") => match operator_text(&text) {
-            Ok(text) => Some(Pause::Message(text)),
-            Err(refused) => return refused,
-        },
-        _ => None,
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(refused) => return refused.into_response(),
     };
-    let (Some(id), Some(action)) = (id, action) else {
-        return (
-            StatusCode::BAD_REQUEST,
-            "expected id=N&action=continue|message|quit\n",
-        )
-            .into_response();
+    let id = query(uri, "id").and_then(|id| id.parse::<u64>().ok());
+    let (Some(id), Some(answer)) = (id, answer) else {
+        return (StatusCode::BAD_REQUEST, expected).into_response();
     };
-    taken(broker.answer(id, Answer::Pause(action)))
+    taken(broker.answer(id, answer))
 }
+
+/// An operator's text typed in the page: trimmed, not empty, at most [`MESSAGE_BYTES`].
+fn operator_text(text: &str) -> Result<String, Refusal> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err((StatusCode::BAD_REQUEST, "a message needs text\n"));
+    }
+    if text.len() > MESSAGE_BYTES {
+        return Err((
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "the message is over 16 KiB\n",
+        ));
+    }
+    Ok(text.to_string())
+}
+
+/// A malformed answer: its status and the reason.
+type Refusal = (StatusCode, &'static str);
 
 fn taken(answered: Answered) -> Response {
     match answered {
