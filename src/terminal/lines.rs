@@ -48,7 +48,7 @@ impl Paint {
 const DETAIL_CHARS: usize = 200;
 
 /// `text` on one line: line breaks as ` ⏎ `, cut at `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
+pub(super) fn one_line(text: &str, max: usize) -> String {
     let flat = text.trim().replace('\n', " ⏎ ");
     let mut shown: String = flat.chars().take(max).collect();
     if shown.len() < flat.len() {

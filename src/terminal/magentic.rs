@@ -5,7 +5,7 @@
 use fuseraft_vm::event::Event;
 use serde_json::Value as Json;
 
-use super::lines::Paint;
+use super::lines::{one_line, Paint};
 use super::neutralise;
 
 /// The most lines of a plan shown; a longer one ends with a count of the rest.
@@ -19,16 +19,6 @@ fn text<'a>(payload: &'a Json, key: &str) -> &'a str {
 
 fn number(payload: &Json, key: &str) -> u64 {
     payload.get(key).and_then(Json::as_u64).unwrap_or(0)
-}
-
-/// `text` on one line, cut at `max` characters.
-fn one_line(text: &str, max: usize) -> String {
-    let flat = text.trim().replace('\n', " ⏎ ");
-    let mut shown: String = flat.chars().take(max).collect();
-    if shown.len() < flat.len() {
-        shown.push('…');
-    }
-    neutralise(&shown).into_owned()
 }
 
 /// A heading and the plan under it, each line behind a bar.

@@ -498,19 +498,7 @@ impl Machine<'_> {
         }
         let state = self.program.state(self.run.state);
         let choice = reply.text.trim();
-        let candidates: Vec<(usize, String)> = state
-            .exits
-            .iter()
-            .enumerate()
-            .filter_map(|(idx, exit)| match exit.target {
-                Target::State(id) => self
-                    .program
-                    .state(id)
-                    .agent
-                    .map(|a| (idx, self.program.agent(a).name.clone())),
-                Target::End => None,
-            })
-            .collect();
+        let candidates = self.team();
         let picked = candidates
             .iter()
             .find(|(_, name)| name.eq_ignore_ascii_case(choice))

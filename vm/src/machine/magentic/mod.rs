@@ -66,8 +66,9 @@ impl Machine<'_> {
         self.limits().is_some()
     }
 
-    /// The agents the manager chooses from: the select state's exits to agent states.
-    fn team(&self) -> Vec<(usize, String)> {
+    /// The agents a select state (a magentic or `llm` manager) chooses from: its exits to
+    /// agent states, each with the exit's index.
+    pub(in crate::machine) fn team(&self) -> Vec<(usize, String)> {
         self.program
             .state(self.run.state)
             .exits
