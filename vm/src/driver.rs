@@ -341,6 +341,15 @@ pub fn restore<'p, M: Models>(
     Ok(machine)
 }
 
+/// The compactions a run made so far (each is checkpointed).
+fn compactions(machine: &Machine<'_>) -> u32 {
+    machine
+        .run()
+        .compaction
+        .as_ref()
+        .map_or(0, |compacted| compacted.count)
+}
+
 /// Drives a machine to its end. With `on_checkpoint`, hands it a checkpoint at the start,
 /// after every completed turn, and at the end.
 pub async fn drive<M: Models>(
@@ -440,12 +449,15 @@ pub async fn drive<M: Models>(
     let first_turn = machine.run().turn;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
-        if machine.at_boundary() && saved_turn != Some(position) {
+        // A compaction between turns is checkpointed too (and the turn before it was).
+        let saved = (position, compactions(&machine));
+        if machine.at_boundary() && saved_turn != Some(saved) {
+            let new_turn = saved_turn.map(|(position, _)| position) != Some(position);
             save(&mut machine, &mut stored, None);
             copy_chatroom(&machine, on_event);
-            saved_turn = Some(position);
+            saved_turn = Some(saved);
             // `--hitl`: after each completed turn of a run that goes on.
-            if let (Some(pause), (turn, false)) = (&env.pause, position) {
+            if let (Some(pause), (turn, false), true) = (&env.pause, position, new_turn) {
                 if turn > first_turn {
                     // The turn's last events (its route) are shown before the question.
                     emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
@@ -572,7 +584,7 @@ pub async fn drive<M: Models>(
     }
     tools.mcp.lock().await.shutdown().await;
     let position = (machine.run().turn, machine.run().outcome.is_some());
-    if saved_turn != Some(position) {
+    if saved_turn != Some((position, compactions(&machine))) {
         save(&mut machine, &mut stored, None);
         copy_chatroom(&machine, on_event);
     }

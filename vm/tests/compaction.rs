@@ -1,7 +1,9 @@
 //! Compaction over long runs (issue 15): a 300-turn replay of the keyword team in
-//! `fixtures/compaction/` routes exactly as the same run without compaction, its requests
-//! stop growing once compaction starts, the session history keeps every message, and a
-//! resumed run's requests carry the summary the checkpoint kept.
+//! `fixtures/compaction/` routes exactly as the same run without compaction, in every mode
+//! (`llm`, `lossless` with no model call, `hybrid`, `window`) and when triggered by the
+//! model's context window; its requests stop growing once compaction starts, the session
+//! history keeps every message, and a resumed run's requests carry the summary the
+//! checkpoint kept.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -25,9 +27,21 @@ fn fixture(name: &str) -> String {
 }
 
 fn program(compaction: bool) -> Program {
+    program_with(compaction.then_some("compaction.yaml"), None)
+}
+
+/// The team with the `Compaction` section of `section` appended, its model given a
+/// `MaxContextTokens` of `window` tokens.
+fn program_with(section: Option<&str>, window: Option<u64>) -> Program {
     let mut config = fixture("team.yaml");
-    if compaction {
-        config.push_str(&fixture("compaction.yaml"));
+    if let Some(window) = window {
+        config = config.replace(
+            "ModelId: gpt-4o,",
+            &format!("ModelId: gpt-4o, MaxContextTokens: {window},"),
+        );
+    }
+    if let Some(section) = section {
+        config.push_str(&fixture(section));
     }
     let files = MemoryFiles::new().with("team.yaml", config);
     let compiled = fuseraft_compiler::compile(Path::new("team.yaml"), &files);
@@ -96,8 +110,12 @@ struct Work(PathBuf);
 
 impl Work {
     fn new(name: &str) -> Work {
-        let dir =
-            std::env::temp_dir().join(format!("fuseraft-compaction-{name}-{}", std::process::id()));
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "fuseraft-compaction-{name}-{}-{run}",
+            std::process::id()
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Work(dir)
@@ -115,6 +133,8 @@ struct Outcome {
     /// Who ran each turn and every route taken, in order.
     trace: Vec<String>,
     compactions: usize,
+    /// Each compaction event's payload.
+    compacted: Vec<Json>,
     requests: Vec<(String, usize, String)>,
     checkpoint: Option<Json>,
 }
@@ -145,13 +165,17 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     };
     let mut trace = Vec::new();
     let mut compactions = 0;
+    let mut compacted = Vec::new();
     let mut on_event =
         |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.event_type {
             "turn_start" => trace.push(format!("turn {} {:?}", event.turn, event.agent)),
             "agent_routed" | "signal_detected" | "no_keyword" | "correction_injected" => {
                 trace.push(format!("{} {}", event.event_type, event.payload))
             }
-            "compaction" => compactions += 1,
+            "compaction" => {
+                compactions += 1;
+                compacted.push(event.payload.clone());
+            }
             _ => {}
         };
     let mut checkpoint = None;
@@ -176,6 +200,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
         summary,
         trace,
         compactions,
+        compacted,
         requests: models.requests.into_inner().unwrap(),
         checkpoint,
     }
@@ -323,4 +348,159 @@ async fn a_resumed_run_keeps_the_summary_in_its_requests() {
         .err()
         .expect("refused");
     assert!(error.contains("Through"), "{error}");
+}
+
+/// The requests the team's agents made (not a summariser's).
+fn agent_requests(outcome: &Outcome) -> impl Iterator<Item = &(String, usize, String)> {
+    outcome
+        .requests
+        .iter()
+        .filter(|(agent, _, _)| agent != "compaction")
+}
+
+/// `outcome` ran the 300 turns, routed as `plain` did, and kept every message.
+fn assert_same_run(plain: &Outcome, outcome: &Outcome) {
+    assert_eq!(
+        outcome.summary.turns, TURNS as u32,
+        "{:?}",
+        outcome.summary.reason
+    );
+    assert_eq!(outcome.summary.outcome.as_str(), "max_turns");
+    assert_eq!(plain.trace, outcome.trace, "the same turns and routes");
+    assert_eq!(outcome.summary.history.len(), plain.summary.history.len());
+}
+
+#[tokio::test]
+async fn a_300_turn_lossless_run_routes_the_same_with_no_model_call_and_bounded_requests() {
+    let plain = run(&program(false), None).await;
+    let lossless = run(&program_with(Some("lossless.yaml"), None), None).await;
+    assert_same_run(&plain, &lossless);
+    assert!(
+        lossless.compactions >= 10,
+        "{} compactions",
+        lossless.compactions
+    );
+    assert_eq!(
+        agent_requests(&lossless).count(),
+        lossless.requests.len(),
+        "no summariser was asked"
+    );
+    for payload in &lossless.compacted {
+        assert_eq!(payload["mode"], "lossless");
+        assert_eq!(payload["reason"], "window_size");
+        assert!(payload.get("input_tokens").is_none(), "{payload}");
+    }
+
+    let (plain_max, lossless_max) = (
+        largest(&plain.requests, 0..TURNS),
+        largest(&lossless.requests, 0..TURNS),
+    );
+    let early = largest(&lossless.requests, 40..140);
+    let late = largest(&lossless.requests, 200..300);
+    eprintln!("request size, largest: without compaction {plain_max} bytes, lossless {lossless_max} bytes (turns 40-140: {early}, 200-300: {late})");
+    assert!(
+        plain_max > 8 * lossless_max,
+        "{plain_max} vs {lossless_max}"
+    );
+    assert!(late <= early + early / 10, "late {late} vs early {early}");
+
+    // The reconstruction stands in for the older replies: the state, the routes taken,
+    // the change log (empty: no tool ran), and no reply older than the kept ones.
+    let (_, _, last) = agent_requests(&lossless).last().unwrap();
+    for part in [
+        "[context reconstruction through turn",
+        "STATE MACHINE POSITION: ",
+        "ROUTING (newest last)",
+        "[fuseraft: Developer → Tester]",
+        "CHANGE LOG",
+        "no changes recorded in this session yet",
+        "Build the thing, step by step.",
+    ] {
+        assert!(last.contains(part), "{part} missing from {last}");
+    }
+    assert!(!last.contains("Developer reply #0."));
+}
+
+#[tokio::test]
+async fn hybrid_puts_the_model_summary_after_the_reconstruction() {
+    let plain = run(&program(false), Some(60)).await;
+    let hybrid = run(&program_with(Some("hybrid.yaml"), None), Some(60)).await;
+    assert_eq!(plain.trace, hybrid.trace, "the same turns and routes");
+    assert!(hybrid.compactions >= 2, "{}", hybrid.compactions);
+    assert_eq!(hybrid.compacted[0]["mode"], "hybrid");
+    assert_eq!(hybrid.compacted[0]["input_tokens"], 5000);
+    let (_, _, last) = agent_requests(&hybrid).last().unwrap();
+    let reconstruction = last
+        .find("[context reconstruction")
+        .expect("reconstruction");
+    let summary = last
+        .find("Summary: the team planned")
+        .expect("model summary");
+    assert!(reconstruction < summary, "{last}");
+}
+
+#[tokio::test]
+async fn window_mode_leaves_the_oldest_out_to_the_token_budget_without_a_summary() {
+    let plain = run(&program(false), None).await;
+    let window = run(&program_with(Some("window.yaml"), None), None).await;
+    assert_same_run(&plain, &window);
+    assert!(window.compactions >= 10, "{}", window.compactions);
+    assert_eq!(agent_requests(&window).count(), window.requests.len());
+    assert_eq!(window.compacted[0]["mode"], "window");
+    // `TokenBudget` 4000 estimated tokens (characters / 4) of history at most, plus the
+    // system prompt, the task, the pinned signal and the JSON framing.
+    let max = largest(&window.requests, 0..TURNS);
+    assert!(max < 4000 * 4 + 4000, "{max}");
+    let (_, _, last) = agent_requests(&window).last().unwrap();
+    assert!(
+        !last.contains("summary of the conversation"),
+        "no summary: {last}"
+    );
+    assert!(last.contains("Build the thing, step by step."));
+}
+
+#[tokio::test]
+async fn the_model_window_triggers_compaction_before_a_request_would_fill_it() {
+    // A turn-count trigger never reached; the model's `MaxContextTokens` of 8000 does it.
+    let plain = run(&program_with(None, Some(8000)), None).await;
+    let compacted = run(&program_with(Some("model-window.yaml"), Some(8000)), None).await;
+    assert_same_run(&plain, &compacted);
+    assert!(compacted.compactions >= 5, "{}", compacted.compactions);
+    for payload in &compacted.compacted {
+        assert_eq!(payload["reason"], "context_exceeded", "{payload}");
+    }
+    // Every request stays under the window (3 bytes a token, as the providers count).
+    let max = largest(&compacted.requests, 0..TURNS);
+    assert!(max < 8000 * 3, "{max}");
+    assert!(largest(&plain.requests, 0..TURNS) > 8000 * 3 * 8);
+}
+
+#[tokio::test]
+async fn the_anti_thrash_guard_stops_compactions_that_save_too_little() {
+    let guarded = run(&program_with(Some("anti-thrash.yaml"), None), Some(40)).await;
+    // Each compaction folds about two messages of a dozen (under 0.5): after three in a
+    // row, compaction by turn count stops.
+    assert_eq!(guarded.compactions, 3, "{:?}", guarded.compacted);
+    let checkpoint = guarded.checkpoint.expect("a checkpoint");
+    let savings = checkpoint["Machine"]["Compaction"]["RecentSavings"]
+        .as_array()
+        .expect("kept in the checkpoint")
+        .clone();
+    assert_eq!(savings.len(), 3);
+    // In basis points (hundredths of a percent).
+    assert!(savings.iter().all(|ratio| ratio.as_u64().unwrap() < 5000));
+}
+
+#[tokio::test]
+async fn intent_lists_the_compacted_operations_with_no_model_call() {
+    let plain = run(&program(false), Some(60)).await;
+    let intent = run(&program_with(Some("intent.yaml"), None), Some(60)).await;
+    assert_eq!(plain.trace, intent.trace, "the same turns and routes");
+    assert!(intent.compactions >= 2, "{}", intent.compactions);
+    assert_eq!(agent_requests(&intent).count(), intent.requests.len());
+    assert_eq!(intent.compacted[0]["mode"], "intent");
+    let (_, _, last) = agent_requests(&intent).last().unwrap();
+    assert!(last.contains("OPERATIONS (chronological)"), "{last}");
+    assert!(last.contains("(no tool calls in these turns)"), "{last}");
+    assert!(!last.contains("Developer reply #0."));
 }

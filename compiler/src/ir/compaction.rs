@@ -3,11 +3,14 @@
 
 use super::{Model, Program};
 
-/// `Compaction: {TriggerTurnCount, KeepRecentTurns, Model, PinLastRoutingSignal,
-/// MaxCharsPerHistoryMessage}`: once the messages a request carries hold this many
-/// assistant turns, the older ones are replaced in requests by a model-written summary.
+/// `Compaction: {Mode, TriggerTurnCount, KeepRecentTurns, Model, PinLastRoutingSignal,
+/// MaxCharsPerHistoryMessage, TokenBudget, AntiThrash*}`: once the messages a request
+/// carries hold this many assistant turns (or, in `window` mode, this many estimated
+/// tokens), the older ones are replaced in requests by a summary.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Compaction {
+    /// How the summary is made.
+    pub mode: CompactionMode,
     /// Compact once the compacted view holds this many assistant messages (upstream: 50).
     pub trigger_turn_count: u32,
     /// The newest messages kept verbatim after a compaction (upstream: 10, at least 1).
@@ -18,6 +21,60 @@ pub struct Compaction {
     pub pin_last_routing_signal: bool,
     /// The most characters of one message the summariser is shown (upstream: 8000).
     pub max_chars_per_message: usize,
+    /// `window` mode: the estimated tokens (characters / 4) the verbatim history may hold
+    /// (upstream: 80000).
+    pub token_budget: u64,
+    /// `AntiThrashMinSavingsRatio`: a compaction saving less than this share of the
+    /// request's messages counts as thrashing (upstream: 0.10; 0 = off).
+    pub anti_thrash_min_savings: f64,
+    /// `AntiThrashWindow`: after this many thrashing compactions in a row, compaction by
+    /// turn count stops (upstream: 10; 0 = off).
+    pub anti_thrash_window: u32,
+}
+
+/// `Compaction.Mode`: how the older history is replaced. An unknown name is refused by the
+/// lowering (`FR004`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum CompactionMode {
+    /// A model call writes the summary (upstream's default).
+    Llm,
+    /// A summary built with no model call from the run's state and change log.
+    Lossless,
+    /// The `lossless` reconstruction followed by a model-written summary.
+    Hybrid,
+    /// No summary: the oldest messages leave requests until they fit `TokenBudget`.
+    Window,
+    /// A list of the compacted turns' operations (each tool call, applied or failed) with
+    /// no model call: upstream reads its intent log, fuseraft the calls the history keeps.
+    Intent,
+}
+
+impl CompactionMode {
+    pub const ALL: &'static [CompactionMode] = &[
+        CompactionMode::Llm,
+        CompactionMode::Lossless,
+        CompactionMode::Hybrid,
+        CompactionMode::Window,
+        CompactionMode::Intent,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompactionMode::Llm => "llm",
+            CompactionMode::Lossless => "lossless",
+            CompactionMode::Hybrid => "hybrid",
+            CompactionMode::Window => "window",
+            CompactionMode::Intent => "intent",
+        }
+    }
+
+    /// The mode a written name stands for (ASCII case-insensitive).
+    pub fn parse(name: &str) -> Option<CompactionMode> {
+        CompactionMode::ALL
+            .iter()
+            .copied()
+            .find(|mode| mode.as_str().eq_ignore_ascii_case(name.trim()))
+    }
 }
 
 /// The default of `Compaction.TriggerTurnCount`.
@@ -26,6 +83,12 @@ pub const DEFAULT_TRIGGER_TURN_COUNT: u32 = 50;
 pub const DEFAULT_KEEP_RECENT: u32 = 10;
 /// The default of `Compaction.MaxCharsPerHistoryMessage`.
 pub const DEFAULT_MAX_CHARS_PER_MESSAGE: usize = 8000;
+/// The default of `Compaction.TokenBudget`.
+pub const DEFAULT_TOKEN_BUDGET: u64 = 80_000;
+/// The default of `Compaction.AntiThrashMinSavingsRatio`.
+pub const DEFAULT_ANTI_THRASH_MIN_SAVINGS: f64 = 0.10;
+/// The default of `Compaction.AntiThrashWindow`.
+pub const DEFAULT_ANTI_THRASH_WINDOW: u32 = 10;
 
 impl Program {
     /// The compaction policy, when the config has a `Compaction` section.
@@ -49,7 +112,14 @@ impl Program {
                 .and_then(|value| value.parse::<u64>().ok())
                 .unwrap_or(default)
         };
+        let ratio = setting("AntiThrashMinSavingsRatio")
+            .and_then(|value| value.parse::<f64>().ok())
+            .filter(|ratio| (0.0..=1.0).contains(ratio))
+            .unwrap_or(DEFAULT_ANTI_THRASH_MIN_SAVINGS);
         Some(Compaction {
+            mode: setting("Mode")
+                .and_then(CompactionMode::parse)
+                .unwrap_or(CompactionMode::Llm),
             trigger_turn_count: number("TriggerTurnCount", DEFAULT_TRIGGER_TURN_COUNT.into())
                 .clamp(1, u32::MAX.into()) as u32,
             keep_recent: number("KeepRecentTurns", DEFAULT_KEEP_RECENT.into())
@@ -62,6 +132,10 @@ impl Program {
                 DEFAULT_MAX_CHARS_PER_MESSAGE as u64,
             )
             .clamp(200, 1 << 20) as usize,
+            token_budget: number("TokenBudget", DEFAULT_TOKEN_BUDGET).max(1),
+            anti_thrash_min_savings: ratio,
+            anti_thrash_window: number("AntiThrashWindow", DEFAULT_ANTI_THRASH_WINDOW.into())
+                .min(1000) as u32,
         })
     }
 }
@@ -90,6 +164,30 @@ mod tests {
         assert_eq!(compaction.keep_recent, 10);
         assert!(compaction.pin_last_routing_signal);
         assert_eq!(compaction.max_chars_per_message, 8000);
+        assert_eq!(compaction.mode, CompactionMode::Llm);
+        assert_eq!(compaction.token_budget, 80_000);
+        assert_eq!(compaction.anti_thrash_min_savings, 0.10);
+        assert_eq!(compaction.anti_thrash_window, 10);
+    }
+
+    #[test]
+    fn modes_and_window_settings_are_read() {
+        let compaction = with_settings(&[
+            ("Compaction.Mode", "Lossless"),
+            ("Compaction.TokenBudget", "1200"),
+            ("Compaction.AntiThrashMinSavingsRatio", "0.25"),
+            ("Compaction.AntiThrashWindow", "3"),
+        ])
+        .compaction()
+        .expect("a section");
+        assert_eq!(compaction.mode, CompactionMode::Lossless);
+        assert_eq!(compaction.token_budget, 1200);
+        assert_eq!(compaction.anti_thrash_min_savings, 0.25);
+        assert_eq!(compaction.anti_thrash_window, 3);
+        for mode in CompactionMode::ALL {
+            assert_eq!(CompactionMode::parse(mode.as_str()), Some(*mode));
+        }
+        assert_eq!(CompactionMode::parse("losless"), None);
     }
 
     #[test]

@@ -23,7 +23,7 @@ mod views;
 
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use checks::{PredicateType, Validator, UNIMPLEMENTED_PREDICATES, UNIMPLEMENTED_VALIDATORS};
-pub use compaction::Compaction;
+pub use compaction::{Compaction, CompactionMode};
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use diagram::{to_dot, to_mermaid};

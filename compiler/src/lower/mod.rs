@@ -7,6 +7,7 @@ mod adversarial;
 mod agents;
 mod api_profiles;
 mod checks;
+mod compaction;
 mod graph;
 mod mcp;
 mod policy;
@@ -273,6 +274,7 @@ pub(crate) fn lower_config(
     termination::lower_failure(config, &mut builder);
     policy::lower_security(config, &mut builder);
     api_profiles::check_api_profiles(config, &mut builder);
+    compaction::check_compaction(config, &mut builder);
     checks::check_names(config, &mut builder);
 
     let lowered = match kind {

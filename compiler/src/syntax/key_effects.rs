@@ -38,7 +38,7 @@ pub enum Shape {
     Named,
 }
 
-const COMPACTION: &str = "fuseraft compacts only as upstream's `llm` mode does (a model call writes the summary) and does not read this key";
+const COMPACTION: &str = "fuseraft's summaries hold no reasoning excerpts, symbol graph, exploration history or custom template, so it does not read this key";
 const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
@@ -201,16 +201,16 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Compaction", "TriggerTurnCount", Acts),
     ("Compaction", "KeepRecentTurns", Acts),
     ("Compaction", "Model", Acts),
-    ("Compaction", "Mode", Inert(COMPACTION)),
-    ("Compaction", "TokenBudget", Inert(COMPACTION)),
+    ("Compaction", "Mode", Acts),
+    ("Compaction", "TokenBudget", Acts),
     ("Compaction", "IncludeReasoning", Inert(COMPACTION)),
     ("Compaction", "IncludeSymbolGraph", Inert(COMPACTION)),
     ("Compaction", "IncludeExploration", Inert(COMPACTION)),
     ("Compaction", "PinLastRoutingSignal", Acts),
     ("Compaction", "SummaryTemplate", Inert(COMPACTION)),
     ("Compaction", "MaxCharsPerHistoryMessage", Acts),
-    ("Compaction", "AntiThrashMinSavingsRatio", Inert(COMPACTION)),
-    ("Compaction", "AntiThrashWindow", Inert(COMPACTION)),
+    ("Compaction", "AntiThrashMinSavingsRatio", Acts),
+    ("Compaction", "AntiThrashWindow", Acts),
     ("ContextBudget", "WarnAt", Inert(CONTEXT_BUDGET)),
     ("ContextBudget", "CutoverAt", Inert(CONTEXT_BUDGET)),
     ("ContextBudget", "MaxSingleTurnInputTokens", Inert(CONTEXT_BUDGET)),

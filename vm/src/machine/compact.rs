@@ -1,15 +1,24 @@
 //! Compaction (`Compaction` section, issue 15): once the messages a request would carry
-//! hold `TriggerTurnCount` assistant turns, the older ones are summarised by a model call
-//! and the summary stands in for them in every later request. The history itself keeps
-//! every message: routing, validators and the session file never read the summary.
+//! hold `TriggerTurnCount` assistant turns, or the next request would fill most of its
+//! model's context window, the older ones are replaced by a summary in every later
+//! request: written by a model call (`llm`), rebuilt from the run's state and change log
+//! with no model call (`lossless`, `lossless.rs`), both (`hybrid`), listed as the
+//! operations the compacted turns' tool calls made (`intent`), or none at all, the oldest
+//! messages simply left out until `TokenBudget` holds (`window`). The history itself
+//! keeps every message: routing, validators and the session file never read the summary.
 
-use fuseraft_compiler::ir::Compaction;
+use fuseraft_compiler::ir::{Compaction, CompactionMode};
 use serde_json::{json, Value as Json};
 
-use super::{context, Machine, Phase};
+use super::{context, lossless, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
 use crate::event::Outcome;
+use crate::history::Usage;
 use crate::history::{Message, Role};
+
+/// A compaction runs before a request estimated above this share of its model's context
+/// window (or of the agent's `ContextCapFraction` of it, when smaller).
+pub const WINDOW_TRIGGER_FRACTION: f64 = 0.8;
 
 /// The replay queue (and the `agent` of the [`ModelCall`]) of a compaction's model call.
 pub const COMPACTION_AGENT: &str = "compaction";
@@ -24,6 +33,36 @@ pub struct Compacted {
     pub count: u32,
     /// The turn index of the newest message the summary covers.
     pub turn: u32,
+    /// The share of a request's messages each of the latest compactions saved, in basis
+    /// points (1/10000), newest last (`AntiThrashWindow` of them at most).
+    pub savings: Vec<u32>,
+}
+
+/// Why a compaction runs (the `reason` of its event, upstream's names).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Trigger {
+    /// `TriggerTurnCount` assistant turns, or `TokenBudget` in `window` mode.
+    WindowSize,
+    /// The next request would fill most of its model's context window.
+    ContextExceeded,
+}
+
+impl Trigger {
+    fn as_str(self) -> &'static str {
+        match self {
+            Trigger::WindowSize => "window_size",
+            Trigger::ContextExceeded => "context_exceeded",
+        }
+    }
+}
+
+/// A compaction under way: where it ends and why it runs.
+#[derive(Clone, Debug)]
+pub(super) struct Pending {
+    pub through: usize,
+    pub trigger: Trigger,
+    /// `hybrid`: the reconstruction the model's summary follows.
+    pub reconstruction: Option<String>,
 }
 
 impl Compacted {
@@ -40,6 +79,7 @@ impl Compacted {
             },
             "Through": self.through,
             "Count": self.count,
+            "RecentSavings": self.savings,
         })
     }
 
@@ -68,15 +108,29 @@ impl Compacted {
                 .pointer("/Summary/TurnIndex")
                 .and_then(Json::as_u64)
                 .unwrap_or(0) as u32,
+            savings: value
+                .get("RecentSavings")
+                .and_then(Json::as_array)
+                .map(|ratios| {
+                    let points = ratios.iter().filter_map(Json::as_u64);
+                    points
+                        .map(|points| points.min(10_000) as u32)
+                        .take(1000)
+                        .collect()
+                })
+                .unwrap_or_default(),
         }))
     }
 
-    /// The message that stands in for the compacted history in a request.
-    pub(super) fn message(&self) -> String {
-        format!(
-            "[fuseraft: summary of the conversation through turn {}, which replaces the earlier messages]\n{}",
-            self.turn, self.summary
-        )
+    /// The message that stands in for the compacted history in a request; none after a
+    /// `window` compaction that had no routing signal to pin.
+    pub(super) fn message(&self) -> Option<String> {
+        (!self.summary.is_empty()).then(|| {
+            format!(
+                "[fuseraft: summary of the conversation through turn {}, which replaces the earlier messages]\n{}",
+                self.turn, self.summary
+            )
+        })
     }
 }
 
@@ -96,32 +150,111 @@ impl Machine<'_> {
             .map_or(1, |compacted| compacted.through)
     }
 
-    /// Where a compaction due now would end (`through`): the requests' assistant turns have
-    /// reached the trigger and more than the kept messages lie past the last compaction.
-    fn compaction_due(&self, policy: &Compaction) -> Option<usize> {
-        let start = self.first_verbatim().min(self.run.history.len());
-        let tail = &self.run.history[start..];
-        let turns = tail
+    /// Where a compaction due now would end (`through`), and why: in `window` mode, the
+    /// verbatim history is over `TokenBudget` (the end is the first message from which it
+    /// fits); otherwise the requests' assistant turns have reached the trigger (unless the
+    /// anti-thrash guard holds), or the request `agent` is about to make would fill most of
+    /// its model's window, and more than the kept messages lie past the last compaction.
+    fn compaction_due(&self, policy: &Compaction, agent: Option<&str>) -> Option<(usize, Trigger)> {
+        let len = self.run.history.len();
+        let start = self.first_verbatim().min(len);
+        if policy.mode == CompactionMode::Window {
+            let tokens = |message: &Message| message.content.chars().count() as u64 / 4;
+            let mut total: u64 = self.run.history[start..].iter().map(tokens).sum();
+            if total <= policy.token_budget {
+                return None;
+            }
+            let mut through = start;
+            while total > policy.token_budget && through + 1 < len {
+                total -= tokens(&self.run.history[through]);
+                through += 1;
+            }
+            return (through > start).then_some((through, Trigger::WindowSize));
+        }
+        let through = len.saturating_sub(policy.keep_recent as usize);
+        if through <= start {
+            return None;
+        }
+        let turns = self.run.history[start..]
             .iter()
             .filter(|message| message.role == Role::Assistant)
             .count();
-        if turns < policy.trigger_turn_count as usize {
-            return None;
+        if turns >= policy.trigger_turn_count as usize && !self.thrashing(policy) {
+            return Some((through, Trigger::WindowSize));
         }
-        let through = self
-            .run
-            .history
-            .len()
-            .saturating_sub(policy.keep_recent as usize);
-        (through > start).then_some(through)
+        let limit = self.window_limit(agent?)?;
+        let estimate = estimate_tokens(&self.model_call(agent?));
+        (estimate > limit).then_some((through, Trigger::ContextExceeded))
     }
 
-    /// A compaction's model call, when one is due before the next turn.
+    /// The estimated tokens above which `agent`'s next request triggers a compaction: a
+    /// share of its model's context window (its `MaxContextTokens`, else the table's).
+    fn window_limit(&self, agent: &str) -> Option<u64> {
+        let agent = self.program.agent(self.program.agent_named(agent)?);
+        let model = agent.model.as_ref()?;
+        let window = crate::providers::context_window(&model.id, model.context_window)?;
+        Some((window as f64 * WINDOW_TRIGGER_FRACTION) as u64)
+    }
+
+    /// `AntiThrashWindow` compactions in a row each saved less than
+    /// `AntiThrashMinSavingsRatio` of the request's messages (upstream's guard).
+    fn thrashing(&self, policy: &Compaction) -> bool {
+        let window = policy.anti_thrash_window as usize;
+        if window == 0 || policy.anti_thrash_min_savings <= 0.0 {
+            return false;
+        }
+        let savings = self
+            .run
+            .compaction
+            .as_ref()
+            .map_or(&[][..], |compacted| &compacted.savings[..]);
+        let min = (policy.anti_thrash_min_savings * 10_000.0) as u32;
+        savings.len() >= window
+            && savings[savings.len() - window..]
+                .iter()
+                .all(|ratio| *ratio < min)
+    }
+
+    /// A compaction's request, when one is due before the next turn: the summariser's
+    /// model call (`llm`), or the change log read (`lossless`, `hybrid`). A `window`
+    /// compaction needs none: it is done here and `None` returned.
     pub(super) fn start_compaction(&mut self, agent: Option<&str>) -> Option<Request> {
         let policy = self.program.compaction()?;
-        let through = self.compaction_due(&policy)?;
-        // `Compaction.Model`, else the model of the agent about to run, else (a fork or a
-        // select state) the first agent's that names one.
+        let (through, trigger) = self.compaction_due(&policy, agent)?;
+        let pending = Pending {
+            through,
+            trigger,
+            reconstruction: None,
+        };
+        match policy.mode {
+            CompactionMode::Window => {
+                self.install(&policy, pending, String::new(), Usage::default());
+                None
+            }
+            CompactionMode::Intent => {
+                let summary = self.operations(pending.through);
+                self.install(&policy, pending, summary, Usage::default());
+                None
+            }
+            CompactionMode::Lossless | CompactionMode::Hybrid => {
+                self.phase = Phase::Reconstruction(pending);
+                Some(Request::Context {
+                    sources: vec![lossless::change_log_source()],
+                    session_id: self.run.session_id.clone(),
+                })
+            }
+            CompactionMode::Llm => Some(self.summariser_call(&policy, agent, pending)),
+        }
+    }
+
+    /// The summarising model call: `Compaction.Model`, else the model of the agent about to
+    /// run, else (a fork or a select state) the first agent's that names one.
+    fn summariser_call(
+        &mut self,
+        policy: &Compaction,
+        agent: Option<&str>,
+        pending: Pending,
+    ) -> Request {
         let model = policy
             .model
             .clone()
@@ -138,16 +271,40 @@ impl Machine<'_> {
         let messages = if self.options.skip_prompts {
             Vec::new()
         } else {
-            self.summariser_messages(&policy, through)
+            self.summariser_messages(policy, pending.through)
         };
-        self.phase = Phase::Compaction { through };
-        Some(Request::Model(ModelCall {
+        self.phase = Phase::Compaction(pending);
+        Request::Model(ModelCall {
             agent: COMPACTION_AGENT.to_string(),
             model: model.map(Box::new),
             messages,
             tools: Vec::new(),
             turn: self.run.turn,
-        }))
+        })
+    }
+
+    /// The agent about to run, if the next state has one.
+    fn next_agent(&self) -> Option<String> {
+        self.stand_in.clone().or_else(|| {
+            let state = self.program.state(self.run.state);
+            state.agent.map(|id| self.program.agent(id).name.clone())
+        })
+    }
+
+    /// The driver read the change log for a `lossless` or `hybrid` compaction.
+    pub(super) fn on_reconstruction(&mut self, mut pending: Pending, change_log: Vec<String>) {
+        let Some(policy) = self.program.compaction() else {
+            return;
+        };
+        let text = self.reconstruction(pending.through, &change_log);
+        if policy.mode == CompactionMode::Hybrid {
+            pending.reconstruction = Some(text);
+            let agent = self.next_agent();
+            let request = self.summariser_call(&policy, agent.as_deref(), pending);
+            self.pending = Some(request);
+            return;
+        }
+        self.install(&policy, pending, text, Usage::default());
     }
 
     /// The summariser's request: the task, the summary in force, and the messages to fold in.
@@ -177,11 +334,25 @@ impl Machine<'_> {
         ]
     }
 
-    /// The summariser answered: the summary stands in for `history[1..through]` from now on.
-    pub(super) fn on_compaction(&mut self, through: usize, reply: Result<ModelReply, String>) {
-        let reply = match reply {
-            Ok(reply) => reply,
-            Err(error) => {
+    /// The summariser answered: the summary stands in for `history[1..through]` from now
+    /// on. In `hybrid` mode it follows the reconstruction, which stands alone when the
+    /// model call failed (upstream).
+    pub(super) fn on_compaction(&mut self, pending: Pending, reply: Result<ModelReply, String>) {
+        let Some(policy) = self.program.compaction() else {
+            return;
+        };
+        let reply = match (reply, pending.reconstruction.clone()) {
+            (Ok(reply), _) => reply,
+            (Err(error), Some(reconstruction)) => {
+                self.emit(
+                    None,
+                    "compaction_failed",
+                    json!({"error": error, "fallback": "lossless"}),
+                );
+                self.install(&policy, pending, reconstruction, Usage::default());
+                return;
+            }
+            (Err(error), None) => {
                 self.emit(None, "compaction_failed", json!({"error": error}));
                 self.finish(Outcome::Error, Some(format!("compaction failed: {error}")));
                 return;
@@ -190,46 +361,106 @@ impl Machine<'_> {
         if !self.add_usage(reply.usage, crate::history::Spend::of(reply.cost)) {
             return;
         }
-        let policy = self.program.compaction();
-        let start = self.first_verbatim();
-        let through = through.min(self.run.history.len());
         let mut summary = reply.text.trim().to_string();
         if summary.is_empty() {
             summary = "(the summariser returned no text)".to_string();
         }
-        if policy.is_some_and(|policy| policy.pin_last_routing_signal) {
+        if let Some(reconstruction) = &pending.reconstruction {
+            summary = format!("{reconstruction}\n\n---\n\n{summary}");
+        }
+        self.install(&policy, pending, summary, reply.usage);
+    }
+
+    /// The summary (with the lost routing signal pinned) stands in for
+    /// `history[1..through]` in requests from now on.
+    fn install(
+        &mut self,
+        policy: &Compaction,
+        pending: Pending,
+        mut summary: String,
+        usage: Usage,
+    ) {
+        let start = self.first_verbatim();
+        let len = self.run.history.len();
+        let through = pending.through.min(len);
+        if policy.pin_last_routing_signal {
             if let Some(pin) = lost_signal(&self.run.history, through) {
-                summary.push_str(&pin);
+                let pin = if summary.is_empty() {
+                    pin.trim_start()
+                } else {
+                    &pin
+                };
+                summary.push_str(pin);
             }
         }
         let turn = self.run.history[..through]
             .last()
             .map_or(0, |message| message.turn);
-        let count = self
-            .run
-            .compaction
+        let previous = self.run.compaction.take();
+        let had_summary = previous
             .as_ref()
-            .map_or(1, |compacted| compacted.count.saturating_add(1));
-        self.emit(
-            None,
-            "compaction",
-            json!({
-                "reason": "window_size",
-                "turns_compacted": through.saturating_sub(start),
-                "turns_retained": self.run.history.len() - through,
-                "through_turn": turn,
-                "summary_chars": summary.chars().count(),
-                "input_tokens": reply.usage.input_tokens,
-                "output_tokens": reply.usage.output_tokens,
-            }),
-        );
+            .is_some_and(|compacted| !compacted.summary.is_empty());
+        // Upstream's measure: the messages folded into one summary, over the request's.
+        let shown = (len - start + usize::from(had_summary)) as f64;
+        let folded = (through - start + usize::from(had_summary)) as f64;
+        let mut savings = previous
+            .as_ref()
+            .map_or_else(Vec::new, |compacted| compacted.savings.clone());
+        savings.push(((folded - 1.0) / shown * 10_000.0).clamp(0.0, 10_000.0) as u32);
+        let keep = (policy.anti_thrash_window as usize).max(1);
+        savings.drain(..savings.len().saturating_sub(keep));
+        let count = previous.map_or(1, |compacted| compacted.count.saturating_add(1));
+        let mut payload = json!({
+            "mode": policy.mode.as_str(),
+            "reason": pending.trigger.as_str(),
+            "turns_compacted": through.saturating_sub(start),
+            "turns_retained": len - through,
+            "through_turn": turn,
+            "summary_chars": summary.chars().count(),
+        });
+        if matches!(policy.mode, CompactionMode::Llm | CompactionMode::Hybrid) {
+            payload["input_tokens"] = json!(usage.input_tokens);
+            payload["output_tokens"] = json!(usage.output_tokens);
+        }
+        self.emit(None, "compaction", payload);
         self.run.compaction = Some(Compacted {
             summary,
             through,
             count,
             turn,
+            savings,
         });
     }
+}
+
+/// A request's size in tokens as the providers count it when they fit a request to a
+/// window: its bytes (texts, tool calls, tool schemas, a little framing per message) over
+/// [`crate::providers::BYTES_PER_TOKEN`].
+pub(super) fn estimate_tokens(call: &ModelCall) -> u64 {
+    const FRAME: usize = 16;
+    let messages: usize = call
+        .messages
+        .iter()
+        .map(|message| {
+            let calls: usize = message
+                .tool_calls
+                .iter()
+                .map(|call| call.id.len() + call.name.len() + call.args.to_string().len() + FRAME)
+                .sum();
+            message.content.len()
+                + calls
+                + message.tool_call_id.as_ref().map_or(0, String::len)
+                + FRAME
+        })
+        .sum();
+    let tools: usize = call
+        .tools
+        .iter()
+        .map(|tool| {
+            tool.name.len() + tool.description.len() + tool.parameters.to_string().len() + FRAME
+        })
+        .sum();
+    ((messages + tools) as u64).div_ceil(crate::providers::BYTES_PER_TOKEN)
 }
 
 /// `PinLastRoutingSignal`: the newest `handoff` keyword, when it lies in the compacted part

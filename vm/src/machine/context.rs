@@ -307,8 +307,13 @@ impl Machine<'_> {
         history: &'h [Message],
     ) -> impl Iterator<Item = std::borrow::Cow<'h, Message>> + 'h {
         let skip = self.first_verbatim().clamp(1, history.len().max(1));
-        let summary = self.run.compaction.as_ref().map(|compacted| {
-            std::borrow::Cow::Owned(Message::user("system", compacted.message(), compacted.turn))
+        let summary = self.run.compaction.as_ref().and_then(|compacted| {
+            let text = compacted.message()?;
+            Some(std::borrow::Cow::Owned(Message::user(
+                "system",
+                text,
+                compacted.turn,
+            )))
         });
         let (head, rest) = history.split_at(1.min(history.len()));
         let tail = rest.get(skip - 1..).unwrap_or_default();

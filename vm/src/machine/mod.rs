@@ -16,6 +16,7 @@ mod context;
 mod escalate;
 mod failure;
 mod guide;
+mod lossless;
 mod magentic;
 mod merge;
 mod nomatch;
@@ -135,9 +136,9 @@ enum Phase {
     },
     /// A compaction's summarising model call is out; the summary will replace
     /// `history[1..through]` in requests.
-    Compaction {
-        through: usize,
-    },
+    Compaction(compact::Pending),
+    /// A `lossless` or `hybrid` compaction's change-log read is out.
+    Reconstruction(compact::Pending),
     /// The operator was asked about a failure (`EscalateToHuman`).
     Escalation(Box<escalate::Escalation>),
     /// `file:` context sources of an exit are being read.
@@ -496,8 +497,11 @@ impl<'p> Machine<'p> {
                 self.on_delegated(turn, calls, usage, spend)
             }
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
-            (Phase::Compaction { through }, Response::Model(reply)) => {
-                self.on_compaction(through, reply)
+            (Phase::Compaction(pending), Response::Model(reply)) => {
+                self.on_compaction(pending, reply)
+            }
+            (Phase::Reconstruction(pending), Response::Context(blocks)) => {
+                self.on_reconstruction(pending, blocks)
             }
             (Phase::Magentic(step), Response::Model(reply)) => self.on_magentic(step, reply),
             (Phase::PlanReview, Response::Approve(approved)) => self.on_plan_review(approved, None),

@@ -2,7 +2,7 @@
 //!
 //! ## What it does
 //! Finds keys that fuseraft reads for compatibility with upstream fuseraft-cli but that have
-//! no effect at run time (`Compaction.Mode`, `Memory`, `Verifier`, an agent's `TrustScore` or
+//! no effect at run time (`Compaction.SummaryTemplate`, `Memory`, `Verifier`, an agent's `TrustScore` or
 //! `KnowledgeWeight`, `Security.ShellPolicy`, ...), each with the reason; and plugins of
 //! upstream that fuseraft does not run (listed in `Plugins`, they offer no tool). Every key
 //! fuseraft accepts is classified in one registry (`compiler/src/syntax/key_effects.rs`):
@@ -15,7 +15,7 @@
 //! not read are `FR005`.
 //!
 //! ## Why is this bad?
-//! The author believes the config compacts its history by a token window, caps its concurrency or keeps a
+//! The author believes the config summarises its history with its own template, caps its concurrency or keeps a
 //! memory. The run silently does none of it.
 //!
 //! ## Example
@@ -26,7 +26,7 @@
 //!       Plugins: [Shell, Probe]
 //!       TrustScore: 0.9
 //!   Compaction:
-//!     Mode: window
+//!     SummaryTemplate: "Summarise {{$history}}"
 //! ```
 //! Use instead:
 //! ```yaml
