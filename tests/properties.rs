@@ -278,6 +278,12 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                 any::<bool>(),
                 proptest::collection::vec(any_text(6), 0..2),
                 (any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>()),
+                (
+                    opt((1u32..=1000).prop_map(|per_mille| {
+                        ir::Fraction::new(f64::from(per_mille) / 1000.0).expect("in (0, 1]")
+                    })),
+                    proptest::collection::vec((0..ir::Tool::ALL.len(), any::<u32>()), 0..3),
+                ),
             ),
             opt(any_text(6)),
             loc(sizes),
@@ -295,6 +301,7 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                         text_only,
                         exclude_agents,
                         (max_tail, max_turn_age, max_tool_result_chars, max_replay_chars),
+                        (cap_fraction, overrides),
                     ),
                     pattern,
                     loc,
@@ -316,6 +323,20 @@ fn agent(name: String, sizes: Sizes) -> impl Strategy<Value = Agent> {
                     max_turn_age,
                     max_tool_result_chars,
                     max_replay_chars,
+                    cap_fraction,
+                    // One entry per tool, as the lowering keeps them.
+                    tool_result_overrides: overrides
+                        .into_iter()
+                        .map(|(tool, chars)| (ir::Tool::ALL[tool], chars))
+                        .fold(
+                            Vec::new(),
+                            |mut kept: Vec<(ir::Tool, u32)>, (tool, chars)| {
+                                if !kept.iter().any(|(known, _)| *known == tool) {
+                                    kept.push((tool, chars));
+                                }
+                                kept
+                            },
+                        ),
                 };
                 agent.pattern = pattern;
                 agent.loc = loc;

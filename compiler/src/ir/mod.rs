@@ -10,6 +10,7 @@ mod compaction;
 mod cond;
 mod conditions;
 mod diagram;
+mod fraction;
 pub mod list_prices;
 mod matching;
 mod mcp;
@@ -27,6 +28,7 @@ pub use compaction::{Compaction, CompactionMode};
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use diagram::{to_dot, to_mermaid};
+pub use fraction::Fraction;
 pub use matching::is_punctuation;
 pub use mcp::{
     McpServer, McpServerId, McpToolRef, McpTransport, ToolRef, MAX_TOOL_NAME, MCP_SEPARATOR,
@@ -289,6 +291,13 @@ pub struct Context {
     /// `ContextWindow.MaxReplayChars`: the replayed history's total characters, oldest
     /// out first, the task always kept (0 = no cap).
     pub max_replay_chars: u32,
+    /// `ContextWindow.ContextCapFraction`: a request is capped at this share of its
+    /// model's context window, and warned about past this share of `MaxTailMessages`
+    /// (`None` = off).
+    pub cap_fraction: Option<Fraction>,
+    /// `ContextWindow.ToolResultCharOverrides`: per tool, the characters a tool result is
+    /// cut to in place of `max_tool_result_chars`.
+    pub tool_result_overrides: Vec<(Tool, u32)>,
 }
 
 impl Default for Context {
@@ -302,6 +311,8 @@ impl Default for Context {
             max_turn_age: 0,
             max_tool_result_chars: 0,
             max_replay_chars: 0,
+            cap_fraction: None,
+            tool_result_overrides: Vec::new(),
         }
     }
 }

@@ -22,6 +22,7 @@ use super::{
     SelectStyle, SelectionKind, State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond,
     TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
+use super::{Fraction, Tool};
 use crate::ir::Cond;
 
 #[derive(Parser)]
@@ -262,6 +263,8 @@ fn describe(rule: Rule) -> &'static str {
         Rule::ctx_turn_age => "`turn_age`",
         Rule::ctx_tool_chars => "`tool_result_chars`",
         Rule::ctx_replay_chars => "`replay_chars`",
+        Rule::ctx_tool_override => "`tool_result_chars_for`",
+        Rule::ctx_cap_fraction => "`cap_fraction`",
         Rule::ctx_sources => "`sources`",
         Rule::source_list => "a list of context sources `[...]`",
         Rule::source => "a context source",
@@ -1529,6 +1532,8 @@ fn context(line: &Pair<'_>) -> Result<Context> {
     let mut turn_age = None;
     let mut tool_chars = None;
     let mut replay_chars = None;
+    let mut cap_fraction = None;
+    let mut overrides: Vec<(Tool, u32)> = Vec::new();
     let mut list = None;
     for part in line.clone().into_inner() {
         match part.as_rule() {
@@ -1550,6 +1555,35 @@ fn context(line: &Pair<'_>) -> Result<Context> {
                 "replay_chars",
             )?,
             Rule::ctx_sources => set_once(&mut list, sources(first(&part)?)?, &part, "sources")?,
+            Rule::ctx_cap_fraction => {
+                let value = decimal(&first(&part)?)?;
+                let fraction = Fraction::new(value).ok_or_else(|| {
+                    error_at(&part, "`cap_fraction` must be above 0 and at most 1")
+                })?;
+                set_once(&mut cap_fraction, fraction, &part, "cap_fraction")?;
+            }
+            Rule::ctx_tool_override => {
+                let mut inner = part.clone().into_inner();
+                let (Some(tool), Some(chars)) = (inner.next(), inner.next()) else {
+                    return Err(error_at(
+                        &part,
+                        "`tool_result_chars_for` needs a tool and a count",
+                    ));
+                };
+                let written = name(&tool)?;
+                let tool = Tool::ALL
+                    .iter()
+                    .copied()
+                    .find(|known| known.name() == written)
+                    .ok_or_else(|| error_at(&part, format!("no tool is named `{written}`")))?;
+                if overrides.iter().any(|(known, _)| *known == tool) {
+                    return Err(error_at(
+                        &part,
+                        format!("the tool `{written}` has two `tool_result_chars_for`"),
+                    ));
+                }
+                overrides.push((tool, int(&chars)?));
+            }
             _ => {}
         }
     }
@@ -1562,6 +1596,8 @@ fn context(line: &Pair<'_>) -> Result<Context> {
         max_turn_age: turn_age.unwrap_or(0),
         max_tool_result_chars: tool_chars.unwrap_or(0),
         max_replay_chars: replay_chars.unwrap_or(0),
+        cap_fraction,
+        tool_result_overrides: overrides,
     })
 }
 

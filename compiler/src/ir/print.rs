@@ -737,6 +737,12 @@ fn context(context: &Context) -> String {
     if context.max_replay_chars != 0 {
         let _ = write!(text, " replay_chars {}", context.max_replay_chars);
     }
+    for (tool, chars) in &context.tool_result_overrides {
+        let _ = write!(text, " tool_result_chars_for {} {chars}", tool.name());
+    }
+    if let Some(fraction) = context.cap_fraction {
+        let _ = write!(text, " cap_fraction {fraction}");
+    }
     if !context.sources.is_empty() {
         let _ = write!(text, " sources {}", source_list(&context.sources));
     }
@@ -1065,6 +1071,8 @@ pub(super) mod samples {
             max_turn_age: 3,
             max_tool_result_chars: 400,
             max_replay_chars: 9000,
+            cap_fraction: crate::ir::Fraction::new(0.75),
+            tool_result_overrides: vec![(crate::ir::Tool::ShellRun, 120)],
         };
         alpha.pattern = Some("react".into());
         alpha.loc = in_file2(3, 1);

@@ -88,6 +88,8 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
         let capabilities = super::policy::lower_capabilities(&decl.capabilities, builder);
         let sub_agent = super::sub_agent::lower_sub_agent(config, decl, builder);
         super::mcp::check_plugins(config, &name.value, &decl.plugins, builder);
+        let cap_fraction = super::context_window::cap_fraction(&name.value, decl, builder);
+        let tool_result_overrides = super::context_window::tool_result_overrides(decl, builder);
         let loc = builder.loc(decl.span);
         builder.program.agents.push(Agent {
             name: name.value.clone(),
@@ -118,6 +120,8 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 max_turn_age: window_number(&decl.max_turn_age),
                 max_tool_result_chars: window_number(&decl.max_tool_result_chars),
                 max_replay_chars: window_number(&decl.max_replay_chars),
+                cap_fraction,
+                tool_result_overrides,
             },
             pattern: None,
             sub_agent,

@@ -8,6 +8,7 @@ mod agents;
 mod api_profiles;
 mod checks;
 mod compaction;
+mod context_window;
 mod graph;
 mod mcp;
 mod policy;

@@ -321,6 +321,10 @@ pub struct AgentDecl {
     pub max_turn_age: Option<Spanned<u64>>,
     pub max_tool_result_chars: Option<Spanned<u64>>,
     pub max_replay_chars: Option<Spanned<u64>>,
+    /// `ContextWindow.ContextCapFraction`, as written (checked by the lowering).
+    pub context_cap_fraction: Option<Spanned<String>>,
+    /// `ContextWindow.ToolResultCharOverrides: { tool: chars }`.
+    pub tool_result_overrides: Vec<(Spanned<String>, Spanned<u64>)>,
     pub context: Vec<ContextSourceDecl>,
     /// `Capabilities: { Plugin: [tags] }`.
     pub capabilities: Vec<(Spanned<String>, Vec<Spanned<String>>)>,
@@ -606,6 +610,44 @@ pub fn read_model(node: &Node, diags: &mut Vec<Diagnostic>) -> ModelDecl {
     }
 }
 
+/// `ToolResultCharOverrides`: a mapping of tool names to whole numbers of characters.
+fn read_char_overrides(
+    node: Option<&Node>,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(Spanned<String>, Spanned<u64>)> {
+    let Some(node) = node else {
+        return Vec::new();
+    };
+    let NodeKind::Map(pairs) = &node.kind else {
+        if !matches!(node.kind, NodeKind::Null) {
+            diags.push(crate::syntax::fields::wrong_type(
+                node,
+                "a mapping of tool names to characters",
+                "ToolResultCharOverrides",
+            ));
+        }
+        return Vec::new();
+    };
+    let mut overrides = Vec::new();
+    for (tool, chars) in pairs {
+        let name = Spanned::new(tool.as_str().unwrap_or_default().to_string(), tool.span);
+        match chars.as_str().map(|text| text.trim().parse::<u64>()) {
+            Some(Ok(count)) => overrides.push((name, Spanned::new(count, chars.span))),
+            _ => diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!(
+                        "the `ToolResultCharOverrides` entry of `{}` must be a whole number of characters",
+                        name.value
+                    ),
+                )
+                .with_label(chars.span, "not a whole number"),
+            ),
+        }
+    }
+    overrides
+}
+
 fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
     let fields = Fields::new(node, "an agent", AGENT_KEYS, diags);
     let mut agent = AgentDecl {
@@ -631,6 +673,9 @@ fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
         agent.max_turn_age = window.uint("MaxTurnAge", diags);
         agent.max_tool_result_chars = window.uint("MaxToolResultChars", diags);
         agent.max_replay_chars = window.uint("MaxReplayChars", diags);
+        agent.context_cap_fraction = window.number_text("ContextCapFraction", diags);
+        agent.tool_result_overrides =
+            read_char_overrides(window.get("ToolResultCharOverrides"), diags);
     }
     agent.context = read_context_sources(fields.list("Context", diags), diags);
     if let Some(capabilities) = fields.get("Capabilities") {
@@ -782,6 +827,12 @@ fn read_agent_with_file(
     }
     if inline.max_replay_chars.is_some() {
         merged.max_replay_chars = inline.max_replay_chars;
+    }
+    if inline.context_cap_fraction.is_some() {
+        merged.context_cap_fraction = inline.context_cap_fraction;
+    }
+    if !inline.tool_result_overrides.is_empty() {
+        merged.tool_result_overrides = inline.tool_result_overrides;
     }
     if !inline.context.is_empty() {
         merged.context = inline.context;

@@ -43,7 +43,6 @@ const CONTEXT_BUDGET: &str =
     "fuseraft does not implement token-budget warnings or cutover yet (`MaxTotalTokens` and `Termination.MaxTokens` bound a run)";
 const BROWNFIELD: &str = "fuseraft does not implement brownfield discovery yet";
 const IN_TURN: &str = "fuseraft does not implement per-turn tool limits yet";
-const WINDOW: &str = "fuseraft does not implement this history trimming yet (`TextOnly`, `ExcludeAgents`, `MaxTailMessages`, `MaxTurnAge`, `MaxToolResultChars` and `MaxReplayChars` act)";
 const CONCURRENCY: &str = "fuseraft runs a fan-out's branches without a concurrency cap";
 const CHECKPOINT: &str =
     "fuseraft checkpoints every run in its own session store (`fuseraft exec --session`)";
@@ -132,11 +131,11 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("ContextWindow", "TextOnly", Acts),
     ("ContextWindow", "ExcludeAgents", Acts),
     ("ContextWindow", "MaxTailMessages", Acts),
-    ("ContextWindow", "ContextCapFraction", Inert(WINDOW)),
+    ("ContextWindow", "ContextCapFraction", Acts),
     ("ContextWindow", "MaxTurnAge", Acts),
     ("ContextWindow", "MaxToolResultChars", Acts),
     ("ContextWindow", "MaxReplayChars", Acts),
-    ("ContextWindow", "ToolResultCharOverrides", Inert(WINDOW)),
+    ("ContextWindow", "ToolResultCharOverrides", Acts),
     ("ContextSource", "Source", Acts),
     ("ContextSource", "MaxChars", Acts),
     ("ContextSource", "Label", Acts),

@@ -52,8 +52,8 @@ pub struct Branch {
 }
 
 impl Branch {
-    /// This branch, feeding tool results back cut to `cap` characters (0 = whole).
-    pub(super) fn with_tool_result_cap(mut self, cap: usize) -> Branch {
+    /// This branch, feeding tool results back cut as `cap` says.
+    pub(super) fn with_tool_result_cap(mut self, cap: super::window::ResultCaps) -> Branch {
         self.turn.tool_result_cap = cap;
         self
     }

@@ -152,11 +152,13 @@ fn fixed_prompt(
 }
 
 impl Machine<'_> {
-    /// `agent_name`'s `ContextWindow.MaxToolResultChars` (0 = whole tool results).
-    pub(super) fn tool_result_cap(&self, agent_name: &str) -> usize {
-        self.program.agent_named(agent_name).map_or(0, |id| {
-            self.program.agent(id).context.max_tool_result_chars as usize
-        })
+    /// `agent_name`'s `ContextWindow.MaxToolResultChars` and `ToolResultCharOverrides`.
+    pub(super) fn tool_result_cap(&self, agent_name: &str) -> window::ResultCaps {
+        self.program
+            .agent_named(agent_name)
+            .map_or_else(window::ResultCaps::default, |id| {
+                window::ResultCaps::of(&self.program.agent(id).context)
+            })
     }
 
     /// The model call for `agent` running in the current state.

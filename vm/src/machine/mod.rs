@@ -647,7 +647,8 @@ impl<'p> Machine<'p> {
 
     /// Asks the model for `agent`'s turn.
     fn start_model(&mut self, agent: String) -> Request {
-        let call = self.model_call(&agent);
+        let mut call = self.model_call(&agent);
+        self.cap_context(&agent, &mut call);
         let cap = self.tool_result_cap(&agent);
         let turn = Turn::new(agent, call.clone()).with_tool_result_cap(cap);
         self.phase = Phase::Model(turn);

@@ -18,8 +18,8 @@ pub(super) struct Turn {
     pub(super) text: String,
     pub(super) tool_calls: Vec<ToolCall>,
     pub(super) usage: Usage,
-    /// The agent's `ContextWindow.MaxToolResultChars` (0 = whole results).
-    pub(super) tool_result_cap: usize,
+    /// The agent's `ContextWindow.MaxToolResultChars` and `ToolResultCharOverrides`.
+    pub(super) tool_result_cap: super::window::ResultCaps,
 }
 
 /// What follows a reply: the turn is complete, tools are to run, or the model is asked
@@ -42,12 +42,12 @@ impl Turn {
             text: String::new(),
             tool_calls: Vec::new(),
             usage: Usage::default(),
-            tool_result_cap: 0,
+            tool_result_cap: super::window::ResultCaps::default(),
         }
     }
 
-    /// This turn, feeding tool results back cut to `cap` characters (0 = whole).
-    pub(super) fn with_tool_result_cap(self, cap: usize) -> Turn {
+    /// This turn, feeding tool results back cut as `cap` says.
+    pub(super) fn with_tool_result_cap(self, cap: super::window::ResultCaps) -> Turn {
         Turn {
             tool_result_cap: cap,
             ..self
@@ -57,7 +57,7 @@ impl Turn {
     /// A tool result as this turn's next request carries it.
     fn result_message(&self, call: &ToolCall) -> crate::effect::ChatMessage {
         let mut message = context::tool_message(call);
-        message.content = super::window::cut_tool_result(message.content, self.tool_result_cap);
+        message.content = self.tool_result_cap.cut(&call.name, message.content);
         message
     }
 

@@ -1,8 +1,72 @@
 //! An agent's `ContextWindow` limits on what its requests replay of the shared history:
-//! `MaxTurnAge`, `MaxReplayChars` and `MaxToolResultChars`. Only requests are shaped; the
+//! `MaxTurnAge`, `MaxReplayChars`, `MaxToolResultChars` (per tool
+//! `ToolResultCharOverrides`) and `ContextCapFraction`. Only requests are shaped; the
 //! session and routing keep every message.
 
-use crate::effect::ChatMessage;
+use fuseraft_compiler::ir::{Context, Tool};
+
+use crate::effect::{ChatMessage, ChatRole};
+
+/// How tool results are cut before they are fed back: `MaxToolResultChars`, unless
+/// `ToolResultCharOverrides` names the tool (0 = whole).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct ResultCaps {
+    default: usize,
+    overrides: Vec<(Tool, usize)>,
+}
+
+impl ResultCaps {
+    pub(super) fn of(context: &Context) -> ResultCaps {
+        ResultCaps {
+            default: context.max_tool_result_chars as usize,
+            overrides: context
+                .tool_result_overrides
+                .iter()
+                .map(|(tool, chars)| (*tool, *chars as usize))
+                .collect(),
+        }
+    }
+
+    /// The result of a call of `tool_name`, cut to its cap with a marker.
+    pub(super) fn cut(&self, tool_name: &str, result: String) -> String {
+        let tool = Tool::resolve(tool_name);
+        match self
+            .overrides
+            .iter()
+            .find(|(known, _)| Some(*known) == tool)
+        {
+            Some((_, chars)) => cut_to(result, *chars, "ToolResultCharOverrides"),
+            None => cut_to(result, self.default, "MaxToolResultChars"),
+        }
+    }
+}
+
+/// `ContextCapFraction`: leaves the oldest messages after the task out of `messages` until
+/// at least `excess` bytes (as `bytes` counts them) are gone; the last two messages (the
+/// newest reply and what followed it, or the turn's tool loop) are never left out. Returns
+/// how many were left out.
+pub(super) fn cap_request(
+    messages: &mut Vec<ChatMessage>,
+    excess: u64,
+    bytes: impl Fn(&ChatMessage) -> u64,
+) -> usize {
+    let Some(task) = messages
+        .iter()
+        .position(|message| message.role != ChatRole::System)
+    else {
+        return 0;
+    };
+    let first = task + 1;
+    let last = messages.len().saturating_sub(2).max(first);
+    let mut removed = 0;
+    let mut end = first;
+    while removed < excess && end < last {
+        removed += bytes(&messages[end]);
+        end += 1;
+    }
+    messages.drain(first..end);
+    end - first
+}
 
 /// Whether a message of turn `message_turn` is young enough for a request made in
 /// `current_turn` under `MaxTurnAge` `max_age` (0 = every message is).
@@ -31,7 +95,13 @@ pub(super) fn cap_replay_chars(shown: &mut Vec<ChatMessage>, max_chars: usize) {
 
 /// A tool result as a request carries it under `MaxToolResultChars` `max_chars` (0 =
 /// whole): its first `max_chars` characters and a marker saying how many were cut.
-pub(super) fn cut_tool_result(result: String, max_chars: usize) -> String {
+#[cfg(test)]
+fn cut_tool_result(result: String, max_chars: usize) -> String {
+    cut_to(result, max_chars, "MaxToolResultChars")
+}
+
+/// `result`'s first `max_chars` characters and a marker naming `key` (0 = whole).
+fn cut_to(result: String, max_chars: usize, key: &str) -> String {
     if max_chars == 0 || result.len() <= max_chars {
         return result;
     }
@@ -44,7 +114,7 @@ pub(super) fn cut_tool_result(result: String, max_chars: usize) -> String {
         .nth(max_chars)
         .map_or(result.len(), |(offset, _)| offset);
     format!(
-        "{}\n[... {} characters of this tool result cut (`MaxToolResultChars` {max_chars})]",
+        "{}\n[... {} characters of this tool result cut (`{key}` {max_chars})]",
         &result[..end],
         count - max_chars
     )
@@ -103,5 +173,42 @@ mod tests {
         assert!(
             cut.ends_with("[... 20 characters of this tool result cut (`MaxToolResultChars` 10)]")
         );
+    }
+
+    #[test]
+    fn an_override_cuts_its_tool_and_the_default_the_others() {
+        let context = Context {
+            max_tool_result_chars: 10,
+            tool_result_overrides: vec![(Tool::ReadFile, 4), (Tool::ShellRun, 0)],
+            ..Context::default()
+        };
+        let caps = ResultCaps::of(&context);
+        let read = caps.cut("FileSystem-read_file", "abcdefgh".into());
+        assert!(read.starts_with("abcd\n"), "{read}");
+        assert!(read.ends_with("(`ToolResultCharOverrides` 4)]"), "{read}");
+        assert_eq!(caps.cut("shell_run", "x".repeat(50)), "x".repeat(50));
+        let other = caps.cut("grep_file", "y".repeat(50));
+        assert!(other.ends_with("(`MaxToolResultChars` 10)]"), "{other}");
+    }
+
+    #[test]
+    fn the_context_cap_leaves_out_the_oldest_but_never_the_task_or_the_last_two() {
+        let system = ChatMessage {
+            role: ChatRole::System,
+            ..user("instructions")
+        };
+        let mut shown = vec![
+            system.clone(),
+            user("task"),
+            user("aaaa"),
+            user("bbbb"),
+            user("cccc"),
+            user("dddd"),
+        ];
+        let bytes = |message: &ChatMessage| message.content.len() as u64;
+        assert_eq!(cap_request(&mut shown, 5, bytes), 2);
+        assert_eq!(contents(&shown), ["instructions", "task", "cccc", "dddd"]);
+        assert_eq!(cap_request(&mut shown, 1000, bytes), 0, "the last two stay");
+        assert_eq!(contents(&shown), ["instructions", "task", "cccc", "dddd"]);
     }
 }
