@@ -21,6 +21,7 @@ mod magentic;
 mod merge;
 mod nomatch;
 mod notes;
+mod request_cap;
 mod result;
 mod route;
 mod stop;
