@@ -137,6 +137,8 @@ struct Outcome {
     compacted: Vec<Json>,
     requests: Vec<(String, usize, String)>,
     checkpoint: Option<Json>,
+    /// Each checkpoint's turn and compaction count, in order.
+    checkpoints: Vec<(u64, u64)>,
 }
 
 async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
@@ -179,6 +181,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
             _ => {}
         };
     let mut checkpoint = None;
+    let mut checkpoints = Vec::new();
     let mut on_checkpoint = |saved: fuseraft_vm::driver::Checkpoint<'_>| {
         // What a session file stores (written without building the JSON) is that JSON.
         let mut written = Vec::new();
@@ -186,6 +189,10 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
         let state = saved.state();
         let parsed: Json = serde_json::from_slice(&written).expect("valid JSON");
         assert_eq!(parsed, state);
+        let count = state["Machine"]["Compaction"]["Count"]
+            .as_u64()
+            .unwrap_or(0);
+        checkpoints.push((state["Machine"]["Turn"].as_u64().unwrap_or(0), count));
         checkpoint = Some(state);
     };
     let summary = drive(
@@ -203,6 +210,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
         compacted,
         requests: models.requests.into_inner().unwrap(),
         checkpoint,
+        checkpoints,
     }
 }
 
@@ -503,4 +511,31 @@ async fn intent_lists_the_compacted_operations_with_no_model_call() {
     assert!(last.contains("OPERATIONS (chronological)"), "{last}");
     assert!(last.contains("(no tool calls in these turns)"), "{last}");
     assert!(!last.contains("Developer reply #0."));
+}
+
+#[tokio::test]
+async fn every_compaction_is_checkpointed_before_and_after() {
+    let outcome = run(&program_with(Some("lossless.yaml"), None), Some(60)).await;
+    assert!(outcome.compactions >= 2, "{}", outcome.compactions);
+    // Before: the turn that made the compaction due was checkpointed with the old count;
+    // after: a checkpoint at the same turn holds the new one.
+    for count in 1..=outcome.compactions as u64 {
+        let after = outcome
+            .checkpoints
+            .iter()
+            .position(|(_, saved)| *saved == count)
+            .unwrap_or_else(|| {
+                panic!(
+                    "compaction {count} was not checkpointed: {:?}",
+                    outcome.checkpoints
+                )
+            });
+        let (turn, _) = outcome.checkpoints[after];
+        assert_eq!(
+            outcome.checkpoints[after - 1],
+            (turn, count - 1),
+            "{:?}",
+            outcome.checkpoints
+        );
+    }
 }
