@@ -135,6 +135,8 @@ struct Outcome {
     compactions: usize,
     /// Each compaction event's payload.
     compacted: Vec<Json>,
+    /// Each compaction event's turn.
+    compaction_turns: Vec<u32>,
     requests: Vec<(String, usize, String)>,
     checkpoint: Option<Json>,
     /// Each checkpoint's turn and compaction count, in order.
@@ -168,6 +170,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     let mut trace = Vec::new();
     let mut compactions = 0;
     let mut compacted = Vec::new();
+    let mut compaction_turns = Vec::new();
     let mut on_event =
         |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.event_type {
             "turn_start" => trace.push(format!("turn {} {:?}", event.turn, event.agent)),
@@ -177,6 +180,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
             "compaction" => {
                 compactions += 1;
                 compacted.push(event.payload.clone());
+                compaction_turns.push(event.turn);
             }
             _ => {}
         };
@@ -208,6 +212,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
         trace,
         compactions,
         compacted,
+        compaction_turns,
         requests: models.requests.into_inner().unwrap(),
         checkpoint,
         checkpoints,
@@ -537,5 +542,22 @@ async fn every_compaction_is_checkpointed_before_and_after() {
             "{:?}",
             outcome.checkpoints
         );
+    }
+}
+
+#[tokio::test]
+async fn a_kept_tail_larger_than_the_window_does_not_compact_every_turn() {
+    // The 40 kept messages alone are over 80% of the 8000-token window: each compaction
+    // leaves the request too large, and upstream's grace skips the turn right after one.
+    let plain = run(&program_with(None, Some(8000)), Some(60)).await;
+    let tail = run(
+        &program_with(Some("model-window-large-tail.yaml"), Some(8000)),
+        Some(60),
+    )
+    .await;
+    assert_eq!(plain.trace, tail.trace, "the same turns and routes");
+    assert!(tail.compactions >= 3, "{:?}", tail.compaction_turns);
+    for pair in tail.compaction_turns.windows(2) {
+        assert!(pair[1] >= pair[0] + 2, "{:?}", tail.compaction_turns);
     }
 }

@@ -27,6 +27,8 @@ pub struct Compacted {
     pub through: usize,
     /// Compactions so far in the run (each summary folds in the previous one).
     pub count: u32,
+    /// The run's turn when the newest compaction was made.
+    pub made_at: u32,
     /// The turn index of the newest message the summary covers.
     pub turn: u32,
     /// The share of a request's messages each of the latest compactions saved, in basis
@@ -75,6 +77,7 @@ impl Compacted {
             },
             "Through": self.through,
             "Count": self.count,
+            "MadeAtTurn": self.made_at,
             "RecentSavings": self.savings,
         })
     }
@@ -100,6 +103,7 @@ impl Compacted {
             summary: summary.to_string(),
             through,
             count: value.get("Count").and_then(Json::as_u64).unwrap_or(1) as u32,
+            made_at: value.get("MadeAtTurn").and_then(Json::as_u64).unwrap_or(0) as u32,
             turn: value
                 .pointer("/Summary/TurnIndex")
                 .and_then(Json::as_u64)
@@ -177,6 +181,16 @@ impl Machine<'_> {
             .count();
         if turns >= policy.trigger_turn_count as usize && !self.thrashing(policy) {
             return Some((through, Trigger::WindowSize));
+        }
+        // Upstream's grace: not again before the turn right after a compaction, which may
+        // have kept a large tail (fitting guards that turn's request).
+        let just_compacted = self
+            .run
+            .compaction
+            .as_ref()
+            .is_some_and(|compacted| self.run.turn < compacted.made_at.saturating_add(2));
+        if just_compacted {
+            return None;
         }
         let limit = self.window_limit(agent?)?;
         let estimate = request_cap::estimate_tokens(&self.model_call(agent?));
@@ -414,6 +428,7 @@ impl Machine<'_> {
             summary,
             through,
             count,
+            made_at: self.run.turn,
             turn,
             savings,
         });
