@@ -10,7 +10,8 @@
 //! about 1 KB, and records every request body as sent. Cases:
 //!
 //! - `300 turns`: as written, and with `fixtures/compaction/compaction.yaml`'s `Compaction`
-//!   (trigger 20 assistant turns, keep 6 messages).
+//!   (trigger 20 assistant turns, keep 6 messages), and with `lossless.yaml`'s (the same,
+//!   `Mode: lossless`: no summarising call).
 //! - `1,000 turns`: without fitting (the model's window set out of reach) and with fitting
 //!   to a 128,000-token window (`gpt-4o`'s, from the bundled table).
 //!
@@ -108,11 +109,12 @@ impl Server {
     }
 }
 
-fn program(compaction: bool, window: Option<u64>) -> Program {
+/// The team, with the `Compaction` section of `section` (a file of `fixtures/compaction/`).
+fn program(section: Option<&str>, window: Option<u64>) -> Program {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/compaction");
     let mut config = std::fs::read_to_string(root.join("team.yaml")).expect("the team");
-    if compaction {
-        config.push_str(&std::fs::read_to_string(root.join("compaction.yaml")).unwrap());
+    if let Some(section) = section {
+        config.push_str(&std::fs::read_to_string(root.join(section)).unwrap());
     }
     let config = config.replace("MaxIterations: 300", "MaxIterations: 100000");
     let files = MemoryFiles::new().with("team.yaml", config);
@@ -137,7 +139,7 @@ struct Measured {
     compactions: usize,
 }
 
-fn run(turns: u32, compaction: bool, window: Option<u64>) -> Measured {
+fn run(turns: u32, compaction: Option<&str>, window: Option<u64>) -> Measured {
     let server = Server::start();
     let program = program(compaction, window);
     let overrides = Overrides {
@@ -247,19 +249,23 @@ fn row(name: &str, measured: &Measured) -> String {
 fn main() {
     let header = "| run | requests | compactions | request 100 | last request | largest | total sent | cacheable prefix | uncached |\n|---|---|---|---|---|---|---|---|---|";
     let out_of_reach = Some(1 << 40);
-    let plain = run(300, false, out_of_reach);
-    let compacted = run(300, true, out_of_reach);
-    assert_eq!(
-        plain.trace, compacted.trace,
-        "compaction changed the routes"
-    );
+    let plain = run(300, None, out_of_reach);
+    let compacted = run(300, Some("compaction.yaml"), out_of_reach);
+    let lossless = run(300, Some("lossless.yaml"), out_of_reach);
+    for other in [&compacted, &lossless] {
+        assert_eq!(plain.trace, other.trace, "compaction changed the routes");
+    }
     println!("{header}");
     println!("{}", row("300 turns, no compaction", &plain));
     println!("{}", row("300 turns, compaction (20 / keep 6)", &compacted));
-    let unfitted = run(1000, false, out_of_reach);
-    let fitted = run(1000, false, None);
+    println!(
+        "{}",
+        row("300 turns, lossless compaction (20 / keep 6)", &lossless)
+    );
+    let unfitted = run(1000, None, out_of_reach);
+    let fitted = run(1000, None, None);
     println!("{}", row("1,000 turns, no fitting", &unfitted));
     println!("{}", row("1,000 turns, fitted to 128k tokens", &fitted));
-    let both = run(1000, true, None);
+    let both = run(1000, Some("compaction.yaml"), None);
     println!("{}", row("1,000 turns, compaction and fitting", &both));
 }
