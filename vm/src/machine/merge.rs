@@ -92,8 +92,11 @@ impl<'p> Machine<'p> {
                     tool_call_id: None,
                 });
             }
-            let cap = self.tool_result_cap(&call.agent);
-            branches.push(Branch::new(name.clone(), call, self.run.turn).with_tool_result_cap(cap));
+            let name = name.clone();
+            let agent = call.agent.clone();
+            self.cap_context(&agent, &mut call);
+            let cap = self.tool_result_cap(&agent);
+            branches.push(Branch::new(name, call, self.run.turn).with_tool_result_cap(cap));
         }
         let mut payload = json!({"state": state.name, "branches": agents});
         if resumed {
