@@ -135,7 +135,7 @@ fn keys_without_effect_are_reported_before_the_first_turn() {
     let inert = dir.join("config.yaml");
     std::fs::write(
         &inert,
-        format!("{written}  Compaction:\n    Mode: lossless\n  Memory:\n    Enabled: true\n"),
+        format!("{written}  Compaction:\n    SummaryTemplate: \"Summarise.\"\n  Memory:\n    Enabled: true\n"),
     )
     .unwrap();
     let output = exec(&[
@@ -155,7 +155,10 @@ fn keys_without_effect_are_reported_before_the_first_turn() {
         .find("── turn 1")
         .unwrap_or_else(|| panic!("no first turn: {stderr}"));
     for (key, why) in [
-        ("`Compaction.Mode` has no effect", "`llm` mode"),
+        (
+            "`Compaction.SummaryTemplate` has no effect",
+            "custom template",
+        ),
         ("`Memory` has no effect", "long-term memory"),
     ] {
         let at = stderr
