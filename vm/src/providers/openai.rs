@@ -160,3 +160,7 @@ mod tests {
         assert!(post.body.json().get("prompt_cache_key").is_none());
     }
 }
+
+#[cfg(test)]
+#[path = "openai_wire_tests.rs"]
+mod wire_tests;
