@@ -121,7 +121,7 @@ impl Pieces {
     /// Drops what no request carried lately (a message left out by fitting, or of an
     /// agent that no longer runs), every so often.
     fn sweep(&mut self) {
-        if !self.calls.is_multiple_of(KEEP_CALLS) {
+        if self.calls % KEEP_CALLS != 0 {
             return;
         }
         let oldest = self.calls.saturating_sub(KEEP_CALLS);
