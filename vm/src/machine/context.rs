@@ -257,22 +257,20 @@ impl Machine<'_> {
                         Role::User => shown.push(chat(ChatRole::User, message.content.clone())),
                         Role::Assistant if excluded(&message.agent) => {}
                         Role::Assistant if message.agent == agent_name => {
-                            let mut own = chat(ChatRole::Assistant, message.content.clone());
-                            if !text_only {
-                                own.content = with_tool_summary(&message);
-                            }
-                            shown.push(own);
+                            // With its tool calls summarised, the message is sent whole.
+                            shown.push(if text_only {
+                                chat(ChatRole::Assistant, message.content.clone())
+                            } else {
+                                ChatMessage {
+                                    role: ChatRole::Assistant,
+                                    content: with_tool_summary(&message),
+                                    tool_calls: Vec::new(),
+                                    tool_call_id: None,
+                                }
+                            });
                         }
                         Role::Assistant => {
-                            let content = if text_only {
-                                message.content.clone()
-                            } else {
-                                with_tool_summary(&message)
-                            };
-                            shown.push(chat(
-                                ChatRole::User,
-                                format!("[{}]: {}", message.agent, content),
-                            ));
+                            shown.push(chat(ChatRole::User, attributed(&message, text_only)));
                         }
                     }
                 }
@@ -427,6 +425,21 @@ fn fill_placeholders(template: &str, agents: &[String], history: &[Message]) -> 
     template
         .replace(AGENTS_PLACEHOLDER, &agents.join(", "))
         .replace(HISTORY_PLACEHOLDER, &lines.join("\n"))
+}
+
+/// Another agent's message as an agent sees it: `[Agent]: text`, with its tool calls
+/// summarised unless `text_only`; one allocation.
+fn attributed(message: &Message, text_only: bool) -> String {
+    let mut text = String::with_capacity(message.agent.len() + 4 + message.content.len());
+    text.push('[');
+    text.push_str(&message.agent);
+    text.push_str("]: ");
+    if text_only || message.tool_calls.is_empty() {
+        text.push_str(&message.content);
+    } else {
+        text.push_str(&with_tool_summary(message));
+    }
+    text
 }
 
 /// An assistant message with its tool calls summarised (`[called write_file path=...]`).

@@ -19,6 +19,7 @@
 use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
+use super::body::Body;
 use super::http::{Decoder, Failure, Post};
 use super::sse::{self, Sse};
 use super::{fallback_call_id, parse_arguments, Target, TokenSink};
@@ -117,7 +118,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
             ("accept", "text/event-stream".to_string()),
         ],
         auth: target.key.clone().map(|key| ("x-api-key", key)),
-        body: Json::Object(body),
+        body: Body::Json(Json::Object(body)),
     }
 }
 
@@ -494,14 +495,15 @@ mod tests {
             context_window: None,
         };
         let post = request(&target, &call, ToolChoice::Auto);
+        let body = post.body.json();
         assert_eq!(
-            post.body["system"],
+            body["system"],
             json!([{ "type": "text", "text": "sys one\n\nsys two", "cache_control": { "type": "ephemeral" } }])
         );
-        assert_eq!(post.body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
-        assert!(post.body.get("reasoning_effort").is_none());
+        assert_eq!(body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
+        assert!(body.get("reasoning_effort").is_none());
         assert_eq!(
-            post.body["messages"],
+            body["messages"],
             json!([
                 { "role": "user", "content": [
                     { "type": "text", "text": "task" },

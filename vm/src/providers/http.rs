@@ -8,6 +8,7 @@
 //! this file has the request's key scrubbed out of it. Redirects are not followed: a key
 //! goes to the URL that was checked for it, and nowhere a server points.
 
+use super::body::Body;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -87,7 +88,7 @@ pub(crate) struct Post {
     pub headers: Vec<(&'static str, String)>,
     /// The credential header (`authorization: Bearer …`, `x-api-key`, `api-key`), if any.
     pub auth: Option<(&'static str, Secret)>,
-    pub body: serde_json::Value,
+    pub body: Body,
 }
 
 /// The HTTP clients and the resilience settings.

@@ -24,6 +24,7 @@
 //! `http.rs` is the only file here (and in the crate) that names reqwest.
 
 mod anthropic;
+mod body;
 mod endpoint;
 mod fit;
 mod http;
@@ -31,6 +32,7 @@ mod keys;
 mod limits;
 mod ollama;
 mod openai;
+mod openai_body;
 mod openai_stream;
 mod pricing;
 mod resolve;
@@ -140,6 +142,9 @@ pub struct Providers {
     timeouts: Vec<Timeouts>,
     /// What the replies so far cost.
     cost: Mutex<Cost>,
+    /// The OpenAI-shaped JSON of the messages requests carried lately, kept so the next
+    /// request copies them instead of serialising the history again (`openai_body.rs`).
+    openai_pieces: Mutex<openai_body::Pieces>,
 }
 
 impl fmt::Debug for Providers {
@@ -273,6 +278,7 @@ impl Providers {
                 .collect(),
             unreported: AtomicU32::new(0),
             cost: Mutex::new(Cost::default()),
+            openai_pieces: Mutex::new(openai_body::Pieces::default()),
         })
     }
 
@@ -390,7 +396,13 @@ impl Models for Providers {
         };
         let reply = match target.kind {
             Kind::OpenAi { .. } => {
-                let post = openai::request(target, call, choice);
+                let post = {
+                    let mut pieces = self
+                        .openai_pieces
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    openai::request(target, call, choice, &mut pieces)
+                };
                 self.http
                     .send(&post, || openai::Stream::new(agent, sink.clone()), &how)
                     .await

@@ -10,6 +10,7 @@
 use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
+use super::body::Body;
 use super::http::{Decoder, Failure, Post};
 use super::sse::{self, Lines};
 use super::{fallback_call_id, parse_arguments, Target, TokenSink};
@@ -56,7 +57,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         headers: Vec::new(),
         // Ollama itself takes no key; a proxy in front of it may (ApiKeyEnvVar).
         auth: target.key.clone().map(|key| ("authorization", key)),
-        body: Json::Object(body),
+        body: Body::Json(Json::Object(body)),
     }
 }
 

@@ -7,68 +7,39 @@
 //! A stream that ends before `[DONE]` is truncated, and retried.
 
 use fuseraft_compiler::ir::ToolChoice;
-use serde_json::{json, Map, Value as Json};
 
 use super::http::Post;
+use super::openai_body::{self, Options, Pieces};
 pub(crate) use super::openai_stream::Stream;
 use super::{Kind, Target};
-use crate::effect::{ChatRole, ModelCall};
+use crate::effect::ModelCall;
 
-/// The request for `call`; `choice` (the agent's `FunctionChoice`) is sent as
-/// `tool_choice` `"required"` (see [`required_choice`]) or `"none"` (`"auto"` is the API's
-/// default with tools).
-pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> Post {
+/// The request for `call`, its body written from `pieces` (`openai_body.rs`); `choice`
+/// (the agent's `FunctionChoice`) is sent as `tool_choice` `"required"` (or the one tool by
+/// name) or `"none"` (`"auto"` is the API's default with tools).
+pub(crate) fn request(
+    target: &Target,
+    call: &ModelCall,
+    choice: ToolChoice,
+    pieces: &mut Pieces,
+) -> Post {
     let (azure, official) = match target.kind {
         Kind::OpenAi { azure, official } => (azure, official),
         _ => (false, false),
     };
-    let mut body = Map::new();
-    body.insert("model".into(), json!(target.model));
-    body.insert("messages".into(), Json::Array(messages(call)));
-    if !call.tools.is_empty() {
-        let tools = call
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.parameters,
-                    }
-                })
-            })
-            .collect();
-        body.insert("tools".into(), Json::Array(tools));
-        match choice {
-            ToolChoice::Auto => {}
-            ToolChoice::Required => {
-                body.insert("tool_choice".into(), required_choice(call));
-            }
-            ToolChoice::None => {
-                body.insert("tool_choice".into(), json!("none"));
-            }
-        }
-    }
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({ "include_usage": true }));
-    if let Some(temperature) = target.temperature {
-        body.insert("temperature".into(), json!(temperature));
-    }
-    if let Some(max_tokens) = target.max_tokens {
-        // OpenAI's own service deprecated `max_tokens` (reasoning models reject it);
-        // other servers may not know `max_completion_tokens`.
-        let name = if official {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        body.insert(name.into(), json!(max_tokens));
-    }
-    if let Some(effort) = &target.reasoning_effort {
-        body.insert("reasoning_effort".into(), json!(effort));
-    }
+    // Only OpenAI's own service is sent `prompt_cache_key`: servers that validate their
+    // requests strictly (Mistral's, some proxies) refuse fields they do not know.
+    let cache_key = (official && !azure).then(|| prompt_cache_key(&call.agent, &target.model));
+    let options = Options {
+        model: &target.model,
+        choice,
+        temperature: target.temperature,
+        max_tokens: target.max_tokens,
+        official,
+        reasoning_effort: target.reasoning_effort.as_deref(),
+        cache_key: cache_key.as_deref(),
+    };
+    let body = openai_body::write(call, &options, pieces);
     let auth = target.key.clone().map(|key| {
         let header = if azure { "api-key" } else { "authorization" };
         (header, key)
@@ -79,61 +50,28 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         key_variable: target.key_variable.clone(),
         headers: vec![("accept", "text/event-stream".to_string())],
         auth,
-        body: Json::Object(body),
+        body,
     }
 }
 
-/// `FunctionChoice: required` on the wire: with one tool offered, that tool by name
-/// (`{"type": "function", "function": {"name": …}}`), which asks the same of OpenAI and is the
-/// only form llama.cpp's Python server honours (its `chatml-function-calling` format then
-/// constrains the arguments to the tool's JSON schema, `enum`s included, and it fails on
-/// `"required"`); with several, `"required"`.
-fn required_choice(call: &ModelCall) -> Json {
-    match call.tools.as_slice() {
-        [only] => json!({ "type": "function", "function": { "name": only.name } }),
-        _ => json!("required"),
+/// The `prompt_cache_key` of `agent`'s requests to `model`: the same in every run and
+/// session of the agent (its requests share their start: instructions, then the task), so
+/// OpenAI routes them to the machines that hold that prefix. FNV-1a, stable across builds.
+pub(crate) fn prompt_cache_key(agent: &str, model: &str) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in agent.bytes().chain([0]).chain(model.bytes()) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
-}
-
-fn messages(call: &ModelCall) -> Vec<Json> {
-    call.messages
-        .iter()
-        .map(|message| match message.role {
-            ChatRole::System => json!({ "role": "system", "content": message.content }),
-            ChatRole::User => json!({ "role": "user", "content": message.content }),
-            ChatRole::Assistant if message.tool_calls.is_empty() => {
-                json!({ "role": "assistant", "content": message.content })
-            }
-            ChatRole::Assistant => {
-                let calls: Vec<Json> = message
-                    .tool_calls
-                    .iter()
-                    .map(|call| {
-                        json!({
-                            "id": call.id,
-                            "type": "function",
-                            "function": { "name": call.name, "arguments": call.args.to_string() },
-                        })
-                    })
-                    .collect();
-                // `""`, never `null`: OpenAI accepts either with tool calls, but llama.cpp's
-                // server (and others) answer `content: null` with a 500.
-                json!({ "role": "assistant", "content": message.content, "tool_calls": calls })
-            }
-            ChatRole::Tool => json!({
-                "role": "tool",
-                "tool_call_id": message.tool_call_id.clone().unwrap_or_default(),
-                "content": message.content,
-            }),
-        })
-        .collect()
+    format!("fuseraft-{hash:016x}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::effect::ChatMessage;
+    use crate::effect::{ChatMessage, ChatRole};
     use crate::history::ToolCall;
+    use serde_json::json;
 
     fn target(kind: Kind) -> Target {
         Target {
@@ -177,13 +115,32 @@ mod tests {
             azure: false,
             official: true,
         };
-        let post = request(&target(official), &call(), ToolChoice::Auto);
-        assert_eq!(post.body["max_completion_tokens"], json!(100));
-        assert!(post.body.get("max_tokens").is_none());
-        assert_eq!(post.body["reasoning_effort"], json!("high"));
-        assert!(post.body.get("tools").is_none());
+        let post = request(
+            &target(official),
+            &call(),
+            ToolChoice::Auto,
+            &mut Pieces::default(),
+        );
+        let body = post.body.json();
+        assert_eq!(body["max_completion_tokens"], json!(100));
+        assert!(body.get("max_tokens").is_none());
+        assert_eq!(body["reasoning_effort"], json!("high"));
+        assert!(body.get("tools").is_none());
         // An assistant message with only tool calls has empty content, never null.
-        assert_eq!(post.body["messages"][0]["content"], json!(""));
+        assert_eq!(body["messages"][0]["content"], json!(""));
+        // OpenAI's own service gets a prompt cache key, the same for every call of the agent.
+        assert_eq!(
+            body["prompt_cache_key"],
+            json!(prompt_cache_key("A", "o4-mini"))
+        );
+        assert_eq!(
+            prompt_cache_key("A", "o4-mini"),
+            prompt_cache_key("A", "o4-mini")
+        );
+        assert_ne!(
+            prompt_cache_key("A", "o4-mini"),
+            prompt_cache_key("B", "o4-mini")
+        );
         assert_eq!(
             post.auth.as_ref().map(|(name, _)| *name),
             Some("authorization")
@@ -192,7 +149,18 @@ mod tests {
             azure: true,
             official: true,
         };
-        let post = request(&target(azure), &call(), ToolChoice::Auto);
+        let post = request(
+            &target(azure),
+            &call(),
+            ToolChoice::Auto,
+            &mut Pieces::default(),
+        );
         assert_eq!(post.auth.as_ref().map(|(name, _)| *name), Some("api-key"));
+        // Azure and other compatible servers are not sent fields they may refuse.
+        assert!(post.body.json().get("prompt_cache_key").is_none());
     }
 }
+
+#[cfg(test)]
+#[path = "openai_wire_tests.rs"]
+mod wire_tests;

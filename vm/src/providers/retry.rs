@@ -32,19 +32,6 @@ impl How<'_> {
     }
 }
 
-/// The body of `body` asked for without streaming, when it asks for streaming.
-fn unstreamed_body(body: &serde_json::Value) -> Option<serde_json::Value> {
-    if body.get("stream") != Some(&serde_json::Value::Bool(true)) {
-        return None;
-    }
-    let mut body = body.clone();
-    body["stream"] = serde_json::Value::Bool(false);
-    if let Some(object) = body.as_object_mut() {
-        object.remove("stream_options");
-    }
-    Some(body)
-}
-
 /// Whether a failure may be a server refusing to stream: llama.cpp's server answers a
 /// streamed request with tools by a 500, others by a 501, or by a 400 or 422 whose message
 /// speaks of streaming.
@@ -73,27 +60,18 @@ impl Http {
             Some(secret) => redact(&text, secret),
             None => text,
         };
-        let can_stream = post.body.get("stream") == Some(&serde_json::Value::Bool(true));
+        let can_stream = post.body.streams();
         let mut streaming = can_stream && !how.unstreamed.load(Ordering::Relaxed);
         // The body as written, and the one without streaming, each serialised when first
         // sent (most calls never need the second).
-        let mut bodies: [Option<Vec<u8>>; 2] = [None, None];
+        let mut bodies: [Option<std::borrow::Cow<'_, [u8]>>; 2] = [None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
         loop {
             let unstreamed = can_stream && !streaming;
             let slot = &mut bodies[usize::from(unstreamed)];
             if slot.is_none() {
-                let without_streaming = if unstreamed {
-                    unstreamed_body(&post.body)
-                } else {
-                    None
-                };
-                let bytes = match without_streaming {
-                    Some(body) => serde_json::to_vec(&body),
-                    None => serde_json::to_vec(&post.body),
-                };
-                *slot = Some(bytes.map_err(|error| error.to_string())?);
+                *slot = Some(post.body.bytes(unstreamed)?);
             }
             let body: &[u8] = slot.as_deref().unwrap_or_default();
             let overall = how.timeouts.overall;

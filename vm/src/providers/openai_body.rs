@@ -1,0 +1,286 @@
+//! The OpenAI chat-completions request body written straight into bytes, from message
+//! pieces serialised once: a message's JSON is kept ([`Pieces`]) the first time a request
+//! carries it, so every later request of the run that carries it again (the shared history
+//! grows by a message or two a turn) copies the kept bytes instead of serialising the whole
+//! history again. The bytes are exactly what serialising the document with `serde_json`
+//! gives (the tests compare both on random histories).
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use fuseraft_compiler::ir::ToolChoice;
+use serde_json::{json, Value as Json};
+
+use super::body::Body;
+use crate::effect::{ChatMessage, ChatRole, ModelCall};
+
+/// How many bytes of each end of a message's content its fingerprint reads.
+const FINGERPRINT_EDGE: usize = 64;
+/// A kept piece that no request carried for this many calls is dropped.
+const KEEP_CALLS: u64 = 64;
+
+/// The serialised form of the messages requests carried lately, by message.
+#[derive(Debug, Default)]
+pub(crate) struct Pieces {
+    /// Fingerprint → the messages with it (almost always one) and their bytes.
+    kept: HashMap<u64, Vec<Kept>, BuildHasherDefault<Fingerprinted>>,
+    /// Calls written so far.
+    calls: u64,
+    /// The size of the last body written: the next one is at least as large, usually.
+    last_len: usize,
+}
+
+#[derive(Debug)]
+struct Kept {
+    message: ChatMessage,
+    json: Box<[u8]>,
+    /// The call that last carried it.
+    used: u64,
+}
+
+/// A cheap key for a message: its role, sizes, ids and the two ends of its content, mixed
+/// eight bytes at a time (FxHash's step: a fingerprint is taken of every message of every
+/// request, so SipHash's cost per byte shows). Two messages with one fingerprint are told
+/// apart by comparing them whole.
+fn fingerprint(message: &ChatMessage) -> u64 {
+    let mut mix = Mix(message.role as u64);
+    let content = message.content.as_bytes();
+    mix.add(content.len() as u64);
+    mix.bytes(&content[..content.len().min(FINGERPRINT_EDGE)]);
+    mix.bytes(&content[content.len().saturating_sub(FINGERPRINT_EDGE)..]);
+    if let Some(id) = &message.tool_call_id {
+        mix.bytes(id.as_bytes());
+    }
+    for call in &message.tool_calls {
+        mix.bytes(call.id.as_bytes());
+        mix.bytes(call.name.as_bytes());
+    }
+    mix.0
+}
+
+/// The map's hasher: a key is a fingerprint already.
+#[derive(Default)]
+struct Fingerprinted(u64);
+
+impl Hasher for Fingerprinted {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut mix = Mix(self.0);
+        mix.bytes(bytes);
+        self.0 = mix.0;
+    }
+
+    fn write_u64(&mut self, fingerprint: u64) {
+        self.0 = fingerprint;
+    }
+}
+
+/// FxHash's mixing step.
+struct Mix(u64);
+
+impl Mix {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(word);
+            self.add(u64::from_le_bytes(eight));
+        }
+        let mut rest = [0u8; 8];
+        rest[..words.remainder().len()].copy_from_slice(words.remainder());
+        self.add(u64::from_le_bytes(rest) ^ ((bytes.len() as u64) << 56));
+    }
+}
+
+impl Pieces {
+    /// Appends `message`'s JSON to `out`: the kept bytes, or serialised now and kept.
+    fn write(&mut self, out: &mut Vec<u8>, message: &ChatMessage) {
+        let calls = self.calls;
+        let same = self.kept.entry(fingerprint(message)).or_default();
+        if let Some(kept) = same.iter_mut().find(|kept| kept.message == *message) {
+            kept.used = calls;
+            out.extend_from_slice(&kept.json);
+            return;
+        }
+        let start = out.len();
+        write_message(out, message);
+        same.push(Kept {
+            message: message.clone(),
+            json: out[start..].into(),
+            used: calls,
+        });
+    }
+
+    /// Drops what no request carried lately (a message left out by fitting, or of an
+    /// agent that no longer runs), every so often.
+    fn sweep(&mut self) {
+        if self.calls % KEEP_CALLS != 0 {
+            return;
+        }
+        let oldest = self.calls.saturating_sub(KEEP_CALLS);
+        self.kept.retain(|_, same| {
+            same.retain(|kept| kept.used >= oldest);
+            !same.is_empty()
+        });
+    }
+}
+
+/// A JSON string, escaped as `serde_json` escapes it.
+fn write_str(out: &mut Vec<u8>, text: &str) {
+    // Writing to a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// Any serialisable value, as `serde_json` writes it.
+fn write_json(out: &mut Vec<u8>, value: &Json) {
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// One message in the API's shape. An assistant message with tool calls carries its text
+/// (`""` when it has none, never `null`: OpenAI accepts either with tool calls, but
+/// llama.cpp's server, and others, answer `content: null` with a 500).
+fn write_message(out: &mut Vec<u8>, message: &ChatMessage) {
+    let role = match message.role {
+        ChatRole::System => "system",
+        ChatRole::User => "user",
+        ChatRole::Assistant => "assistant",
+        ChatRole::Tool => "tool",
+    };
+    out.extend_from_slice(b"{\"role\":\"");
+    out.extend_from_slice(role.as_bytes());
+    out.push(b'"');
+    if message.role == ChatRole::Tool {
+        out.extend_from_slice(b",\"tool_call_id\":");
+        write_str(out, message.tool_call_id.as_deref().unwrap_or_default());
+    }
+    out.extend_from_slice(b",\"content\":");
+    write_str(out, &message.content);
+    if message.role == ChatRole::Assistant && !message.tool_calls.is_empty() {
+        out.extend_from_slice(b",\"tool_calls\":[");
+        for (idx, call) in message.tool_calls.iter().enumerate() {
+            if idx > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            write_str(out, &call.id);
+            out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
+            write_str(out, &call.name);
+            out.extend_from_slice(b",\"arguments\":");
+            write_str(out, &call.args.to_string());
+            out.extend_from_slice(b"}}");
+        }
+        out.push(b']');
+    }
+    out.push(b'}');
+}
+
+/// What the per-call parts of a body depend on besides the call.
+pub(crate) struct Options<'a> {
+    pub model: &'a str,
+    pub choice: ToolChoice,
+    pub temperature: Option<f64>,
+    /// Sent as `max_completion_tokens` to OpenAI's own service, else as `max_tokens`.
+    pub max_tokens: Option<u64>,
+    pub official: bool,
+    pub reasoning_effort: Option<&'a str>,
+    /// `prompt_cache_key`, for servers that take it.
+    pub cache_key: Option<&'a str>,
+}
+
+/// The body of `call`: `{"model", "messages", "tools"?, "tool_choice"?, "stream",
+/// "stream_options", "temperature"?, "max_tokens" | "max_completion_tokens"?,
+/// "reasoning_effort"?, "prompt_cache_key"?}`, in that order.
+pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces) -> Body {
+    pieces.calls += 1;
+    let mut out = Vec::with_capacity(pieces.last_len + pieces.last_len / 8 + 1024);
+    out.extend_from_slice(b"{\"model\":");
+    write_str(&mut out, options.model);
+    out.extend_from_slice(b",\"messages\":[");
+    for (idx, message) in call.messages.iter().enumerate() {
+        if idx > 0 {
+            out.push(b',');
+        }
+        pieces.write(&mut out, message);
+    }
+    out.push(b']');
+    if !call.tools.is_empty() {
+        out.extend_from_slice(b",\"tools\":[");
+        for (idx, tool) in call.tools.iter().enumerate() {
+            if idx > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"type\":\"function\",\"function\":{\"name\":");
+            write_str(&mut out, &tool.name);
+            out.extend_from_slice(b",\"description\":");
+            write_str(&mut out, &tool.description);
+            out.extend_from_slice(b",\"parameters\":");
+            write_json(&mut out, &tool.parameters);
+            out.extend_from_slice(b"}}");
+        }
+        out.push(b']');
+        match options.choice {
+            ToolChoice::Auto => {}
+            ToolChoice::Required => {
+                out.extend_from_slice(b",\"tool_choice\":");
+                write_json(&mut out, &required_choice(call));
+            }
+            ToolChoice::None => out.extend_from_slice(b",\"tool_choice\":\"none\""),
+        }
+    }
+    out.push(b',');
+    let stream_start = out.len();
+    out.extend_from_slice(b"\"stream\":true,\"stream_options\":{\"include_usage\":true}");
+    let stream = stream_start..out.len();
+    if let Some(temperature) = options.temperature {
+        out.extend_from_slice(b",\"temperature\":");
+        write_json(&mut out, &json!(temperature));
+    }
+    if let Some(max_tokens) = options.max_tokens {
+        // OpenAI's own service deprecated `max_tokens` (reasoning models reject it);
+        // other servers may not know `max_completion_tokens`.
+        out.extend_from_slice(if options.official {
+            b",\"max_completion_tokens\":"
+        } else {
+            b",\"max_tokens\":"
+        });
+        write_json(&mut out, &json!(max_tokens));
+    }
+    if let Some(effort) = options.reasoning_effort {
+        out.extend_from_slice(b",\"reasoning_effort\":");
+        write_str(&mut out, effort);
+    }
+    if let Some(key) = options.cache_key {
+        out.extend_from_slice(b",\"prompt_cache_key\":");
+        write_str(&mut out, key);
+    }
+    out.push(b'}');
+    pieces.last_len = out.len();
+    pieces.sweep();
+    Body::Written {
+        bytes: out,
+        stream: Some(stream),
+    }
+}
+
+/// `FunctionChoice: required` on the wire: with one tool offered, that tool by name
+/// (`{"type": "function", "function": {"name": …}}`), which asks the same of OpenAI and is the
+/// only form llama.cpp's Python server honours (its `chatml-function-calling` format then
+/// constrains the arguments to the tool's JSON schema, `enum`s included, and it fails on
+/// `"required"`); with several, `"required"`.
+fn required_choice(call: &ModelCall) -> Json {
+    match call.tools.as_slice() {
+        [only] => json!({ "type": "function", "function": { "name": only.name } }),
+        _ => json!("required"),
+    }
+}
+
+#[cfg(test)]
+#[path = "openai_body_tests.rs"]
+mod tests;
