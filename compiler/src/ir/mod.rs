@@ -33,7 +33,7 @@ pub use mcp::{
     UPSTREAM_PLUGINS,
 };
 pub use parse::{parse, ParseError};
-pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
+pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};
 pub use sub_agent::{
     sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
