@@ -344,6 +344,18 @@ pub enum SourceKind<'a> {
     Other(&'a str),
 }
 
+impl SourceKind<'_> {
+    /// The names of the sources fuseraft reads, as written before the `:` (the lowering's
+    /// did-you-mean and the docs list these; [`ContextSource::kind`] reads each).
+    pub const NAMES: &'static [&'static str] = &[
+        "session_context",
+        "changes_recent",
+        "brief_field",
+        "file",
+        "own_history",
+    ];
+}
+
 impl ContextSource {
     /// The kind of source this is: the part before the first `:` names it (ASCII
     /// case-insensitive), the rest is its argument.
