@@ -1,8 +1,7 @@
 //! Running one scenario: compile its config, seed a fresh temporary work dir, drive the VM
 //! with the replay provider, and record every event (with the exit each route took).
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::{self, Approvals, Env, Summary};
@@ -53,32 +52,6 @@ impl RunError {
     }
 }
 
-/// A temporary directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> std::io::Result<TempDir> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or_default();
-        let path = std::env::temp_dir().join(format!(
-            "fuseraft-scenario-{}-{}-{nanos:x}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path)?;
-        Ok(TempDir(std::fs::canonicalize(&path)?))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
     for (relative, content) in files {
         let path = work_dir.join(relative);
@@ -114,9 +87,15 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
             ),
         });
     };
-    let temp = TempDir::new()
+    // Removed when dropped; canonical, so the `<sandbox>` replacement below matches the paths
+    // the run reports.
+    let temp = tempfile::Builder::new()
+        .prefix("fuseraft-scenario-")
+        .tempdir()
+        .and_then(|temp| std::fs::canonicalize(temp.path()).map(|root| (temp, root)))
         .map_err(|error| RunError::plain(format!("cannot create a temporary work dir: {error}")))?;
-    let work_dir = temp.0.join("work");
+    let (_temp, temp_root) = temp;
+    let work_dir = temp_root.join("work");
     std::fs::create_dir_all(&work_dir)
         .and_then(|()| seed(&work_dir, &scenario.work_dir))
         .map_err(|error| {
@@ -160,7 +139,7 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
     let summary = runtime.block_on(driver::run(&program, options, &replay, &env, &mut on_event));
     let scrub = vec![
         (work_dir.display().to_string(), "<work>"),
-        (temp.0.display().to_string(), "<sandbox>"),
+        (temp_root.display().to_string(), "<sandbox>"),
     ];
     Ok(Ran {
         program,

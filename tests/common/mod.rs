@@ -92,7 +92,7 @@ pub fn corpus_root() -> Option<PathBuf> {
         Some(root)
     } else {
         eprintln!(
-            "skipping: ../shared/corpus is absent (it exists on developer machines and in CI)"
+            "skipped: ../shared/corpus is absent (it exists on developer machines and in CI)"
         );
         None
     }

@@ -191,6 +191,41 @@ fn context_blocks_with_fifo_sources_come_back_at_once() {
     );
 }
 
+/// The driver reads a source as the compiler reads it (`SourceKind`): names in any case,
+/// `{session_id}` in the argument, and a name fuseraft does not read says so in its block.
+#[test]
+fn context_sources_are_read_as_the_compiler_reads_them() {
+    let work = Temp::new("context-kinds");
+    std::fs::create_dir_all(work.path(".fuseraft/artifacts")).unwrap();
+    std::fs::write(
+        work.path(".fuseraft/artifacts/brief.json"),
+        r#"{"goal":"ship it"}"#,
+    )
+    .unwrap();
+    std::fs::write(work.path("notes-s1.md"), "the notes of s1").unwrap();
+    let program = program("");
+    let sources: Vec<fuseraft_compiler::ir::ContextSource> = [
+        "File: notes-{session_id}.md",
+        "BRIEF_FIELD:goal",
+        "execution_state",
+    ]
+    .iter()
+    .map(|source| fuseraft_compiler::ir::ContextSource {
+        source: source.to_string(),
+        max_chars: 0,
+        label: None,
+    })
+    .collect();
+    let dir = work.0.clone();
+    let blocks = super::context::read_context(&program, &dir, &dir, Path::new(""), &sources, "s1");
+    assert!(blocks[0].ends_with("\nthe notes of s1"), "{blocks:?}");
+    assert!(blocks[1].ends_with("\nship it"), "{blocks:?}");
+    assert!(
+        blocks[2].contains("context source `execution_state` is not available"),
+        "{blocks:?}"
+    );
+}
+
 /// Answers nothing, counting the calls.
 struct CountingModels(std::sync::atomic::AtomicUsize);
 

@@ -35,7 +35,7 @@ pub use mcp::{
     UPSTREAM_PLUGINS,
 };
 pub use parse::{parse, ParseError};
-pub use policy::{envelope_glob, Action, Category, Permissions, Preset};
+pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};
 pub use sub_agent::{
     sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
@@ -353,6 +353,18 @@ pub enum SourceKind<'a> {
     OwnHistory(Option<usize>),
     /// A name fuseraft does not read (`execution_state`, `investigation_log`, a typo).
     Other(&'a str),
+}
+
+impl SourceKind<'_> {
+    /// The names of the sources fuseraft reads, as written before the `:` (the lowering's
+    /// did-you-mean and the docs list these; [`ContextSource::kind`] reads each).
+    pub const NAMES: &'static [&'static str] = &[
+        "session_context",
+        "changes_recent",
+        "brief_field",
+        "file",
+        "own_history",
+    ];
 }
 
 impl ContextSource {

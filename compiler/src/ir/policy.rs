@@ -137,6 +137,43 @@ impl fmt::Display for Preset {
     }
 }
 
+/// `Security.Sandbox`: what a run does with commands where the OS sandbox is unavailable
+/// (no Landlock or user namespaces). The lowering accepts exactly these names and the VM
+/// matches every one, so the two cannot disagree.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum SandboxMode {
+    /// Refuse to run commands.
+    Refuse,
+    /// Run them unconfined, after a warning.
+    Warn,
+}
+
+impl SandboxMode {
+    pub const ALL: &'static [SandboxMode] = &[SandboxMode::Refuse, SandboxMode::Warn];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::Refuse => "refuse",
+            SandboxMode::Warn => "warn",
+        }
+    }
+
+    /// The mode spelled `text` (trimmed, ASCII case-insensitive).
+    pub fn parse(text: &str) -> Option<SandboxMode> {
+        let text = text.trim();
+        SandboxMode::ALL
+            .iter()
+            .copied()
+            .find(|mode| mode.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+impl fmt::Display for SandboxMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The run's permission policy: a preset, and the categories that override it (each once).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Permissions {

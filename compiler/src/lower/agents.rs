@@ -163,15 +163,6 @@ pub(super) fn lower_sources(
         .collect()
 }
 
-/// The context sources fuseraft reads, as written.
-const KNOWN_SOURCES: &[&str] = &[
-    "session_context",
-    "changes_recent",
-    "brief_field",
-    "file",
-    "own_history",
-];
-
 fn source_warning(source: &ContextSource, of_agent: bool) -> Option<Diagnostic> {
     let text = source.source.trim();
     match source.kind() {
@@ -194,12 +185,12 @@ fn source_warning(source: &ContextSource, of_agent: bool) -> Option<Diagnostic> 
                     format!("context source `{name}` is not supported by fuseraft; its block will say so"),
                 ));
             }
-            let known = KNOWN_SOURCES
+            let known = SourceKind::NAMES
                 .iter()
                 .map(|known| format!("`{known}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let help = match did_you_mean(name, KNOWN_SOURCES.iter().copied()) {
+            let help = match did_you_mean(name, SourceKind::NAMES.iter().copied()) {
                 Some(hint) => format!("{hint} (context sources: {known})"),
                 None => format!("context sources: {known}"),
             };

@@ -5,7 +5,7 @@
 
 use super::Builder;
 use crate::diagnostic::{did_you_mean, Code, Diagnostic};
-use crate::ir::{Action, Capability, Category, Plugin, Preset};
+use crate::ir::{Action, Capability, Category, Plugin, Preset, SandboxMode};
 use crate::source::Span;
 use crate::syntax::fields::Spanned;
 use crate::syntax::fuseraft::Config;
@@ -13,9 +13,6 @@ use crate::syntax::fuseraft::Config;
 const PERMISSIONS: &str = "Security.Permissions.";
 const ENVELOPE: &str = "Security.ChangeEnvelope";
 const SANDBOX: &str = "Security.Sandbox";
-/// The values of `Security.Sandbox`: refuse to run commands, or run them unconfined after a
-/// warning, where the kernel lacks Landlock or user namespaces.
-const SANDBOX_MODES: [&str; 2] = ["refuse", "warn"];
 
 /// An agent's `Capabilities`, typed. Unknown plugins and tags are reported.
 pub(super) fn lower_capabilities(
@@ -93,16 +90,16 @@ pub(super) fn lower_security(config: &Config, builder: &mut Builder<'_>) {
                 .with_help("write `Permissions: { Preset: locked-down }`, with category keys such as `git_write: block`"),
             ),
             None if key.eq_ignore_ascii_case(SANDBOX) => {
-                let mode = value.value.trim().to_ascii_lowercase();
-                if SANDBOX_MODES.contains(&mode.as_str()) {
-                    settings.push((SANDBOX.to_string(), mode));
-                } else {
-                    builder.diags.push(unknown_value(
+                // Kept as a setting in the mode's own spelling, so the VM's
+                // `SandboxMode::parse` of it always succeeds.
+                match SandboxMode::parse(&value.value) {
+                    Some(mode) => settings.push((SANDBOX.to_string(), mode.as_str().to_string())),
+                    None => builder.diags.push(unknown_value(
                         format!("unknown `Security.Sandbox` mode `{}`", value.value),
                         value,
-                        SANDBOX_MODES.into_iter(),
+                        SandboxMode::ALL.iter().map(|mode| mode.as_str()),
                         "modes",
-                    ));
+                    )),
                 }
             }
             None => {

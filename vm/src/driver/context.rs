@@ -5,7 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use fuseraft_compiler::ir::{ContextSource, Program};
+use fuseraft_compiler::ir::{ContextSource, Program, SourceKind};
 
 use crate::changes::ChangeLog;
 
@@ -123,14 +123,16 @@ pub(super) fn read_context(
     sources
         .iter()
         .map(|source| {
-            let spec = source.source.replace("{session_id}", session_id);
-            let (kind, argument) = spec.split_once(':').unwrap_or((spec.as_str(), ""));
-            let body = match kind {
-                "file" => read_context_file(sandbox, argument),
-                "changes_recent" => {
-                    recent_changes(change_log, session_id, argument.parse().unwrap_or(3))
+            // The compiler's one reading of the source's text (`SourceKind`): the driver
+            // parses no name of its own, so a source `check` accepts is one read here.
+            let with_session = |argument: &str| argument.replace("{session_id}", session_id);
+            let body = match source.kind() {
+                SourceKind::File(path) => read_context_file(sandbox, &with_session(path)),
+                SourceKind::ChangesRecent(count) => {
+                    recent_changes(change_log, session_id, count.unwrap_or(3))
                 }
-                "brief_field" => {
+                SourceKind::BriefField(field) => {
+                    let argument = with_session(field);
                     let brief = program
                         .settings
                         .iter()
@@ -154,13 +156,19 @@ pub(super) fn read_context(
                             serde_json::from_str::<serde_json::Value>(&text)
                                 .map_err(|error| format!("(the brief is not JSON: {error})"))
                         })
-                        .map(|json| match json.get(argument) {
+                        .map(|json| match json.get(argument.as_str()) {
                             Some(serde_json::Value::String(text)) => text.clone(),
                             Some(other) => other.to_string(),
                             None => format!("(the brief has no `{argument}`)"),
                         })
                 }
-                other => Err(format!("(context source `{other}` is not available)")),
+                SourceKind::SessionContext | SourceKind::OwnHistory(_) => Err(format!(
+                    "(context source `{}` is answered by the machine, not read on disk)",
+                    source.source
+                )),
+                SourceKind::Other(other) => {
+                    Err(format!("(context source `{other}` is not available)"))
+                }
             };
             let body = body.unwrap_or_else(|error| error);
             crate::context_block::render(source, &body)

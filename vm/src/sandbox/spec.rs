@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use fuseraft_compiler::ir::{Action, Category, Permissions, Preset};
+use fuseraft_compiler::ir::{Action, Category, Permissions, Preset, SandboxMode};
 
 use super::Policy;
 
@@ -60,15 +60,15 @@ impl Default for Spec {
 
 impl Spec {
     pub fn new(settings: &[(String, String)], permissions: &Permissions) -> Spec {
-        let setting = |key: &str| {
-            settings
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(key))
-                .map(|(_, value)| value.trim().to_ascii_lowercase())
-        };
-        let on_unavailable = match setting("Security.Sandbox").as_deref() {
-            Some("warn") => OnUnavailable::Warn,
-            Some(_) => OnUnavailable::Refuse,
+        // The lowering kept only names `SandboxMode` parses; anything else (a hand-written
+        // IR) is read as the safe `refuse`.
+        let mode = settings
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("Security.Sandbox"))
+            .map(|(_, value)| SandboxMode::parse(value).unwrap_or(SandboxMode::Refuse));
+        let on_unavailable = match mode {
+            Some(SandboxMode::Warn) => OnUnavailable::Warn,
+            Some(SandboxMode::Refuse) => OnUnavailable::Refuse,
             None if permissions.preset == Preset::LockedDown => OnUnavailable::Refuse,
             None => OnUnavailable::Warn,
         };

@@ -177,24 +177,34 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339(secs)
 }
 
-/// `secs` since the Unix epoch as RFC 3339 UTC.
+/// The last second RFC 3339 can write (9999-12-31T23:59:59Z).
+const LAST_RFC3339_SECOND: u64 = 253_402_300_799;
+
+/// `secs` since the Unix epoch as RFC 3339 UTC, through `humantime`. A later time (a file
+/// whose mtime an agent set past the year 9999) is written as the last second the format
+/// has, never a panic.
 pub(crate) fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
-    )
+    let time = UNIX_EPOCH + std::time::Duration::from_secs(secs.min(LAST_RFC3339_SECOND));
+    humantime::format_rfc3339_seconds(time).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_to_the_second() {
+        let cases: &[(u64, &str)] = &[
+            (0, "1970-01-01T00:00:00Z"),
+            (1_709_251_199, "2024-02-29T23:59:59Z"),
+            (1_777_636_800, "2026-05-01T12:00:00Z"),
+            (253_402_300_799, "9999-12-31T23:59:59Z"),
+            // Past what the format can write (an mtime set far ahead): the last second.
+            (253_402_300_800, "9999-12-31T23:59:59Z"),
+            (u64::MAX, "9999-12-31T23:59:59Z"),
+        ];
+        for (secs, expected) in cases {
+            assert_eq!(rfc3339(*secs), *expected, "{secs}");
+        }
+    }
 }
