@@ -315,7 +315,7 @@ impl Checkpoint<'_> {
             .write_checkpoint_state(&self.provider, extra, out)
     }
 
-    /// Writes each new message as one line of JSON (`checkpoint::message_json`'s layout).
+    /// Writes each new message as one line of JSON (a `checkpoint::records::MessageRecord`).
     pub fn write_messages(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         for message in self.new_messages {
             crate::checkpoint::write_message(message, out)?;
