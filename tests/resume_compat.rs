@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The session in `fixtures/resume/v1/`.
-const ID: &str = "8c0d607c";
+const ID: &str = "2f79d9f9";
 
 fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/resume/v1")
