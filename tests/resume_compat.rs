@@ -180,7 +180,7 @@ fn unauthenticated(name: &str, edit: impl Fn(&str) -> String) -> PathBuf {
 
 #[test]
 fn a_malformed_field_is_refused_naming_the_record_and_the_field() {
-    let cases: [(&str, &str, &str, &str); 3] = [
+    let cases: [(&str, &str, &str, &str); 4] = [
         (
             "\"TurnIndex\":0,",
             "\"TurnIndex\":\"zero\",",
@@ -198,6 +198,12 @@ fn a_malformed_field_is_refused_naming_the_record_and_the_field() {
             "\"Turn\":-1,",
             "the state record at line 4 of",
             "field `Machine.Turn`: invalid value: integer `-1`, expected u32",
+        ),
+        (
+            "\"ConfigDigest\":\"",
+            "\"ConfigDigest\":7,\"Was\":\"",
+            "the state record at line 2 of",
+            "field `ConfigDigest`: invalid type: integer `7`, expected a string",
         ),
     ];
     for (from, to, record, field) in cases {

@@ -172,7 +172,9 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
             if let Some((line, why)) = log.malformed.take() {
                 return Err(malformed(id, line, "message record", log_path, &why));
             }
-            if let Err(why) = fuseraft_vm::checkpoint::check_state(&state) {
+            if let Err(why) = fuseraft_vm::checkpoint::check_state(&state)
+                .and_then(|()| super::fields::check(&state))
+            {
                 return Err(malformed(id, number, "state record", log_path, &why));
             }
             if message_count(&state) != log.messages.len() {
@@ -299,7 +301,9 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
         _ => {
             // The snapshot is the newest state: a session written before state records.
             unverified = true;
-            if let Err(why) = fuseraft_vm::checkpoint::check_state(&snapshot) {
+            if let Err(why) = fuseraft_vm::checkpoint::check_state(&snapshot)
+                .and_then(|()| super::fields::check(&snapshot))
+            {
                 return Err(format!(
                     "session `{id}` is malformed: `{}`: {why}",
                     path(work_dir, id).display()

@@ -306,9 +306,9 @@ impl Checkpoint<'_> {
 
     /// Writes [`Checkpoint::state`] with the `extra` keys (which must be new) added after its
     /// own, as that JSON would serialize.
-    pub fn write_state(
+    pub fn write_state<E: serde::Serialize + ?Sized>(
         &self,
-        extra: &[(&str, &serde_json::Value)],
+        extra: &E,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
         self.machine

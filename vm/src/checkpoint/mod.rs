@@ -300,39 +300,37 @@ pub(crate) fn state_json(record: &StateRecord<'_>) -> Json {
     serde_json::to_value(record).unwrap_or(Json::Null)
 }
 
-/// Writes a checkpoint's state record with `Provider` and then the caller's `extra` keys
-/// (which must be new) after the record's own: the session log's state line.
-pub(crate) fn write_state(
+/// Writes a checkpoint's state record with `Provider` and then the caller's keys: `extra`
+/// serializes as a JSON object (a derived struct of the caller's own fields) whose entries
+/// are written inside the record, after its own (they must be new): the session log's
+/// state line.
+pub(crate) fn write_state<E: Serialize + ?Sized>(
     program: &Program,
     run: &Run,
     stand_in: Option<&str>,
     provider: &Json,
-    extra: &[(&str, &Json)],
+    extra: &E,
     out: &mut Vec<u8>,
 ) -> serde_json::Result<()> {
     let record = state_record(program, run, stand_in, Some(provider));
-    write_with_extra(&record, extra, out)
-}
-
-/// Writes `record` (a JSON object) with `extra` entries appended inside it.
-fn write_with_extra<T: Serialize>(
-    record: &T,
-    extra: &[(&str, &Json)],
-    out: &mut Vec<u8>,
-) -> serde_json::Result<()> {
-    serde_json::to_writer(&mut *out, record)?;
-    if extra.is_empty() {
-        return Ok(());
-    }
-    // The record is an object: its closing brace is the last byte written.
+    serde_json::to_writer(&mut *out, &record)?;
+    // The record is an object: its closing brace is the last byte written. The caller's
+    // object is written in its place, its opening brace turned into the comma between them.
     out.pop();
-    for (name, value) in extra {
-        out.push(b',');
-        serde_json::to_writer(&mut *out, name)?;
-        out.push(b':');
-        serde_json::to_writer(&mut *out, value)?;
+    let start = out.len();
+    serde_json::to_writer(&mut *out, extra)?;
+    match &out[start..] {
+        b"{}" => {
+            out.truncate(start);
+            out.push(b'}');
+        }
+        [b'{', ..] => out[start] = b',',
+        _ => {
+            return Err(serde::ser::Error::custom(
+                "a checkpoint's extra keys must be a JSON object",
+            ))
+        }
     }
-    out.push(b'}');
     Ok(())
 }
 

@@ -139,7 +139,7 @@ fn the_state_line_is_the_record_with_the_callers_keys_after_it() {
     machine
         .write_checkpoint_state(
             &provider,
-            &[("StartedAt", &started), ("ProviderOptions", &options_json)],
+            &json!({"StartedAt": started, "ProviderOptions": options_json}),
             &mut line,
         )
         .unwrap();
@@ -153,9 +153,16 @@ fn the_state_line_is_the_record_with_the_callers_keys_after_it() {
     );
     let read: Json = serde_json::from_slice(&line).unwrap();
     check_state(&read).expect("a whole state record");
+    let error = machine
+        .write_checkpoint_state(&json!(null), &json!(["not", "keys"]), &mut Vec::new())
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("must be a JSON object"),
+        "{error}"
+    );
     let mut line = Vec::new();
     machine
-        .write_checkpoint_state(&json!(null), &[], &mut line)
+        .write_checkpoint_state(&json!(null), &json!({}), &mut line)
         .unwrap();
     assert!(
         line.ends_with(b",\"Provider\":null}"),

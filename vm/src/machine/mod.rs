@@ -327,10 +327,10 @@ impl<'p> Machine<'p> {
     /// Writes [`Machine::checkpoint_state`] with `Provider` and then the `extra` keys (which
     /// must be new) added, as that JSON would serialize, without building it: what a driver
     /// stores after every turn. Call it between turns ([`Machine::at_boundary`]).
-    pub fn write_checkpoint_state(
+    pub fn write_checkpoint_state<E: serde::Serialize + ?Sized>(
         &self,
         provider: &serde_json::Value,
-        extra: &[(&str, &serde_json::Value)],
+        extra: &E,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
         crate::checkpoint::write_state(
