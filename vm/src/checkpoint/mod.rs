@@ -17,14 +17,19 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::event::Outcome;
-use crate::history::{Message, Role, Spend, ToolCall, Usage};
-use crate::machine::{BranchDone, Compacted, Magentic, Run};
+use crate::history::{Message, Role, ToolCall, Usage};
+use crate::machine::Run;
 
+mod parts;
 pub mod records;
 
+use parts::{
+    branch_record, compacted_of, compaction_record, fork_of, magentic_of, magentic_record,
+    spend_of, spend_record,
+};
+
 use records::{
-    BranchRecord, CompactionRecord, ForkRecord, MachineRecord, MagenticRecord, MessageRecord,
-    RetryRecord, RoleRecord, SpendRecord, StateRecord, SummaryRecord, ToolCallRecord, UsageRecord,
+    ForkRecord, MachineRecord, MessageRecord, RoleRecord, StateRecord, ToolCallRecord, UsageRecord,
 };
 
 pub const VERSION: u64 = 1;
@@ -149,71 +154,6 @@ fn value_is_last_reply(run: &Run) -> bool {
             .find(|message| message.role == Role::Assistant)
             .is_some_and(|message| message.content == value)
     })
-}
-
-fn spend_record(spend: Spend) -> Option<SpendRecord> {
-    (spend != Spend::default()).then_some(SpendRecord {
-        usd: spend.usd,
-        unpriced: spend.unpriced,
-    })
-}
-
-/// A stored spend is untrusted: a negative or non-finite cost counts as nothing.
-fn spend_of(record: Option<SpendRecord>) -> Spend {
-    let mut known = Spend::default();
-    if let Some(record) = record {
-        known.add(Spend {
-            usd: record.usd,
-            unpriced: record.unpriced,
-        });
-    }
-    known
-}
-
-fn branch_record(branch: &BranchDone) -> BranchRecord<'_> {
-    BranchRecord {
-        state: (&branch.state).into(),
-        agent_name: (&branch.agent).into(),
-        content: (&branch.text).into(),
-        usage: usage_record(&branch.usage),
-        tool_calls: branch.tool_calls.iter().map(tool_call_record).collect(),
-        error: branch.error.as_deref().map(Into::into),
-        spend: spend_record(branch.spend),
-    }
-}
-
-fn compaction_record(compacted: &Compacted) -> CompactionRecord<'_> {
-    CompactionRecord {
-        summary: SummaryRecord {
-            agent_name: "system".into(),
-            role: RoleRecord::User,
-            content: (&compacted.summary).into(),
-            turn_index: compacted.turn,
-            is_compaction_summary: true,
-        },
-        through: compacted.through as u64,
-        count: compacted.count,
-    }
-}
-
-fn magentic_record(magentic: &Magentic) -> MagenticRecord<'_> {
-    MagenticRecord {
-        next: magentic.next.as_str().into(),
-        facts: magentic.facts.as_deref().map(Into::into),
-        plan: magentic.plan.as_deref().map(Into::into),
-        rounds: magentic.rounds,
-        stalls: magentic.stalls,
-        resets: magentic.resets,
-        invalid_ledgers: magentic.invalid,
-        retry: magentic
-            .retry
-            .as_ref()
-            .map(|(reply, correction)| RetryRecord {
-                reply: reply.into(),
-                correction: correction.into(),
-            }),
-        feedback: magentic.feedback.as_deref().map(Into::into),
-    }
 }
 
 /// The machine-owned part of a checkpoint.
@@ -345,68 +285,6 @@ fn outcome_of(text: &str) -> Option<Outcome> {
     ]
     .into_iter()
     .find(|outcome| outcome.as_str() == text)
-}
-
-fn fork_of(program: &Program, fork: ForkRecord<'_>) -> Result<Vec<BranchDone>, String> {
-    fork.done
-        .into_iter()
-        .map(|branch| {
-            if program.state_named(&branch.state).is_none() {
-                return Err(format!(
-                    "the checkpoint's fork has a branch `{}` the program no longer has",
-                    branch.state
-                ));
-            }
-            Ok(BranchDone {
-                state: branch.state.into_owned(),
-                agent: branch.agent_name.into_owned(),
-                text: branch.content.into_owned(),
-                tool_calls: branch.tool_calls.into_iter().map(tool_call_of).collect(),
-                usage: usage_of(branch.usage),
-                spend: spend_of(branch.spend),
-                error: branch.error.map(|error| error.into_owned()),
-            })
-        })
-        .collect()
-}
-
-fn compacted_of(record: CompactionRecord<'_>, history: usize) -> Result<Compacted, String> {
-    let through = usize::try_from(record.through).unwrap_or(usize::MAX);
-    if through < 1 || through > history {
-        return Err(format!(
-            "`Machine.Compaction.Through` ({through}) is outside the {history} stored messages"
-        ));
-    }
-    Ok(Compacted {
-        summary: record.summary.content.into_owned(),
-        through,
-        count: record.count,
-        turn: record.summary.turn_index,
-    })
-}
-
-/// An unknown `Next` is an error (a checkpoint from a newer fuseraft).
-fn magentic_of(record: MagenticRecord<'_>) -> Result<Magentic, String> {
-    let next = crate::machine::MagenticStep::parse(&record.next).ok_or_else(|| {
-        format!(
-            "the checkpoint's magentic step `{}` is unknown",
-            record.next
-        )
-    })?;
-    let owned = |text: Option<std::borrow::Cow<'_, str>>| text.map(|text| text.into_owned());
-    Ok(Magentic {
-        next,
-        facts: owned(record.facts),
-        plan: owned(record.plan),
-        rounds: record.rounds,
-        stalls: record.stalls,
-        resets: record.resets,
-        invalid: record.invalid_ledgers,
-        retry: record
-            .retry
-            .map(|retry| (retry.reply.into_owned(), retry.correction.into_owned())),
-        feedback: owned(record.feedback),
-    })
 }
 
 /// Rebuilds a run from a checkpoint (the state with its `Messages`). Errors name the field

@@ -5,8 +5,10 @@ use fuseraft_compiler::ir::Program;
 use fuseraft_compiler::MemoryFiles;
 use serde_json::{json, Value as Json};
 
+use super::records::{CompactionRecord, MagenticRecord};
 use super::*;
 use crate::effect::{ModelReply, Request, Response};
+use crate::machine::{Compacted, Magentic};
 use crate::machine::{Machine, Options};
 
 fn program() -> Program {
