@@ -344,7 +344,7 @@ fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() 
         .unwrap();
     let config_path = json!("/some/config \"quoted\".yaml");
     let updated_at = json!("2026-01-01T00:00:00.000Z");
-    let extra = [("ConfigPath", &config_path), ("LastUpdatedAt", &updated_at)];
+    let extra = serde_json::json!({"ConfigPath": config_path, "LastUpdatedAt": updated_at});
     for case in cases {
         let settings = case_settings(&case);
         let input = case.join(settings["input"].as_str().unwrap_or("config.yaml"));
@@ -395,7 +395,7 @@ fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() 
                 assert_eq!(again, checkpoint.state(), "{}", case.display());
             }
             let mut expected = checkpoint.state();
-            for (name, value) in extra {
+            for (name, value) in extra.as_object().unwrap() {
                 expected[name] = value.clone();
             }
             let mut written = Vec::new();

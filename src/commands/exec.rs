@@ -401,34 +401,33 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     };
     let started_at = saved
         .as_ref()
-        .and_then(|saved| saved.get("StartedAt").cloned())
-        .unwrap_or_else(|| json!(crate::events::timestamp()));
+        .and_then(|saved| saved.get("StartedAt").and_then(Json::as_str))
+        .map_or_else(crate::events::timestamp, str::to_string);
     // The restored history is in the machine now; drop the loaded copy of it.
     drop(saved);
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
-    let config_path = json!(config_path.display().to_string());
-    let working_directory = json!(work_dir.display().to_string());
     let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
     if let Some(config) = &config {
         config.keep(&work_dir, &session);
     }
-    let config_digest = json!(config.map(|config| config.digest).unwrap_or_default());
     // Recorded for `--resume` (a replay run records none: its resume names the file).
     let provider_options = args.replay.is_none().then(|| provider.json());
+    let mut fields = crate::session::SessionFields {
+        config_path: config_path.display().to_string().into(),
+        config_digest: config
+            .map(|config| config.digest)
+            .unwrap_or_default()
+            .into(),
+        working_directory: work_dir.display().to_string().into(),
+        started_at: started_at.into(),
+        last_updated_at: Default::default(),
+        provider_options: provider_options.map(std::borrow::Cow::Owned),
+        cancelled: false,
+    };
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
-        let updated_at = json!(crate::events::timestamp());
-        let mut extra = vec![
-            ("ConfigPath", &config_path),
-            ("ConfigDigest", &config_digest),
-            ("WorkingDirectory", &working_directory),
-            ("StartedAt", &started_at),
-            ("LastUpdatedAt", &updated_at),
-        ];
-        if let Some(options) = &provider_options {
-            extra.push(("ProviderOptions", options));
-        }
+        fields.last_updated_at = crate::events::timestamp().into();
         // The log reports its first error only, so the warning comes once.
-        if let Err(error) = log.append(&checkpoint, &extra) {
+        if let Err(error) = log.append(&checkpoint, &fields) {
             warn_unsaved(&error, &log);
         }
     };

@@ -83,6 +83,9 @@ struct Log {
     unauthenticated: Option<usize>,
     /// Where reading stopped before the end, and why.
     damage: Option<String>,
+    /// The first message line since the last record that is JSON but not a whole message
+    /// (its line and why): an error once a record covers it, a torn tail otherwise.
+    malformed: Option<(usize, String)>,
 }
 
 /// A record line's state text and MAC, when it ends with `,"Mac":"<hex>"}`.
@@ -104,6 +107,7 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
         authenticated: false,
         unauthenticated: None,
         damage: None,
+        malformed: None,
     };
     let altered = |number: usize, why: &str| {
         format!(
@@ -163,6 +167,16 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
             if !state.is_object() {
                 return Err(altered(number, "holds no state object"));
             }
+            // A whole record covers the lines before it: they must be whole messages, and
+            // it a whole state.
+            if let Some((line, why)) = log.malformed.take() {
+                return Err(malformed(id, line, "message record", log_path, &why));
+            }
+            if let Err(why) = fuseraft_vm::checkpoint::check_state(&state)
+                .and_then(|()| super::fields::check(&state))
+            {
+                return Err(malformed(id, number, "state record", log_path, &why));
+            }
             if message_count(&state) != log.messages.len() {
                 if tag.is_some() {
                     return Err(altered(number, "counts messages the log does not hold"));
@@ -189,6 +203,9 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
         } else {
             match serde_json::from_slice::<Json>(line) {
                 Ok(message @ Json::Object(_)) => {
+                    if let Err(why) = fuseraft_vm::checkpoint::check_message(&message) {
+                        log.malformed.get_or_insert((number, why));
+                    }
                     log.messages.push(message);
                     log.message_ends.push(end);
                 }
@@ -204,7 +221,19 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
         }
         start = end;
     }
+    // No record covers a malformed message: it is the torn end of an interrupted turn.
+    if let (Some((line, why)), None) = (log.malformed.take(), &log.damage) {
+        log.damage = Some(format!("line {line} is not a whole message ({why})"));
+    }
     Ok(log)
+}
+
+/// The error for a whole record (`kind`, at line `number`) with a malformed field.
+fn malformed(id: &str, number: usize, kind: &str, log_path: &Path, why: &str) -> String {
+    format!(
+        "session `{id}` is malformed: the {kind} at line {number} of `{}`: {why}",
+        log_path.display()
+    )
 }
 
 fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Result<Loaded, String> {
@@ -272,6 +301,14 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
         _ => {
             // The snapshot is the newest state: a session written before state records.
             unverified = true;
+            if let Err(why) = fuseraft_vm::checkpoint::check_state(&snapshot)
+                .and_then(|()| super::fields::check(&snapshot))
+            {
+                return Err(format!(
+                    "session `{id}` is malformed: `{}`: {why}",
+                    path(work_dir, id).display()
+                ));
+            }
             let count = message_count(&snapshot);
             if log.messages.len() < count {
                 return Err(format!(

@@ -11,11 +11,11 @@ use fuseraft_vm::driver::Checkpoint;
 use serde_json::Value as Json;
 
 use super::key::{self, Key, Tag};
-use super::Chain;
 use super::{
     messages_path, path, private_file, snapshot_mac, DIR, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN,
     RECORD_OPEN, SNAPSHOT_INTERVAL, SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
 };
+use super::{Chain, SessionFields};
 
 /// The session log of a running session, open for the whole run (see the module doc).
 /// Nothing touches the disk before the first checkpoint.
@@ -72,13 +72,13 @@ impl SessionLog {
         self.last_snapshot.is_some() || path(&self.work_dir, &self.id).exists()
     }
 
-    /// Appends a checkpoint: its new messages and its state with the `extra` keys (which
-    /// must be new) after the state's own. Returns the first error only: after it the log
+    /// Appends a checkpoint: its new messages and its state with the CLI's `fields` after
+    /// the state's own. Returns the first error only: after it the log
     /// ends with its last whole checkpoint and later checkpoints are ignored.
     pub fn append(
         &mut self,
         checkpoint: &Checkpoint<'_>,
-        extra: &[(&str, &Json)],
+        fields: &SessionFields<'_>,
     ) -> std::io::Result<()> {
         if self.failed {
             return Ok(());
@@ -88,7 +88,7 @@ impl SessionLog {
         let state = checkpoint.write_messages(buffer).and_then(|()| {
             buffer.extend_from_slice(RECORD_OPEN);
             let start = buffer.len();
-            checkpoint.write_state(extra, buffer)?;
+            checkpoint.write_state(fields, buffer)?;
             Ok(start..buffer.len())
         });
         let result = state

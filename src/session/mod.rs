@@ -47,12 +47,14 @@ use std::time::Duration;
 use serde_json::Value as Json;
 
 pub mod config;
+mod fields;
 pub mod key;
 mod load;
 pub mod lock;
 mod log;
 mod store;
 
+pub use fields::SessionFields;
 pub use key::Key;
 pub use load::{load, load_for_resume, Loaded, Trust};
 pub use log::SessionLog;

@@ -306,16 +306,16 @@ impl Checkpoint<'_> {
 
     /// Writes [`Checkpoint::state`] with the `extra` keys (which must be new) added after its
     /// own, as that JSON would serialize.
-    pub fn write_state(
+    pub fn write_state<E: serde::Serialize + ?Sized>(
         &self,
-        extra: &[(&str, &serde_json::Value)],
+        extra: &E,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
         self.machine
             .write_checkpoint_state(&self.provider, extra, out)
     }
 
-    /// Writes each new message as one line of JSON (`checkpoint::message_json`'s layout).
+    /// Writes each new message as one line of JSON (a `checkpoint::records::MessageRecord`).
     pub fn write_messages(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         for message in self.new_messages {
             crate::checkpoint::write_message(message, out)?;

@@ -189,7 +189,9 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     let mut on_checkpoint = |saved: fuseraft_vm::driver::Checkpoint<'_>| {
         // What a session file stores (written without building the JSON) is that JSON.
         let mut written = Vec::new();
-        saved.write_state(&[], &mut written).expect("written");
+        saved
+            .write_state(&serde_json::json!({}), &mut written)
+            .expect("written");
         let state = saved.state();
         let parsed: Json = serde_json::from_slice(&written).expect("valid JSON");
         assert_eq!(parsed, state);

@@ -119,7 +119,7 @@ mod tests {
     }
 
     #[test]
-    fn an_unknown_cost_is_said_once_and_a_corrupt_spend_counts_as_nothing() {
+    fn an_unknown_cost_is_said_once_and_a_negative_or_overflowed_spend_counts_as_nothing() {
         let program = program();
         let mut machine = Machine::new(&program, options());
         answer(&mut machine, "first", None);
@@ -132,7 +132,15 @@ mod tests {
         assert_eq!(warnings, 1);
         let checkpoint = machine.checkpoint().expect("between turns");
         assert_eq!(checkpoint["Machine"]["Spend"]["Unpriced"], json!(2));
-        for usd in [json!(-5.0), json!("lots"), json!(null), json!(f64::MAX)] {
+        // Not a number at all: refused, naming the field.
+        let mut corrupt = checkpoint.clone();
+        corrupt["Machine"]["Spend"]["Usd"] = json!("lots");
+        let error = Machine::restore(&program, options(), &corrupt)
+            .err()
+            .unwrap();
+        assert!(error.contains("field `Machine.Spend.Usd`"), "{error}");
+        // `null` is how an overflowed (infinite) sum is written.
+        for usd in [json!(-5.0), json!(null), json!(f64::MAX)] {
             let mut corrupt = checkpoint.clone();
             corrupt["Machine"]["Spend"]["Usd"] = usd.clone();
             let mut resumed = Machine::restore(&program, options(), &corrupt).unwrap();

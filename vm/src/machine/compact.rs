@@ -8,7 +8,7 @@
 //! keeps every message: routing, validators and the session file never read the summary.
 
 use fuseraft_compiler::ir::{Compaction, CompactionMode};
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::{context, lossless, request_cap, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
@@ -64,64 +64,6 @@ pub(super) struct Pending {
 }
 
 impl Compacted {
-    /// As a checkpoint keeps it: the summary as upstream's `AgentMessage` with
-    /// `IsCompactionSummary`, and the extent it covers.
-    pub fn to_json(&self) -> Json {
-        json!({
-            "Summary": {
-                "AgentName": "system",
-                "Role": "user",
-                "Content": self.summary,
-                "TurnIndex": self.turn,
-                "IsCompactionSummary": true,
-            },
-            "Through": self.through,
-            "Count": self.count,
-            "MadeAtTurn": self.made_at,
-            "RecentSavings": self.savings,
-        })
-    }
-
-    pub fn from_json(value: Option<&Json>, history: usize) -> Result<Option<Compacted>, String> {
-        let Some(value) = value.filter(|value| !value.is_null()) else {
-            return Ok(None);
-        };
-        let summary = value
-            .pointer("/Summary/Content")
-            .and_then(Json::as_str)
-            .ok_or("`Machine.Compaction` has no summary text")?;
-        let through = value
-            .get("Through")
-            .and_then(Json::as_u64)
-            .ok_or("`Machine.Compaction` has no `Through`")? as usize;
-        if through < 1 || through > history {
-            return Err(format!(
-                "`Machine.Compaction.Through` ({through}) is outside the {history} stored messages"
-            ));
-        }
-        Ok(Some(Compacted {
-            summary: summary.to_string(),
-            through,
-            count: value.get("Count").and_then(Json::as_u64).unwrap_or(1) as u32,
-            made_at: value.get("MadeAtTurn").and_then(Json::as_u64).unwrap_or(0) as u32,
-            turn: value
-                .pointer("/Summary/TurnIndex")
-                .and_then(Json::as_u64)
-                .unwrap_or(0) as u32,
-            savings: value
-                .get("RecentSavings")
-                .and_then(Json::as_array)
-                .map(|ratios| {
-                    let points = ratios.iter().filter_map(Json::as_u64);
-                    points
-                        .map(|points| points.min(10_000) as u32)
-                        .take(1000)
-                        .collect()
-                })
-                .unwrap_or_default(),
-        }))
-    }
-
     /// The message that stands in for the compacted history in a request; none after a
     /// `window` compaction that had no routing signal to pin.
     pub(super) fn message(&self) -> Option<String> {

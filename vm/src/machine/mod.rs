@@ -317,24 +317,22 @@ impl<'p> Machine<'p> {
         if !self.checkpointable() {
             return None;
         }
-        Some(json!({
-            "Version": crate::checkpoint::VERSION,
-            "SessionId": self.run.session_id,
-            "Task": self.run.task,
-            "IsComplete": self.run.outcome == Some(Outcome::Completed),
-            "ResumeExecutorId": self.program.states.get(self.run.state.0 as usize).map(|state| state.name.clone()),
-            "MessageCount": self.run.history.len(),
-            "Machine": crate::checkpoint::run_to_json(self.program, &self.run, self.stand_in.as_deref()),
-        }))
+        let record = crate::checkpoint::state_record(
+            self.program,
+            &self.run,
+            self.stand_in.as_deref(),
+            None,
+        );
+        Some(crate::checkpoint::state_json(&record))
     }
 
     /// Writes [`Machine::checkpoint_state`] with `Provider` and then the `extra` keys (which
     /// must be new) added, as that JSON would serialize, without building it: what a driver
     /// stores after every turn. Call it between turns ([`Machine::at_boundary`]).
-    pub fn write_checkpoint_state(
+    pub fn write_checkpoint_state<E: serde::Serialize + ?Sized>(
         &self,
         provider: &serde_json::Value,
-        extra: &[(&str, &serde_json::Value)],
+        extra: &E,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
         crate::checkpoint::write_state(
@@ -349,9 +347,23 @@ impl<'p> Machine<'p> {
 
     /// The whole run as one checkpoint: the state and every message.
     pub fn checkpoint(&self) -> Option<serde_json::Value> {
-        let mut checkpoint = self.checkpoint_state()?;
-        checkpoint["Messages"] = crate::checkpoint::messages_json(&self.run.history);
-        Some(checkpoint)
+        if !self.checkpointable() {
+            return None;
+        }
+        let mut record = crate::checkpoint::state_record(
+            self.program,
+            &self.run,
+            self.stand_in.as_deref(),
+            None,
+        );
+        record.messages = Some(
+            self.run
+                .history
+                .iter()
+                .map(crate::checkpoint::records::MessageRecord::of)
+                .collect(),
+        );
+        Some(crate::checkpoint::state_json(&record))
     }
 
     /// A machine that continues a checkpointed run where it stopped.

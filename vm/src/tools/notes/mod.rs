@@ -56,20 +56,6 @@ impl Notes {
     pub fn is_empty(&self) -> bool {
         self == &Notes::default()
     }
-
-    /// The notes as a checkpoint stores them.
-    pub fn to_json(&self) -> Json {
-        serde_json::to_value(self).unwrap_or(Json::Null)
-    }
-
-    /// Notes read back from a checkpoint (absent: none).
-    pub fn from_json(json: Option<&Json>) -> Result<Notes, String> {
-        match json {
-            None | Some(Json::Null) => Ok(Notes::default()),
-            Some(json) => serde_json::from_value(json.clone())
-                .map_err(|error| format!("the checkpoint's `Notes` are malformed: {error}")),
-        }
-    }
 }
 
 /// Is `tool` one the notes answer (so the machine, not the driver, runs it)?

@@ -266,7 +266,7 @@ fn chatroom_keeps_the_newest_messages() {
 #[test]
 fn notes_round_trip_through_checkpoint_json() {
     let mut notes = Notes::default();
-    assert_eq!(notes.to_json(), json!({}));
+    assert_eq!(serde_json::to_value(&notes).unwrap(), json!({}));
     call(
         &mut notes,
         "session_context_write",
@@ -291,11 +291,13 @@ fn notes_round_trip_through_checkpoint_json() {
         "A",
         json!({"recipient": "B", "message": "hi"}),
     );
-    let json = notes.to_json();
-    assert_eq!(Notes::from_json(Some(&json)).unwrap(), notes);
-    assert_eq!(Notes::from_json(None).unwrap(), Notes::default());
-    let error = Notes::from_json(Some(&json!({"Chatroom": 5}))).unwrap_err();
-    assert!(error.contains("`Notes`"), "{error}");
+    let json = serde_json::to_value(&notes).unwrap();
+    assert_eq!(crate::checkpoint::read::<Notes>(&json).unwrap(), notes);
+    let error = crate::checkpoint::read::<Notes>(&json!({"Chatroom": 5})).unwrap_err();
+    assert!(
+        error.starts_with("field `Chatroom`: invalid type"),
+        "{error}"
+    );
 }
 
 #[test]
