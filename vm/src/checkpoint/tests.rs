@@ -227,11 +227,13 @@ fn a_compaction_keeps_its_summary_and_its_extent_is_checked() {
         through: 3,
         count: 2,
         turn: 5,
+        made_at: 6,
+        savings: vec![2_500, 10_000],
     };
     let json = serde_json::to_value(compaction_record(&compacted)).unwrap();
     assert_eq!(
         json,
-        json!({"Summary": {"AgentName": "system", "Role": "user", "Content": "so far", "TurnIndex": 5, "IsCompactionSummary": true}, "Through": 3, "Count": 2})
+        json!({"Summary": {"AgentName": "system", "Role": "user", "Content": "so far", "TurnIndex": 5, "IsCompactionSummary": true}, "Through": 3, "Count": 2, "MadeAtTurn": 6, "RecentSavings": [2_500, 10_000]})
     );
     let record = || read::<CompactionRecord<'_>>(&json).unwrap();
     assert_eq!(compacted_of(record(), 3), Ok(compacted));
