@@ -146,10 +146,10 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     let mut trace = Vec::new();
     let mut compactions = 0;
     let mut on_event =
-        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.event_type {
+        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.name() {
             "turn_start" => trace.push(format!("turn {} {:?}", event.turn, event.agent)),
             "agent_routed" | "signal_detected" | "no_keyword" | "correction_injected" => {
-                trace.push(format!("{} {}", event.event_type, event.payload))
+                trace.push(format!("{} {}", event.name(), event.payload_json()))
             }
             "compaction" => compactions += 1,
             _ => {}

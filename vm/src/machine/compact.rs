@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json};
 
 use super::{context, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
-use crate::event::Outcome;
+use crate::event::{EventKind, Outcome};
 use crate::history::{Message, Role};
 
 /// The replay queue (and the `agent` of the [`ModelCall`]) of a compaction's model call.
@@ -182,7 +182,10 @@ impl Machine<'_> {
         let reply = match reply {
             Ok(reply) => reply,
             Err(error) => {
-                self.emit(None, "compaction_failed", json!({"error": error}));
+                let kind = EventKind::CompactionFailed {
+                    error: error.clone(),
+                };
+                self.emit(None, kind);
                 self.finish(Outcome::Error, Some(format!("compaction failed: {error}")));
                 return;
             }
@@ -212,16 +215,15 @@ impl Machine<'_> {
             .map_or(1, |compacted| compacted.count.saturating_add(1));
         self.emit(
             None,
-            "compaction",
-            json!({
-                "reason": "window_size",
-                "turns_compacted": through.saturating_sub(start),
-                "turns_retained": self.run.history.len() - through,
-                "through_turn": turn,
-                "summary_chars": summary.chars().count(),
-                "input_tokens": reply.usage.input_tokens,
-                "output_tokens": reply.usage.output_tokens,
-            }),
+            EventKind::Compaction {
+                reason: "window_size".to_string(),
+                turns_compacted: through.saturating_sub(start),
+                turns_retained: self.run.history.len() - through,
+                through_turn: turn,
+                summary_chars: summary.chars().count(),
+                input_tokens: reply.usage.input_tokens,
+                output_tokens: reply.usage.output_tokens,
+            },
         );
         self.run.compaction = Some(Compacted {
             summary,
