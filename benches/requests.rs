@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use fuseraft_compiler::ir::Program;
 use fuseraft_compiler::MemoryFiles;
 use fuseraft_vm::driver::{drive, Approvals, Env};
+use fuseraft_vm::event::EventKind;
 use fuseraft_vm::machine::{Machine, Options};
 use fuseraft_vm::providers::{Overrides, Providers, Settings};
 
@@ -168,11 +169,11 @@ fn run(turns: u32, compaction: Option<&str>, window: Option<u64>) -> Measured {
     let mut trace = Vec::new();
     let mut compactions = 0;
     let mut on_event =
-        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.event_type {
-            "turn_start" | "agent_routed" => {
-                trace.push(format!("{:?} {}", event.agent, event.payload))
+        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.kind {
+            EventKind::TurnStart { .. } | EventKind::AgentRouted { .. } => {
+                trace.push(format!("{:?} {}", event.agent, event.payload_json()))
             }
-            "compaction" => compactions += 1,
+            EventKind::Compaction { .. } => compactions += 1,
             _ => {}
         };
     let runtime = tokio::runtime::Builder::new_current_thread()

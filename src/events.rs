@@ -8,7 +8,7 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 
 pub struct EventsFile {
     file: Option<BufWriter<File>>,
@@ -55,7 +55,10 @@ impl EventsFile {
         event.write_json_line(&timestamp(), session, &mut self.line);
         self.line.push(b'\n');
         let mut written = file.write_all(&self.line);
-        if matches!(event.event_type, "turn_start" | "turn_end" | "session_end") {
+        if matches!(
+            event.kind,
+            EventKind::TurnStart { .. } | EventKind::TurnEnd { .. } | EventKind::SessionEnd { .. }
+        ) {
             written = written.and_then(|_| file.flush());
         }
         if let Err(error) = written {

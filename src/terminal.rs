@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use lines::Paint;
 
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
 
@@ -397,20 +397,20 @@ impl Terminal {
             return;
         };
         self.format(&mut out, event, run);
-        if self.tty || matches!(event.event_type, "turn_start" | "session_end") {
+        if self.tty
+            || matches!(
+                event.kind,
+                EventKind::TurnStart { .. } | EventKind::SessionEnd { .. }
+            )
+        {
             self.write_out(&mut out);
         }
     }
 
     fn format(&self, out: &mut Vec<u8>, event: &Event, run: &Run) {
-        match event.event_type {
-            "turn_start" => {
+        match &event.kind {
+            EventKind::TurnStart { state } => {
                 let agent = event.agent.as_deref().unwrap_or("");
-                let state = event
-                    .payload
-                    .get("state")
-                    .and_then(|s| s.as_str())
-                    .unwrap_or("");
                 let (agent, state) = (neutralise(agent), neutralise(state));
                 let header = format!("── turn {} · {agent} · {state} ──", event.turn + 1);
                 let _ = writeln!(out, "{}", self.paint.header(&header));
@@ -419,18 +419,13 @@ impl Terminal {
                     self.start_waiting(out, &agent);
                 }
             }
-            "turn_end" => {
+            EventKind::TurnEnd { state, .. } => {
                 self.clear_waiting(out);
                 if self.mid_reply.swap(false, Ordering::SeqCst) {
                     let _ = writeln!(out);
                 }
                 // A fork's branch is in the run's fork until the fork joins.
-                let state = event.payload.get("state").and_then(|s| s.as_str());
-                let branch = run
-                    .fork
-                    .iter()
-                    .flatten()
-                    .find(|done| Some(done.state.as_str()) == state);
+                let branch = run.fork.iter().flatten().find(|done| done.state == *state);
                 let (tool_calls, content) = match branch {
                     Some(done) => (&done.tool_calls, &done.text),
                     None => {
@@ -457,21 +452,13 @@ impl Terminal {
                     let _ = writeln!(out, "{}", neutralise(content.trim_end()));
                 }
                 if self.streaming {
-                    let tokens = format!("  · {}", turn_tokens(&event.payload));
+                    let tokens = format!("  · {}", turn_tokens(&event.kind));
                     let _ = writeln!(out, "{}", self.paint.dim(&tokens));
                 }
             }
-            "agent_routed" => {
-                let to = event
-                    .payload
-                    .get("to")
-                    .and_then(|to| to.as_str())
-                    .unwrap_or("");
-                let signal = event
-                    .payload
-                    .get("signal")
-                    .and_then(|signal| signal.as_str());
+            EventKind::AgentRouted { to, signal, .. } => {
                 let via = signal
+                    .as_deref()
                     .map(|signal| format!(" on `{}`", neutralise(signal)))
                     .unwrap_or_default();
                 let route = format!("  → {}{via}", neutralise(to));
@@ -517,30 +504,35 @@ fn waiting_line(agent: &str, waited: Duration, frame: usize, paint: Paint) -> St
 /// A turn's tokens from its `turn_end` payload: `tokens in 120 / out 42`, or `unknown` /
 /// `partial` when the driver marked calls whose server reported no usage; and its cost
 /// when the driver added one.
-fn turn_tokens(payload: &serde_json::Value) -> String {
-    let count = |key: &str| payload.get(key).and_then(|n| n.as_u64()).unwrap_or(0);
-    let (input, output) = (count("input_tokens"), count("output_tokens"));
-    let tokens = match payload.get("usage") {
-        Some(usage) if usage.get("known") == Some(&serde_json::Value::Bool(false)) => {
-            "tokens unknown (the server reported no usage)".to_string()
-        }
-        Some(usage) if usage.get("complete") == Some(&serde_json::Value::Bool(false)) => {
-            format!("tokens in {input}+ (partial) / out {output}+")
-        }
+fn turn_tokens(kind: &EventKind) -> String {
+    let EventKind::TurnEnd {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens,
+        cache_write_tokens,
+        usage,
+        cost,
+        ..
+    } = kind
+    else {
+        return String::new();
+    };
+    let tokens = match usage {
+        Some(usage) if !usage.known => "tokens unknown (the server reported no usage)".to_string(),
+        Some(usage) if !usage.complete => format!("tokens in {input}+ (partial) / out {output}+"),
         _ => format!("tokens in {input} / out {output}"),
     };
     // Prompt caching: of the input tokens, those read from and written to the cache.
-    let (read, written) = (count("cache_read_tokens"), count("cache_write_tokens"));
+    let (read, written) = (
+        cache_read_tokens.unwrap_or(0),
+        cache_write_tokens.unwrap_or(0),
+    );
     let tokens = if read > 0 || written > 0 {
         format!("{tokens} (prompt cache: {read} read, {written} written)")
     } else {
         tokens
     };
-    match payload
-        .get("cost")
-        .and_then(|cost| cost.get("usd"))
-        .and_then(|usd| usd.as_f64())
-    {
+    match cost.map(|cost| cost.usd) {
         Some(usd) => format!("{tokens} · cost ${usd:.4}"),
         None => tokens,
     }
@@ -642,11 +634,14 @@ mod tests {
     #[test]
     fn a_turns_tokens_say_when_unknown_or_partial_and_show_its_cost() {
         let payload = |extra: serde_json::Value| {
-            let mut payload = serde_json::json!({"input_tokens": 120, "output_tokens": 42});
+            let mut payload = serde_json::json!({
+                "state": "Dev", "input_tokens": 120, "output_tokens": 42, "tool_calls": 0,
+            });
             for (key, value) in extra.as_object().unwrap() {
                 payload[key] = value.clone();
             }
-            payload
+            let event = serde_json::json!({"event_type": "turn_end", "payload": payload});
+            serde_json::from_value::<EventKind>(event).unwrap()
         };
         assert_eq!(
             turn_tokens(&payload(serde_json::json!({}))),
@@ -654,13 +649,13 @@ mod tests {
         );
         assert_eq!(
             turn_tokens(&payload(
-                serde_json::json!({"usage": {"complete": false, "known": true}})
+                serde_json::json!({"usage": {"input_tokens": 120, "output_tokens": 42, "complete": false, "known": true}})
             )),
             "tokens in 120+ (partial) / out 42+"
         );
         assert_eq!(
             turn_tokens(&payload(
-                serde_json::json!({"usage": {"complete": false, "known": false}})
+                serde_json::json!({"usage": {"input_tokens": 0, "output_tokens": 0, "complete": false, "known": false}})
             )),
             "tokens unknown (the server reported no usage)"
         );

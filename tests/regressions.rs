@@ -279,7 +279,7 @@ fn a_reply_with_thousands_of_signals_routes_once() {
     let events: Vec<&str> = machine
         .drain_events()
         .iter()
-        .map(|event| event.event_type)
+        .map(|event| event.name())
         .collect();
     assert!(events.contains(&"signal_detected"), "{events:?}");
     let Request::Model(call) = request else {
@@ -312,7 +312,7 @@ fn tool_calls_past_the_bound_and_with_bad_arguments() {
         ..ModelReply::default()
     })));
     let events = machine.drain_events();
-    assert!(events.iter().any(|event| event.event_type == "tool_limit"));
+    assert!(events.iter().any(|event| event.name() == "tool_limit"));
     let Request::Tools { calls, .. } = machine.step() else {
         panic!("the tool calls are requested");
     };

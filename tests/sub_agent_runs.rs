@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use fuseraft::disk::Disk;
 use fuseraft_vm::driver::{self, Approvals, Env, Summary};
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::history::ToolCall;
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
@@ -130,8 +130,14 @@ replies:
     assert_eq!(summary.usage.total(), 640);
     let tools: Vec<String> = events
         .iter()
-        .filter(|event| event.event_type == "sub_agent_tool_call")
-        .map(|event| format!("{} {}", event.payload["tool"], event.payload["ok"]))
+        .filter(|event| event.name() == "sub_agent_tool_call")
+        .map(|event| {
+            format!(
+                "{} {}",
+                event.payload_value()["tool"],
+                event.payload_value()["ok"]
+            )
+        })
         .collect();
     assert_eq!(
         tools,
@@ -143,10 +149,10 @@ replies:
     );
     let end = events
         .iter()
-        .find(|event| event.event_type == "sub_agent_end")
+        .find(|event| event.name() == "sub_agent_end")
         .expect("a sub_agent_end event");
-    assert_eq!(end.payload["outcome"], "completed");
-    assert_eq!(end.payload["tool_calls"], 3);
+    assert_eq!(end.payload_value()["outcome"], "completed");
+    assert_eq!(end.payload_value()["tool_calls"], 3);
     assert_eq!(end.agent.as_deref(), Some("Dev"));
 }
 
@@ -173,10 +179,13 @@ replies:
     let (summary, events) = run(&work, CONFIG, replay);
     let denied: Vec<String> = events
         .iter()
-        .filter(|event| event.event_type == "sub_agent_tool_call")
+        .filter(|event| event.name() == "sub_agent_tool_call")
         .map(|event| {
-            assert_eq!(event.payload["ok"], false, "{event:?}");
-            event.payload["result"].as_str().unwrap().to_string()
+            assert_eq!(event.payload_value()["ok"], false, "{event:?}");
+            event.payload_value()["result"]
+                .as_str()
+                .unwrap()
+                .to_string()
         })
         .collect();
     assert_eq!(denied.len(), 3, "the cap of 3 stops the second batch");
@@ -223,8 +232,10 @@ replies:
     let (summary, events) = run(&work, CONFIG, replay);
     let reasons: Vec<&str> = events
         .iter()
-        .filter(|event| event.event_type == "sub_agent_tool_call")
-        .map(|event| event.payload["result"].as_str().unwrap())
+        .filter_map(|event| match &event.kind {
+            EventKind::SubAgentToolCall { result, .. } => result.as_deref(),
+            _ => None,
+        })
         .collect();
     assert_eq!(reasons.len(), 3);
     assert!(reasons[0].starts_with("[DENIED: sub-agent] `SubAgent-sub_agent_explore`"));
@@ -235,7 +246,7 @@ replies:
     assert_eq!(
         events
             .iter()
-            .filter(|event| event.event_type == "sub_agent_start")
+            .filter(|event| event.name() == "sub_agent_start")
             .count(),
         1,
         "no sub-agent starts another"
@@ -290,8 +301,10 @@ replies:
     assert!(made.iter().all(|call| !call.ok));
     let outcomes: Vec<&str> = events
         .iter()
-        .filter(|event| event.event_type == "sub_agent_end")
-        .map(|event| event.payload["outcome"].as_str().unwrap())
+        .filter_map(|event| match &event.kind {
+            EventKind::SubAgentEnd { outcome, .. } => Some(outcome.as_str()),
+            _ => None,
+        })
         .collect();
     assert_eq!(outcomes, ["no_answer", "error"]);
 }
@@ -314,9 +327,7 @@ replies:
     let (summary, events) = run(&work, &config, replay);
     assert_eq!(summary.outcome.as_str(), "budget", "{:?}", summary.reason);
     assert_eq!(summary.usage.total(), 995);
-    assert!(events
-        .iter()
-        .any(|event| event.event_type == "budget_exceeded"));
+    assert!(events.iter().any(|event| event.name() == "budget_exceeded"));
     // The turn is kept, with the sub-agent's answer.
     let made = calls(&summary);
     assert_eq!(

@@ -7,7 +7,7 @@
 //! (`payload.exit`), that index is used as is.
 
 use fuseraft_compiler::ir::{CondInput, Guard, NoMatch, Program, StateKind, Target, Trigger};
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
 
@@ -41,14 +41,19 @@ fn target_name(program: &Program, target: &Target) -> String {
     }
 }
 
-/// The route an `agent_routed` event took. `previous` is the event type just before it.
-pub fn infer(program: &Program, event: &Event, previous: Option<&str>, run: &Run) -> Option<Route> {
-    let from = event.payload.get("from")?.as_str()?;
-    let to = event.payload.get("to")?.as_str()?;
-    let signal = event
-        .payload
-        .get("signal")
-        .and_then(|signal| signal.as_str());
+/// The route an `agent_routed` event took (`None` for other events). `after_not_found`: the
+/// event just before it was a `keyword_not_found`.
+pub fn infer(program: &Program, event: &Event, after_not_found: bool, run: &Run) -> Option<Route> {
+    let EventKind::AgentRouted {
+        from,
+        to,
+        signal,
+        exit,
+    } = &event.kind
+    else {
+        return None;
+    };
+    let (to, signal) = (to.as_str(), signal.as_deref());
     let state_id = program.state_named(from)?;
     let state = program.state(state_id);
     let index = state_id.0 as usize;
@@ -58,13 +63,13 @@ pub fn infer(program: &Program, event: &Event, previous: Option<&str>, run: &Run
             taken,
         })
     };
-    if let Some(exit) = event.payload.get("exit").and_then(|exit| exit.as_u64()) {
-        return route(Taken::Exit(exit as usize));
+    if let Some(exit) = *exit {
+        return route(Taken::Exit(exit));
     }
     if matches!(state.kind, StateKind::Fork(_)) {
         return route(Taken::Join);
     }
-    if previous == Some("keyword_not_found") {
+    if after_not_found {
         if let NoMatch::Fallback(target) = state.no_match {
             if program.state(target).name == to {
                 return route(Taken::Fallback);

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::{self, Approvals, Env, Summary};
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::machine::{Options, Run};
 use fuseraft_vm::replay::Replay;
 
@@ -125,12 +125,10 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
         .build()
         .map_err(|error| RunError::plain(format!("cannot start the runtime: {error}")))?;
     let mut records: Vec<Record> = Vec::new();
-    let mut previous: Option<&'static str> = None;
+    let mut after_not_found = false;
     let mut on_event = |event: &Event, run: &Run| {
-        let route = (event.event_type == "agent_routed")
-            .then(|| route::infer(&program, event, previous, run))
-            .flatten();
-        previous = Some(event.event_type);
+        let route = route::infer(&program, event, after_not_found, run);
+        after_not_found = matches!(event.kind, EventKind::KeywordNotFound { .. });
         records.push(Record {
             event: event.clone(),
             route,

@@ -16,8 +16,7 @@
 //! cut at 100 characters.
 
 use fuseraft_compiler::ir::{trigger_label, Program, Trigger};
-use fuseraft_vm::event::Event;
-use serde_json::Value as Json;
+use fuseraft_vm::event::{Budget, EventKind, Via};
 
 use super::route::Taken;
 use super::run::{Ran, Record};
@@ -25,38 +24,8 @@ use super::run::{Ran, Record};
 /// The longest message kept on a line.
 const MAX_MESSAGE: usize = 100;
 
-fn text<'a>(event: &'a Event, key: &str) -> &'a str {
-    event
-        .payload
-        .get(key)
-        .and_then(Json::as_str)
-        .unwrap_or_default()
-}
-
-fn number(event: &Event, key: &str) -> u64 {
-    event
-        .payload
-        .get(key)
-        .and_then(Json::as_u64)
-        .unwrap_or_default()
-}
-
-fn list(event: &Event, key: &str) -> String {
-    event
-        .payload
-        .get(key)
-        .and_then(Json::as_array)
-        .map(|items| {
-            items
-                .iter()
-                .map(|item| {
-                    item.as_str()
-                        .map_or_else(|| item.to_string(), str::to_string)
-                })
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default()
+fn list(items: &[String]) -> String {
+    items.join(", ")
 }
 
 /// The first line of a message, cut to [`MAX_MESSAGE`] characters, temporary paths replaced.
@@ -82,32 +51,41 @@ fn short(message: &str, scrub: &[(String, &'static str)]) -> String {
 }
 
 /// Events the machine emits between detecting a signal and routing on it.
-const BETWEEN_SIGNAL_AND_ROUTE: &[&str] = &[
-    "signal_detected",
-    "hitl_requested",
-    "hitl_answered",
-    "phase_start",
-    "back_edge_escalation",
-    "adversarial_stage_start",
-    "adversarial_stage_pass",
-    "adversarial_stage_timeout",
-    "warning",
-];
+fn between_signal_and_route(kind: &EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::SignalDetected { .. }
+            | EventKind::HitlRequested { .. }
+            | EventKind::HitlAnswered { .. }
+            | EventKind::PhaseStart { .. }
+            | EventKind::BackEdgeEscalation { .. }
+            | EventKind::AdversarialStageStart { .. }
+            | EventKind::AdversarialStagePass { .. }
+            | EventKind::AdversarialStageTimeout { .. }
+            | EventKind::Warning { .. }
+    )
+}
 
-fn via_handoff(event: &Event) -> &'static str {
-    if text(event, "via") == "handoff" {
-        " (handoff)"
-    } else {
-        ""
+fn via_handoff(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::SignalDetected {
+            via: Via::Handoff, ..
+        } => " (handoff)",
+        _ => "",
     }
 }
 
-fn stage_outcome(event: &Event) -> &'static str {
-    if event.event_type == "adversarial_stage_pass" {
-        "stage passed"
-    } else {
-        "stage timed out"
+/// How an adversarial stage ended, for a `adversarial_stage_pass` or `_timeout` event.
+fn stage_outcome(kind: &EventKind) -> Option<&'static str> {
+    match kind {
+        EventKind::AdversarialStagePass { .. } => Some("stage passed"),
+        EventKind::AdversarialStageTimeout { .. } => Some("stage timed out"),
+        _ => None,
     }
+}
+
+fn is_routed(kind: Option<&EventKind>) -> bool {
+    matches!(kind, Some(EventKind::AgentRouted { .. }))
 }
 
 /// Where the trace is: whose turn, in which state.
@@ -123,7 +101,10 @@ fn line(out: &mut String, turn: u32, agent: &str, state: &str, what: &str) {
 
 /// The label of the route an `agent_routed` event took.
 fn route_label(program: &Program, record: &Record) -> String {
-    let signal = text(&record.event, "signal");
+    let signal = match &record.event.kind {
+        EventKind::AgentRouted { signal, .. } => signal.as_deref().unwrap_or_default(),
+        _ => "",
+    };
     let Some(route) = &record.route else {
         return if signal.is_empty() {
             "route".to_string()
@@ -151,9 +132,16 @@ fn route_label(program: &Program, record: &Record) -> String {
 fn quiet_after(records: &[Record], at: usize) -> bool {
     records[at + 1..]
         .iter()
-        .map(|record| record.event.event_type)
-        .take_while(|kind| !matches!(*kind, "turn_start" | "fork_start" | "session_end"))
-        .all(|kind| kind == "turn_end")
+        .map(|record| &record.event.kind)
+        .take_while(|kind| {
+            !matches!(
+                kind,
+                EventKind::TurnStart { .. }
+                    | EventKind::ForkStart { .. }
+                    | EventKind::SessionEnd { .. }
+            )
+        })
+        .all(|kind| matches!(kind, EventKind::TurnEnd { .. }))
 }
 
 /// Renders a run's trace.
@@ -165,7 +153,7 @@ pub fn render(ran: &Ran) -> String {
         agent: None,
         state: program.state(program.entry).name.clone(),
     };
-    let kind_at = |idx: usize| records.get(idx).map(|record| record.event.event_type);
+    let kind_at = |idx: usize| records.get(idx).map(|record| &record.event.kind);
     // Between `fork_start` and `fork_join`: a branch's turn shows as its `branch done` line.
     let mut in_fork = false;
     for (idx, record) in records.iter().enumerate() {
@@ -182,152 +170,141 @@ pub fn render(ran: &Ran) -> String {
                 line(&mut out, turn, &agent, &cursor.state, &what)
             }};
         }
-        match event.event_type {
-            "session_start" => {
-                cursor.state = text(event, "start_state").to_string();
+        match &event.kind {
+            EventKind::SessionStart { start_state, .. } => {
+                cursor.state = start_state.clone().unwrap_or_default();
             }
-            "turn_start" | "turn_end" if in_fork => {}
-            "turn_start" => {
+            EventKind::TurnStart { .. } | EventKind::TurnEnd { .. } if in_fork => {}
+            EventKind::TurnStart { state } => {
                 cursor.agent = event.agent.clone();
-                cursor.state = text(event, "state").to_string();
+                cursor.state = state.clone();
             }
-            "turn_end" => {
+            EventKind::TurnEnd { tool_calls, .. } => {
                 if quiet_after(records, idx) {
-                    let tools = number(event, "tool_calls");
-                    emit!(match tools {
+                    emit!(match tool_calls {
                         0 => "reply".to_string(),
                         1 => "reply (1 tool call)".to_string(),
                         n => format!("reply ({n} tool calls)"),
                     });
                 }
             }
-            "signal_detected" => {
+            EventKind::SignalDetected { signal, .. } => {
                 // Shown on the route line when the route follows, and in the `ambiguous`
                 // line when several signals were found.
-                let signal = text(event, "signal");
                 let next = records[idx + 1..]
                     .iter()
-                    .find(|next| !BETWEEN_SIGNAL_AND_ROUTE.contains(&next.event.event_type));
-                let shown_later = next.is_some_and(|next| {
-                    next.event.event_type == "multi_keyword"
-                        || (next.event.event_type == "agent_routed"
-                            && text(&next.event, "signal").eq_ignore_ascii_case(signal))
+                    .find(|next| !between_signal_and_route(&next.event.kind));
+                let shown_later = next.is_some_and(|next| match &next.event.kind {
+                    EventKind::MultiKeyword { .. } => true,
+                    EventKind::AgentRouted {
+                        signal: Some(routed),
+                        ..
+                    } => routed.eq_ignore_ascii_case(signal),
+                    _ => false,
                 });
                 if !shown_later {
-                    emit!(format!("signal {signal}{}", via_handoff(event)));
+                    emit!(format!("signal {signal}{}", via_handoff(&event.kind)));
                 }
             }
-            "agent_routed" => {
-                let to = text(event, "to");
+            EventKind::AgentRouted { from, to, .. } => {
                 let mut label = route_label(program, record);
-                if idx > 0 && kind_at(idx - 1) == Some("fork_join") {
-                    let join = &records[idx - 1].event;
-                    label = format!(
-                        "join ({}, {} branches)",
-                        text(join, "strategy"),
-                        number(join, "branches")
-                    );
+                if let Some(EventKind::ForkJoin { strategy, branches }) =
+                    idx.checked_sub(1).and_then(kind_at)
+                {
+                    label = format!("join ({strategy}, {branches} branches)");
                 }
-                let mut suffix = match idx.checked_sub(1).map(|at| &records[at].event) {
-                    Some(phase) if phase.event_type == "phase_start" => {
-                        format!(" (back edge: phase {})", number(phase, "phase"))
+                let mut suffix = match idx.checked_sub(1).and_then(kind_at) {
+                    Some(EventKind::PhaseStart { phase, .. }) => {
+                        format!(" (back edge: phase {phase})")
                     }
                     _ => String::new(),
                 };
                 if let Some(stage) = records[..idx]
                     .iter()
                     .rev()
-                    .take_while(|before| {
-                        BETWEEN_SIGNAL_AND_ROUTE.contains(&before.event.event_type)
+                    .take_while(|before| between_signal_and_route(&before.event.kind))
+                    .find(|before| {
+                        matches!(before.event.kind, EventKind::AdversarialStageStart { .. })
+                            || stage_outcome(&before.event.kind).is_some()
                     })
-                    .find(|before| before.event.event_type.starts_with("adversarial_stage_"))
-                    .filter(|before| before.event.event_type != "adversarial_stage_start")
+                    .and_then(|before| stage_outcome(&before.event.kind))
                 {
-                    suffix.push_str(&format!(" ({})", stage_outcome(&stage.event)));
+                    suffix.push_str(&format!(" ({stage})"));
                 }
                 // The signal's line was folded into this one: keep how it came.
                 let handoff = records[..idx]
                     .iter()
                     .rev()
                     .find(|before| {
-                        before.event.event_type == "signal_detected"
-                            || !BETWEEN_SIGNAL_AND_ROUTE.contains(&before.event.event_type)
+                        matches!(before.event.kind, EventKind::SignalDetected { .. })
+                            || !between_signal_and_route(&before.event.kind)
                     })
-                    .filter(|before| before.event.event_type == "signal_detected")
-                    .map(|before| via_handoff(&before.event))
+                    .map(|before| via_handoff(&before.event.kind))
                     .unwrap_or_default();
-                if !handoff.is_empty() {
-                    label.push_str(handoff);
-                }
-                let from = text(event, "from").to_string();
-                cursor.state = from;
+                label.push_str(handoff);
+                cursor.state = from.clone();
                 let what = format!("{label} → {to}{suffix}");
                 line(&mut out, turn, &agent, &cursor.state, &what);
-                cursor.state = to.to_string();
+                cursor.state = to.clone();
                 cursor.agent = None;
             }
-            "phase_start" => {
-                if kind_at(idx + 1) != Some("agent_routed") {
-                    emit!(format!("phase {}", number(event, "phase")));
+            EventKind::PhaseStart { phase, .. } => {
+                if !is_routed(kind_at(idx + 1)) {
+                    emit!(format!("phase {phase}"));
                 }
             }
-            "validation_fail" => {
-                let to = text(event, "to");
-                let to = if to.is_empty() {
-                    String::new()
-                } else {
-                    format!(", → {to}")
+            EventKind::ValidationFail {
+                validator,
+                to,
+                consecutive,
+                error,
+                ..
+            } => {
+                let to = match to.as_deref() {
+                    None | Some("") => String::new(),
+                    Some(to) => format!(", → {to}"),
                 };
                 emit!(format!(
-                    "guard {} failed ({}×{to}): {}",
-                    text(event, "validator"),
-                    number(event, "consecutive").max(1),
-                    short(text(event, "error"), &ran.scrub)
+                    "guard {validator} failed ({}×{to}): {}",
+                    consecutive.unwrap_or(0).max(1),
+                    short(error, &ran.scrub)
                 ));
             }
-            "correction_injected" => emit!(format!(
-                "correction: {}",
-                short(text(event, "reason"), &ran.scrub)
-            )),
-            "multi_keyword" => emit!(format!(
+            EventKind::CorrectionInjected { reason } => {
+                emit!(format!("correction: {}", short(reason, &ran.scrub)))
+            }
+            EventKind::MultiKeyword {
+                keywords,
+                consecutive,
+            } => emit!(format!(
                 "ambiguous: {} ({}×)",
-                list(event, "keywords"),
-                number(event, "consecutive").max(1)
+                list(keywords),
+                (*consecutive).max(1)
             )),
-            "keyword_not_found" => {
-                let key = text(event, "key");
-                if !key.is_empty() {
-                    emit!(format!("no transition for key {key}"));
-                } else {
-                    let count = number(event, "consecutive");
-                    let count = if count > 0 {
-                        format!(" ({count}×)")
-                    } else {
-                        String::new()
-                    };
-                    emit!(format!(
-                        "no signal (expected {}){count}",
-                        list(event, "expected_signals")
-                    ));
-                }
+            EventKind::KeywordNotFound { key: Some(key), .. } if !key.is_empty() => {
+                emit!(format!("no transition for key {key}"))
             }
-            "recovery_activated" => {
-                emit!(format!("recovery {agent} for {}", text(event, "validator")))
+            EventKind::KeywordNotFound {
+                expected_signals,
+                consecutive,
+                ..
+            } => {
+                let count = match consecutive {
+                    Some(count) if *count > 0 => format!(" ({count}×)"),
+                    _ => String::new(),
+                };
+                let expected = expected_signals.as_deref().unwrap_or_default();
+                emit!(format!("no signal (expected {}){count}", list(expected)));
             }
-            "hitl_requested" => {
-                let answer = records
-                    .get(idx + 1)
-                    .filter(|next| next.event.event_type == "hitl_answered")
-                    .map(|next| {
-                        if next.event.payload.get("approved").and_then(Json::as_bool) == Some(true)
-                        {
-                            "approved"
-                        } else {
-                            "refused"
-                        }
-                    })
-                    .unwrap_or("asked");
-                let signal = text(event, "signal");
+            EventKind::RecoveryActivated { validator, .. } => {
+                emit!(format!("recovery {agent} for {validator}"))
+            }
+            EventKind::HitlRequested { from, to, signal } => {
+                let answer = match kind_at(idx + 1) {
+                    Some(EventKind::HitlAnswered { approved: true, .. }) => "approved",
+                    Some(EventKind::HitlAnswered { .. }) => "refused",
+                    _ => "asked",
+                };
                 if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
                     // The plan is in the events; the trace keeps the answer.
                     emit!(format!("plan review: {answer}"));
@@ -338,153 +315,155 @@ pub fn render(ran: &Ran) -> String {
                 } else {
                     format!(" on {signal}")
                 };
-                emit!(format!(
-                    "approval {} → {}{on}: {answer}",
-                    text(event, "from"),
-                    text(event, "to")
-                ));
+                emit!(format!("approval {from} → {to}{on}: {answer}"));
             }
-            "hitl_answered" => {
-                if idx == 0 || kind_at(idx - 1) != Some("hitl_requested") {
-                    let approved =
-                        event.payload.get("approved").and_then(Json::as_bool) == Some(true);
+            EventKind::HitlAnswered { approved, .. } => {
+                let after_request = matches!(
+                    idx.checked_sub(1).and_then(kind_at),
+                    Some(EventKind::HitlRequested { .. })
+                );
+                if !after_request {
                     emit!(format!(
                         "approval: {}",
-                        if approved { "approved" } else { "refused" }
+                        if *approved { "approved" } else { "refused" }
                     ));
                 }
             }
-            "adversarial_stage_start" => emit!(format!("stage {} starts", text(event, "stage"))),
-            "adversarial_stage_pass" | "adversarial_stage_timeout" => {
+            EventKind::AdversarialStageStart { stage } => emit!(format!("stage {stage} starts")),
+            EventKind::AdversarialStagePass { next, .. }
+            | EventKind::AdversarialStageTimeout { next, .. } => {
                 // Folded into the route line when the route follows.
                 let routed = records[idx + 1..]
                     .iter()
-                    .find(|next| !BETWEEN_SIGNAL_AND_ROUTE.contains(&next.event.event_type))
-                    .is_some_and(|next| next.event.event_type == "agent_routed");
+                    .find(|next| !between_signal_and_route(&next.event.kind))
+                    .is_some_and(|next| is_routed(Some(&next.event.kind)));
                 if !routed {
-                    emit!(format!(
-                        "{} → {}",
-                        stage_outcome(event),
-                        text(event, "next")
-                    ));
+                    let outcome = stage_outcome(&event.kind).unwrap_or_default();
+                    emit!(format!("{outcome} → {next}"));
                 }
             }
-            "warning" => emit!(format!(
-                "warning: {}",
-                short(text(event, "message"), &ran.scrub)
+            EventKind::Warning { message, .. } => {
+                emit!(format!("warning: {}", short(message, &ran.scrub)))
+            }
+            EventKind::BackEdgeEscalation {
+                from,
+                to,
+                visit_count,
+                max_revisits,
+            } => emit!(format!(
+                "escalation: {from} → {to} fired {visit_count} times (max {max_revisits})"
             )),
-            "back_edge_escalation" => emit!(format!(
-                "escalation: {} → {} fired {} times (max {})",
-                text(event, "from"),
-                text(event, "to"),
-                number(event, "visit_count"),
-                number(event, "max_revisits")
-            )),
-            "fork_start" => {
+            EventKind::ForkStart {
+                state, branches, ..
+            } => {
                 in_fork = true;
-                cursor.state = text(event, "state").to_string();
-                emit!(format!("fork → {}", list(event, "branches")));
+                cursor.state = state.clone();
+                emit!(format!("fork → {}", list(branches)));
             }
-            "branch_end" => {
-                let branch = text(event, "state");
-                line(&mut out, turn, &agent, branch, "branch done");
+            EventKind::BranchEnd { state } => {
+                line(&mut out, turn, &agent, state, "branch done");
             }
-            "branch_error" => emit!(format!(
-                "branch error: {}",
-                short(text(event, "error"), &ran.scrub)
-            )),
-            "fork_join" => {
+            EventKind::BranchError { error } => {
+                emit!(format!("branch error: {}", short(error, &ran.scrub)))
+            }
+            EventKind::ForkJoin { strategy, branches } => {
                 in_fork = false;
-                if kind_at(idx + 1) != Some("agent_routed") {
-                    emit!(format!(
-                        "join ({}, {} branches)",
-                        text(event, "strategy"),
-                        number(event, "branches")
-                    ));
+                if !is_routed(kind_at(idx + 1)) {
+                    emit!(format!("join ({strategy}, {branches} branches)"));
                 }
             }
-            "selection_made" => {
-                if kind_at(idx + 1) != Some("agent_routed") {
-                    emit!(format!("manager chose {}", text(event, "agent")));
+            EventKind::SelectionMade { agent: chosen } => {
+                if !is_routed(kind_at(idx + 1)) {
+                    emit!(format!("manager chose {chosen}"));
                 }
             }
-            "selection_failed" => emit!(format!(
+            EventKind::SelectionFailed { reply, consecutive } => emit!(format!(
                 "manager named no agent ({}×): {}",
-                number(event, "consecutive").max(1),
-                short(text(event, "reply"), &ran.scrub)
+                (*consecutive).max(1),
+                short(reply, &ran.scrub)
             )),
-            "model_error" => emit!(format!(
-                "model error: {}",
-                short(text(event, "error"), &ran.scrub)
-            )),
-            "tool_blocked" => emit!(format!(
-                "tool {} denied: {}",
-                text(event, "tool"),
-                short(text(event, "result"), &ran.scrub)
-            )),
-            "tool_limit" => emit!(format!("tool limit reached ({})", number(event, "max"))),
-            "termination_triggered" => emit!("termination".to_string()),
-            "magentic_round_limit" => {
-                emit!(format!(
-                    "manager round limit reached ({})",
-                    number(event, "rounds")
-                ))
+            EventKind::ModelError { error } => {
+                emit!(format!("model error: {}", short(error, &ran.scrub)))
             }
-            "magentic_orientation" => emit!("manager oriented: facts and plan".to_string()),
+            EventKind::ToolBlocked { tool, result } => {
+                emit!(format!("tool {tool} denied: {}", short(result, &ran.scrub)))
+            }
+            EventKind::ToolLimit { max } => emit!(format!("tool limit reached ({max})")),
+            EventKind::TerminationTriggered {} => emit!("termination".to_string()),
+            EventKind::MagenticRoundLimit { rounds } => {
+                emit!(format!("manager round limit reached ({rounds})"))
+            }
+            EventKind::MagenticOrientation { .. } => {
+                emit!("manager oriented: facts and plan".to_string())
+            }
             // The plan the rounds start with: shown by its orientation (or review) already.
-            "magentic_plan" => {}
-            "magentic_ledger" => {
-                if event.payload.get("satisfied").and_then(Json::as_bool) == Some(true) {
-                    emit!("manager: request satisfied".to_string())
-                } else if kind_at(idx + 1) != Some("agent_routed") {
-                    let stalls = number(event, "stalls");
-                    let stalled = if stalls > 0 {
+            EventKind::MagenticPlan { .. } => {}
+            EventKind::MagenticLedger {
+                satisfied: true, ..
+            } => emit!("manager: request satisfied".to_string()),
+            EventKind::MagenticLedger {
+                next_speaker,
+                stalls,
+                ..
+            } => {
+                if !is_routed(kind_at(idx + 1)) {
+                    let stalled = if *stalls > 0 {
                         format!(" (stall {stalls})")
                     } else {
                         String::new()
                     };
-                    emit!(format!(
-                        "manager ledger: {}{stalled}",
-                        text(event, "next_speaker")
-                    ))
+                    let next = next_speaker.as_deref().unwrap_or_default();
+                    emit!(format!("manager ledger: {next}{stalled}"))
                 }
             }
-            "magentic_ledger_invalid" => emit!(format!(
+            EventKind::MagenticLedgerInvalid {
+                consecutive, error, ..
+            } => emit!(format!(
                 "manager ledger unusable ({}×): {}",
-                number(event, "consecutive").max(1),
-                short(text(event, "error"), &ran.scrub)
+                (*consecutive).max(1),
+                short(error, &ran.scrub)
             )),
-            "magentic_stalled" => emit!(format!("team stalled: replan {}", number(event, "cycle"))),
-            "magentic_replan" => emit!(format!("manager replanned ({})", number(event, "cycle"))),
-            "magentic_plan_revised" => emit!("manager revised the plan".to_string()),
+            EventKind::MagenticStalled { cycle, .. } => {
+                emit!(format!("team stalled: replan {cycle}"))
+            }
+            EventKind::MagenticReplan { cycle, .. } => {
+                emit!(format!("manager replanned ({cycle})"))
+            }
+            EventKind::MagenticPlanRevised { .. } => {
+                emit!("manager revised the plan".to_string())
+            }
             // The approval line says approved or refused already.
-            "magentic_plan_review" => {
-                if text(event, "answer") == "redirected" {
+            EventKind::MagenticPlanReview { answer, .. } => {
+                if answer == "redirected" {
                     emit!("plan sent back to the manager with the operator's feedback".to_string())
                 }
             }
-            "magentic_reset_limit" => emit!(format!(
-                "manager out of replans ({})",
-                number(event, "resets")
-            )),
-            "magentic_complete" => emit!(format!(
-                "manager final answer after {} rounds",
-                number(event, "rounds")
-            )),
-            "max_turns_exceeded" => emit!(format!("turn cap reached ({})", number(event, "turns"))),
-            "budget_exceeded" => emit!(format!(
-                "over budget (max {} tokens)",
-                number(event, "max_total_tokens")
-            )),
-            "session_end" => {}
-            other => {
+            EventKind::MagenticResetLimit { resets, .. } => {
+                emit!(format!("manager out of replans ({resets})"))
+            }
+            EventKind::MagenticComplete { rounds, .. } => {
+                emit!(format!("manager final answer after {rounds} rounds"))
+            }
+            EventKind::MaxTurnsExceeded { turns } => emit!(format!("turn cap reached ({turns})")),
+            EventKind::BudgetExceeded(budget) => {
+                let max = match budget {
+                    Budget::Tokens {
+                        max_total_tokens, ..
+                    } => *max_total_tokens,
+                    Budget::Cost { .. } => 0,
+                };
+                emit!(format!("over budget (max {max} tokens)"))
+            }
+            EventKind::SessionEnd { .. } => {}
+            _ => {
                 // An event this renderer does not know yet: shown whole rather than lost.
-                let payload = if event.payload.is_null() {
+                let payload = event.payload_json();
+                let payload = if payload.is_empty() {
                     String::new()
                 } else {
-                    format!(" {}", short(&event.payload.to_string(), &ran.scrub))
+                    format!(" {}", short(&payload, &ran.scrub))
                 };
-                emit!(format!("{other}{payload}"));
+                emit!(format!("{}{payload}", event.name()));
             }
         }
     }

@@ -2,7 +2,7 @@
 //! correction, a failed validator, a refused tool, a recovery, a warning, a model error; and
 //! the key argument a tool call is shown with (`⚙ write_file src/main.rs`).
 
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::history::ToolCall;
 use serde_json::Value as Json;
 
@@ -57,76 +57,75 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
     neutralise(&shown).into_owned()
 }
 
-fn text<'a>(payload: &'a Json, key: &str) -> &'a str {
-    payload.get(key).and_then(Json::as_str).unwrap_or("")
-}
-
 /// The line of a notice event (`correction_injected`, `validation_fail`, `tool_blocked`,
 /// `recovery_activated`, `warning`, `model_error`, a sub-agent's `sub_agent_*`), or `None`
 /// for other events.
 pub fn notice(event: &Event, paint: Paint) -> Option<String> {
-    let payload = &event.payload;
     let agent = event.agent.as_deref().map(neutralise).unwrap_or_default();
-    let line = match event.event_type {
-        "correction_injected" => paint.warn(&format!(
+    let line = match &event.kind {
+        EventKind::CorrectionInjected { reason } => paint.warn(&format!(
             "  ↺ correction: {}",
-            one_line(text(payload, "reason"), DETAIL_CHARS)
+            one_line(reason, DETAIL_CHARS)
         )),
-        "validation_fail" => {
-            let check = [text(payload, "validator"), text(payload, "contract")]
-                .into_iter()
-                .find(|name| !name.is_empty())
-                .unwrap_or("check");
+        EventKind::ValidationFail {
+            validator, error, ..
+        } => {
+            let check = if validator.is_empty() {
+                "check"
+            } else {
+                validator
+            };
             paint.bad(&format!(
                 "  ✗ {}: {}",
                 neutralise(check),
-                one_line(text(payload, "error"), DETAIL_CHARS)
+                one_line(error, DETAIL_CHARS)
             ))
         }
-        "tool_blocked" => paint.bad(&format!(
+        EventKind::ToolBlocked { tool, result } => paint.bad(&format!(
             "  ⊘ {} refused: {}",
-            neutralise(text(payload, "tool")),
-            one_line(text(payload, "result"), DETAIL_CHARS)
+            neutralise(tool),
+            one_line(result, DETAIL_CHARS)
         )),
-        "recovery_activated" => paint.warn(&format!(
+        EventKind::RecoveryActivated { reason, .. } => paint.warn(&format!(
             "  ↪ recovery by {agent}: {}",
-            one_line(text(payload, "reason"), DETAIL_CHARS)
+            one_line(reason, DETAIL_CHARS)
         )),
-        "warning" => paint.warn(&format!(
-            "  ! {}",
-            one_line(text(payload, "message"), DETAIL_CHARS)
-        )),
-        "model_error" => paint.bad(&format!(
+        EventKind::Warning { message, .. } => {
+            paint.warn(&format!("  ! {}", one_line(message, DETAIL_CHARS)))
+        }
+        EventKind::ModelError { error } => paint.bad(&format!(
             "  ! model error: {}",
-            one_line(text(payload, "error"), DETAIL_CHARS)
+            one_line(error, DETAIL_CHARS)
         )),
         // A sub-agent's run, indented under the call that started it.
-        "sub_agent_start" => paint.dim(&format!(
+        EventKind::SubAgentStart { mode, query, .. } => paint.dim(&format!(
             "  ⤷ sub-agent ({}): {}",
-            neutralise(text(payload, "mode")),
-            one_line(text(payload, "query"), 80)
+            neutralise(mode),
+            one_line(query, 80)
         )),
-        "sub_agent_tool_call" => {
-            let line = format!("    ⚙ {}", neutralise(text(payload, "tool")));
-            match payload.get("ok").and_then(Json::as_bool) {
-                Some(true) => paint.dim(&format!("{line} (ok)")),
-                _ if !text(payload, "result").is_empty() => paint.bad(&format!(
+        EventKind::SubAgentToolCall { tool, ok, result } => {
+            let line = format!("    ⚙ {}", neutralise(tool));
+            match result.as_deref() {
+                _ if *ok => paint.dim(&format!("{line} (ok)")),
+                Some(result) if !result.is_empty() => paint.bad(&format!(
                     "{line} (failed): {}",
-                    one_line(text(payload, "result"), DETAIL_CHARS)
+                    one_line(result, DETAIL_CHARS)
                 )),
                 _ => paint.bad(&format!("{line} (failed)")),
             }
         }
-        "sub_agent_end" => {
-            let count = |key: &str| payload.get(key).and_then(Json::as_u64).unwrap_or(0);
+        EventKind::SubAgentEnd {
+            outcome,
+            tool_calls,
+            input_tokens,
+            output_tokens,
+            ..
+        } => {
             let line = format!(
-                "  ⤶ sub-agent {} · {} tool calls · tokens in {} / out {}",
-                neutralise(text(payload, "outcome")),
-                count("tool_calls"),
-                count("input_tokens"),
-                count("output_tokens")
+                "  ⤶ sub-agent {} · {tool_calls} tool calls · tokens in {input_tokens} / out {output_tokens}",
+                neutralise(outcome),
             );
-            match text(payload, "outcome") {
+            match outcome.as_str() {
                 "completed" => paint.dim(&line),
                 _ => paint.bad(&line),
             }
@@ -168,99 +167,120 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn event(event_type: &'static str, payload: Json) -> Event {
-        Event::new(0, Some("Dev"), event_type, payload)
+    fn event(kind: EventKind) -> Event {
+        Event::new(0, Some("Dev"), kind)
+    }
+
+    fn warning(message: &str) -> EventKind {
+        EventKind::Warning {
+            message: message.into(),
+            reason: None,
+        }
+    }
+
+    fn model_error(error: &str) -> EventKind {
+        EventKind::ModelError {
+            error: error.into(),
+        }
+    }
+
+    fn tool_call(tool: &str, ok: bool, result: Option<&str>) -> EventKind {
+        EventKind::SubAgentToolCall {
+            tool: tool.into(),
+            ok,
+            result: result.map(str::to_string),
+        }
     }
 
     #[test]
     fn notices_are_short_lines_in_words() {
         let plain = Paint { on: false };
-        let line = |kind, payload| notice(&event(kind, payload), plain).unwrap();
+        let line = |kind| notice(&event(kind), plain).unwrap();
+        let reason = "no keyword".to_string();
         assert_eq!(
-            line("correction_injected", json!({"reason": "no keyword"})),
+            line(EventKind::CorrectionInjected { reason }),
             "  ↺ correction: no keyword"
         );
+        let failed = EventKind::ValidationFail {
+            validator: "RequireShellPass".into(),
+            state: None,
+            to: None,
+            consecutive: None,
+            class: None,
+            error: "no passing\nshell run".into(),
+            strategy: None,
+        };
+        assert_eq!(line(failed), "  ✗ RequireShellPass: no passing ⏎ shell run");
+        let blocked = EventKind::ToolBlocked {
+            tool: "write_file".into(),
+            result: "[DENIED: sandbox] `../x`".into(),
+        };
         assert_eq!(
-            line(
-                "validation_fail",
-                json!({"validator": "RequireShellPass", "error": "no passing\nshell run"})
-            ),
-            "  ✗ RequireShellPass: no passing ⏎ shell run"
-        );
-        assert_eq!(
-            line(
-                "tool_blocked",
-                json!({"tool": "write_file", "result": "[DENIED: sandbox] `../x`"})
-            ),
+            line(blocked),
             "  ⊘ write_file refused: [DENIED: sandbox] `../x`"
         );
-        assert_eq!(
-            line("recovery_activated", json!({"reason": "stuck"})),
-            "  ↪ recovery by Dev: stuck"
-        );
-        assert_eq!(line("warning", json!({"message": "slow"})), "  ! slow");
-        assert_eq!(
-            line("model_error", json!({"error": "HTTP 500"})),
-            "  ! model error: HTTP 500"
-        );
-        assert!(notice(&event("turn_start", json!({})), plain).is_none());
+        let recovery = EventKind::RecoveryActivated {
+            reason: "stuck".into(),
+            validator: "RequireWriteFile".into(),
+        };
+        assert_eq!(line(recovery), "  ↪ recovery by Dev: stuck");
+        assert_eq!(line(warning("slow")), "  ! slow");
+        assert_eq!(line(model_error("HTTP 500")), "  ! model error: HTTP 500");
+        let start = EventKind::TurnStart {
+            state: "Dev".into(),
+        };
+        assert!(notice(&event(start), plain).is_none());
         let long = "x".repeat(500);
         assert_eq!(
-            line("warning", json!({ "message": long })).chars().count(),
+            line(warning(&long)).chars().count(),
             "  ! ".len() + DETAIL_CHARS + 1
         );
-        let coloured = notice(
-            &event("model_error", json!({"error": "e"})),
-            Paint { on: true },
-        );
+        let coloured = notice(&event(model_error("e")), Paint { on: true });
         assert_eq!(coloured.unwrap(), "\x1b[31m  ! model error: e\x1b[0m");
-        let hostile = line("warning", json!({"message": "\x1b]0;pwned\x07"}));
+        let hostile = line(warning("\x1b]0;pwned\x07"));
         assert!(!hostile.contains('\x1b'), "{hostile}");
     }
 
     #[test]
     fn a_sub_agent_shows_as_indented_lines() {
         let plain = Paint { on: false };
-        let line = |kind, payload| notice(&event(kind, payload), plain).unwrap();
+        let line = |kind| notice(&event(kind), plain).unwrap();
+        let start = EventKind::SubAgentStart {
+            mode: "explore".into(),
+            query: "where is\nmain?".into(),
+            max_tool_calls: 8,
+            tools: 3,
+        };
+        assert_eq!(line(start), "  ⤷ sub-agent (explore): where is ⏎ main?");
         assert_eq!(
-            line(
-                "sub_agent_start",
-                json!({"mode": "explore", "query": "where is\nmain?"})
-            ),
-            "  ⤷ sub-agent (explore): where is ⏎ main?"
-        );
-        assert_eq!(
-            line(
-                "sub_agent_tool_call",
-                json!({"tool": "search_content", "ok": true})
-            ),
+            line(tool_call("search_content", true, None)),
             "    ⚙ search_content (ok)"
         );
         assert_eq!(
-            line(
-                "sub_agent_tool_call",
-                json!({"tool": "write_file", "ok": false})
-            ),
+            line(tool_call("write_file", false, None)),
             "    ⚙ write_file (failed)"
         );
         assert_eq!(
-            line(
-                "sub_agent_tool_call",
-                json!({"tool": "write_file", "ok": false, "result": "[DENIED: sub-agent] no"})
-            ),
+            line(tool_call(
+                "write_file",
+                false,
+                Some("[DENIED: sub-agent] no")
+            )),
             "    ⚙ write_file (failed): [DENIED: sub-agent] no"
         );
+        let end = EventKind::SubAgentEnd {
+            mode: "explore".into(),
+            outcome: "cap_reached".into(),
+            tool_calls: 2,
+            input_tokens: 30,
+            output_tokens: 4,
+            result_chars: 10,
+        };
         assert_eq!(
-            line(
-                "sub_agent_end",
-                json!({"outcome": "cap_reached", "tool_calls": 2, "input_tokens": 30, "output_tokens": 4})
-            ),
+            line(end),
             "  ⤶ sub-agent cap_reached · 2 tool calls · tokens in 30 / out 4"
         );
-        let hostile = line(
-            "sub_agent_tool_call",
-            json!({"tool": "\x1b[2Jx", "ok": true}),
-        );
+        let hostile = line(tool_call("\x1b[2Jx", true, None));
         assert!(!hostile.contains('\x1b'), "{hostile}");
     }
 

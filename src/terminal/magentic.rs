@@ -2,8 +2,7 @@
 //! operator reviewing it has read it), each round's choice, stalls, replans, the review's
 //! answer and the end of the loop.
 
-use fuseraft_vm::event::Event;
-use serde_json::Value as Json;
+use fuseraft_vm::event::{Event, EventKind};
 
 use super::lines::{one_line, Paint};
 use super::neutralise;
@@ -12,14 +11,6 @@ use super::neutralise;
 const PLAN_LINES: usize = 40;
 /// The most characters of an instruction or an error shown on its line.
 const DETAIL_CHARS: usize = 160;
-
-fn text<'a>(payload: &'a Json, key: &str) -> &'a str {
-    payload.get(key).and_then(Json::as_str).unwrap_or("")
-}
-
-fn number(payload: &Json, key: &str) -> u64 {
-    payload.get(key).and_then(Json::as_u64).unwrap_or(0)
-}
 
 /// A heading and the plan under it, each line behind a bar.
 fn plan_block(heading: &str, plan: &str, paint: Paint) -> String {
@@ -39,71 +30,73 @@ fn plan_block(heading: &str, plan: &str, paint: Paint) -> String {
 
 /// The line (or block) of a `magentic_*` event, or `None` for other events.
 pub fn line(event: &Event, paint: Paint) -> Option<String> {
-    let payload = &event.payload;
-    let line = match event.event_type {
-        "magentic_orientation" => {
+    let text = |value: &Option<String>| value.as_deref().unwrap_or("").to_string();
+    let line = match &event.kind {
+        EventKind::MagenticOrientation { facts, plan } => {
             let facts = format!(
                 "  ◇ manager's facts: {}",
-                one_line(text(payload, "facts"), DETAIL_CHARS)
+                one_line(&text(facts), DETAIL_CHARS)
             );
-            let plan = plan_block("  ◇ manager's plan:", text(payload, "plan"), paint);
+            let plan = plan_block("  ◇ manager's plan:", &text(plan), paint);
             format!("{}\n{plan}", paint.dim(&facts))
         }
-        "magentic_plan_revised" => plan_block("  ◇ revised plan:", text(payload, "plan"), paint),
-        "magentic_replan" => plan_block(
-            &format!("  ◇ new plan (replan {}):", number(payload, "cycle")),
-            text(payload, "plan"),
+        EventKind::MagenticPlanRevised { plan } => {
+            plan_block("  ◇ revised plan:", &text(plan), paint)
+        }
+        EventKind::MagenticReplan { cycle, plan, .. } => plan_block(
+            &format!("  ◇ new plan (replan {cycle}):"),
+            &text(plan),
             paint,
         ),
-        "magentic_ledger" if payload.get("satisfied") == Some(&Json::Bool(true)) => {
-            paint.good(&format!(
-                "  ◇ round {}: request satisfied",
-                number(payload, "round") + 1
-            ))
-        }
-        "magentic_ledger" => {
-            let stalled = number(payload, "stalls");
-            let stall = if stalled > 0 {
-                format!(" (no progress, stall {stalled})")
+        EventKind::MagenticLedger {
+            round,
+            satisfied: true,
+            ..
+        } => paint.good(&format!("  ◇ round {}: request satisfied", round + 1)),
+        EventKind::MagenticLedger {
+            round,
+            next_speaker,
+            instruction,
+            stalls,
+            ..
+        } => {
+            let stall = if *stalls > 0 {
+                format!(" (no progress, stall {stalls})")
             } else {
                 String::new()
             };
             format!(
                 "  ◇ round {} → {}{stall}: {}",
-                number(payload, "round") + 1,
-                neutralise(text(payload, "next_speaker")),
-                one_line(text(payload, "instruction"), DETAIL_CHARS)
+                round + 1,
+                neutralise(&text(next_speaker)),
+                one_line(&text(instruction), DETAIL_CHARS)
             )
         }
-        "magentic_ledger_invalid" => paint.warn(&format!(
-            "  ↺ manager's ledger unusable ({}×): {}",
-            number(payload, "consecutive"),
-            one_line(text(payload, "error"), DETAIL_CHARS)
+        EventKind::MagenticLedgerInvalid {
+            consecutive, error, ..
+        } => paint.warn(&format!(
+            "  ↺ manager's ledger unusable ({consecutive}×): {}",
+            one_line(error, DETAIL_CHARS)
         )),
-        "magentic_stalled" => paint.warn(&format!(
-            "  ! the team stalled {} times: the manager replans (replan {})",
-            number(payload, "stalls"),
-            number(payload, "cycle")
+        EventKind::MagenticStalled { stalls, cycle } => paint.warn(&format!(
+            "  ! the team stalled {stalls} times: the manager replans (replan {cycle})"
         )),
-        "magentic_reset_limit" => paint.bad(&format!(
-            "  ✗ still stalled after {} replans: the run stops",
-            number(payload, "resets")
+        EventKind::MagenticResetLimit { resets, .. } => paint.bad(&format!(
+            "  ✗ still stalled after {resets} replans: the run stops"
         )),
-        "magentic_plan_review" => {
-            let answer = match text(payload, "answer") {
+        EventKind::MagenticPlanReview { answer, .. } => {
+            let answer = match answer.as_str() {
                 "approved" => "approved",
                 "redirected" => "sent back for revision",
                 _ => "refused",
             };
             paint.warn(&format!("  ◇ plan {answer} by the operator"))
         }
-        "magentic_round_limit" => paint.warn(&format!(
-            "  ! the manager used its {} rounds",
-            number(payload, "rounds")
-        )),
-        "magentic_complete" => paint.good(&format!(
-            "  ✓ request satisfied after {} rounds: the manager's final answer is the output",
-            number(payload, "rounds")
+        EventKind::MagenticRoundLimit { rounds } => {
+            paint.warn(&format!("  ! the manager used its {rounds} rounds"))
+        }
+        EventKind::MagenticComplete { rounds, .. } => paint.good(&format!(
+            "  ✓ request satisfied after {rounds} rounds: the manager's final answer is the output"
         )),
         _ => return None,
     };
@@ -113,45 +106,54 @@ pub fn line(event: &Event, paint: Paint) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn shown(kind: &'static str, payload: Json) -> String {
-        line(
-            &Event::new(0, Some("manager"), kind, payload),
-            Paint { on: false },
-        )
-        .unwrap()
+    fn shown(kind: EventKind) -> String {
+        line(&Event::new(0, Some("manager"), kind), Paint { on: false }).unwrap()
+    }
+
+    fn ledger(round: u32, satisfied: bool, next: &str, instruction: &str) -> EventKind {
+        EventKind::MagenticLedger {
+            round,
+            satisfied,
+            in_loop: false,
+            progress: false,
+            next_speaker: Some(next.into()),
+            reason: None,
+            instruction: Some(instruction.into()),
+            stalls: 1,
+        }
     }
 
     #[test]
     fn the_loop_reads_as_short_lines() {
+        let orientation = EventKind::MagenticOrientation {
+            facts: Some("Given: a list\nLimits: none".into()),
+            plan: Some("1. Researcher reads.\n2. Developer codes.".into()),
+        };
         assert_eq!(
-            shown(
-                "magentic_orientation",
-                json!({"facts": "Given: a list\nLimits: none", "plan": "1. Researcher reads.\n2. Developer codes."})
-            ),
+            shown(orientation),
             "  ◇ manager's facts: Given: a list ⏎ Limits: none\n  ◇ manager's plan:\n    │ 1. Researcher reads.\n    │ 2. Developer codes."
         );
         assert_eq!(
-            shown(
-                "magentic_ledger",
-                json!({"round": 0, "satisfied": false, "next_speaker": "Developer", "instruction": "Add paging.", "stalls": 1})
-            ),
+            shown(ledger(0, false, "Developer", "Add paging.")),
             "  ◇ round 1 → Developer (no progress, stall 1): Add paging."
         );
         assert_eq!(
-            shown("magentic_ledger", json!({"round": 2, "satisfied": true})),
+            shown(ledger(2, true, "", "")),
             "  ◇ round 3: request satisfied"
         );
+        let review = EventKind::MagenticPlanReview {
+            answer: "redirected".into(),
+            feedback_chars: Some(4),
+        };
         assert_eq!(
-            shown("magentic_plan_review", json!({"answer": "redirected"})),
+            shown(review),
             "  ◇ plan sent back for revision by the operator"
         );
-        assert!(line(
-            &Event::new(0, None, "turn_start", json!({})),
-            Paint { on: false }
-        )
-        .is_none());
+        let start = EventKind::TurnStart {
+            state: "Dev".into(),
+        };
+        assert!(line(&Event::new(0, None, start), Paint { on: false }).is_none());
     }
 
     #[test]
@@ -160,10 +162,16 @@ mod tests {
             .map(|n| format!("step {n}"))
             .collect::<Vec<_>>()
             .join("\n");
-        let block = shown("magentic_replan", json!({"cycle": 1, "plan": plan}));
+        let block = shown(EventKind::MagenticReplan {
+            cycle: 1,
+            facts: None,
+            plan: Some(plan),
+        });
         assert_eq!(block.lines().count(), 1 + PLAN_LINES + 1);
         assert!(block.ends_with("… 10 more lines (in the events file)"));
-        let hostile = shown("magentic_plan_revised", json!({"plan": "\x1b]0;pwned\x07"}));
+        let hostile = shown(EventKind::MagenticPlanRevised {
+            plan: Some("\x1b]0;pwned\x07".into()),
+        });
         assert!(!hostile.contains('\x1b'), "{hostile}");
     }
 }

@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, Program};
 use fuseraft_vm::driver::{Approval, Approvals, Pause, PauseFn, Paused};
-use fuseraft_vm::event::Event;
+use fuseraft_vm::event::{Event, EventKind};
 use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use broker::{Broker, Question};
 use hub::Hub;
@@ -78,12 +78,11 @@ impl Live {
     pub fn event(&self, event: &Event, run: &Run, session: &str) {
         let mut message = json!({
             "ts": crate::events::timestamp(), "session": session, "turn": event.turn,
-            "agent": event.agent, "event_type": event.event_type, "payload": event.payload,
+            "agent": event.agent, "event_type": event.name(), "payload": event.payload_value(),
         });
-        let state = event.payload.get("state").and_then(Json::as_str);
-        match event.event_type {
-            "turn_end" => {
-                let branch = state.and_then(|state| fork::branch_reply(run, state));
+        match &event.kind {
+            EventKind::TurnEnd { state, .. } => {
+                let branch = fork::branch_reply(run, state);
                 let reply = branch.or_else(|| {
                     run.history
                         .iter()
@@ -97,12 +96,12 @@ impl Live {
                     message["reply"] = reply;
                 }
             }
-            "fork_start" => {
-                if let Some(columns) = state.and_then(|state| self.forks.columns(state)) {
+            EventKind::ForkStart { state, .. } => {
+                if let Some(columns) = self.forks.columns(state) {
                     message["columns"] = columns.clone();
                 }
             }
-            "fork_join" => {
+            EventKind::ForkJoin { .. } => {
                 if let Some(merged) = fork::merged(run) {
                     message["merged"] = json!(merged);
                 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use fuseraft_compiler::ir::Program;
 
 use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
-use crate::event::{Event, Outcome};
+use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
@@ -405,8 +405,10 @@ pub async fn drive<M: Models>(
             let warning = Event::new(
                 machine.run().turn,
                 None,
-                "warning",
-                serde_json::json!({ "message": why }),
+                EventKind::Warning {
+                    message: why,
+                    reason: None,
+                },
             );
             on_event(&warning, machine.run());
         }
@@ -427,8 +429,11 @@ pub async fn drive<M: Models>(
         let event = Event::new(
             machine.run().turn,
             None,
-            "mcp_server_started",
-            serde_json::json!({"server": server, "transport": transport, "tools": tools}),
+            EventKind::McpServerStarted {
+                server: server.to_string(),
+                transport: transport.to_string(),
+                tools,
+            },
         );
         on_event(&event, machine.run());
     }
@@ -629,8 +634,8 @@ fn hand_out<M: Models>(
 ) {
     for event in events {
         let (unreported, cost) = (models.usage_unreported(), models.cost());
-        let (missing, spent) = match event.event_type {
-            "turn_end" => {
+        let (missing, spent) = match event.kind {
+            EventKind::TurnEnd { .. } => {
                 let (unreported_turn, cost_turn) =
                     std::mem::replace(at_turn_end, (unreported, cost));
                 (

@@ -3,24 +3,33 @@
 //!
 //! The machine emits events without a timestamp (it has no clock); the driver stamps them.
 
-use serde_json::Value as Json;
+mod kinds;
+
+pub use kinds::{Budget, ContextCap, CostMark, EventKind, UsageMark, Via};
+
+/// The version of the events-line format `docs/events.md` documents. Payloads only gain
+/// fields and event types only get added within a version.
+pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
     pub turn: u32,
     pub agent: Option<String>,
-    pub event_type: &'static str,
-    pub payload: Json,
+    pub kind: EventKind,
 }
 
 impl Event {
-    pub fn new(turn: u32, agent: Option<&str>, event_type: &'static str, payload: Json) -> Event {
+    pub fn new(turn: u32, agent: Option<&str>, kind: EventKind) -> Event {
         Event {
             turn,
             agent: agent.map(str::to_string),
-            event_type,
-            payload,
+            kind,
         }
+    }
+
+    /// This event's `event_type`.
+    pub fn name(&self) -> &'static str {
+        self.kind.name()
     }
 
     /// One JSON line (nulls omitted), as written to `--events`.
@@ -47,27 +56,46 @@ impl Event {
         if let Some(agent) = &self.agent {
             field(out, "agent", agent);
         }
-        field(out, "event_type", self.event_type);
-        if !self.payload.is_null() {
-            field(out, "payload", &self.payload);
+        // The kind serializes as `{"event_type":..,"payload":..}`: its keys continue the line.
+        out.push(b',');
+        let at = out.len();
+        let _ = serde_json::to_writer(&mut *out, &self.kind);
+        out.remove(at);
+    }
+
+    /// The payload as JSON text (`{}` for an empty one).
+    pub fn payload_json(&self) -> String {
+        let whole = serde_json::to_string(&self.kind).unwrap_or_default();
+        // `{"event_type":"<name>","payload":<payload>}`; names need no escaping.
+        let prefix = "{\"event_type\":\"\",\"payload\":".len() + self.name().len();
+        whole
+            .get(prefix..whole.len().saturating_sub(1))
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The payload as a JSON value, for the web view's messages.
+    pub fn payload_value(&self) -> serde_json::Value {
+        match serde_json::to_value(&self.kind) {
+            Ok(serde_json::Value::Object(mut object)) => {
+                object.remove("payload").unwrap_or(serde_json::Value::Null)
+            }
+            _ => serde_json::Value::Null,
         }
-        out.push(b'}');
     }
 
     /// A stable one-line rendering for trace snapshots: no timestamps, no session id.
     pub fn trace_line(&self) -> String {
         let agent = self.agent.as_deref().unwrap_or("-");
-        let payload = if self.payload.is_null() {
-            String::new()
-        } else {
-            format!(" {}", self.payload)
-        };
-        format!("{:>3} {agent:<12} {}{payload}", self.turn, self.event_type)
+        let payload = self.payload_json();
+        let gap = if payload.is_empty() { "" } else { " " };
+        format!("{:>3} {agent:<12} {}{gap}{payload}", self.turn, self.name())
     }
 }
 
 /// How a run ended (`session_end.payload.outcome`).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// A terminal state or a termination strategy ended the run.
     Completed,
@@ -107,7 +135,7 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value as Json};
 
     /// The line as a JSON object built key by key (nulls omitted), serialized.
     fn reference(event: &Event, ts: &str, session: &str) -> String {
@@ -118,9 +146,10 @@ mod tests {
         if let Some(agent) = &event.agent {
             object.insert("agent".into(), json!(agent));
         }
-        object.insert("event_type".into(), json!(event.event_type));
-        if !event.payload.is_null() {
-            object.insert("payload".into(), event.payload.clone());
+        object.insert("event_type".into(), json!(event.name()));
+        let payload = event.payload_value();
+        if !payload.is_null() {
+            object.insert("payload".into(), payload);
         }
         Json::Object(object).to_string()
     }
@@ -128,27 +157,43 @@ mod tests {
     #[test]
     fn event_lines_are_the_json_object_serialized() {
         let events = [
-            Event::new(0, None, "session_start", Json::Null),
+            Event::new(0, None, EventKind::TerminationTriggered {}),
             Event::new(
                 7,
                 Some("Dev \"quoted\"\n"),
-                "agent_routed",
-                json!({"from": "A", "to": "end", "signal": null, "exit": 2}),
+                EventKind::AgentRouted {
+                    from: "A".into(),
+                    to: "end".into(),
+                    signal: None,
+                    exit: Some(2),
+                },
             ),
             Event::new(
                 u32::MAX,
                 Some("é🦀"),
-                "warning",
-                json!({"message": "line\u{1}\ttab", "nested": [1, {"b": true}]}),
+                EventKind::Warning {
+                    message: "line\u{1}\ttab".into(),
+                    reason: None,
+                },
             ),
-            Event::new(1, Some(""), "turn_end", json!([])),
+            Event::new(
+                1,
+                Some(""),
+                EventKind::BudgetExceeded(Budget::Cost {
+                    cost_usd: 0.6,
+                    max_total_cost: 0.5,
+                }),
+            ),
         ];
         for event in events {
             let ts = "2026-11-22T07:00:00.000Z";
-            assert_eq!(
-                event.to_json_line(ts, "0000cafe"),
-                reference(&event, ts, "0000cafe")
-            );
+            let line = event.to_json_line(ts, "0000cafe");
+            assert_eq!(line, reference(&event, ts, "0000cafe"));
+            let payload = event.payload_value().to_string();
+            assert_eq!(event.payload_json(), payload);
+            assert!(event
+                .trace_line()
+                .ends_with(&format!("{} {payload}", event.name())));
         }
     }
 }

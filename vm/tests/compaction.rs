@@ -172,14 +172,17 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     let mut compacted = Vec::new();
     let mut compaction_turns = Vec::new();
     let mut on_event =
-        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.event_type {
+        |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| match event.name() {
             "turn_start" => trace.push(format!("turn {} {:?}", event.turn, event.agent)),
             "agent_routed" | "signal_detected" | "no_keyword" | "correction_injected" => {
-                trace.push(format!("{} {}", event.event_type, event.payload))
+                trace.push(format!("{} {}", event.name(), event.payload_json()))
             }
             "compaction" => {
                 compactions += 1;
-                compacted.push(event.payload.clone());
+                compacted.push(
+                    serde_json::from_str::<serde_json::Value>(&event.payload_json())
+                        .expect("a payload is JSON"),
+                );
                 compaction_turns.push(event.turn);
             }
             _ => {}

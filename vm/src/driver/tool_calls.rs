@@ -8,7 +8,7 @@ use fuseraft_compiler::ir::{Program, SubAgentMode};
 
 use super::{Approvals, Env, Models};
 use crate::effect::{ModelCall, Response};
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::history::{Spend, ToolCall, Usage};
 use crate::tools::permissions::{decide, Decision, ToolRef};
 
@@ -184,8 +184,12 @@ impl ToolRunner<'_> {
         Event::new(
             context.turn,
             Some(&context.agent),
-            "mcp_tool_call",
-            serde_json::json!({"server": server, "tool": tool.tool, "name": call.name, "ok": ok}),
+            EventKind::McpToolCall {
+                server: server.clone(),
+                tool: tool.tool.clone(),
+                name: call.name.clone(),
+                ok,
+            },
         )
     }
 }

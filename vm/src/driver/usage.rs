@@ -2,7 +2,7 @@
 //! tokens are unknown, not 0), what the calls cost by their models' known prices, and the
 //! `usage` / `cost` objects added to `turn_end` and `session_end` events.
 
-use crate::event::Event;
+use crate::event::{CostMark, Event, EventKind, UsageMark};
 use crate::history::Usage;
 
 /// What model calls cost in US dollars, by the models' list prices: `priced` calls had a
@@ -37,44 +37,69 @@ impl Cost {
 
     /// `{usd, complete}` for events and `--json`, or null when no call had a price.
     pub fn json(&self) -> serde_json::Value {
-        if self.priced == 0 {
-            return serde_json::Value::Null;
+        match self.mark() {
+            Some(mark) => serde_json::to_value(mark).unwrap_or_default(),
+            None => serde_json::Value::Null,
         }
-        serde_json::json!({ "usd": self.usd, "complete": self.unpriced == 0 })
+    }
+
+    /// The `cost` of an event, or `None` when no call had a price.
+    pub fn mark(&self) -> Option<CostMark> {
+        (self.priced > 0).then_some(CostMark {
+            usd: self.usd,
+            complete: self.unpriced == 0,
+        })
     }
 }
 
 /// The usage of a turn or a run as events and summaries show it: `complete` unless some
 /// call's server reported none; `known` unless no call reported any.
 pub fn usage_json(usage: Usage, unreported: u32) -> serde_json::Value {
-    serde_json::json!({
-        "input_tokens": usage.input_tokens,
-        "output_tokens": usage.output_tokens,
-        "complete": unreported == 0,
-        "known": unreported == 0 || usage.total() > 0,
-    })
+    serde_json::to_value(usage_mark(usage, unreported)).unwrap_or_default()
+}
+
+/// [`usage_json`] as the typed `usage` of an event.
+pub fn usage_mark(usage: Usage, unreported: u32) -> UsageMark {
+    UsageMark {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        complete: unreported == 0,
+        known: unreported == 0 || usage.total() > 0,
+    }
 }
 
 /// Adds `usage` (see [`usage_json`]) to a `turn_end` or `session_end` payload when some of
 /// its calls reported no usage, and `cost` (see [`Cost::json`]) when some had a price.
 pub(super) fn mark_usage(event: &Event, unreported: u32, cost: Cost) -> Option<Event> {
-    if (unreported == 0 && cost.priced == 0)
-        || !matches!(event.event_type, "turn_end" | "session_end")
-    {
+    if unreported == 0 && cost.priced == 0 {
         return None;
     }
     let mut event = event.clone();
+    let (input_tokens, output_tokens, usage, cost_mark) = match &mut event.kind {
+        EventKind::TurnEnd {
+            input_tokens,
+            output_tokens,
+            usage,
+            cost,
+            ..
+        }
+        | EventKind::SessionEnd {
+            input_tokens,
+            output_tokens,
+            usage,
+            cost,
+            ..
+        } => (*input_tokens, *output_tokens, usage, cost),
+        _ => return None,
+    };
     if unreported > 0 {
-        let count = |key: &str| event.payload.get(key).and_then(serde_json::Value::as_u64);
-        let usage = Usage {
-            input_tokens: count("input_tokens").unwrap_or(0),
-            output_tokens: count("output_tokens").unwrap_or(0),
+        let counted = Usage {
+            input_tokens,
+            output_tokens,
             ..Usage::default()
         };
-        event.payload["usage"] = usage_json(usage, unreported);
+        *usage = Some(usage_mark(counted, unreported));
     }
-    if cost.priced > 0 {
-        event.payload["cost"] = cost.json();
-    }
+    *cost_mark = cost.mark();
     Some(event)
 }

@@ -6,11 +6,9 @@
 //! machine hands out a fork's branches in [`crate::effect::Request::Fork`] and takes each
 //! finished one back as [`crate::effect::Response::Branch`].
 
-use serde_json::json;
-
 use super::turn::{Next, Notes, Turn};
 use crate::effect::{ModelCall, Request, Response};
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::history::{Spend, ToolCall, Usage};
 
 /// What a branch left: kept in the run (and its checkpoint) until the fork joins.
@@ -70,8 +68,10 @@ impl Branch {
             error: None,
             spend: Spend::default(),
         };
-        let payload = json!({"state": branch.state});
-        branch.emit("turn_start", payload);
+        let payload = EventKind::TurnStart {
+            state: branch.state.clone(),
+        };
+        branch.emit(payload);
         branch
     }
 
@@ -123,7 +123,9 @@ impl Branch {
                 }
             }
             (Waiting::Model, Response::Model(Err(error))) => {
-                self.emit("model_error", json!({"error": error}));
+                self.emit(EventKind::ModelError {
+                    error: error.clone(),
+                });
                 self.fail(error);
             }
             (Waiting::Tools, Response::Tools(results)) => self.take_results(results),
@@ -191,13 +193,17 @@ impl Branch {
     fn complete(&mut self) {
         self.waiting = Waiting::Done;
         self.next = Some(Request::Done);
-        let payload = json!({
-            "state": self.state,
-            "input_tokens": self.turn.usage.input_tokens,
-            "output_tokens": self.turn.usage.output_tokens,
-            "tool_calls": self.turn.tool_calls.len(),
-        });
-        self.emit("turn_end", payload);
+        let payload = EventKind::TurnEnd {
+            state: self.state.clone(),
+            input_tokens: self.turn.usage.input_tokens,
+            output_tokens: self.turn.usage.output_tokens,
+            tool_calls: self.turn.tool_calls.len(),
+            cache_read_tokens: None,
+            cache_write_tokens: None,
+            usage: None,
+            cost: None,
+        };
+        self.emit(payload);
     }
 
     fn fail(&mut self, error: String) {
@@ -206,18 +212,14 @@ impl Branch {
         self.next = Some(Request::Done);
     }
 
-    fn emit(&mut self, event_type: &'static str, payload: serde_json::Value) {
-        self.events.push(Event::new(
-            self.turn_index,
-            Some(&self.turn.agent),
-            event_type,
-            payload,
-        ));
+    fn emit(&mut self, kind: EventKind) {
+        self.events
+            .push(Event::new(self.turn_index, Some(&self.turn.agent), kind));
     }
 
     fn emit_notes(&mut self, notes: Notes) {
-        for (event_type, payload) in notes {
-            self.emit(event_type, payload);
+        for kind in notes {
+            self.emit(kind);
         }
     }
 }
@@ -227,6 +229,7 @@ mod tests {
     use super::*;
     use crate::effect::ModelReply;
     use crate::machine::MAX_TOOL_CALLS_PER_TURN;
+    use serde_json::json;
 
     fn branch() -> Branch {
         let call = ModelCall {
@@ -280,7 +283,7 @@ mod tests {
     }
 
     fn event_types(branch: &mut Branch) -> Vec<&'static str> {
-        branch.drain_events().iter().map(|e| e.event_type).collect()
+        branch.drain_events().iter().map(|e| e.name()).collect()
     }
 
     #[test]

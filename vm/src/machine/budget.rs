@@ -3,10 +3,8 @@
 //! A call whose cost is unknown (its model has no price, or its server reported no usage)
 //! cannot be held to `MaxTotalCost`: the run says so once, with a `warning` event.
 
-use serde_json::json;
-
 use super::Machine;
-use crate::event::Outcome;
+use crate::event::{Budget, EventKind, Outcome};
 use crate::history::{Spend, Usage};
 
 impl Machine<'_> {
@@ -20,8 +18,10 @@ impl Machine<'_> {
             if total > max {
                 self.emit(
                     None,
-                    "budget_exceeded",
-                    json!({"tokens": total, "max_total_tokens": max}),
+                    EventKind::BudgetExceeded(Budget::Tokens {
+                        tokens: total,
+                        max_total_tokens: max,
+                    }),
                 );
                 let reason = format!("{total} tokens used, over the budget of {max}");
                 self.finish(Outcome::Budget, Some(reason));
@@ -39,16 +39,20 @@ impl Machine<'_> {
             );
             self.emit(
                 None,
-                "warning",
-                json!({"message": message, "reason": "cost_unknown"}),
+                EventKind::Warning {
+                    message,
+                    reason: Some("cost_unknown".to_string()),
+                },
             );
         }
         let usd = self.run.spend.usd;
         if usd > max {
             self.emit(
                 None,
-                "budget_exceeded",
-                json!({"cost_usd": usd, "max_total_cost": max}),
+                EventKind::BudgetExceeded(Budget::Cost {
+                    cost_usd: usd,
+                    max_total_cost: max,
+                }),
             );
             let reason = format!("${usd:.4} spent, over the cost budget of ${max}");
             self.finish(Outcome::Budget, Some(reason));
@@ -127,7 +131,7 @@ mod tests {
         let warnings = machine
             .drain_events()
             .iter()
-            .filter(|event| event.event_type == "warning")
+            .filter(|event| event.name() == "warning")
             .count();
         assert_eq!(warnings, 1);
         let checkpoint = machine.checkpoint().expect("between turns");

@@ -8,11 +8,10 @@
 //! keeps every message: routing, validators and the session file never read the summary.
 
 use fuseraft_compiler::ir::{Compaction, CompactionMode};
-use serde_json::json;
 
 use super::{context, lossless, request_cap, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
-use crate::event::Outcome;
+use crate::event::{EventKind, Outcome};
 use crate::history::Usage;
 use crate::history::{Message, Role};
 
@@ -287,16 +286,20 @@ impl Machine<'_> {
         let reply = match (reply, pending.reconstruction.clone()) {
             (Ok(reply), _) => reply,
             (Err(error), Some(reconstruction)) => {
-                self.emit(
-                    None,
-                    "compaction_failed",
-                    json!({"error": error, "fallback": "lossless"}),
-                );
+                let kind = EventKind::CompactionFailed {
+                    error,
+                    fallback: Some("lossless".to_string()),
+                };
+                self.emit(None, kind);
                 self.install(&policy, pending, reconstruction, Usage::default());
                 return;
             }
             (Err(error), None) => {
-                self.emit(None, "compaction_failed", json!({"error": error}));
+                let kind = EventKind::CompactionFailed {
+                    error: error.clone(),
+                    fallback: None,
+                };
+                self.emit(None, kind);
                 self.finish(Outcome::Error, Some(format!("compaction failed: {error}")));
                 return;
             }
@@ -353,19 +356,18 @@ impl Machine<'_> {
         let keep = (policy.anti_thrash_window as usize).max(1);
         savings.drain(..savings.len().saturating_sub(keep));
         let count = previous.map_or(1, |compacted| compacted.count.saturating_add(1));
-        let mut payload = json!({
-            "mode": policy.mode.as_str(),
-            "reason": pending.trigger.as_str(),
-            "turns_compacted": through.saturating_sub(start),
-            "turns_retained": len - through,
-            "through_turn": turn,
-            "summary_chars": summary.chars().count(),
-        });
-        if matches!(policy.mode, CompactionMode::Llm | CompactionMode::Hybrid) {
-            payload["input_tokens"] = json!(usage.input_tokens);
-            payload["output_tokens"] = json!(usage.output_tokens);
-        }
-        self.emit(None, "compaction", payload);
+        let calls_model = matches!(policy.mode, CompactionMode::Llm | CompactionMode::Hybrid);
+        let kind = EventKind::Compaction {
+            mode: policy.mode.as_str().to_string(),
+            reason: pending.trigger.as_str().to_string(),
+            turns_compacted: through.saturating_sub(start),
+            turns_retained: len - through,
+            through_turn: turn,
+            summary_chars: summary.chars().count(),
+            input_tokens: calls_model.then_some(usage.input_tokens),
+            output_tokens: calls_model.then_some(usage.output_tokens),
+        };
+        self.emit(None, kind);
         self.run.compaction = Some(Compacted {
             summary,
             through,

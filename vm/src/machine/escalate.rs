@@ -3,10 +3,9 @@
 //! stuck, a redirect ([`Response::Redirect`](crate::effect::Response::Redirect)) adds the
 //! operator's text to the history and lets the agent try again with it.
 
-use serde_json::json;
-
 use super::{Machine, Outcome, Phase};
 use crate::effect::Request;
+use crate::event::EventKind;
 
 /// What an escalation waits on: the failure the operator is asked about.
 #[derive(Clone, Debug)]
@@ -39,8 +38,11 @@ impl Machine<'_> {
         let signal = format!("escalation: {validator} failed");
         self.emit(
             Some(&escalation.agent),
-            "hitl_requested",
-            json!({"from": from, "to": to, "signal": signal}),
+            EventKind::HitlRequested {
+                from: from.clone(),
+                to: to.clone(),
+                signal: signal.clone(),
+            },
         );
         self.phase = Phase::Escalation(Box::new(escalation));
         self.pending = Some(Request::Approve { from, to, signal });
@@ -48,13 +50,20 @@ impl Machine<'_> {
 
     pub(super) fn on_escalation(&mut self, escalation: Escalation, verdict: Verdict) {
         let answer = match &verdict {
-            Verdict::Approve => json!({"approved": true}),
-            Verdict::Refuse => json!({"approved": false}),
-            Verdict::Redirect(text) => {
-                json!({"approved": true, "redirect_chars": text.chars().count()})
-            }
+            Verdict::Approve => EventKind::HitlAnswered {
+                approved: true,
+                redirect_chars: None,
+            },
+            Verdict::Refuse => EventKind::HitlAnswered {
+                approved: false,
+                redirect_chars: None,
+            },
+            Verdict::Redirect(text) => EventKind::HitlAnswered {
+                approved: true,
+                redirect_chars: Some(text.chars().count()),
+            },
         };
-        self.emit(Some(&escalation.agent), "hitl_answered", answer);
+        self.emit(Some(&escalation.agent), answer);
         self.phase = Phase::Ready;
         let redirect = match verdict {
             Verdict::Refuse => {
@@ -68,8 +77,9 @@ impl Machine<'_> {
         self.inject(escalation.correction);
         self.emit(
             Some(&escalation.agent),
-            "correction_injected",
-            json!({"reason": "escalated to the operator"}),
+            EventKind::CorrectionInjected {
+                reason: "escalated to the operator".to_string(),
+            },
         );
         if let Some(marker) = escalation.marker {
             self.inject(marker);

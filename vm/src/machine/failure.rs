@@ -5,12 +5,11 @@
 use std::collections::HashMap;
 
 use fuseraft_compiler::ir::{FailureAction, Guard, Program, Target};
-use serde_json::json;
 
 use super::escalate::Escalation;
 use super::{Machine, Phase};
 use crate::effect::{Check, CheckKind};
-use crate::event::Outcome;
+use crate::event::{EventKind, Outcome};
 use crate::history::Role;
 
 /// Increments a consecutive-failure counter and returns the new count.
@@ -140,14 +139,15 @@ impl Machine<'_> {
         let threshold = rule.threshold.max(1);
         self.emit(
             Some(&agent),
-            "validation_fail",
-            json!({
-                "validator": "no-progress",
-                "state": self.state_name(),
-                "consecutive": count,
-                "class": "NoProgress",
-                "error": "the reply repeats the previous one word for word",
-            }),
+            EventKind::ValidationFail {
+                validator: "no-progress".to_string(),
+                state: Some(self.state_name()),
+                to: None,
+                consecutive: Some(count),
+                class: Some("NoProgress".to_string()),
+                error: "the reply repeats the previous one word for word".to_string(),
+                strategy: None,
+            },
         );
         let stuck = |refused: &str| {
             format!(
@@ -178,8 +178,9 @@ impl Machine<'_> {
         self.inject(correction);
         self.emit(
             Some(&agent),
-            "correction_injected",
-            json!({"reason": "identical reply"}),
+            EventKind::CorrectionInjected {
+                reason: "identical reply".to_string(),
+            },
         );
         false
     }
@@ -216,15 +217,15 @@ impl Machine<'_> {
         };
         self.emit(
             Some(&agent),
-            "validation_fail",
-            json!({
-                "validator": validator,
-                "state": name,
-                "to": to,
-                "consecutive": count,
-                "class": format!("{class:?}"),
-                "error": error,
-            }),
+            EventKind::ValidationFail {
+                validator: validator.to_string(),
+                state: Some(name.clone()),
+                to: Some(to.clone()),
+                consecutive: Some(count),
+                class: Some(format!("{class:?}")),
+                error: error.to_string(),
+                strategy: None,
+            },
         );
         let stuck = |machine: &mut Machine<'_>| {
             machine.finish(
@@ -276,8 +277,10 @@ impl Machine<'_> {
                 ));
                 self.emit(
                     Some(&recovery),
-                    "recovery_activated",
-                    json!({"reason": error, "validator": validator}),
+                    EventKind::RecoveryActivated {
+                        reason: error.to_string(),
+                        validator: validator.to_string(),
+                    },
                 );
                 self.run.failures.insert(key, 0);
                 self.stand_in = Some(recovery);
@@ -292,8 +295,9 @@ impl Machine<'_> {
         self.inject(text);
         self.emit(
             Some(&agent),
-            "correction_injected",
-            json!({"reason": format!("{validator} failed")}),
+            EventKind::CorrectionInjected {
+                reason: format!("{validator} failed"),
+            },
         );
         self.inject(format!("[fuseraft:blocked {name}→{to}]"));
         self.phase = Phase::Ready;

@@ -2,10 +2,10 @@
 //! through the merge agent (falling back to `union` when it is missing or fails).
 
 use fuseraft_compiler::ir::{Merge, StateKind, Target};
-use serde_json::json;
 
 use super::{Branch, BranchDone, Machine, Phase};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
+use crate::event::EventKind;
 use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
 /// What a branch that runs again after an interruption is told first.
@@ -98,11 +98,12 @@ impl<'p> Machine<'p> {
             let cap = self.tool_result_cap(&agent);
             branches.push(Branch::new(name, call, self.run.turn).with_tool_result_cap(cap));
         }
-        let mut payload = json!({"state": state.name, "branches": agents});
-        if resumed {
-            payload["kept"] = json!(done.iter().map(|d| d.agent.clone()).collect::<Vec<_>>());
-        }
-        self.emit(None, "fork_start", payload);
+        let kind = EventKind::ForkStart {
+            state: state.name.clone(),
+            branches: agents,
+            kept: resumed.then(|| done.iter().map(|d| d.agent.clone()).collect()),
+        };
+        self.emit(None, kind);
         if branches.is_empty() {
             self.fork_complete();
             return self.step();
@@ -166,11 +167,17 @@ impl<'p> Machine<'p> {
             tool_calls.extend(done.tool_calls);
             match done.error {
                 None => {
-                    self.emit(Some(&done.agent), "branch_end", json!({"state": name}));
+                    let kind = EventKind::BranchEnd {
+                        state: name.clone(),
+                    };
+                    self.emit(Some(&done.agent), kind);
                     branches.push((done.agent, done.text));
                 }
                 Some(error) => {
-                    self.emit(Some(&done.agent), "branch_error", json!({"error": error}));
+                    let kind = EventKind::BranchError {
+                        error: error.clone(),
+                    };
+                    self.emit(Some(&done.agent), kind);
                     branches.push((done.agent, format!("[error: {error}]")));
                 }
             }
@@ -262,8 +269,10 @@ impl<'p> Machine<'p> {
         });
         self.emit(
             None,
-            "fork_join",
-            json!({"strategy": strategy, "branches": n_branches}),
+            EventKind::ForkJoin {
+                strategy: strategy.to_string(),
+                branches: n_branches,
+            },
         );
         self.run.turn = self.run.turn.saturating_add(1);
         self.move_to(join, None, "parallel", None);

@@ -41,10 +41,9 @@ pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 use std::collections::{HashMap, HashSet};
 
 use fuseraft_compiler::ir::{Program, StateId, StateKind, TermCond, TerminalMode, TurnUnit};
-use serde_json::json;
 
 use crate::effect::{ModelReply, Request, Response};
-use crate::event::{Event, Outcome};
+use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
 /// Most tool calls one turn may make before it is cut off.
@@ -252,12 +251,11 @@ impl<'p> Machine<'p> {
             .map(|state| state.name.clone());
         machine.emit(
             None,
-            "session_start",
-            json!({
-                "task": machine.run.task,
-                "program": program.name,
-                "start_state": start_state,
-            }),
+            EventKind::SessionStart {
+                task: machine.run.task.clone(),
+                program: program.name.clone(),
+                start_state: start_state.clone(),
+            },
         );
         if start_state.is_none() {
             machine.finish(
@@ -399,8 +397,10 @@ impl<'p> Machine<'p> {
         machine.stand_in = stand_in;
         machine.emit(
             None,
-            "session_resumed",
-            json!({"state": program.state(machine.run.state).name, "turns": machine.run.turn}),
+            EventKind::SessionResumed {
+                state: program.state(machine.run.state).name.clone(),
+                turns: machine.run.turn,
+            },
         );
         Ok(machine)
     }
@@ -418,9 +418,8 @@ impl<'p> Machine<'p> {
         self.run.outcome
     }
 
-    fn emit(&mut self, agent: Option<&str>, event_type: &'static str, payload: serde_json::Value) {
-        self.events
-            .push(Event::new(self.event_turn, agent, event_type, payload));
+    fn emit(&mut self, agent: Option<&str>, kind: EventKind) {
+        self.events.push(Event::new(self.event_turn, agent, kind));
     }
 
     fn state_name(&self) -> String {
@@ -454,7 +453,7 @@ impl<'p> Machine<'p> {
         self.run
             .history
             .push(Message::user("operator", text, self.run.turn));
-        self.emit(None, "operator_message", json!({ "chars": chars }));
+        self.emit(None, EventKind::OperatorMessage { chars });
     }
 
     /// What the run needs next.
@@ -465,19 +464,20 @@ impl<'p> Machine<'p> {
         if let Some(outcome) = self.run.outcome {
             if !self.ended {
                 self.ended = true;
-                let mut payload = json!({
-                    "outcome": outcome.as_str(),
-                    "turns": self.run.turn,
-                    "reason": self.run.reason,
-                    "input_tokens": self.run.usage.input_tokens,
-                    "output_tokens": self.run.usage.output_tokens,
-                });
                 let usage = self.run.usage;
-                if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
-                    payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
-                    payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
-                }
-                self.emit(None, "session_end", payload);
+                let cached = usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0;
+                let kind = EventKind::SessionEnd {
+                    outcome,
+                    turns: self.run.turn,
+                    reason: self.run.reason.clone(),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cache_read_tokens: cached.then_some(usage.cache_read_tokens),
+                    cache_write_tokens: cached.then_some(usage.cache_write_tokens),
+                    usage: None,
+                    cost: None,
+                };
+                self.emit(None, kind);
             }
             return Request::Done;
         }
@@ -589,7 +589,12 @@ impl<'p> Machine<'p> {
     fn start_turn(&mut self) -> Request {
         self.event_turn = self.run.turn;
         if self.turn_cap_reached() {
-            self.emit(None, "max_turns_exceeded", json!({"turns": self.run.turn}));
+            self.emit(
+                None,
+                EventKind::MaxTurnsExceeded {
+                    turns: self.run.turn,
+                },
+            );
             let reason = self
                 .applied_default_cap()
                 .filter(|max| self.run.turn >= *max)
@@ -648,7 +653,12 @@ impl<'p> Machine<'p> {
                         return self.step();
                     }
                 };
-                self.emit(Some(&agent), "turn_start", json!({"state": state.name}));
+                self.emit(
+                    Some(&agent),
+                    EventKind::TurnStart {
+                        state: state.name.clone(),
+                    },
+                );
                 if let Some(request) = self.assemble(&agent) {
                     self.phase = Phase::Assembly { agent };
                     return request;
@@ -672,7 +682,12 @@ impl<'p> Machine<'p> {
         let reply = match reply {
             Ok(reply) => reply,
             Err(error) => {
-                self.emit(Some(&turn.agent), "model_error", json!({"error": error}));
+                self.emit(
+                    Some(&turn.agent),
+                    EventKind::ModelError {
+                        error: error.clone(),
+                    },
+                );
                 // Keep what the turn produced so far: nothing recorded is lost.
                 if !turn.tool_calls.is_empty() || !turn.text.is_empty() {
                     self.record_turn(turn);
@@ -744,8 +759,8 @@ impl<'p> Machine<'p> {
     }
 
     fn emit_notes(&mut self, agent: &str, notes: turn::Notes) {
-        for (event_type, payload) in notes {
-            self.emit(Some(agent), event_type, payload);
+        for kind in notes {
+            self.emit(Some(agent), kind);
         }
     }
 
@@ -764,18 +779,19 @@ impl<'p> Machine<'p> {
     fn complete_turn(&mut self, turn: Turn) {
         let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
         self.record_turn(turn);
-        let mut payload = json!({
-            "state": self.state_name(),
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "tool_calls": tool_calls,
-        });
         // Prompt caching: of the input tokens, those read from and written to the cache.
-        if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
-            payload["cache_read_tokens"] = json!(usage.cache_read_tokens);
-            payload["cache_write_tokens"] = json!(usage.cache_write_tokens);
-        }
-        self.emit(Some(&agent), "turn_end", payload);
+        let cached = usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0;
+        let kind = EventKind::TurnEnd {
+            state: self.state_name(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            tool_calls,
+            cache_read_tokens: cached.then_some(usage.cache_read_tokens),
+            cache_write_tokens: cached.then_some(usage.cache_write_tokens),
+            usage: None,
+            cost: None,
+        };
+        self.emit(Some(&agent), kind);
         self.run.turn = self.run.turn.saturating_add(1);
         self.run.visit_turns = self.run.visit_turns.saturating_add(1);
         if let Some(stand_in) = self.stand_in.take() {

@@ -3,11 +3,10 @@
 //! counted per state until the run is stuck (docs/semantics.md, "No match").
 
 use fuseraft_compiler::ir::{NoMatch, StateKind, Target, TerminalMode, Trigger};
-use serde_json::json;
 
 use super::route::Reply;
 use super::{failure, guide, Machine, Phase};
-use crate::event::Outcome;
+use crate::event::{EventKind, Outcome};
 
 impl Machine<'_> {
     /// Two routing signals in one reply: a correction that names them, in every mode.
@@ -19,8 +18,10 @@ impl Machine<'_> {
         let listed = detected.join("`, `");
         self.emit(
             Some(&reply.agent),
-            "multi_keyword",
-            json!({"keywords": detected, "consecutive": count}),
+            EventKind::MultiKeyword {
+                keywords: detected.to_vec(),
+                consecutive: count,
+            },
         );
         if let Some(limit) = self.no_match_threshold() {
             if count >= limit {
@@ -39,8 +40,9 @@ impl Machine<'_> {
         ));
         self.emit(
             Some(&reply.agent),
-            "correction_injected",
-            json!({"reason": format!("ambiguous: `{listed}`")}),
+            EventKind::CorrectionInjected {
+                reason: format!("ambiguous: `{listed}`"),
+            },
         );
         self.phase = Phase::Ready;
     }
@@ -83,16 +85,26 @@ impl Machine<'_> {
             NoMatch::Fallback(target) if self.valid_signals().is_empty() => {
                 self.emit(
                     Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "expected_signals": self.valid_signals()}),
+                    EventKind::KeywordNotFound {
+                        state: name,
+                        expected_signals: Some(self.valid_signals()),
+                        key: None,
+                        consecutive: None,
+                        foreign_signals: None,
+                    },
                 );
                 self.move_to(Target::State(target), None, &reply.agent, None);
             }
             NoMatch::Fail => {
                 self.emit(
                     Some(&reply.agent),
-                    "keyword_not_found",
-                    json!({"state": name, "key": reply.key}),
+                    EventKind::KeywordNotFound {
+                        state: name.clone(),
+                        expected_signals: None,
+                        key: Some(reply.key.clone()),
+                        consecutive: None,
+                        foreign_signals: None,
+                    },
                 );
                 self.finish(
                     Outcome::Error,
@@ -140,12 +152,14 @@ impl Machine<'_> {
             &reply.text,
             reply.handoff.as_deref(),
         );
-        let mut payload =
-            json!({"state": name, "expected_signals": expected, "consecutive": count});
-        if !foreign.is_empty() {
-            payload["foreign_signals"] = json!(foreign);
-        }
-        self.emit(Some(&reply.agent), "keyword_not_found", payload);
+        let kind = EventKind::KeywordNotFound {
+            state: name.clone(),
+            expected_signals: Some(expected.clone()),
+            key: None,
+            consecutive: Some(count),
+            foreign_signals: (!foreign.is_empty()).then(|| foreign.clone()),
+        };
+        self.emit(Some(&reply.agent), kind);
         let structured = state
             .exits
             .iter()
@@ -203,8 +217,9 @@ impl Machine<'_> {
         self.inject(text);
         self.emit(
             Some(&reply.agent),
-            "correction_injected",
-            json!({"reason": "no routing signal"}),
+            EventKind::CorrectionInjected {
+                reason: "no routing signal".to_string(),
+            },
         );
         self.phase = Phase::Ready;
     }
@@ -225,8 +240,11 @@ impl Machine<'_> {
         let fields = guide::json_fields(self.program, self.run.state, &reply.agent);
         self.emit(
             Some(&reply.agent),
-            "json_missing",
-            json!({"state": name, "fields": fields, "consecutive": count}),
+            EventKind::JsonMissing {
+                state: name.clone(),
+                fields: fields.clone(),
+                consecutive: count,
+            },
         );
         let limit = self.no_match_threshold().unwrap_or(3);
         let listed = fields.join("`, `");
@@ -244,8 +262,9 @@ impl Machine<'_> {
         ));
         self.emit(
             Some(&reply.agent),
-            "correction_injected",
-            json!({"reason": "no JSON object"}),
+            EventKind::CorrectionInjected {
+                reason: "no JSON object".to_string(),
+            },
         );
         self.phase = Phase::Ready;
     }

@@ -6,11 +6,11 @@
 //! and the session context shown to the agents that declare none.
 
 use fuseraft_compiler::ir::{ContextMode, ContextSource, Effect, SourceKind, Tool};
-use serde_json::json;
 
 use super::Machine;
 use crate::context_block;
 use crate::effect::Request;
+use crate::event::EventKind;
 use crate::history::{Role, ToolCall};
 use crate::tools::notes::{self, Caller};
 use crate::tools::permissions;
@@ -40,8 +40,10 @@ impl Machine<'_> {
             Err(reason) => {
                 self.emit(
                     Some(agent),
-                    "tool_blocked",
-                    json!({"tool": call.name, "result": reason}),
+                    EventKind::ToolBlocked {
+                        tool: call.name.clone(),
+                        result: reason.clone(),
+                    },
                 );
                 call.result = Some(reason);
                 call.ok = false;
@@ -183,8 +185,10 @@ impl Machine<'_> {
         let chars: usize = blocks.iter().map(|block| block.chars().count()).sum();
         self.emit(
             Some(agent),
-            "context_assembly",
-            json!({"sources": blocks.len(), "chars": chars}),
+            EventKind::ContextAssembly {
+                sources: blocks.len(),
+                chars,
+            },
         );
         self.assembled = Some((agent.to_string(), blocks));
     }

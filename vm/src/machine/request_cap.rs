@@ -3,7 +3,7 @@
 //! (`compact.rs`), and `ContextCapFraction`'s cap on the agent's request (the messages
 //! left out by `window::cap_request`).
 
-use serde_json::json;
+use crate::event::{ContextCap, EventKind};
 
 use super::Machine;
 use crate::effect::{ChatMessage, ChatRole, ModelCall};
@@ -46,12 +46,12 @@ impl Machine<'_> {
             .filter(|message| message.role != ChatRole::System)
             .count();
         if context.max_tail > 0 && shown as u64 > fraction.of(context.max_tail.into()) {
-            let payload = json!({
-                "messages": shown,
-                "cap": context.max_tail,
-                "fraction": fraction.get(),
-            });
-            self.emit(Some(agent), "context_cap_warning", payload);
+            let cap = ContextCap::Messages {
+                messages: shown,
+                cap: context.max_tail,
+                fraction: fraction.get(),
+            };
+            self.emit(Some(agent), EventKind::ContextCapWarning(cap));
         }
         let model = self.program.agent(id).model.as_ref();
         let Some(window) = model
@@ -66,14 +66,14 @@ impl Machine<'_> {
         }
         let excess = (tokens - cap) * crate::providers::BYTES_PER_TOKEN;
         let dropped = super::window::cap_request(&mut call.messages, excess, message_bytes);
-        let payload = json!({
-            "tokens": tokens,
-            "cap_tokens": cap,
-            "window": window,
-            "fraction": fraction.get(),
-            "messages_left_out": dropped,
-        });
-        self.emit(Some(agent), "context_cap_warning", payload);
+        let cap = ContextCap::Window {
+            tokens,
+            cap_tokens: cap,
+            window,
+            fraction: fraction.get(),
+            messages_left_out: dropped,
+        };
+        self.emit(Some(agent), EventKind::ContextCapWarning(cap));
     }
 }
 

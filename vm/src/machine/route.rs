@@ -2,11 +2,10 @@
 //! nothing matches. Semantics: `research/fuseraft-semantics.md` §2–§9, `docs/semantics.md`.
 
 use fuseraft_compiler::ir::{CondInput, Effect, Guard, Matcher, Target, Trigger};
-use serde_json::json;
 
 use super::{failure, Machine, Phase};
 use crate::effect::{CheckResult, ModelReply, Request};
-use crate::event::Outcome;
+use crate::event::{EventKind, Outcome, Via};
 use crate::history::{Message, Role, Spend};
 
 /// What the newest reply says, as routing reads it.
@@ -140,7 +139,16 @@ impl Machine<'_> {
         }
         let detected = self.detected_signals(&reply);
         for signal in &detected {
-            self.emit(Some(&reply.agent), "signal_detected", json!({"signal": signal, "via": if reply.handoff.is_some() { "handoff" } else { "text" }}));
+            let via = if reply.handoff.is_some() {
+                Via::Handoff
+            } else {
+                Via::Text
+            };
+            let kind = EventKind::SignalDetected {
+                signal: signal.clone(),
+                via,
+            };
+            self.emit(Some(&reply.agent), kind);
         }
         if detected.len() > 1 {
             self.ambiguous(&reply, &detected);
@@ -230,8 +238,11 @@ impl Machine<'_> {
             };
             self.emit(
                 None,
-                "hitl_requested",
-                json!({"from": self.state_name(), "to": to, "signal": signal}),
+                EventKind::HitlRequested {
+                    from: self.state_name(),
+                    to: to.clone(),
+                    signal: signal.clone(),
+                },
             );
             self.phase = Phase::Approval { exit: idx };
             self.pending = Some(Request::Approve {
@@ -291,7 +302,11 @@ impl Machine<'_> {
     }
 
     pub(super) fn on_approval(&mut self, idx: usize, approved: bool) {
-        self.emit(None, "hitl_answered", json!({"approved": approved}));
+        let kind = EventKind::HitlAnswered {
+            approved,
+            redirect_chars: None,
+        };
+        self.emit(None, kind);
         if approved {
             self.read_context(idx);
             return;
@@ -306,8 +321,9 @@ impl Machine<'_> {
         ));
         self.emit(
             None,
-            "correction_injected",
-            json!({"reason": format!("route to `{to}` refused by the operator")}),
+            EventKind::CorrectionInjected {
+                reason: format!("route to `{to}` refused by the operator"),
+            },
         );
         self.phase = Phase::Ready;
     }
@@ -339,8 +355,9 @@ impl Machine<'_> {
                     if *slot == 0 && self.program.counter(*counter).name.ends_with(".rounds") {
                         self.emit(
                             Some(&agent),
-                            "adversarial_stage_start",
-                            json!({"stage": state.name.split('/').next().unwrap_or_default()}),
+                            EventKind::AdversarialStageStart {
+                                stage: state.name.split('/').next().unwrap_or_default().to_string(),
+                            },
                         );
                     }
                     self.run.counters[counter.0 as usize] =
@@ -368,11 +385,16 @@ impl Machine<'_> {
                     self.emit(
                         Some(&agent),
                         if passed {
-                            "adversarial_stage_pass"
+                            EventKind::AdversarialStagePass {
+                                state: state.name.clone(),
+                                next: to_name.clone(),
+                            }
                         } else {
-                            "adversarial_stage_timeout"
+                            EventKind::AdversarialStageTimeout {
+                                state: state.name.clone(),
+                                next: to_name.clone(),
+                            }
                         },
-                        json!({"state": state.name, "next": to_name}),
                     );
                 }
                 Effect::InjectCritique => {
@@ -386,7 +408,13 @@ impl Machine<'_> {
                         .unwrap_or_default();
                     self.inject(format!("[fuseraft: critique from {agent}]\n{critique}"));
                 }
-                Effect::Warn(text) => self.emit(Some(&agent), "warning", json!({"message": text})),
+                Effect::Warn(text) => self.emit(
+                    Some(&agent),
+                    EventKind::Warning {
+                        message: text.clone(),
+                        reason: None,
+                    },
+                ),
                 Effect::Revisit {
                     counter,
                     max,
@@ -398,8 +426,12 @@ impl Machine<'_> {
                     if visits > *max {
                         self.emit(
                             Some(&agent),
-                            "back_edge_escalation",
-                            json!({"from": state.name, "to": to_name, "visit_count": visits, "max_revisits": max}),
+                            EventKind::BackEdgeEscalation {
+                                from: state.name.clone(),
+                                to: to_name.clone(),
+                                visit_count: visits,
+                                max_revisits: *max,
+                            },
                         );
                         let source = objections
                             .as_deref()
@@ -430,8 +462,11 @@ impl Machine<'_> {
             ));
             self.emit(
                 Some(&agent),
-                "phase_start",
-                json!({"phase": self.run.phase, "from": state.name, "to": to_name}),
+                EventKind::PhaseStart {
+                    phase: self.run.phase,
+                    from: state.name.clone(),
+                    to: to_name.clone(),
+                },
             );
         }
         self.move_to(exit.target.clone(), signal, &agent, Some(idx));
@@ -453,8 +488,12 @@ impl Machine<'_> {
                 self.left_entry = true;
                 self.emit(
                     Some(agent),
-                    "agent_routed",
-                    json!({"from": from, "to": "end", "signal": signal, "exit": exit}),
+                    EventKind::AgentRouted {
+                        from,
+                        to: "end".to_string(),
+                        signal,
+                        exit,
+                    },
                 );
                 self.finish(Outcome::Completed, None);
             }
@@ -463,8 +502,12 @@ impl Machine<'_> {
                 let to_agent = to_state.agent.map(|a| self.program.agent(a).name.clone());
                 self.emit(
                     Some(agent),
-                    "agent_routed",
-                    json!({"from": from, "to": to_state.name, "signal": signal, "exit": exit}),
+                    EventKind::AgentRouted {
+                        from,
+                        to: to_state.name.clone(),
+                        signal,
+                        exit,
+                    },
                 );
                 if let Some(to_agent) = &to_agent {
                     if to_agent != agent {
@@ -488,7 +531,10 @@ impl Machine<'_> {
         let reply = match reply {
             Ok(reply) => reply,
             Err(error) => {
-                self.emit(None, "model_error", json!({"error": error}));
+                let kind = EventKind::ModelError {
+                    error: error.clone(),
+                };
+                self.emit(None, kind);
                 self.finish(Outcome::Error, Some(error));
                 return;
             }
@@ -511,7 +557,10 @@ impl Machine<'_> {
         failure::bump(&mut self.run.failures, &format!("{name}::rounds"));
         match picked {
             Some((idx, agent)) => {
-                self.emit(None, "selection_made", json!({"agent": agent}));
+                let kind = EventKind::SelectionMade {
+                    agent: agent.to_string(),
+                };
+                self.emit(None, kind);
                 self.run.failures.remove(&format!("{name}::select"));
                 let exit = state.exits[*idx].clone();
                 self.move_to(exit.target, None, "manager", Some(*idx));
@@ -520,8 +569,10 @@ impl Machine<'_> {
                 let count = failure::bump(&mut self.run.failures, &format!("{name}::select"));
                 self.emit(
                     None,
-                    "selection_failed",
-                    json!({"reply": choice, "consecutive": count}),
+                    EventKind::SelectionFailed {
+                        reply: choice.to_string(),
+                        consecutive: count,
+                    },
                 );
                 if count >= 3 {
                     self.finish(

@@ -2,10 +2,10 @@
 //! pass first (a composite child's own gates, then the section's validators).
 
 use fuseraft_compiler::ir::{Guard, TermCond};
-use serde_json::json;
 
 use super::{failure, Machine, Outcome, Phase};
 use crate::effect::{CheckResult, Request};
+use crate::event::EventKind;
 use crate::history::Role;
 
 /// Which validators of the termination are out.
@@ -63,7 +63,7 @@ impl Machine<'_> {
     }
 
     fn stop(&mut self) {
-        self.emit(None, "termination_triggered", json!({}));
+        self.emit(None, EventKind::TerminationTriggered {});
         self.finish(Outcome::Completed, None);
     }
 
@@ -76,16 +76,26 @@ impl Machine<'_> {
             return;
         };
         let error = failed.error.clone();
-        let mut payload = json!({"validator": "termination", "error": error});
-        if let StopCheck::Gate { cond, .. } = check {
-            payload["strategy"] = json!(cond);
-        }
-        self.emit(None, "validation_fail", payload);
+        let strategy = match check {
+            StopCheck::Gate { cond, .. } => Some(cond),
+            StopCheck::Section => None,
+        };
+        let kind = EventKind::ValidationFail {
+            validator: "termination".to_string(),
+            state: None,
+            to: None,
+            consecutive: None,
+            class: None,
+            error: error.clone(),
+            strategy,
+        };
+        self.emit(None, kind);
         self.inject(format!("The session cannot end yet: {error}"));
         self.emit(
             None,
-            "correction_injected",
-            json!({"reason": "termination validators failed"}),
+            EventKind::CorrectionInjected {
+                reason: "termination validators failed".to_string(),
+            },
         );
         self.phase = Phase::Ready;
         // A blocked composite child lets the composite try its later children (upstream's

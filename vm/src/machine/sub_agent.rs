@@ -10,11 +10,11 @@
 //! calls, judging each of its calls by the permission authority as a sub-agent's.
 
 use fuseraft_compiler::ir::{sub_agent_tools, Agent, SubAgentMode};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::context::{assistant_message, tool_message};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, Request, Response, ToolSchema};
-use crate::event::Event;
+use crate::event::{Event, EventKind};
 use crate::history::{Spend, ToolCall, Usage};
 
 /// The suffix of the replay queue (and of the model call's agent) a sub-agent's replies
@@ -130,13 +130,13 @@ impl SubAgent {
             done: None,
             events: Vec::new(),
         };
-        let payload = json!({
-            "mode": mode.as_str(),
-            "query": clip(&task, 120),
-            "max_tool_calls": cap,
-            "tools": names.len(),
-        });
-        sub_agent.emit("sub_agent_start", payload);
+        let payload = EventKind::SubAgentStart {
+            mode: mode.as_str().to_string(),
+            query: clip(&task, 120),
+            max_tool_calls: cap,
+            tools: names.len(),
+        };
+        sub_agent.emit(payload);
         Ok(sub_agent)
     }
 
@@ -200,13 +200,15 @@ impl SubAgent {
                 for result in &results {
                     self.used = self.used.saturating_add(1);
                     self.call.messages.push(tool_message(result));
-                    let mut payload = json!({"tool": result.name, "ok": result.ok});
-                    if !result.ok {
-                        // Why it failed or was refused, as `tool_blocked` says it.
-                        let text = result.result.as_deref().unwrap_or_default();
-                        payload["result"] = Json::from(clip(text, 200));
-                    }
-                    self.emit("sub_agent_tool_call", payload);
+                    // Why it failed or was refused, as `tool_blocked` says it.
+                    let why = (!result.ok)
+                        .then(|| clip(result.result.as_deref().unwrap_or_default(), 200));
+                    let payload = EventKind::SubAgentToolCall {
+                        tool: result.name.clone(),
+                        ok: result.ok,
+                        result: why,
+                    };
+                    self.emit(payload);
                 }
                 if self.used >= self.cap {
                     // Its last request offers no tool: it answers from what it found.
@@ -248,22 +250,22 @@ impl SubAgent {
     }
 
     fn end(&mut self, result: String, ending: Ending) {
-        let payload = json!({
-            "mode": self.mode.as_str(),
-            "outcome": ending.as_str(),
-            "tool_calls": self.used,
-            "input_tokens": self.usage.input_tokens,
-            "output_tokens": self.usage.output_tokens,
-            "result_chars": result.chars().count(),
-        });
-        self.emit("sub_agent_end", payload);
+        let payload = EventKind::SubAgentEnd {
+            mode: self.mode.as_str().to_string(),
+            outcome: ending.as_str().to_string(),
+            tool_calls: self.used,
+            input_tokens: self.usage.input_tokens,
+            output_tokens: self.usage.output_tokens,
+            result_chars: result.chars().count(),
+        };
+        self.emit(payload);
         self.done = Some((result, ending == Ending::Answered, ending));
         self.waiting = Waiting::Done;
         self.next = Some(Request::Done);
     }
 
-    fn emit(&mut self, event_type: &'static str, payload: Json) {
-        let event = Event::new(self.turn, Some(&self.caller), event_type, payload);
+    fn emit(&mut self, kind: EventKind) {
+        let event = Event::new(self.turn, Some(&self.caller), kind);
         self.events.push(event);
     }
 }

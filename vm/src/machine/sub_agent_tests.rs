@@ -163,7 +163,7 @@ fn the_cap_cuts_calls_then_asks_for_an_answer_without_tools() {
         done.result
     );
     assert_eq!(done.usage.total(), 24);
-    let types: Vec<&str> = events.iter().map(|event| event.event_type).collect();
+    let types: Vec<&str> = events.iter().map(|event| event.name()).collect();
     assert_eq!(
         types,
         [
@@ -173,7 +173,10 @@ fn the_cap_cuts_calls_then_asks_for_an_answer_without_tools() {
             "sub_agent_end"
         ]
     );
-    assert_eq!(events[3].payload["outcome"], "cap_reached");
+    let crate::event::EventKind::SubAgentEnd { outcome, .. } = &events[3].kind else {
+        panic!("{:?}", events[3]);
+    };
+    assert_eq!(outcome, "cap_reached");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! calls answered, its other tool calls sent out (at most [`MAX_TOOL_CALLS_PER_TURN`] a
 //! turn), their results fed back, and the model asked again until its reply is final.
 
-use serde_json::json;
+use crate::event::EventKind;
 
 use super::context;
 use super::MAX_TOOL_CALLS_PER_TURN;
@@ -32,7 +32,7 @@ pub(super) enum Next {
 }
 
 /// What a turn noted while taking a reply or results: `(event type, payload)` for its agent.
-pub(super) type Notes = Vec<(&'static str, serde_json::Value)>;
+pub(super) type Notes = Vec<EventKind>;
 
 impl Turn {
     pub(super) fn new(agent: String, call: ModelCall) -> Turn {
@@ -74,7 +74,9 @@ impl Turn {
         self.tool_calls.extend(reply.tool_calls.iter().cloned());
         if self.tool_calls.len() > MAX_TOOL_CALLS_PER_TURN {
             self.tool_calls.truncate(MAX_TOOL_CALLS_PER_TURN);
-            notes.push(("tool_limit", json!({"max": MAX_TOOL_CALLS_PER_TURN})));
+            notes.push(EventKind::ToolLimit {
+                max: MAX_TOOL_CALLS_PER_TURN,
+            });
         }
         let mut external = Vec::new();
         let mut answered = Vec::new();
@@ -134,10 +136,10 @@ impl Turn {
                 .as_deref()
                 .is_some_and(|r| r.starts_with("[DENIED"))
             {
-                notes.push((
-                    "tool_blocked",
-                    json!({"tool": result.name, "result": result.result}),
-                ));
+                notes.push(EventKind::ToolBlocked {
+                    tool: result.name.clone(),
+                    result: result.result.clone().unwrap_or_default(),
+                });
             }
             let message = self.result_message(&result);
             self.call.messages.push(message);

@@ -3,9 +3,8 @@
 //! work (standing in for the state's agent, no routing); a reply holding the findings
 //! keyword is passed on to the next agent as a `VERIFICATION FINDING`.
 
-use serde_json::json;
-
 use super::Machine;
+use crate::event::EventKind;
 use crate::history::Role;
 
 impl Machine<'_> {
@@ -48,8 +47,10 @@ impl Machine<'_> {
         let reason = if suspicious { "suspicious" } else { "periodic" };
         self.emit(
             Some(&verifier.agent),
-            "verifier_scheduled",
-            json!({"reason": reason, "after": history[newest].agent}),
+            EventKind::VerifierScheduled {
+                reason: reason.to_string(),
+                after: history[newest].agent.clone(),
+            },
         );
         self.stand_in = Some(verifier.agent);
     }
@@ -73,7 +74,7 @@ impl Machine<'_> {
         };
         let keyword = verifier.findings_keyword.to_lowercase();
         if !reply.content.to_lowercase().contains(&keyword) {
-            self.emit(Some(agent), "verifier_passed", json!({}));
+            self.emit(Some(agent), EventKind::VerifierPassed {});
             return;
         }
         let finding = format!(
@@ -83,8 +84,9 @@ impl Machine<'_> {
         self.inject(finding);
         self.emit(
             Some(agent),
-            "verifier_finding",
-            json!({"keyword": verifier.findings_keyword}),
+            EventKind::VerifierFinding {
+                keyword: verifier.findings_keyword.clone(),
+            },
         );
     }
 }

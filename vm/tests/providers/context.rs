@@ -293,7 +293,7 @@ async fn a_compaction_is_a_model_call_on_the_wire_and_its_summary_replaces_the_h
     };
     let mut events = Vec::new();
     let mut on_event = |event: &fuseraft_vm::event::Event, _: &fuseraft_vm::machine::Run| {
-        events.push((event.event_type, event.payload.clone()));
+        events.push((event.name(), event.payload_value()));
     };
     let summary = drive(
         Machine::new(&program, options),

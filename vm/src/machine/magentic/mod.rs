@@ -16,10 +16,10 @@ mod tests;
 pub use state::{Magentic, Step};
 
 use fuseraft_compiler::ir::{SelectStyle, StateKind, Target};
-use serde_json::json;
 
 use super::{bounded, Machine, Outcome, Phase, MAX_MESSAGE_CHARS};
 use crate::effect::{ModelReply, Request};
+use crate::event::EventKind;
 use crate::history::{Message, Role};
 
 /// Invalid ledgers in a row after which the run is stuck (each also counts as a stall).
@@ -105,8 +105,11 @@ impl Machine<'_> {
             let signal = format!("{PLAN_REVIEW} {first}");
             self.emit(
                 Some("manager"),
-                "hitl_requested",
-                json!({"from": from, "to": "plan", "signal": signal}),
+                EventKind::HitlRequested {
+                    from: from.clone(),
+                    to: "plan".to_string(),
+                    signal: signal.clone(),
+                },
             );
             self.phase = Phase::PlanReview;
             return Request::Approve {
@@ -126,7 +129,10 @@ impl Machine<'_> {
         let reply = match reply {
             Ok(reply) => reply,
             Err(error) => {
-                self.emit(Some("manager"), "model_error", json!({"error": error}));
+                let kind = EventKind::ModelError {
+                    error: error.clone(),
+                };
+                self.emit(Some("manager"), kind);
                 self.finish(Outcome::Error, Some(error));
                 return;
             }
@@ -158,20 +164,27 @@ impl Machine<'_> {
             Step::Plan => {
                 ledger.plan = Some(text);
                 ledger.next = review_or_ledger;
-                let payload = json!({"facts": ledger.facts, "plan": ledger.plan});
-                let plan = json!({"plan": ledger.plan});
-                self.emit(Some("manager"), "magentic_orientation", payload);
+                let payload = EventKind::MagenticOrientation {
+                    facts: ledger.facts.clone(),
+                    plan: ledger.plan.clone(),
+                };
+                let plan = EventKind::MagenticPlan {
+                    plan: ledger.plan.clone(),
+                };
+                self.emit(Some("manager"), payload);
                 if !limits.plan_review {
                     // Upstream's event for the plan the rounds start with.
-                    self.emit(Some("manager"), "magentic_plan", plan);
+                    self.emit(Some("manager"), plan);
                 }
             }
             Step::Revise => {
                 ledger.plan = Some(text);
                 ledger.feedback = None;
                 ledger.next = Step::Review;
-                let payload = json!({"plan": ledger.plan});
-                self.emit(Some("manager"), "magentic_plan_revised", payload);
+                let payload = EventKind::MagenticPlanRevised {
+                    plan: ledger.plan.clone(),
+                };
+                self.emit(Some("manager"), payload);
             }
             Step::ReplanFacts => {
                 ledger.facts = Some(text);
@@ -180,9 +193,12 @@ impl Machine<'_> {
             Step::ReplanPlan => {
                 ledger.plan = Some(text);
                 ledger.next = review_or_ledger;
-                let payload =
-                    json!({"cycle": ledger.resets, "facts": ledger.facts, "plan": ledger.plan});
-                self.emit(Some("manager"), "magentic_replan", payload);
+                let payload = EventKind::MagenticReplan {
+                    cycle: ledger.resets,
+                    facts: ledger.facts.clone(),
+                    plan: ledger.plan.clone(),
+                };
+                self.emit(Some("manager"), payload);
             }
             Step::Final => self.complete_magentic(text),
             Step::Ledger => self.on_ledger(&text, limits),
@@ -210,8 +226,12 @@ impl Machine<'_> {
                 ledger.retry = Some((text.to_string(), prompts::correction(&error)));
                 self.emit(
                     Some("manager"),
-                    "magentic_ledger_invalid",
-                    json!({"round": round, "error": error, "consecutive": invalid, "stalls": stalls}),
+                    EventKind::MagenticLedgerInvalid {
+                        round,
+                        error: error.clone(),
+                        consecutive: invalid,
+                        stalls,
+                    },
                 );
                 if stalls >= limits.max_stalls {
                     self.stalled(limits);
@@ -238,17 +258,16 @@ impl Machine<'_> {
         let stalls = ledger.stalls;
         self.emit(
             Some("manager"),
-            "magentic_ledger",
-            json!({
-                "round": round,
-                "satisfied": parsed.satisfied,
-                "in_loop": parsed.in_loop,
-                "progress": parsed.progress,
-                "next_speaker": (!parsed.satisfied).then_some(&parsed.next_speaker),
-                "reason": parsed.reason,
-                "instruction": (!parsed.satisfied).then_some(&parsed.instruction),
-                "stalls": stalls,
-            }),
+            EventKind::MagenticLedger {
+                round,
+                satisfied: parsed.satisfied,
+                in_loop: parsed.in_loop,
+                progress: parsed.progress,
+                next_speaker: (!parsed.satisfied).then(|| parsed.next_speaker.clone()),
+                reason: parsed.reason.clone(),
+                instruction: (!parsed.satisfied).then(|| parsed.instruction.clone()),
+                stalls,
+            },
         );
         if parsed.satisfied {
             match parsed.final_answer {
@@ -260,11 +279,7 @@ impl Machine<'_> {
         // The rounds are used up: the ledger just asked judged the last one.
         let rounds = self.run.magentic.as_ref().map_or(0, |ledger| ledger.rounds);
         if rounds >= limits.max_rounds {
-            self.emit(
-                Some("manager"),
-                "magentic_round_limit",
-                json!({"rounds": rounds}),
-            );
+            self.emit(Some("manager"), EventKind::MagenticRoundLimit { rounds });
             self.finish(
                 Outcome::MaxTurns,
                 Some(format!(
@@ -311,8 +326,10 @@ impl Machine<'_> {
         if resets > limits.max_resets {
             self.emit(
                 Some("manager"),
-                "magentic_reset_limit",
-                json!({"resets": limits.max_resets, "stalls": limits.max_stalls}),
+                EventKind::MagenticResetLimit {
+                    resets: limits.max_resets,
+                    stalls: limits.max_stalls,
+                },
             );
             self.finish(
                 Outcome::Stuck,
@@ -326,8 +343,10 @@ impl Machine<'_> {
         ledger.next = Step::ReplanFacts;
         self.emit(
             Some("manager"),
-            "magentic_stalled",
-            json!({"stalls": limits.max_stalls, "cycle": resets}),
+            EventKind::MagenticStalled {
+                stalls: limits.max_stalls,
+                cycle: resets,
+            },
         );
     }
 
@@ -336,8 +355,10 @@ impl Machine<'_> {
         let rounds = self.run.magentic.as_ref().map_or(0, |ledger| ledger.rounds);
         self.emit(
             Some("manager"),
-            "magentic_complete",
-            json!({"rounds": rounds, "chars": answer.chars().count()}),
+            EventKind::MagenticComplete {
+                rounds,
+                chars: answer.chars().count(),
+            },
         );
         self.run.history.push(Message {
             role: Role::Assistant,
@@ -360,15 +381,17 @@ impl Machine<'_> {
             (None, false) => "refused",
         };
         let chars = feedback.as_ref().map(|text| text.chars().count());
-        let answered = match chars {
-            Some(chars) => json!({"approved": true, "redirect_chars": chars}),
-            None => json!({"approved": approved}),
+        let answered = EventKind::HitlAnswered {
+            approved: approved || chars.is_some(),
+            redirect_chars: chars,
         };
-        self.emit(Some("manager"), "hitl_answered", answered);
+        self.emit(Some("manager"), answered);
         self.emit(
             Some("manager"),
-            "magentic_plan_review",
-            json!({"answer": answer, "feedback_chars": chars}),
+            EventKind::MagenticPlanReview {
+                answer: answer.to_string(),
+                feedback_chars: chars,
+            },
         );
         self.phase = Phase::Ready;
         let Some(ledger) = self.run.magentic.as_mut() else {
@@ -384,8 +407,10 @@ impl Machine<'_> {
                 // The first plan approved is the one the rounds start with (upstream's
                 // `magentic_plan`); an approved replan was announced by `magentic_replan`.
                 if ledger.resets == 0 {
-                    let plan = json!({"plan": ledger.plan});
-                    self.emit(Some("manager"), "magentic_plan", plan);
+                    let plan = EventKind::MagenticPlan {
+                        plan: ledger.plan.clone(),
+                    };
+                    self.emit(Some("manager"), plan);
                 }
             }
             None => self.finish(
