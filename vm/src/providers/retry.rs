@@ -4,7 +4,6 @@
 //! refuses streamed requests (remembered for the run). Every message leaving this file has
 //! the request's key scrubbed out of it.
 
-use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -144,10 +143,7 @@ pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
     let exponential = base
         .saturating_mul(1u32.checked_shl(attempt.min(20)).unwrap_or(u32::MAX))
         .min(MAX_BACKOFF);
-    let random = std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish();
-    let factor = 0.5 + (random % 1000) as f64 / 2000.0;
+    let factor = 0.5 + fastrand::f64() / 2.0;
     exponential.mul_f64(factor)
 }
 
