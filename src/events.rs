@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use fuseraft_vm::event::{Event, EventKind};
 
@@ -86,28 +86,36 @@ impl Drop for EventsFile {
     }
 }
 
-/// Now, as an ISO-8601 UTC timestamp with milliseconds.
+/// Now, as an ISO-8601 UTC timestamp with milliseconds (`2026-11-23T07:00:00.123Z`).
 pub fn timestamp() -> String {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let secs = now.as_secs() as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        now.subsec_millis()
-    )
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn timestamps_are_utc_to_the_millisecond() {
+        let stamp = super::timestamp();
+        let digits =
+            |range: std::ops::Range<usize>| stamp[range].bytes().all(|b| b.is_ascii_digit());
+        assert_eq!(stamp.len(), 24, "{stamp}");
+        assert!(digits(0..4) && digits(5..7) && digits(8..10), "{stamp}");
+        assert!(
+            digits(11..13) && digits(14..16) && digits(17..19) && digits(20..23),
+            "{stamp}"
+        );
+        let separators: Vec<(usize, char)> = [
+            (4, '-'),
+            (7, '-'),
+            (10, 'T'),
+            (13, ':'),
+            (16, ':'),
+            (19, '.'),
+            (23, 'Z'),
+        ]
+        .to_vec();
+        for (at, ch) in separators {
+            assert_eq!(stamp[at..].chars().next(), Some(ch), "{stamp}");
+        }
+    }
 }
