@@ -56,6 +56,7 @@ fn pass(
                     args: json!({"path": format!("src/file_{call}.rs"), "content": format!("// turn {turn}\n")}),
                     result: None,
                     ok: false,
+                    denied: None,
                 };
                 execute(&mut tool_call, &ctx).await;
                 assert!(tool_call.ok, "{:?}", tool_call.result);

@@ -330,6 +330,7 @@ fn tools_once(runtime: &tokio::runtime::Runtime, turns: u32, calls: u32) -> Dura
                     args: json!({"path": format!("src/file_{call}.rs"), "content": format!("// turn {turn}\n")}),
                     result: None,
                     ok: false,
+                    denied: None,
                 };
                 execute(&mut tool_call, &ctx).await;
                 assert!(tool_call.ok, "{:?}", tool_call.result);

@@ -1307,6 +1307,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
                     args,
                     result: None,
                     ok: false,
+                    denied: None,
                 }
             })
             .collect();
@@ -1484,6 +1485,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                     args: json!({"path": "a.txt"}),
                     result: None,
                     ok: false,
+                    denied: None,
                 }],
                 usage: Usage {
                     input_tokens: 3,

@@ -305,6 +305,7 @@ fn tool_calls_past_the_bound_and_with_bad_arguments() {
             args: json!({"path": idx}),
             result: None,
             ok: false,
+            denied: None,
         })
         .collect();
     machine.resume(Response::Model(Ok(ModelReply {
@@ -339,6 +340,7 @@ fn tool_calls_past_the_bound_and_with_bad_arguments() {
                     args: args.clone(),
                     result: None,
                     ok: false,
+                    denied: None,
                 }],
                 ..ModelReply::default()
             })));

@@ -292,6 +292,7 @@ mod tests {
             args,
             result: None,
             ok: true,
+            denied: None,
         };
         assert_eq!(
             key_argument(&call(

@@ -11,6 +11,81 @@ pub enum Role {
     Assistant,
 }
 
+/// Why a tool call was refused, as data: the machine and the events decide on this, never
+/// on the result's text (which says the same in words, `[DENIED: kind] reason`, for the
+/// model and for upstream's readers).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DenialKind {
+    /// The permission policy, the agent's tools, or the operator refused it.
+    Permission,
+    /// The name is no tool the agent may call.
+    UnknownTool,
+    /// A path outside the sandbox or on fuseraft's or git's own state.
+    Sandbox,
+    /// A credential file or variable.
+    Credentials,
+    /// A write outside `Security.ChangeEnvelope`.
+    Envelope,
+    /// A host or a header the Http policy refuses.
+    Http,
+    /// A git invocation or repository the Git tools refuse.
+    Git,
+    /// A tool a sub-agent may not call.
+    SubAgent,
+}
+
+impl DenialKind {
+    pub const ALL: [DenialKind; 8] = [
+        DenialKind::Permission,
+        DenialKind::UnknownTool,
+        DenialKind::Sandbox,
+        DenialKind::Credentials,
+        DenialKind::Envelope,
+        DenialKind::Http,
+        DenialKind::Git,
+        DenialKind::SubAgent,
+    ];
+
+    /// The word in the result's `[DENIED: word]` prefix.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenialKind::Permission => "permission",
+            DenialKind::UnknownTool => "unknown tool",
+            DenialKind::Sandbox => "sandbox",
+            DenialKind::Credentials => "credentials",
+            DenialKind::Envelope => "envelope",
+            DenialKind::Http => "http",
+            DenialKind::Git => "git",
+            DenialKind::SubAgent => "sub-agent",
+        }
+    }
+}
+
+/// A refusal: its kind and the text the model is given as the call's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Denial {
+    pub kind: DenialKind,
+    pub text: String,
+}
+
+impl Denial {
+    /// `[DENIED: kind] reason`.
+    pub fn new(kind: DenialKind, reason: impl std::fmt::Display) -> Denial {
+        Denial {
+            kind,
+            text: format!("[DENIED: {}] {reason}", kind.as_str()),
+        }
+    }
+
+    /// Records the refusal as `call`'s result.
+    pub fn answer(self, call: &mut ToolCall) {
+        call.result = Some(self.text);
+        call.ok = false;
+        call.denied = Some(self.kind);
+    }
+}
+
 /// One tool call an agent made, with its result once executed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
@@ -23,6 +98,8 @@ pub struct ToolCall {
     pub result: Option<String>,
     /// False when the tool failed, was denied, or timed out.
     pub ok: bool,
+    /// Why it was refused, when it was (then `ok` is false).
+    pub denied: Option<DenialKind>,
 }
 
 impl ToolCall {
@@ -177,6 +254,7 @@ mod tests {
             args: serde_json::Value::Null,
             result: None,
             ok: true,
+            denied: None,
         }
     }
 

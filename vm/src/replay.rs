@@ -357,6 +357,7 @@ impl Replay {
                     args: args.clone(),
                     result: None,
                     ok: false,
+                    denied: None,
                 }
             })
             .collect();

@@ -131,6 +131,7 @@ mod tests {
             args: serde_json::json!({"command": "cargo test"}),
             result: Some(format!("[EXIT 0]\n{}", "x".repeat(1000))),
             ok: true,
+            denied: None,
         }];
         Summary {
             outcome: Outcome::MaxTurns,

@@ -80,6 +80,7 @@ fn tool_call_record(call: &ToolCall) -> ToolCallRecord<'_> {
         args: std::borrow::Cow::Borrowed(&call.args),
         result: call.result.as_deref().map(Into::into),
         succeeded: call.ok,
+        denied: call.denied,
     }
 }
 
@@ -90,6 +91,7 @@ fn tool_call_of(record: ToolCallRecord<'_>) -> ToolCall {
         args: record.args.into_owned(),
         result: record.result.map(|result| result.into_owned()),
         ok: record.succeeded,
+        denied: record.denied,
     }
 }
 

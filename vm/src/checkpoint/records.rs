@@ -47,6 +47,9 @@ pub struct ToolCallRecord<'a> {
     pub result: Option<Cow<'a, str>>,
     #[serde(default)]
     pub succeeded: bool,
+    /// Why the call was refused (absent when it was not; sessions before it have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub denied: Option<crate::history::DenialKind>,
 }
 
 /// One history message: a line of the session log, an entry of a checkpoint's `Messages`.

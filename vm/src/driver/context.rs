@@ -3,6 +3,7 @@
 //! ([`crate::confine`]), `changes_recent:N` from the session's change-log entries,
 //! `brief_field:F` from the brief. The machine answers `session_context` and `own_history`.
 
+use crate::history::{Denial, DenialKind};
 use std::path::{Component, Path, PathBuf};
 
 use fuseraft_compiler::ir::{ContextSource, Program, SourceKind};
@@ -17,9 +18,11 @@ fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {
             .components()
             .any(|part| matches!(part, Component::ParentDir))
     {
-        return Err(format!(
-            "[DENIED: sandbox] `{path}` is outside the work dir"
-        ));
+        return Err(Denial::new(
+            DenialKind::Sandbox,
+            format_args!("`{path}` is outside the work dir"),
+        )
+        .text);
     }
     Ok(work_dir.join(relative))
 }
@@ -40,9 +43,11 @@ pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String
     ) {
         Ok(read) => read,
         Err(Error::Escapes(place)) => {
-            return Err(format!(
-                "[DENIED: sandbox] `{argument}` resolves to `{place}`, outside the sandbox"
-            ))
+            return Err(Denial::new(
+                DenialKind::Sandbox,
+                format_args!("`{argument}` resolves to `{place}`, outside the sandbox"),
+            )
+            .text)
         }
         Err(Error::TooLarge(size)) => {
             return Err(refused(format!(
@@ -52,9 +57,11 @@ pub(super) fn read_context_file(sandbox: &Path, argument: &str) -> Result<String
         Err(error) => return Err(refused(error.to_string())),
     };
     if crate::tools::is_credential_path(&rel) {
-        return Err(format!(
-            "[DENIED: credentials] `{argument}` is a credential file (Security.DenyCredentialFiles)"
-        ));
+        return Err(Denial::new(
+            DenialKind::Credentials,
+            format_args!("`{argument}` is a credential file (Security.DenyCredentialFiles)"),
+        )
+        .text);
     }
     Ok(text)
 }

@@ -11,7 +11,7 @@ use super::tool_calls::ToolRunner;
 use super::Models;
 use crate::effect::{Request, Response};
 use crate::event::Event;
-use crate::history::{Spend, ToolCall, Usage};
+use crate::history::{Denial, DenialKind, Spend, ToolCall, Usage};
 use crate::machine::SubAgent;
 use crate::tools::permissions::{decide_for_sub_agent, ToolRef};
 use crate::tools::ToolContext;
@@ -97,17 +97,12 @@ impl ToolRunner<'_> {
                     crate::tools::execute_tool(call, tool, context).await
                 }
                 // Never allowed by `decide_for_sub_agent`; refused all the same.
-                Ok(_) => {
-                    call.result = Some(format!(
-                        "[DENIED: sub-agent] `{}` is not a sub-agent's tool",
-                        call.name
-                    ));
-                    call.ok = false;
-                }
-                Err(reason) => {
-                    call.result = Some(reason);
-                    call.ok = false;
-                }
+                Ok(_) => Denial::new(
+                    DenialKind::SubAgent,
+                    format_args!("`{}` is not a sub-agent's tool", call.name),
+                )
+                .answer(call),
+                Err(denial) => denial.answer(call),
             }
         }
         calls

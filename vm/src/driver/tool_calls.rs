@@ -9,7 +9,7 @@ use fuseraft_compiler::ir::{Program, SubAgentMode};
 use super::{Approvals, Env, Models};
 use crate::effect::{ModelCall, Response};
 use crate::event::{Event, EventKind};
-use crate::history::{Spend, ToolCall, Usage};
+use crate::history::{Denial, DenialKind, Spend, ToolCall, Usage};
 use crate::tools::permissions::{decide, Decision, ToolRef};
 
 /// Everything a tool call of this run needs besides its arguments: shared by a state's
@@ -79,10 +79,7 @@ impl ToolRunner<'_> {
                 )
             };
             match self.permit(decision, &context.agent) {
-                Err(reason) => {
-                    call.result = Some(reason);
-                    call.ok = false;
-                }
+                Err(denial) => denial.answer(call),
                 Ok(ToolRef::Builtin(tool)) => match (SubAgentMode::of(tool), agent_ir) {
                     (Some(mode), Some(caller)) => {
                         let sub_agent = self.run_sub_agent(models, mode, call, caller, &context);
@@ -121,7 +118,7 @@ impl ToolRunner<'_> {
     }
 
     /// The tool a decision lets run, asking the operator when it says so; else the refusal.
-    pub(super) fn permit(&self, decision: Decision, agent: &str) -> Result<ToolRef, String> {
+    pub(super) fn permit(&self, decision: Decision, agent: &str) -> Result<ToolRef, Denial> {
         match decision {
             Decision::Allow(tool) => Ok(tool),
             Decision::Block(reason) => Err(reason),
@@ -132,7 +129,10 @@ impl ToolRunner<'_> {
                     Approvals::Ask(ask) => ask(agent, &action, "tool").is_granted(),
                 };
                 approved.then_some(tool).ok_or_else(|| {
-                    format!("[DENIED: permission] {action} was refused by the operator")
+                    Denial::new(
+                        DenialKind::Permission,
+                        format_args!("{action} was refused by the operator"),
+                    )
                 })
             }
         }

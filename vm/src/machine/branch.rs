@@ -249,6 +249,7 @@ mod tests {
             args: json!({"path": "a.txt", "content": "x"}),
             result: None,
             ok: false,
+            denied: None,
         }
     }
 

@@ -37,16 +37,15 @@ impl Machine<'_> {
                 call.result = Some(text);
                 call.ok = ok;
             }
-            Err(reason) => {
+            Err(denial) => {
                 self.emit(
                     Some(agent),
                     EventKind::ToolBlocked {
                         tool: call.name.clone(),
-                        result: reason.clone(),
+                        result: denial.text.clone(),
                     },
                 );
-                call.result = Some(reason);
-                call.ok = false;
+                denial.answer(call);
             }
         }
         true

@@ -23,6 +23,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     }
 }
 
@@ -38,6 +39,7 @@ fn reply(text: &str, calls: &[(&str, serde_json::Value)]) -> Response {
                 args: args.clone(),
                 result: None,
                 ok: false,
+                denied: None,
             })
             .collect(),
         usage: Usage {

@@ -131,11 +131,7 @@ impl Turn {
     /// the cap is not reached).
     pub(super) fn take_results(&mut self, results: Vec<ToolCall>, notes: &mut Notes) -> bool {
         for result in results {
-            if result
-                .result
-                .as_deref()
-                .is_some_and(|r| r.starts_with("[DENIED"))
-            {
+            if result.denied.is_some() {
                 notes.push(EventKind::ToolBlocked {
                     tool: result.name.clone(),
                     result: result.result.clone().unwrap_or_default(),

@@ -441,6 +441,7 @@ impl Decoder for Stream {
                 args: parse_arguments(&json),
                 result: None,
                 ok: false,
+                denied: None,
             })
             .collect();
         Ok(ModelReply {

@@ -246,6 +246,7 @@ mod tests {
             args: serde_json::json!({"path": "a.rs"}),
             result: None,
             ok: true,
+            denied: None,
         });
         messages.push(asked);
         let mut result = message(ChatRole::Tool, "fn main() {}");
@@ -331,6 +332,7 @@ mod tests {
                 args: serde_json::json!({"path": "big.log"}),
                 result: None,
                 ok: true,
+                denied: None,
             });
             call.messages.push(asked);
             let mut result = message(ChatRole::Tool, &"log line\n".repeat(400));
@@ -344,6 +346,7 @@ mod tests {
             args: serde_json::json!({"path": "small"}),
             result: None,
             ok: true,
+            denied: None,
         });
         call.messages.push(asked);
         let mut newest = message(ChatRole::Tool, "the newest result");

@@ -183,6 +183,7 @@ impl Stream {
                         args,
                         result: None,
                         ok: false,
+                        denied: None,
                     });
                 }
             }

@@ -101,6 +101,7 @@ mod tests {
                     args: json!({}),
                     result: None,
                     ok: false,
+                    denied: None,
                 }],
                 tool_call_id: None,
             }],

@@ -162,6 +162,7 @@ impl Random {
                     args: self.args(),
                     result: None,
                     ok: true,
+                    denied: None,
                 })
                 .collect()
         } else {

@@ -280,6 +280,7 @@ impl Decoder for Stream {
                 args: parse_arguments(&call.arguments),
                 result: None,
                 ok: false,
+                denied: None,
             })
             .collect();
         Ok(ModelReply {

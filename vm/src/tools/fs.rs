@@ -22,6 +22,7 @@
 //! - `delete_file` removes files and symlinks (the link itself, never its target), not
 //!   directories, and never the sandbox root.
 
+use crate::history::DenialKind;
 use std::path::{Path, PathBuf};
 
 use super::record::{push_unique, record_into};
@@ -89,9 +90,10 @@ pub(super) fn deny_protected(
             .is_some_and(|rel| rel.eq_ignore_ascii_case(&resolved.rel))
     });
     if is_log {
-        return Err(Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` is the change log, which only fuseraft writes"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is the change log, which only fuseraft writes"),
+        ));
     }
     Ok(())
 }
@@ -430,6 +432,7 @@ mod log_tests {
             args: json!({"path": path, "content": "forged"}),
             result: None,
             ok: false,
+            denied: None,
         };
         execute(&mut call, ctx).await;
         call

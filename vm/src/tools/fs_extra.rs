@@ -10,6 +10,7 @@
 //! directory relative to the one before without following a symlink, the second changes a
 //! file or directory through an `O_NOFOLLOW` descriptor and never sets setuid or setgid.
 
+use crate::history::DenialKind;
 use std::path::Path;
 
 use rustix::fs::FileType;
@@ -337,9 +338,12 @@ pub(crate) fn set_permissions(args: &Args, root: &Path, ctx: &ToolContext) -> Ou
         return outcome;
     }
     if resolved.rel.is_empty() || resolved.place.name().is_none() {
-        return Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` is the work directory itself, whose permissions the tools do not change"
-        ));
+        return Outcome::denied(
+            DenialKind::Sandbox,
+            format!(
+                "`{raw}` is the work directory itself, whose permissions the tools do not change"
+            ),
+        );
     }
     match resolved.place.set_mode(mode) {
         Ok(()) => Outcome::ok(format!(

@@ -16,6 +16,7 @@
 //!   entry would land on such a path at the destination: the tools may not change those by
 //!   taking their directory along or by moving a prepared tree into their place.
 
+use crate::history::DenialKind;
 use std::path::Path;
 
 use rustix::fs::FileType;
@@ -63,8 +64,8 @@ fn judge_tree(
             ));
         }
         if is_credential_path(&rel) {
-            return Err(Outcome::fail(format!(
-                "[DENIED: credentials] `{raw}` holds the credential file `{rel}`; {tool} may not move or delete it (Security.DenyCredentialFiles)"
+            return Err(Outcome::denied(DenialKind::Credentials,format!(
+                "`{raw}` holds the credential file `{rel}`; {tool} may not move or delete it (Security.DenyCredentialFiles)"
             )));
         }
     }
@@ -72,9 +73,10 @@ fn judge_tree(
         let log = canonical_target(&ctx.change_log);
         let top = root.path().join(&resolved.rel);
         if log.starts_with(&top) {
-            return Err(Outcome::fail(format!(
-                "[DENIED: sandbox] `{raw}` holds the change log, which only fuseraft writes"
-            )));
+            return Err(Outcome::denied(
+                DenialKind::Sandbox,
+                format!("`{raw}` holds the change log, which only fuseraft writes"),
+            ));
         }
     }
     Ok(entries)
@@ -99,17 +101,18 @@ fn judge_destination(
             ));
         }
         if is_credential_path(&rel) {
-            return Err(Outcome::fail(format!(
-                "[DENIED: credentials] {tool} would put the credential file `{rel}` at `{raw}` (Security.DenyCredentialFiles)"
+            return Err(Outcome::denied(DenialKind::Credentials,format!(
+                "{tool} would put the credential file `{rel}` at `{raw}` (Security.DenyCredentialFiles)"
             )));
         }
     }
     if !ctx.change_log.as_os_str().is_empty()
         && canonical_target(&ctx.change_log).starts_with(root.path().join(&to.rel))
     {
-        return Err(Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` would hold the change log, which only fuseraft writes"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` would hold the change log, which only fuseraft writes"),
+        ));
     }
     Ok(())
 }
@@ -298,9 +301,10 @@ pub(crate) fn delete_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
         return outcome;
     }
     if resolved.rel.is_empty() || resolved.place.name().is_none() {
-        return Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` is the work directory itself, which cannot be deleted"
-        ));
+        return Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is the work directory itself, which cannot be deleted"),
+        );
     }
     let removed = match resolved.place.kind() {
         Ok(Some(FileType::Directory)) => {

@@ -12,6 +12,7 @@
 //!   `timeoutSeconds`, else the profile's, else 30 s, never above the run's tool limit);
 //!   every profile secret in it is replaced by `[REDACTED]` before the model sees it.
 
+use crate::history::DenialKind;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -71,6 +72,7 @@ pub(super) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
     Outcome {
         text: http_response::redact(&outcome.text, &policy.secrets()),
         ok: outcome.ok,
+        denied: outcome.denied,
     }
 }
 
@@ -153,8 +155,8 @@ fn request<'a>(tool: Tool, args: &Args, policy: &'a HttpPolicy) -> Result<Reques
         }
     };
     if url.origin() != base.origin() {
-        return Err(Outcome::fail(format!(
-            "[DENIED: http] API profile `{}` sends its headers only to `{}`; `{}` is elsewhere (leave out `profile` to call another host)",
+        return Err(Outcome::denied(DenialKind::Http,format!(
+            "API profile `{}` sends its headers only to `{}`; `{}` is elsewhere (leave out `profile` to call another host)",
             profile.name,
             base.origin().ascii_serialization(),
             url.origin().ascii_serialization()
@@ -229,9 +231,10 @@ fn header_pairs(tool: &str, pairs: Vec<(String, Json)>, what: &str) -> Result<He
             ))
         })?;
         if header == reqwest::header::HOST {
-            return Err(Outcome::fail(format!(
-                "[DENIED: http] tool `{tool}` may not set the `Host` header"
-            )));
+            return Err(Outcome::denied(
+                DenialKind::Http,
+                format!("tool `{tool}` may not set the `Host` header"),
+            ));
         }
         let value = HeaderValue::from_str(&text).map_err(|_| {
             Outcome::error(format!(
@@ -271,12 +274,12 @@ async fn send(request: Request<'_>, policy: &HttpPolicy, ctx: &ToolContext) -> O
         profile,
     } = request;
     for _ in 0..=MAX_REDIRECTS {
-        if let Some(reason) = policy.unlisted(&url) {
-            return Outcome::fail(reason);
+        if let Some(denial) = policy.unlisted(&url) {
+            return Outcome::from(denial);
         }
         let addresses = match policy.addresses(&url).await {
             Ok(addresses) => addresses,
-            Err(reason) => return Outcome::fail(reason),
+            Err(outcome) => return outcome,
         };
         let client = match client(&url, &addresses) {
             Ok(client) => client,

@@ -14,6 +14,8 @@
 //!   (`http_response.rs`).
 //! - A profile's headers go only to its base URL's origin (scheme, host, port).
 
+use super::Outcome;
+use crate::history::{Denial, DenialKind};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -147,24 +149,28 @@ impl HttpPolicy {
     }
 
     /// Why `url` may not be requested (its host unlisted), if it may not.
-    pub fn unlisted(&self, url: &Url) -> Option<String> {
+    pub fn unlisted(&self, url: &Url) -> Option<Denial> {
         let host = normalize_host(url.host_str().unwrap_or_default());
         if self.allowed_hosts.is_empty() || self.allowed_hosts.contains(&host) {
             return None;
         }
-        Some(format!(
-            "[DENIED: http] host `{host}` is not in `Security.HttpAllowedHosts` ({})",
-            self.allowed_hosts
-                .iter()
-                .map(|host| format!("`{host}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let listed: Vec<String> = self
+            .allowed_hosts
+            .iter()
+            .map(|host| format!("`{host}`"))
+            .collect();
+        Some(Denial::new(
+            DenialKind::Http,
+            format_args!(
+                "host `{host}` is not in `Security.HttpAllowedHosts` ({})",
+                listed.join(", ")
+            ),
         ))
     }
 
     /// The addresses `url`'s host resolves to, all of them public unless private hosts are
     /// allowed; else why the request is refused.
-    pub async fn addresses(&self, url: &Url) -> Result<Vec<SocketAddr>, String> {
+    pub(crate) async fn addresses(&self, url: &Url) -> Result<Vec<SocketAddr>, Outcome> {
         let port = url.port_or_known_default().unwrap_or(80);
         let addresses: Vec<SocketAddr> = match url.host() {
             Some(Host::Ipv4(ip)) => vec![SocketAddr::new(IpAddr::V4(ip), port)],
@@ -172,25 +178,28 @@ impl HttpPolicy {
             Some(Host::Domain(domain)) => match tokio::net::lookup_host((domain, port)).await {
                 Ok(found) => found.collect(),
                 Err(error) => {
-                    return Err(format!(
-                        "[ERROR] host `{domain}` could not be resolved: {error}"
-                    ))
+                    return Err(Outcome::error(format_args!(
+                        "host `{domain}` could not be resolved: {error}"
+                    )))
                 }
             },
-            None => return Err("[ERROR] the URL has no host".to_string()),
+            None => return Err(Outcome::error("the URL has no host")),
         };
         if addresses.is_empty() {
-            return Err(format!(
-                "[ERROR] host `{}` resolved to no address",
+            return Err(Outcome::error(format_args!(
+                "host `{}` resolved to no address",
                 url.host_str().unwrap_or_default()
-            ));
+            )));
         }
         if !self.allow_private_hosts {
             if let Some(private) = addresses.iter().find(|addr| is_private(addr.ip())) {
-                return Err(format!(
-                    "[DENIED: http] host `{}` resolves to the private or loopback address {} (set `Security.AllowPrivateHosts: true` to allow it)",
-                    url.host_str().unwrap_or_default(),
-                    private.ip()
+                return Err(Outcome::denied(
+                    DenialKind::Http,
+                    format_args!(
+                        "host `{}` resolves to the private or loopback address {} (set `Security.AllowPrivateHosts: true` to allow it)",
+                        url.host_str().unwrap_or_default(),
+                        private.ip()
+                    ),
                 ));
             }
         }
@@ -397,6 +406,7 @@ mod tests {
         assert!(policy
             .unlisted(&other)
             .unwrap()
+            .text
             .starts_with("[DENIED: http]"));
     }
 }

@@ -32,6 +32,7 @@ pub(super) async fn read(
         return Outcome {
             text,
             ok: status.is_success(),
+            denied: None,
         };
     }
     let cap = ctx.limits.output_cap;
@@ -90,6 +91,7 @@ pub(super) async fn read(
     Outcome {
         text,
         ok: status.is_success(),
+        denied: None,
     }
 }
 

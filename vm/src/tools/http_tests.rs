@@ -3,6 +3,8 @@
 //! the permission authority (capabilities, `network_api`), from configs compiled for real.
 
 use std::net::SocketAddr;
+
+use crate::history::Denial;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -187,6 +189,7 @@ async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     };
     execute(&mut call, ctx).await;
     call
@@ -523,6 +526,7 @@ fn tool_call(name: &str, args: Json) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     }
 }
 
@@ -541,7 +545,7 @@ fn capabilities_narrow_http_by_method() {
         let decision = decide(&call, agent, &program, &root, &Catalog::default());
         match decision {
             Decision::Allow(_) => assert!(allowed, "{name}"),
-            Decision::Block(reason) => {
+            Decision::Block(Denial { text: reason, .. }) => {
                 assert!(!allowed, "{name}: {reason}");
                 assert!(reason.starts_with("[DENIED: permission]"), "{reason}");
             }
@@ -559,7 +563,7 @@ fn the_network_api_policy_governs_every_request() {
     );
     let blocked = program("", "  Security:\n    Permissions: { network_api: block }\n");
     match decide(&call, blocked.agents.first(), &blocked, &root, &Catalog::default()) {
-        Decision::Block(reason) => assert_eq!(
+        Decision::Block(Denial { text: reason, .. }) => assert_eq!(
             reason,
             "[DENIED: permission] http_get `https://api.example.com/x` with API profile `gh` needs the network, which the permission policy blocks (network_api)"
         ),

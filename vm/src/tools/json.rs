@@ -91,6 +91,7 @@ pub(crate) fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
         return Outcome {
             text: super::record::cap_text(&outcome.text, ctx.limits.output_cap),
             ok: outcome.ok,
+            denied: outcome.denied,
         };
     }
     outcome

@@ -14,6 +14,7 @@ async fn call(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
         args,
         result: None,
         ok: false,
+        denied: None,
     };
     execute(&mut call, ctx).await;
     (call.result.unwrap_or_default(), call.ok)

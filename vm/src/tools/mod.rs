@@ -4,7 +4,7 @@
 //! `docs/tools.md`.
 //!
 //! ```text
-//!  ToolCall {name, args} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
+//!  ToolCall {name, args, denied: None} ─▶ execute ─▶ sandbox::resolve ─▶ fs / shell / changes ─▶ call.result, call.ok
 //!                                                   └──▶ record ─▶ changes.json
 //! ```
 //!
@@ -46,6 +46,7 @@ mod shell_tests;
 #[cfg(all(test, unix))]
 mod tests;
 
+use crate::history::{Denial, DenialKind};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -145,10 +146,22 @@ pub fn is_internal(name: &str) -> bool {
     matches!(Tool::resolve(name), Some(Tool::Handoff | Tool::Finish))
 }
 
-/// What a tool produced: the text fed back and whether it counts as success.
+/// What a tool produced: the text fed back, whether it counts as success, and why it was
+/// refused when it was.
 pub(crate) struct Outcome {
     pub text: String,
     pub ok: bool,
+    pub denied: Option<DenialKind>,
+}
+
+impl From<Denial> for Outcome {
+    fn from(denial: Denial) -> Outcome {
+        Outcome {
+            text: denial.text,
+            ok: false,
+            denied: Some(denial.kind),
+        }
+    }
 }
 
 impl Outcome {
@@ -156,6 +169,7 @@ impl Outcome {
         Outcome {
             text: text.into(),
             ok: true,
+            denied: None,
         }
     }
 
@@ -163,7 +177,13 @@ impl Outcome {
         Outcome {
             text: text.into(),
             ok: false,
+            denied: None,
         }
+    }
+
+    /// A refusal of `kind`: `[DENIED: kind] reason`.
+    pub fn denied(kind: DenialKind, reason: impl std::fmt::Display) -> Outcome {
+        Outcome::from(Denial::new(kind, reason))
     }
 
     pub fn error(text: impl std::fmt::Display) -> Outcome {
@@ -178,10 +198,7 @@ impl Outcome {
 pub async fn execute(call: &mut ToolCall, ctx: &ToolContext) {
     match permissions::resolve(call, None) {
         Ok(tool) => execute_tool(call, tool, ctx).await,
-        Err(reason) => {
-            call.result = Some(reason);
-            call.ok = false;
-        }
+        Err(denial) => denial.answer(call),
     }
 }
 
@@ -198,6 +215,7 @@ pub async fn execute_tool(call: &mut ToolCall, tool: Tool, ctx: &ToolContext) {
     });
     call.result = Some(outcome.text);
     call.ok = outcome.ok;
+    call.denied = outcome.denied;
 }
 
 async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {

@@ -31,7 +31,7 @@ use fuseraft_compiler::ir::{
 
 pub use fuseraft_compiler::ir::{McpToolRef, Tool, ToolRef};
 
-use crate::history::ToolCall;
+use crate::history::{Denial, DenialKind, ToolCall};
 use crate::mcp::Catalog;
 
 /// What may happen with one tool call.
@@ -39,8 +39,8 @@ use crate::mcp::Catalog;
 pub enum Decision {
     /// Run this tool.
     Allow(ToolRef),
-    /// Refused; the text is the tool result the model sees.
-    Block(String),
+    /// Refused; its text is the tool result the model sees.
+    Block(Denial),
     /// The operator must approve running this tool; the text describes the action.
     Ask(ToolRef, String),
 }
@@ -53,7 +53,7 @@ pub fn offered(name: &str, plugins: &[String], capabilities: &[(Plugin, Vec<Capa
 /// The tool a call stands for, if `agent` (when known) may call it; else the refusal, which
 /// names the tools it may call (`[DENIED: unknown tool]` for a name that is no tool's,
 /// `[DENIED: permission]` for a tool the agent is not offered).
-pub fn resolve(call: &ToolCall, agent: Option<&Agent>) -> Result<Tool, String> {
+pub fn resolve(call: &ToolCall, agent: Option<&Agent>) -> Result<Tool, Denial> {
     match resolve_ref(call, agent, None, &Catalog::default()) {
         Ok(ToolRef::Builtin(tool)) => Ok(tool),
         Ok(ToolRef::Mcp(_)) => Err(unknown(call, agent, None, &Catalog::default())),
@@ -69,15 +69,18 @@ pub fn resolve_ref(
     agent: Option<&Agent>,
     program: Option<&Program>,
     catalog: &Catalog,
-) -> Result<ToolRef, String> {
+) -> Result<ToolRef, Denial> {
     let is_offered =
         |tool: Tool| agent.is_none_or(|agent| tool.offered(&agent.tools, &agent.capabilities));
     let who = agent.map_or(String::new(), |agent| format!(" agent `{}`", agent.name));
     match Tool::resolve(&call.name) {
-        Some(tool) if !is_offered(tool) => Err(format!(
-            "[DENIED: permission] `{}` is not among the tools{who} may use (its Plugins and Capabilities); it may call {}",
-            call.name,
-            offered_names(agent, program, catalog)
+        Some(tool) if !is_offered(tool) => Err(Denial::new(
+            DenialKind::Permission,
+            format_args!(
+                "`{}` is not among the tools{who} may use (its Plugins and Capabilities); it may call {}",
+                call.name,
+                offered_names(agent, program, catalog)
+            ),
         )),
         Some(tool) => Ok(ToolRef::Builtin(tool)),
         None => {
@@ -100,12 +103,15 @@ fn unknown(
     agent: Option<&Agent>,
     program: Option<&Program>,
     catalog: &Catalog,
-) -> String {
+) -> Denial {
     let who = agent.map_or(String::new(), |agent| format!(" agent `{}`", agent.name));
-    format!(
-        "[DENIED: unknown tool] `{}` is not a tool; the tools{who} may call are {}",
-        call.name,
-        offered_names(agent, program, catalog)
+    Denial::new(
+        DenialKind::UnknownTool,
+        format_args!(
+            "`{}` is not a tool; the tools{who} may call are {}",
+            call.name,
+            offered_names(agent, program, catalog)
+        ),
     )
 }
 
@@ -224,13 +230,15 @@ pub fn decide(
     for category in categories {
         match program.permissions.action(category) {
             Action::Block if category == Category::NetworkApi => {
-                return Decision::Block(format!(
-                    "[DENIED: permission] {action} needs the network, which the permission policy blocks ({category})"
+                return Decision::Block(Denial::new(
+                    DenialKind::Permission,
+                    format_args!("{action} needs the network, which the permission policy blocks ({category})"),
                 ))
             }
             Action::Block => {
-                return Decision::Block(format!(
-                    "[DENIED: permission] {action} is blocked by the permission policy ({category})"
+                return Decision::Block(Denial::new(
+                    DenialKind::Permission,
+                    format_args!("{action} is blocked by the permission policy ({category})"),
                 ))
             }
             Action::RequireApproval => ask = true,
@@ -266,12 +274,15 @@ pub fn decide_for_sub_agent(
                 names.join(", ")
             };
             let (kind, what) = match resolved {
-                Some(_) => ("sub-agent", "is not among the read-only tools of"),
-                None => ("unknown tool", "is not a tool of"),
+                Some(_) => (DenialKind::SubAgent, "is not among the read-only tools of"),
+                None => (DenialKind::UnknownTool, "is not a tool of"),
             };
-            Decision::Block(format!(
-                "[DENIED: {kind}] `{}` {what} agent `{}`'s sub-agent; it may call {names}",
-                call.name, agent.name
+            Decision::Block(Denial::new(
+                kind,
+                format_args!(
+                    "`{}` {what} agent `{}`'s sub-agent; it may call {names}",
+                    call.name, agent.name
+                ),
             ))
         }
     }
@@ -293,8 +304,9 @@ fn decide_mcp(call: &ToolCall, tool: McpToolRef, program: &Program) -> Decision 
 
 fn judge(tool: ToolRef, category: Category, action: String, program: &Program) -> Decision {
     match program.permissions.action(category) {
-        Action::Block => Decision::Block(format!(
-            "[DENIED: permission] {action} is blocked by the permission policy ({category})"
+        Action::Block => Decision::Block(Denial::new(
+            DenialKind::Permission,
+            format_args!("{action} is blocked by the permission policy ({category})"),
         )),
         Action::RequireApproval => Decision::Ask(tool, action),
         Action::Allow => Decision::Allow(tool),
@@ -302,7 +314,7 @@ fn judge(tool: ToolRef, category: Category, action: String, program: &Program) -
 }
 
 /// Why a write, patch or delete is outside `Security.ChangeEnvelope`, if it is.
-fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path) -> Option<String> {
+fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path) -> Option<Denial> {
     let envelope = program
         .settings
         .iter()
@@ -322,30 +334,36 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
         match envelope_glob(glob) {
             Ok(matcher) => matchers.push(matcher),
             Err(error) => {
-                return Some(format!(
-                    "[DENIED: envelope] Security.ChangeEnvelope glob `{glob}` is invalid ({}); no write is allowed",
+                return Some(Denial::new(
+                    DenialKind::Envelope,
+                    format_args!(
+                    "Security.ChangeEnvelope glob `{glob}` is invalid ({}); no write is allowed",
                     error.kind()
+                ),
                 ))
             }
         }
     }
     let root = match super::sandbox::open_root(root) {
         Ok(root) => root,
-        Err(outcome) => return Some(outcome.text),
+        Err(outcome) => return Some(envelope_refusal(outcome)),
     };
     for (key, follow_final) in written_paths(tool) {
         let raw = call.arg(key).unwrap_or_default();
         let resolved = match super::sandbox::resolve(tool.name(), &root, raw, *follow_final, true) {
             Ok(resolved) => resolved,
-            Err(outcome) => return Some(outcome.text),
+            Err(outcome) => return Some(envelope_refusal(outcome)),
         };
         if !matchers
             .iter()
             .any(|matcher| matcher.is_match(&resolved.rel))
         {
-            return Some(format!(
-                "[DENIED: envelope] `{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
-                resolved.rel
+            return Some(Denial::new(
+                DenialKind::Envelope,
+                format_args!(
+                    "`{raw}` resolves to `{}`, outside Security.ChangeEnvelope ({listed})",
+                    resolved.rel
+                ),
             ));
         }
         // A directory moved or deleted takes everything inside along: each entry must be
@@ -356,16 +374,18 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
         let entries = match entries_of(&resolved) {
             Ok(entries) => entries,
             Err(error) => {
-                return Some(format!(
-                    "[DENIED: envelope] the entries of `{raw}` could not be checked against Security.ChangeEnvelope ({error})"
-                ))
+                return Some(Denial::new(
+                    DenialKind::Envelope,
+                    format_args!(
+                    "the entries of `{raw}` could not be checked against Security.ChangeEnvelope ({error})"
+                )))
             }
         };
         let landing = if tool == Tool::MoveFile {
             let to = call.arg("destination").unwrap_or_default();
             match super::sandbox::resolve(tool.name(), &root, to, false, true) {
                 Ok(to) => Some(to.rel),
-                Err(outcome) => return Some(outcome.text),
+                Err(outcome) => return Some(envelope_refusal(outcome)),
             }
         } else {
             None
@@ -375,14 +395,26 @@ fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path)
             for top in places {
                 let rel = format!("{top}/{}", entry.path);
                 if !matchers.iter().any(|matcher| matcher.is_match(&rel)) {
-                    return Some(format!(
-                        "[DENIED: envelope] `{raw}` would change `{rel}`, outside Security.ChangeEnvelope ({listed})"
+                    return Some(Denial::new(
+                        DenialKind::Envelope,
+                        format_args!(
+                        "`{raw}` would change `{rel}`, outside Security.ChangeEnvelope ({listed})"
+                    ),
                     ));
                 }
             }
         }
     }
     None
+}
+
+/// A path of a write that could not be resolved or opened, as an envelope refusal (a
+/// sandbox or credential refusal keeps its own kind).
+fn envelope_refusal(outcome: super::Outcome) -> Denial {
+    Denial {
+        kind: outcome.denied.unwrap_or(DenialKind::Envelope),
+        text: outcome.text,
+    }
 }
 
 /// The path arguments a write tool changes, each with whether a final symlink is followed

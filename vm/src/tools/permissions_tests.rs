@@ -1,6 +1,7 @@
 //! Attacks on the permission decision: near-miss tool names under `locked-down`, policies
 //! compiled from real configs, and `..` and symlinks through `Security.ChangeEnvelope` globs.
 
+use crate::history::{Denial, DenialKind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -58,6 +59,7 @@ fn call(name: &str, args: serde_json::Value) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     }
 }
 
@@ -92,7 +94,7 @@ fn near_miss_names_never_write_for_a_read_only_locked_down_agent() {
         "Changes-read_file",
     ] {
         match decide_for(&program, &call(name, args.clone()), &root.0) {
-            Decision::Block(reason) => {
+            Decision::Block(Denial { text: reason, .. }) => {
                 assert!(reason.starts_with("[DENIED: "), "{name}: {reason}");
                 assert!(
                     reason.contains("`read_file`"),
@@ -113,7 +115,7 @@ fn near_miss_names_never_write_for_a_read_only_locked_down_agent() {
     // Shell is offered, but `locked-down` blocks running it.
     assert!(matches!(
         decide_for(&program, &call("shell_run", json!({"command": "ls"})), &root.0),
-        Decision::Block(reason) if reason.contains("command_execution")
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("command_execution")
     ));
 }
 
@@ -216,14 +218,14 @@ fn the_change_envelope_bounds_writes_where_they_land() {
         "sub/README.md",
     ] {
         assert!(
-            matches!(write(refused), Decision::Block(reason) if reason.starts_with("[DENIED: envelope]")),
+            matches!(write(refused), Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: envelope]")),
             "{refused}: {:?}",
             write(refused)
         );
     }
     assert!(matches!(
         write("docs/../../outside.md"),
-        Decision::Block(reason) if reason.starts_with("[DENIED: sandbox]")
+        Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: sandbox]")
     ));
     // Deleting the link itself stays inside `docs/`; reading is not bounded.
     assert_eq!(
@@ -253,7 +255,7 @@ fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
         .push(("Security.ChangeEnvelope".into(), "docs/[".into()));
     assert!(matches!(
         decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0, &Catalog::default()),
-        Decision::Block(reason) if reason.contains("invalid")
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("invalid")
     ));
 }
 
@@ -271,7 +273,7 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
     );
     let commit = call("Git-git_commit", json!({"message": "m"}));
     match decide_for(&readers, &commit, &root.0) {
-        Decision::Block(reason) => assert!(
+        Decision::Block(Denial { text: reason, .. }) => assert!(
             reason.starts_with("[DENIED: permission] `Git-git_commit` is not among the tools"),
             "{reason}"
         ),
@@ -284,10 +286,10 @@ fn git_tools_are_narrowed_by_capabilities_and_judged_by_git_write() {
     );
     assert_eq!(
         decide_for(&blocked, &commit, &root.0),
-        Decision::Block(
-            "[DENIED: permission] git_commit {\"message\":\"m\"} is blocked by the permission policy (git_write)"
-                .into()
-        )
+        Decision::Block(Denial::new(
+            DenialKind::Permission,
+            "git_commit {\"message\":\"m\"} is blocked by the permission policy (git_write)"
+        ))
     );
     assert_eq!(
         decide_for(&blocked, &log, &root.0),
@@ -316,7 +318,7 @@ fn push_and_pull_need_network_api_as_well_as_git_write() {
         "    Permissions:\n      network_api: block\n",
     );
     match decide_for(&offline, &push, &root.0) {
-        Decision::Block(reason) => assert!(
+        Decision::Block(Denial { text: reason, .. }) => assert!(
             reason.contains("needs the network, which the permission policy blocks (network_api)"),
             "{reason}"
         ),
@@ -355,7 +357,7 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
     let script = call("shell_run_script", json!({"script": "echo hi\nmake"}));
     assert!(matches!(
         decide_for(&program, &script, &root.0),
-        Decision::Block(reason) if reason.contains("run `echo hi\nmake`") && reason.contains("(command_execution)")
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("run `echo hi\nmake`") && reason.contains("(command_execution)")
     ));
     let committing = call(
         "shell_run_script",
@@ -413,7 +415,7 @@ fn search_capability_tags_narrow_the_new_tools() {
         ("delete_directory", json!({"path": "d"})),
     ] {
         match decide_for(&program, &call(name, args), &root.0) {
-            Decision::Block(reason) => assert!(
+            Decision::Block(Denial { text: reason, .. }) => assert!(
                 reason.starts_with("[DENIED: permission]") && reason.contains("`search_content`"),
                 "{name}: {reason}"
             ),
@@ -424,7 +426,7 @@ fn search_capability_tags_narrow_the_new_tools() {
     let no_search = program_without_search();
     assert!(matches!(
         decide_for(&no_search, &call("search_content", json!({"query": "x"})), &root.0),
-        Decision::Block(reason) if reason.starts_with("[DENIED: permission]")
+        Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: permission]")
     ));
 }
 
@@ -451,7 +453,7 @@ fn the_policy_decides_the_new_writes_and_names_both_ends() {
         assert!(
             matches!(
                 decide_for(&locked, &call(name, args), &root.0),
-                Decision::Block(reason) if reason.contains("file_write_delete")
+                Decision::Block(Denial { text: reason, .. }) if reason.contains("file_write_delete")
             ),
             "{name}"
         );
@@ -497,7 +499,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     );
     let decide_call =
         |name: &str, args: serde_json::Value| decide_for(&program, &call(name, args), &root.0);
-    let refused = |decision: Decision| matches!(decision, Decision::Block(reason) if reason.starts_with("[DENIED: envelope]"));
+    let refused = |decision: Decision| matches!(decision, Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: envelope]"));
     // Copy: only the destination is written.
     assert_eq!(
         decide_call(
@@ -537,7 +539,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     // `gen` matches `gen*`, but `gen/x.txt` inside it matches nothing.
     assert!(matches!(
         decide_call("delete_directory", json!({"path": "gen", "recursive": true})),
-        Decision::Block(reason) if reason.contains("would change `gen/x.txt`")
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("would change `gen/x.txt`")
     ));
     assert!(refused(decide_call(
         "move_file",
@@ -546,7 +548,7 @@ fn the_change_envelope_bounds_both_ends_and_every_entry_of_a_tree() {
     // Where a moved tree lands counts too: `gen2` matches `gen*`, `gen2/c.txt` nothing.
     assert!(matches!(
         decide_call("move_file", json!({"source": "docs/tree", "destination": "gen2"})),
-        Decision::Block(reason) if reason.contains("would change `gen2/c.txt`")
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("would change `gen2/c.txt`")
     ));
     // A symlink to a directory outside is removed itself: its target's entries do not count.
     assert_eq!(
@@ -627,7 +629,7 @@ fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
         "docs-fetch",
     ] {
         match decide_open(name) {
-            Decision::Block(reason) => assert!(
+            Decision::Block(Denial { text: reason, .. }) => assert!(
                 reason.starts_with("[DENIED: unknown tool]")
                     && reason.contains("`docs-search`, `docs-Fetch`"),
                 "{name}: {reason}"
@@ -637,7 +639,9 @@ fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
     }
     // A built-in not offered is refused as before, naming the MCP tools it may call.
     match decide_open("write_file") {
-        Decision::Block(reason) => assert!(reason.contains("`docs-search`"), "{reason}"),
+        Decision::Block(Denial { text: reason, .. }) => {
+            assert!(reason.contains("`docs-search`"), "{reason}")
+        }
         decision => panic!("{decision:?}"),
     }
 
@@ -661,12 +665,12 @@ fn mcp_tools_resolve_exactly_and_fall_in_the_mcp_category() {
     let locked = mcp_program("locked-down");
     assert!(matches!(
         decide(&call("docs-search", json!({})), locked.agents.first(), &locked, &root.0, &catalog),
-        Decision::Block(reason) if reason.ends_with("is blocked by the permission policy (mcp)")
+        Decision::Block(Denial { text: reason, .. }) if reason.ends_with("is blocked by the permission policy (mcp)")
     ));
     // A server that did not start offers nothing.
     assert!(matches!(
         decide(&call("docs-search", json!({})), reader, &open, &root.0, &Catalog::default()),
-        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+        Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: unknown tool]")
     ));
 }
 
@@ -699,7 +703,7 @@ fn a_name_two_nested_servers_would_share_is_neither_offered_nor_run() {
     let reader = program.agents.first();
     assert!(matches!(
         decide(&call("a-b-c", json!({})), reader, &program, &root.0, &catalog),
-        Decision::Block(reason) if reason.starts_with("[DENIED: unknown tool]")
+        Decision::Block(Denial { text: reason, .. }) if reason.starts_with("[DENIED: unknown tool]")
     ));
     assert!(matches!(
         decide(&call("a-x", json!({})), reader, &program, &root.0, &catalog),

@@ -21,6 +21,7 @@
 //!     credential file under another name cannot be recognised by path;
 //!   - fuseraft's and git's own state are read-only to the tools: see [`protected_state`].
 
+use crate::history::DenialKind;
 use std::path::Path;
 
 use super::Outcome;
@@ -73,15 +74,16 @@ pub(crate) fn resolve(
 /// The result of `tool` for a failed resolution or access.
 pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Outcome {
     match error {
-        Error::Escapes(place) => Outcome::fail(format!(
-            "[DENIED: sandbox] path escapes the sandbox: `{raw}` resolves to `{place}`, outside `{}`",
-            root.path().display()
-        )),
+        Error::Escapes(place) => Outcome::denied(
+            DenialKind::Sandbox,
+            format!(
+                "path escapes the sandbox: `{raw}` resolves to `{place}`, outside `{}`",
+                root.path().display()
+            ),
+        ),
         Error::NotFound => Outcome::error(format!("{tool}: `{raw}` does not exist")),
         Error::Loop => Outcome::error(format!("too many levels of symbolic links in `{raw}`")),
-        Error::NotRegular(kind) => {
-            Outcome::error(format!("`{raw}` is {kind}, not a regular file"))
-        }
+        Error::NotRegular(kind) => Outcome::error(format!("`{raw}` is {kind}, not a regular file")),
         Error::TooLarge(size) => Outcome::error(format!("`{raw}` is too large ({size} bytes)")),
         Error::Io(error) => Outcome::error(format!("cannot access `{raw}`: {error}")),
     }
@@ -112,9 +114,10 @@ pub fn protected_state(rel: &str) -> Option<&'static str> {
 
 /// The denial for a protected path.
 pub(crate) fn protected_denial(raw: &str, what: &str) -> Outcome {
-    Outcome::fail(format!(
-        "[DENIED: sandbox] `{raw}` is {what}, which the file tools may not change"
-    ))
+    Outcome::denied(
+        DenialKind::Sandbox,
+        format!("`{raw}` is {what}, which the file tools may not change"),
+    )
 }
 
 /// Whether a path (relative to the sandbox root, `/`- or `\`-separated) names a credential
@@ -169,7 +172,7 @@ pub fn is_credential_path(rel: &str) -> bool {
 
 /// The denial for a credential path.
 pub(crate) fn credential_denial(raw: &str) -> Outcome {
-    Outcome::fail(format!(
-        "[DENIED: credentials] `{raw}` is a credential file; reading and writing it is not allowed (Security.DenyCredentialFiles)"
+    Outcome::denied(DenialKind::Credentials,format!(
+        "`{raw}` is a credential file; reading and writing it is not allowed (Security.DenyCredentialFiles)"
     ))
 }

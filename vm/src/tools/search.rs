@@ -17,6 +17,7 @@
 //! - Results are bounded: `maxResults` (at most [`MAX_RESULTS`]), [`MAX_VISITED`] entries
 //!   walked, and the run's output cap; the result says when a bound cut it short.
 
+use crate::history::DenialKind;
 use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -60,9 +61,10 @@ pub(super) fn open_scope(tool: &str, args: &Args, root: &Path) -> Result<Scope, 
     let root = open_root(root)?;
     let resolved = resolve_checked(tool, &root, raw, true, false)?;
     if is_git_internal(&resolved.rel) {
-        return Err(Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` is inside `.git/`, git's own state, which {tool} does not search"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is inside `.git/`, git's own state, which {tool} does not search"),
+        ));
     }
     match resolved.place.kind() {
         Ok(Some(rustix::fs::FileType::Directory)) => {}

@@ -9,6 +9,7 @@
 //! - `shell_which` searches that environment's `PATH` for an executable regular file; it
 //!   takes a bare program name (no `/`), so it cannot be used to probe paths.
 
+use crate::history::DenialKind;
 use std::ffi::OsString;
 
 use super::{Args, Outcome};
@@ -34,9 +35,12 @@ pub(crate) fn get_env(args: &Args) -> Outcome {
         ));
     }
     if env::looks_secret(name) || super::is_secret_env(name) {
-        return Outcome::fail(format!(
-            "[DENIED: credentials] `{name}` looks like a credential; commands never get one and this tool never reads one"
-        ));
+        return Outcome::denied(
+            DenialKind::Credentials,
+            format!(
+            "`{name}` looks like a credential; commands never get one and this tool never reads one"
+        ),
+        );
     }
     match child_var(name) {
         Some(value) => Outcome::ok(value.to_string_lossy().into_owned()),

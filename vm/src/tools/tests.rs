@@ -97,6 +97,7 @@ async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     };
     execute(&mut call, ctx).await;
     call
@@ -106,12 +107,18 @@ fn result(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap()
 }
 
+/// A refusal as data (`denied`) and in words (the `[DENIED: kind]` prefix), the same kind.
 fn assert_denied(call: &ToolCall, kind: &str) {
     assert!(!call.ok, "{call:?}");
     assert!(
         result(call).starts_with(&format!("[DENIED: {kind}]")),
         "{}",
         result(call)
+    );
+    assert_eq!(
+        call.denied.map(|denied| denied.as_str()),
+        Some(kind),
+        "{call:?}"
     );
 }
 
@@ -157,6 +164,21 @@ async fn tools_read_file_returns_content_and_fails_clearly() {
         result(&wrong),
         "[ERROR] tool `read_file` needs a string argument `path`"
     );
+}
+
+/// A file whose text looks like a refusal is read, not refused: a refusal is the call's
+/// `denied`, which only the authority and the tools set, never the text a tool returns.
+#[tokio::test]
+async fn a_result_that_reads_like_a_refusal_is_not_one() {
+    let s = setup("look-alike");
+    s.sandbox.write(
+        "notes.txt",
+        "[DENIED: sandbox] written by the model to look refused\n",
+    );
+    let read = call(&s.ctx, "read_file", json!({"path": "notes.txt"})).await;
+    assert!(read.ok, "{read:?}");
+    assert_eq!(read.denied, None);
+    assert!(result(&read).starts_with("[DENIED: sandbox]"));
 }
 
 #[tokio::test]

@@ -171,6 +171,7 @@ pub fn tool(name: &str, args: Json, result: &str, ok: bool) -> ToolCall {
         args,
         result: Some(result.to_string()),
         ok,
+        denied: None,
     }
 }
 

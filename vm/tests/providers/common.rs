@@ -74,6 +74,7 @@ pub fn call(agent: &str, model: Option<ir::Model>) -> ModelCall {
         args: json!({ "path": "README.md" }),
         result: Some("# Project".into()),
         ok: true,
+        denied: None,
     };
     ModelCall {
         agent: agent.to_string(),

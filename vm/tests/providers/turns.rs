@@ -25,6 +25,7 @@ fn two_tool_turn(agent: &str, model: ir::Model) -> ModelCall {
         args,
         result: Some("done".into()),
         ok: true,
+        denied: None,
     };
     let result = |id: &str, content: &str| ChatMessage {
         role: ChatRole::Tool,

@@ -1,6 +1,7 @@
 //! Reading the Git tools' arguments: refs that can never be read as options, `git_add`'s
 //! paths, flags and counts, all as results rather than panics.
 
+use crate::history::DenialKind;
 use serde_json::Value as Json;
 
 use crate::tools::{Args, Outcome};
@@ -19,9 +20,10 @@ pub(super) fn revision(
         return Ok(None);
     };
     if value.starts_with('-') {
-        return Err(Outcome::fail(format!(
-            "[DENIED: git] `{key}` `{value}` starts with `-` and would be read as an option of git"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Git,
+            format!("`{key}` `{value}` starts with `-` and would be read as an option of git"),
+        ));
     }
     if value.chars().any(char::is_control) {
         return Err(Outcome::error(format!(

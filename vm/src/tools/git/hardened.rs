@@ -23,6 +23,7 @@
 //!   directory), and so is one whose config listing is too large to read whole
 //!   ([`PROBE_CAP`]) or too slow to read: no driver may hide in what was not read.
 
+use crate::history::DenialKind;
 use std::path::Path;
 use std::time::Duration;
 
@@ -123,8 +124,8 @@ async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, 
     match ended {
         Ended::Exited(0) => {}
         Ended::TimedOut => {
-            return Err(Outcome::fail(format!(
-                "[DENIED: git] reading the repository's config took over {}s; the Git tools refuse to run with a config they could not check",
+            return Err(Outcome::denied(DenialKind::Git,format!(
+                "reading the repository's config took over {}s; the Git tools refuse to run with a config they could not check",
                 PROBE_TIMEOUT.as_secs()
             )))
         }
@@ -133,8 +134,8 @@ async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, 
     }
     // Names never hold a newline, so this is the capture's own cut.
     if output.contains("\n[output truncated: ") {
-        return Err(Outcome::fail(format!(
-            "[DENIED: git] the repository's config names over {} MiB of settings; the Git tools refuse to run with a config they could not check",
+        return Err(Outcome::denied(DenialKind::Git,format!(
+            "the repository's config names over {} MiB of settings; the Git tools refuse to run with a config they could not check",
             PROBE_CAP / (1024 * 1024)
         )));
     }
@@ -146,8 +147,9 @@ async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, 
     {
         let lower = name.to_ascii_lowercase();
         if lower == "core.worktree" {
-            return Err(Outcome::fail(
-                "[DENIED: git] the repository's config sets `core.worktree`, which points git at another directory; the Git tools refuse to run there",
+            return Err(Outcome::denied(
+                DenialKind::Git,
+                "the repository's config sets `core.worktree`, which points git at another directory; the Git tools refuse to run there",
             ));
         }
         let Some((section, rest)) = lower.split_once('.') else {

@@ -29,6 +29,7 @@ mod schemas;
 #[cfg(all(test, unix))]
 mod tests;
 
+use crate::history::DenialKind;
 use std::path::PathBuf;
 
 use super::process::Ended;
@@ -190,9 +191,12 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
         }
         Tool::GitPush | Tool::GitPull => {
             if ctx.sandbox.network == Grant::Block {
-                return Err(Outcome::fail(format!(
-                    "[DENIED: permission] `{name}` needs the network, which the permission policy blocks (network_api)"
-                )));
+                return Err(Outcome::denied(
+                    DenialKind::Permission,
+                    format!(
+                    "`{name}` needs the network, which the permission policy blocks (network_api)"
+                ),
+                ));
             }
             let mut list = vec![if tool == Tool::GitPush {
                 "push"
@@ -222,9 +226,12 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
         _ => return Err(Outcome::error(format!("`{name}` is not a Git tool"))),
     };
     if access != Access::Read && ctx.sandbox.git_write == Grant::Block {
-        return Err(Outcome::fail(format!(
-            "[DENIED: permission] `{name}` writes to the repository, which the permission policy blocks (git_write)"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Permission,
+            format!(
+                "`{name}` writes to the repository, which the permission policy blocks (git_write)"
+            ),
+        ));
     }
     Ok(Plan {
         dir,
@@ -307,9 +314,10 @@ fn directory(
     let root = super::sandbox::open_root(&ctx.work_dir)?;
     let resolved = super::sandbox::resolve(tool, &root, raw, true, may_be_missing)?;
     if let Some(what) = super::sandbox::protected_state(&resolved.rel) {
-        return Err(Outcome::fail(format!(
-            "[DENIED: sandbox] `{raw}` is {what}; the Git tools act on a work tree"
-        )));
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is {what}; the Git tools act on a work tree"),
+        ));
     }
     let dir = ctx.work_dir.join(&resolved.rel);
     if !may_be_missing && !dir.is_dir() {

@@ -46,6 +46,7 @@ async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
         args,
         result: None,
         ok: false,
+        denied: None,
     };
     execute(&mut call, ctx).await;
     call
