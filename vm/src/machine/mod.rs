@@ -779,6 +779,9 @@ impl<'p> Machine<'p> {
     fn complete_turn(&mut self, turn: Turn) {
         let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
         self.record_turn(turn);
+        // The reply routing reads, taken from the message just recorded (never searched for
+        // in the history, where a later correction or marker could stand after it).
+        let reply = self.run.history.last().map(route::read_reply);
         // Prompt caching: of the input tokens, those read from and written to the cache.
         let cached = usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0;
         let kind = EventKind::TurnEnd {
@@ -811,7 +814,10 @@ impl<'p> Machine<'p> {
         if self.repeated_reply() {
             return;
         }
-        self.route();
+        match reply {
+            Some(reply) => self.route(reply),
+            None => self.phase = Phase::Ready,
+        }
     }
 
     /// A graph node visited for too many turns is stuck (`MaxRetries × MaxTotalTurnsMultiplier`).

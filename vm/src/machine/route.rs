@@ -23,7 +23,7 @@ pub(super) struct Reply {
     pub(super) made_tool_calls: bool,
 }
 
-fn read_reply(message: &Message) -> Reply {
+pub(super) fn read_reply(message: &Message) -> Reply {
     let finish = message
         .tool_calls
         .iter()
@@ -48,15 +48,6 @@ fn read_reply(message: &Message) -> Reply {
 }
 
 impl Machine<'_> {
-    fn newest_reply(&self) -> Option<Reply> {
-        self.run
-            .history
-            .iter()
-            .rev()
-            .find(|message| message.role == Role::Assistant)
-            .map(read_reply)
-    }
-
     /// The signals of the current state that the reply carries (distinct, in exit order).
     fn detected_signals(&self, reply: &Reply) -> Vec<String> {
         let state = self.program.state(self.run.state);
@@ -113,12 +104,8 @@ impl Machine<'_> {
         detected
     }
 
-    /// Routes after a completed turn.
-    pub(super) fn route(&mut self) {
-        let Some(reply) = self.newest_reply() else {
-            self.phase = Phase::Ready;
-            return;
-        };
+    /// Routes after a completed turn on its reply.
+    pub(super) fn route(&mut self, reply: Reply) {
         let mut reply = reply;
         self.run.value = Some(reply.value.take().unwrap_or_else(|| reply.text.clone()));
         // Extracting JSON parses the whole reply: only when a condition of this state reads it.
