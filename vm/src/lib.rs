@@ -12,6 +12,9 @@
 //! [`replay`] provider answers from a script), tools in a sandbox, validators on disk.
 //! This crate knows `fuseraft_compiler::ir` only: no YAML, no pest.
 
+// An item is `pub` only when another crate may use it: the rest says `pub(crate)`.
+#![warn(unreachable_pub)]
+
 pub mod changes;
 pub mod checkpoint;
 #[cfg(unix)]

@@ -279,7 +279,7 @@ mod named_counts {
     use serde::ser::SerializeMap;
     use serde::{Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         counts: &[(Cow<'_, str>, u32)],
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
@@ -290,7 +290,7 @@ mod named_counts {
         map.end()
     }
 
-    pub fn deserialize<'de: 'a, 'a, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de: 'a, 'a, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Vec<(Cow<'a, str>, u32)>, D::Error> {
         struct Counts;

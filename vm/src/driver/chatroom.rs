@@ -43,7 +43,7 @@ fn total(notes: &Notes) -> u64 {
 impl ChatroomFile {
     /// The copy at `setting` (`Chatroom.Path`, `{session_id}` expanded), taking the messages
     /// `notes` holds (a resumed run's) as written already.
-    pub fn new(
+    pub(super) fn new(
         setting: Option<&str>,
         work_dir: &Path,
         session_id: &str,
@@ -61,7 +61,7 @@ impl ChatroomFile {
 
     /// Appends the messages posted since the last call; the reason when it cannot (then it
     /// stops trying, so a run warns once).
-    pub fn sync(&mut self, notes: &Notes) -> Result<(), String> {
+    pub(super) fn sync(&mut self, notes: &Notes) -> Result<(), String> {
         let Some(path) = self.path.clone() else {
             return Ok(());
         };

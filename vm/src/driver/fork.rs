@@ -54,7 +54,7 @@ pub(super) struct Finished {
 
 impl<'a> ForkRun<'a> {
     /// Starts `branches` at once.
-    pub fn start<M: Models>(
+    pub(super) fn start<M: Models>(
         branches: Vec<Branch>,
         models: &'a M,
         tools: &'a ToolRunner<'a>,
@@ -80,7 +80,7 @@ impl<'a> ForkRun<'a> {
     }
 
     /// The next branch to finish; `None` once all have.
-    pub async fn next(&mut self) -> Option<Finished> {
+    pub(super) async fn next(&mut self) -> Option<Finished> {
         let (index, mut branch) = self.running.next().await?;
         self.finished[index] = true;
         self.events[index] = Some(branch.drain_events());

@@ -26,7 +26,7 @@ pub(super) struct Delegation {
 
 impl Delegation {
     /// Its events, moved to `events`; its usage and cost.
-    pub fn into_events(self, events: &mut Vec<Event>) -> (Usage, Spend) {
+    pub(super) fn into_events(self, events: &mut Vec<Event>) -> (Usage, Spend) {
         events.extend(self.events);
         (self.usage, self.spend)
     }

@@ -40,7 +40,7 @@ pub(super) struct Ran {
 impl Ran {
     /// The answer to the [`crate::effect::Request::Tools`] these calls came in:
     /// [`Response::Delegated`] when sub-agents spent tokens.
-    pub fn response(self) -> Response {
+    pub(super) fn response(self) -> Response {
         let (usage, spend) = self.spent;
         if usage == Usage::default() && spend == Spend::default() {
             Response::Tools(self.calls)
@@ -52,7 +52,7 @@ impl Ran {
 
 impl ToolRunner<'_> {
     /// Runs `calls` in order for `agent` in turn `turn`.
-    pub async fn run<M: Models>(
+    pub(super) async fn run<M: Models>(
         &self,
         models: &M,
         agent: String,
@@ -140,7 +140,7 @@ impl ToolRunner<'_> {
 
     /// Adds the MCP tools the call's agent is offered to a model call (the machine offers
     /// the built-ins; the servers' tools are known only to the driver, which started them).
-    pub async fn offer_mcp_tools(&self, call: &mut ModelCall) {
+    pub(super) async fn offer_mcp_tools(&self, call: &mut ModelCall) {
         let program = self.program;
         let Some(agent) = program.agent_named(&call.agent).map(|id| program.agent(id)) else {
             return;

@@ -59,7 +59,7 @@ pub fn usage_json(usage: Usage, unreported: u32) -> serde_json::Value {
 }
 
 /// [`usage_json`] as the typed `usage` of an event.
-pub fn usage_mark(usage: Usage, unreported: u32) -> UsageMark {
+pub(super) fn usage_mark(usage: Usage, unreported: u32) -> UsageMark {
     UsageMark {
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,

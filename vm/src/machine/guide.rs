@@ -23,7 +23,7 @@ pub(super) struct FixedPrompts(Mutex<HashMap<(StateId, String), Arc<FixedPrompt>
 
 impl FixedPrompts {
     /// The prompt of `agent` in `state`, from `build` the first time.
-    pub fn get(
+    pub(super) fn get(
         &self,
         state: StateId,
         agent: &str,

@@ -10,7 +10,7 @@ use crate::effect::{ChatMessage, ChatRole, ModelCall};
 
 /// A compaction runs before a request estimated above this share of its model's context
 /// window (or of the agent's `ContextCapFraction` of it, when smaller).
-pub const WINDOW_TRIGGER_FRACTION: f64 = 0.8;
+pub(super) const WINDOW_TRIGGER_FRACTION: f64 = 0.8;
 
 impl Machine<'_> {
     /// The estimated tokens above which `agent`'s next request triggers a compaction: a

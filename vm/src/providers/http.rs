@@ -36,7 +36,7 @@ pub(crate) struct Failure {
 
 impl Failure {
     /// A failure retrying cannot fix (a 4xx, a malformed event).
-    pub fn fatal(message: impl Into<String>) -> Failure {
+    pub(super) fn fatal(message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
             retry: false,
@@ -46,7 +46,7 @@ impl Failure {
     }
 
     /// A failure another attempt may not hit (a dropped connection, a truncated stream).
-    pub fn transient(message: impl Into<String>) -> Failure {
+    pub(super) fn transient(message: impl Into<String>) -> Failure {
         Failure {
             message: message.into(),
             retry: true,
@@ -116,7 +116,7 @@ impl std::fmt::Debug for Http {
 
 impl Http {
     /// The clients for `settings` and for each of `connect_timeouts` (the models' own).
-    pub fn new(settings: Settings, connect_timeouts: &[Duration]) -> Result<Http, String> {
+    pub(super) fn new(settings: Settings, connect_timeouts: &[Duration]) -> Result<Http, String> {
         let mut clients: Vec<Clients> = Vec::new();
         for &connect_timeout in std::iter::once(&settings.connect_timeout).chain(connect_timeouts) {
             if clients

@@ -12,7 +12,7 @@ use super::Kind;
 
 /// The price of `model` on a server of `kind`: the config's `pricing`, else the bundled
 /// list price when the server is the provider's own.
-pub fn price(kind: Kind, model: &str, pricing: Option<Pricing>) -> Option<Pricing> {
+pub(super) fn price(kind: Kind, model: &str, pricing: Option<Pricing>) -> Option<Pricing> {
     if pricing.is_some() {
         return pricing;
     }

@@ -48,7 +48,7 @@ impl Http {
     /// is tried once without streaming; if that succeeds, `how.unstreamed` remembers it for
     /// the run. Each retry is announced through `how.notice` first. The error names the
     /// endpoint and never the key.
-    pub async fn send<D: Decoder>(
+    pub(super) async fn send<D: Decoder>(
         &self,
         post: &Post,
         decoder: impl Fn() -> D,

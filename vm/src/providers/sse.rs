@@ -20,7 +20,7 @@ pub(crate) struct Lines {
 
 impl Lines {
     /// The complete lines in `chunk` (with what was buffered before), without terminators.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Failure> {
+    pub(super) fn push(&mut self, chunk: &[u8]) -> Result<Vec<String>, Failure> {
         let mut lines = Vec::new();
         self.each(chunk, &mut |line| {
             lines.push(line.to_string());
@@ -31,7 +31,7 @@ impl Lines {
 
     /// Hands each complete line in `chunk` (with what was buffered before) to `line`,
     /// without terminators and without allocating.
-    pub fn each(
+    pub(super) fn each(
         &mut self,
         chunk: &[u8],
         line: &mut dyn FnMut(&str) -> Result<(), Failure>,
@@ -61,7 +61,7 @@ impl Lines {
     }
 
     /// The bytes after the last line break (a line cut short, or a last line without one).
-    pub fn rest(&self) -> &[u8] {
+    pub(super) fn rest(&self) -> &[u8] {
         &self.buf
     }
 }
@@ -117,7 +117,7 @@ pub(crate) struct Sse {
 
 impl Sse {
     /// The events completed by `chunk`.
-    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Failure> {
+    pub(super) fn push(&mut self, chunk: &[u8]) -> Result<Vec<Event>, Failure> {
         let mut events = Vec::new();
         self.each(chunk, &mut |event, data| {
             events.push(Event {
@@ -131,7 +131,11 @@ impl Sse {
 
     /// Hands each event completed by `chunk` to `on_event` as `(event field, data)`,
     /// borrowed: after the first events, nothing is allocated per event.
-    pub fn each(&mut self, chunk: &[u8], on_event: &mut EventSink<'_>) -> Result<(), Failure> {
+    pub(super) fn each(
+        &mut self,
+        chunk: &[u8],
+        on_event: &mut EventSink<'_>,
+    ) -> Result<(), Failure> {
         let Sse {
             lines,
             event,
@@ -172,7 +176,7 @@ impl Sse {
 
     /// The body ended: the last event if its lines were complete but the blank line that
     /// ends it never came, or a failure when the body was cut mid-line.
-    pub fn finish(&mut self) -> Result<Option<Event>, Failure> {
+    pub(super) fn finish(&mut self) -> Result<Option<Event>, Failure> {
         if !self.lines.rest().iter().all(u8::is_ascii_whitespace) {
             return Err(Failure::transient(format!(
                 "the response was cut off mid-event: `{}`",

@@ -40,7 +40,7 @@ const LANDLOCK_ABI: ABI = ABI::V7;
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
 /// Runs stage 1 (`init == false`) or stage 2; `args` follow the stage's argv[1].
-pub fn main(init: bool, args: &[OsString]) -> i32 {
+pub(super) fn main(init: bool, args: &[OsString]) -> i32 {
     let result = parse(args).and_then(|(policy, argv)| {
         if init {
             stage_init(&policy, &argv)

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// fuseraft's state directory under the work dir; always read-only for commands.
-pub const STATE_DIR: &str = ".fuseraft";
+pub(super) const STATE_DIR: &str = ".fuseraft";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Policy {
@@ -32,7 +32,7 @@ pub struct Policy {
 /// engines, the system bus, systemd's private socket, the user's runtime dir with its
 /// session bus and rootless engines): Landlock before ABI 9 cannot deny `connect` on a
 /// named UNIX socket, so they are masked in the sandbox's mount namespace instead.
-pub fn masked_sockets() -> Vec<PathBuf> {
+pub(super) fn masked_sockets() -> Vec<PathBuf> {
     let uid = rustix_uid();
     [
         "/run/docker.sock".to_string(),

@@ -43,12 +43,12 @@ impl Args {
         }
     }
 
-    pub fn value(&self, key: &str) -> Option<&Json> {
+    pub(crate) fn value(&self, key: &str) -> Option<&Json> {
         self.map.get(key).filter(|value| !value.is_null())
     }
 
     /// A required string argument.
-    pub fn string(&self, key: &str) -> Result<&str, Outcome> {
+    pub(crate) fn string(&self, key: &str) -> Result<&str, Outcome> {
         match self.value(key) {
             Some(Json::String(text)) => Ok(text),
             _ => Err(Outcome::error(format!(
@@ -59,7 +59,7 @@ impl Args {
     }
 
     /// An optional string argument (absent or `null` is `None`, another type an error).
-    pub fn opt_string(&self, key: &str) -> Result<Option<&str>, Outcome> {
+    pub(crate) fn opt_string(&self, key: &str) -> Result<Option<&str>, Outcome> {
         match self.value(key) {
             None => Ok(None),
             Some(Json::String(text)) => Ok(Some(text)),
@@ -86,7 +86,7 @@ impl Args {
     }
 
     /// An optional string argument by [`Args::either`] name.
-    pub fn opt_text(&self, key: &str) -> Result<Option<&str>, Outcome> {
+    pub(crate) fn opt_text(&self, key: &str) -> Result<Option<&str>, Outcome> {
         match self.either(key) {
             None => Ok(None),
             Some(Json::String(text)) => Ok(Some(text)),
@@ -99,7 +99,7 @@ impl Args {
 
     /// An optional whole number (a JSON number or a numeric string) by [`Args::either`]
     /// name, at least `min`; `default` when absent, at most `max` (larger is clamped).
-    pub fn opt_count(
+    pub(crate) fn opt_count(
         &self,
         key: &str,
         default: usize,
@@ -124,7 +124,7 @@ impl Args {
     }
 
     /// An optional boolean (`true`/`false`, also as a string) by [`Args::either`] name.
-    pub fn opt_flag(&self, key: &str, default: bool) -> Result<bool, Outcome> {
+    pub(crate) fn opt_flag(&self, key: &str, default: bool) -> Result<bool, Outcome> {
         match self.either(key) {
             None => Ok(default),
             Some(Json::Bool(flag)) => Ok(*flag),
@@ -138,7 +138,7 @@ impl Args {
     }
 
     /// An optional number of seconds (a JSON number or a numeric string).
-    pub fn opt_seconds(&self, key: &str) -> Result<Option<f64>, Outcome> {
+    pub(crate) fn opt_seconds(&self, key: &str) -> Result<Option<f64>, Outcome> {
         let seconds = match self.value(key) {
             None => return Ok(None),
             Some(Json::Number(number)) => number.as_f64(),

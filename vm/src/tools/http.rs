@@ -26,7 +26,7 @@ use super::http_response;
 use super::{Args, Outcome, Tool, ToolContext};
 
 /// The most redirects one call follows.
-pub const MAX_REDIRECTS: usize = 5;
+pub(super) const MAX_REDIRECTS: usize = 5;
 /// A call's time limit when neither the model nor the profile names one.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -28,9 +28,9 @@ use super::shell::{is_git_write, protected_paths};
 use super::{Args, Outcome, ToolContext};
 
 /// The most jobs running at once in one run.
-pub const MAX_RUNNING: usize = 8;
+pub(super) const MAX_RUNNING: usize = 8;
 /// The most jobs one run remembers.
-pub const MAX_KEPT: usize = 32;
+pub(super) const MAX_KEPT: usize = 32;
 /// How much of the output `shell_get_job_status` shows, in bytes.
 const STATUS_TAIL: usize = 1000;
 

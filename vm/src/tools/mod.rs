@@ -165,7 +165,7 @@ impl From<Denial> for Outcome {
 }
 
 impl Outcome {
-    pub fn ok(text: impl Into<String>) -> Outcome {
+    pub(crate) fn ok(text: impl Into<String>) -> Outcome {
         Outcome {
             text: text.into(),
             ok: true,
@@ -173,7 +173,7 @@ impl Outcome {
         }
     }
 
-    pub fn fail(text: impl Into<String>) -> Outcome {
+    pub(crate) fn fail(text: impl Into<String>) -> Outcome {
         Outcome {
             text: text.into(),
             ok: false,
@@ -182,11 +182,11 @@ impl Outcome {
     }
 
     /// A refusal of `kind`: `[DENIED: kind] reason`.
-    pub fn denied(kind: DenialKind, reason: impl std::fmt::Display) -> Outcome {
+    pub(crate) fn denied(kind: DenialKind, reason: impl std::fmt::Display) -> Outcome {
         Outcome::from(Denial::new(kind, reason))
     }
 
-    pub fn error(text: impl std::fmt::Display) -> Outcome {
+    pub(crate) fn error(text: impl std::fmt::Display) -> Outcome {
         Outcome::fail(format!("[ERROR] {text}"))
     }
 }

@@ -22,7 +22,7 @@ pub(crate) struct Capture {
 }
 
 impl Capture {
-    pub fn new(cap: usize) -> Capture {
+    pub(super) fn new(cap: usize) -> Capture {
         Capture {
             cap,
             head: Vec::new(),
@@ -31,7 +31,7 @@ impl Capture {
         }
     }
 
-    pub fn push(&mut self, mut bytes: &[u8]) {
+    pub(super) fn push(&mut self, mut bytes: &[u8]) {
         self.total += bytes.len() as u64;
         let head_cap = self.cap / 2;
         if self.head.len() < head_cap {
@@ -47,7 +47,7 @@ impl Capture {
         }
     }
 
-    pub fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         let tail_cap = self.cap - self.cap / 2;
         let tail = &self.tail[self.tail.len().saturating_sub(tail_cap)..];
         let kept = (self.head.len() + tail.len()) as u64;

@@ -95,7 +95,7 @@ pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Ou
 /// at any depth, and `.fuseraft/sessions/`, `.fuseraft/state/` (the change log, evidence)
 /// and `.fuseraft/checkpoints/`. Agents' own artifacts elsewhere under `.fuseraft/`
 /// (`.fuseraft/artifacts/`, `.fuseraft/brief.json`, ...) stay writable.
-pub fn protected_state(rel: &str) -> Option<&'static str> {
+pub(super) fn protected_state(rel: &str) -> Option<&'static str> {
     let lower = rel.to_ascii_lowercase().replace('\\', "/");
     let parts: Vec<&str> = lower
         .split('/')

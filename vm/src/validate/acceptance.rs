@@ -11,7 +11,7 @@ use super::brief::{self, BriefError, Criterion};
 /// output of some succeeded command of the active session in the change log (all turns,
 /// all agents). Plain-string criteria and objects without it are left to the reviewer.
 /// Without a change log file no output is known, so every testable criterion is unmet.
-pub fn require_acceptance_criteria_passed(env: &Env) -> CheckResult {
+pub(super) fn require_acceptance_criteria_passed(env: &Env) -> CheckResult {
     let artifact = match env.brief() {
         Ok(artifact) => artifact,
         Err(error) => return CheckResult::fail(format!("Handoff blocked: {error}")),

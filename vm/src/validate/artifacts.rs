@@ -27,7 +27,7 @@ pub const DEFAULT_ASSERTION_PATTERNS: &[&str] = &[
 const MAX_ARTIFACT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Everything one check may read: its parameters, the run's context and the work dir.
-pub struct Env<'a> {
+pub(super) struct Env<'a> {
     pub check: &'a Check,
     pub context: &'a CheckContext,
     pub work_dir: &'a Path,
@@ -36,13 +36,13 @@ pub struct Env<'a> {
 /// A file the check reads: the path as shown to the agent (relative, after `{session_id}`
 /// expansion, so messages stay stable across work dirs) and the path on disk.
 #[derive(Clone, Debug)]
-pub struct Artifact {
+pub(super) struct Artifact {
     pub shown: String,
     pub path: PathBuf,
 }
 
 /// Why a file could not be read.
-pub enum ReadError {
+pub(super) enum ReadError {
     /// The file does not exist (or is not a regular file).
     Missing,
     /// It exists but could not be read; the message names the file.
@@ -51,12 +51,12 @@ pub enum ReadError {
 
 impl<'a> Env<'a> {
     /// A parameter of the check, by case-insensitive key; blank values count as absent.
-    pub fn param(&self, key: &str) -> Option<&'a str> {
+    pub(super) fn param(&self, key: &str) -> Option<&'a str> {
         lookup(&self.check.params, key)
     }
 
     /// A boolean parameter (`true`, `yes`, `on`, `1`, any case); absent means false.
-    pub fn flag(&self, key: &str) -> bool {
+    pub(super) fn flag(&self, key: &str) -> bool {
         self.param(key).is_some_and(|value| {
             matches!(
                 value.to_ascii_lowercase().as_str(),
@@ -66,14 +66,14 @@ impl<'a> Env<'a> {
     }
 
     /// A run setting by dotted key (`Validation.BriefPath`), case-insensitive; blank = absent.
-    pub fn setting(&self, key: &str) -> Option<&'a str> {
+    pub(super) fn setting(&self, key: &str) -> Option<&'a str> {
         lookup(&self.context.settings, key)
     }
 
     /// Resolves an artifact path: `{session_id}` expanded, relative to the work dir, and
     /// refused when it still holds `{session_id}` or leaves the work dir (absolute path,
     /// `..` above the root, or a symlink pointing outside).
-    pub fn resolve(&self, raw: &str, what: &str) -> Result<Artifact, String> {
+    pub(super) fn resolve(&self, raw: &str, what: &str) -> Result<Artifact, String> {
         let raw = raw.trim();
         let session = self.context.session_id.trim();
         let expanded = raw.replace("{session_id}", session);
@@ -129,14 +129,14 @@ impl<'a> Env<'a> {
 
     /// A path written inside an artifact (a brief's `files_to_change` entry) on disk, or
     /// `None` when it would leave the work dir: such files are treated as absent, never read.
-    pub fn listed_file(&self, raw: &str) -> Option<PathBuf> {
+    pub(super) fn listed_file(&self, raw: &str) -> Option<PathBuf> {
         self.resolve(raw, "listed file")
             .ok()
             .map(|artifact| artifact.path)
     }
 
     /// The brief: `Validation.BriefPath`, else [`DEFAULT_BRIEF_PATH`].
-    pub fn brief(&self) -> Result<Artifact, String> {
+    pub(super) fn brief(&self) -> Result<Artifact, String> {
         let raw = self
             .setting("Validation.BriefPath")
             .unwrap_or(DEFAULT_BRIEF_PATH);
@@ -144,7 +144,7 @@ impl<'a> Env<'a> {
     }
 
     /// The test report: `Validation.TestReportPath`, else [`DEFAULT_TEST_REPORT_PATH`].
-    pub fn test_report(&self) -> Result<Artifact, String> {
+    pub(super) fn test_report(&self) -> Result<Artifact, String> {
         let raw = self
             .setting("Validation.TestReportPath")
             .unwrap_or(DEFAULT_TEST_REPORT_PATH);
@@ -153,7 +153,7 @@ impl<'a> Env<'a> {
 
     /// The change log: `Validation.ChangeLogPath` (what upstream's validators read), else
     /// `ChangeTracking.Path` (where the tools write), else [`changes::DEFAULT_PATH`].
-    pub fn change_log_path(&self) -> Result<Artifact, String> {
+    pub(super) fn change_log_path(&self) -> Result<Artifact, String> {
         let raw = self
             .setting("Validation.ChangeLogPath")
             .or_else(|| self.setting("ChangeTracking.Path"))
@@ -165,7 +165,7 @@ impl<'a> Env<'a> {
     /// or falls back, as upstream's are when the file is absent): the snapshot merged with
     /// the records of its append log (`changes::store`). An unreadable or malformed log is
     /// an error, never an empty log.
-    pub fn change_log(&self) -> Result<Option<ChangeLog>, String> {
+    pub(super) fn change_log(&self) -> Result<Option<ChangeLog>, String> {
         let artifact = self.change_log_path()?;
         // Held across both reads, so that no compaction falls between them.
         let _lock = changes::store::lock(&artifact.path, false).ok();
@@ -217,7 +217,7 @@ impl<'a> Env<'a> {
     /// `Validation.TestAssertionPatterns` (one regex a line), else the defaults of §16.
     /// Patterns match ignoring case. An invalid pattern is a configuration error and fails
     /// the check loudly (upstream skips it silently).
-    pub fn assertion_patterns(&self) -> Result<Vec<Regex>, String> {
+    pub(super) fn assertion_patterns(&self) -> Result<Vec<Regex>, String> {
         let lines: Vec<&str> = match self.setting("Validation.TestAssertionPatterns") {
             Some(text) => text
                 .lines()
@@ -252,14 +252,14 @@ fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
 
 /// Reads a text artifact: refuses directories, files over 16 MiB and non-UTF-8 content
 /// with a message instead of failing later.
-pub fn read_text(artifact: &Artifact) -> Result<String, ReadError> {
+pub(super) fn read_text(artifact: &Artifact) -> Result<String, ReadError> {
     read_path(&artifact.path)
 }
 
 /// [`read_text`] for a path on disk: a regular file only, opened with `O_NONBLOCK` and
 /// checked with `fstat` before a byte is read, so a FIFO or a device planted under an
 /// artifact's name is refused at once instead of blocking the validator (and Ctrl-C).
-pub fn read_path(path: &Path) -> Result<String, ReadError> {
+pub(super) fn read_path(path: &Path) -> Result<String, ReadError> {
     let bytes = read_regular(path)?;
     String::from_utf8(bytes)
         .map_err(|_| ReadError::Unreadable("it is not valid UTF-8 text".to_string()))
@@ -302,7 +302,7 @@ fn too_large(size: u64) -> ReadError {
 }
 
 /// The JSON type of a value, for error messages.
-pub fn kind(value: &Json) -> &'static str {
+pub(super) fn kind(value: &Json) -> &'static str {
     match value {
         Json::Null => "null",
         Json::Bool(_) => "a boolean",
@@ -315,7 +315,7 @@ pub fn kind(value: &Json) -> &'static str {
 
 /// A member of a JSON object: the exact key first, then a case-insensitive match (upstream
 /// deserialises with case-insensitive property names).
-pub fn member<'v>(object: &'v Json, key: &str) -> Option<&'v Json> {
+pub(super) fn member<'v>(object: &'v Json, key: &str) -> Option<&'v Json> {
     let map = object.as_object()?;
     map.get(key).or_else(|| {
         map.iter()
@@ -325,7 +325,7 @@ pub fn member<'v>(object: &'v Json, key: &str) -> Option<&'v Json> {
 }
 
 /// An optional string member: absent and `null` are `None`; any other type is an error.
-pub fn opt_string(object: &Json, key: &str, at: &str) -> Result<Option<String>, String> {
+pub(super) fn opt_string(object: &Json, key: &str, at: &str) -> Result<Option<String>, String> {
     match member(object, key) {
         None | Some(Json::Null) => Ok(None),
         Some(Json::String(text)) => Ok(Some(text.clone())),
@@ -339,7 +339,7 @@ pub fn opt_string(object: &Json, key: &str, at: &str) -> Result<Option<String>, 
 /// Paths listed in an array of path strings or `{path, ...}` objects (a brief's
 /// `files_to_change`). Blank paths are dropped; any other element type is an error naming
 /// the element.
-pub fn path_list(value: &Json, field: &str) -> Result<Vec<String>, String> {
+pub(super) fn path_list(value: &Json, field: &str) -> Result<Vec<String>, String> {
     let Some(items) = value.as_array() else {
         return Err(format!("`{field}` must be an array, found {}", kind(value)));
     };
@@ -368,7 +368,7 @@ pub fn path_list(value: &Json, field: &str) -> Result<Vec<String>, String> {
 }
 
 /// Upstream's path normalisation: `\` → `/`, trimmed, a leading `./` removed.
-pub fn normalize_path(path: &str) -> String {
+pub(super) fn normalize_path(path: &str) -> String {
     let path = path.replace('\\', "/");
     let path = path.trim();
     path.strip_prefix("./").unwrap_or(path).to_string()
@@ -376,7 +376,7 @@ pub fn normalize_path(path: &str) -> String {
 
 /// Two normalised paths name the same file: equal ignoring case, or one ends with `/` +
 /// the other (an absolute path in the log matches a relative one in the brief).
-pub fn paths_match(written: &str, required: &str) -> bool {
+pub(super) fn paths_match(written: &str, required: &str) -> bool {
     let written = written.to_lowercase();
     let required = required.to_lowercase();
     written == required
@@ -385,13 +385,13 @@ pub fn paths_match(written: &str, required: &str) -> bool {
 }
 
 /// Case-insensitive substring test.
-pub fn contains_ci(haystack: &str, needle: &str) -> bool {
+pub(super) fn contains_ci(haystack: &str, needle: &str) -> bool {
     haystack.to_lowercase().contains(&needle.to_lowercase())
 }
 
 /// The newest change-log entry of the active session: the highest `turnIndex`, the first
 /// in file order among equals (upstream's stable `OrderByDescending(...).First()`).
-pub fn newest_entry(log: &ChangeLog) -> Option<&Entry> {
+pub(super) fn newest_entry(log: &ChangeLog) -> Option<&Entry> {
     let mut newest: Option<&Entry> = None;
     for entry in log.session_entries() {
         if newest.is_none_or(|best| entry.turn_index > best.turn_index) {
@@ -402,7 +402,7 @@ pub fn newest_entry(log: &ChangeLog) -> Option<&Entry> {
 }
 
 /// At most `limit` characters of `text`, marked when cut.
-pub fn truncate(text: &str, limit: usize) -> String {
+pub(super) fn truncate(text: &str, limit: usize) -> String {
     match text.char_indices().nth(limit) {
         Some((cut, _)) => format!("{}\n...(truncated)", &text[..cut]),
         None => text.to_string(),

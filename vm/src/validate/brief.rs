@@ -20,7 +20,7 @@ use super::artifacts::{
 };
 
 /// A parsed brief: the fields the validators read, typed; absent and `null` are `None`.
-pub struct Brief {
+pub(super) struct Brief {
     /// The file's text, for previews in error messages.
     pub text: String,
     pub goal: Option<String>,
@@ -29,7 +29,7 @@ pub struct Brief {
 }
 
 /// One acceptance criterion.
-pub struct Criterion {
+pub(super) struct Criterion {
     /// The criterion text (the string, or the object's `criterion`; `(unnamed)` without one).
     pub text: String,
     pub test_command: Option<String>,
@@ -38,7 +38,7 @@ pub struct Criterion {
 }
 
 /// Why a brief could not be used.
-pub enum BriefError {
+pub(super) enum BriefError {
     /// The file does not exist.
     Missing,
     /// It could not be read or parsed, or a field has the wrong type; the message names the
@@ -47,7 +47,7 @@ pub enum BriefError {
 }
 
 /// Reads and parses the brief at `artifact`.
-pub fn load(artifact: &Artifact) -> Result<Brief, BriefError> {
+pub(super) fn load(artifact: &Artifact) -> Result<Brief, BriefError> {
     let text = match read_text(artifact) {
         Ok(text) => text,
         Err(ReadError::Missing) => return Err(BriefError::Missing),
@@ -122,7 +122,7 @@ fn criteria(value: &Json) -> Result<Vec<Criterion>, String> {
 
 /// `RequireBrief`: the brief path holds no `{session_id}`; the file exists and is valid
 /// JSON; `goal` is non-blank; `files_to_change` and `acceptance_criteria` are non-empty.
-pub fn require_brief(env: &Env) -> CheckResult {
+pub(super) fn require_brief(env: &Env) -> CheckResult {
     let artifact = match env.brief() {
         Ok(artifact) => artifact,
         Err(error) => return CheckResult::fail(format!("Handoff blocked: {error}")),

@@ -39,7 +39,7 @@ fn read_object(artifact: &Artifact, what: &str, missing: &str) -> Result<Json, S
 /// lists paths (strings or `{path}` objects); each must be recorded as written in the
 /// active session's change log or exist on disk under the work dir. An empty list passes.
 /// Elements of any other type fail (upstream skips them silently).
-pub fn files_written(env: &Env) -> CheckResult {
+pub(super) fn files_written(env: &Env) -> CheckResult {
     let (Some(source), Some(field)) = (env.param("Source"), env.param("Field")) else {
         return CheckResult::fail(
             "FilesWritten config error: it requires 'Source' (JSON path) and 'Field' (array field name).",
@@ -123,7 +123,7 @@ fn alternative_satisfied(alternative: &str, commands: &[&str]) -> bool {
 /// blank) the literal `Pattern` is the fallback, as the seed configs' comments document
 /// ("Fallback literal pattern for configs that omit verify_command from the brief");
 /// upstream's code fails on an absent field. A missing source file still fails.
-pub fn command_succeeded(env: &Env) -> CheckResult {
+pub(super) fn command_succeeded(env: &Env) -> CheckResult {
     let literal = env.param("Pattern");
     let mut pattern: Option<String> = None;
     let mut resolved_from = String::new();
@@ -191,7 +191,7 @@ pub fn command_succeeded(env: &Env) -> CheckResult {
 }
 
 /// `FileExists` (`Path` required): a regular file at `Path` under the work dir.
-pub fn file_exists(env: &Env) -> CheckResult {
+pub(super) fn file_exists(env: &Env) -> CheckResult {
     let Some(path) = env.param("Path") else {
         return CheckResult::fail("FileExists config error: it requires 'Path'.");
     };
@@ -253,7 +253,7 @@ fn criteria_hint(env: &Env, note: &str) -> String {
 /// Choices: control characters in strings are escaped before parsing, as `TestReportValid`
 /// does; under `HasAssertions` a PASS row with a blank command is offending (it names no
 /// run that could back it).
-pub fn test_report(env: &Env) -> CheckResult {
+pub(super) fn test_report(env: &Env) -> CheckResult {
     let artifact = match env.test_report() {
         Ok(artifact) => artifact,
         Err(error) => return CheckResult::fail(format!("TestReport failed — {error}")),

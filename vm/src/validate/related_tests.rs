@@ -24,13 +24,13 @@ use crate::effect::CheckResult;
 use super::artifacts::{newest_entry, truncate, Env};
 
 /// How long one command may run.
-pub const TIMEOUT: Duration = Duration::from_secs(120);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Output kept per stream; the rest is read and dropped.
 const OUTPUT_CAP: usize = 64 * 1024;
 
 /// What a shell command did.
-pub struct Outcome {
+pub(super) struct Outcome {
     /// The exit code; `None` when killed by a signal or by the timeout.
     pub code: Option<i32>,
     pub timed_out: bool,
@@ -39,7 +39,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn succeeded(&self) -> bool {
+    pub(super) fn succeeded(&self) -> bool {
         !self.timed_out && self.code == Some(0)
     }
 
@@ -85,7 +85,7 @@ fn spawn_reader(stream: Option<impl Read + Send + 'static>) -> mpsc::Receiver<St
 /// an allow-listed environment), killing it (and its process group, and with it the
 /// sandbox's whole process tree) after `timeout`. An error when bash could not be started,
 /// the sandbox could not be set up, or `spec` refuses to run without it.
-pub fn run_shell(
+pub(super) fn run_shell(
     command: &str,
     work_dir: &Path,
     timeout: Duration,
@@ -218,7 +218,7 @@ fn run_related(
 
 /// `RequireRelatedTestsPass`: needs `TestSelector.FullSuiteCommand`;
 /// `TestSelector.FindRelatedCommand` is optional (without it the full suite runs).
-pub fn require_related_tests_pass(env: &Env) -> CheckResult {
+pub(super) fn require_related_tests_pass(env: &Env) -> CheckResult {
     require_related_tests_pass_within(env, TIMEOUT)
 }
 
@@ -242,7 +242,7 @@ fn require_related_tests_pass_within(env: &Env, timeout: Duration) -> CheckResul
 
 /// The `RelatedTestsPass` predicate: needs both `TestSelector.FindRelatedCommand` and
 /// `TestSelector.FullSuiteCommand`.
-pub fn related_tests_pass(env: &Env) -> CheckResult {
+pub(super) fn related_tests_pass(env: &Env) -> CheckResult {
     related_tests_pass_within(env, TIMEOUT)
 }
 

@@ -92,7 +92,7 @@ const FORMAT_HINT: &str = "Add a ```json block before APPROVED:\n\n\
 /// Choice: a missing or malformed review block gets its own message ("no structured review
 /// block"); the upstream version read returns the "no text content" message for it too,
 /// through a misplaced `break`. A malformed brief fails the check.
-pub fn require_review_judgement(env: &Env) -> CheckResult {
+pub(super) fn require_review_judgement(env: &Env) -> CheckResult {
     let reply = env
         .context
         .turn_messages

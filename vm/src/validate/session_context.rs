@@ -9,7 +9,7 @@ use crate::effect::CheckResult;
 use super::artifacts::Env;
 use super::shell::{succeeded, turn_calls};
 
-pub fn require_session_context_write(env: &Env<'_>) -> CheckResult {
+pub(super) fn require_session_context_write(env: &Env<'_>) -> CheckResult {
     if turn_calls(env).any(|call| call.is("session_context_write") && succeeded(call)) {
         return CheckResult::pass();
     }

@@ -9,10 +9,10 @@ use super::artifacts::{contains_ci, newest_entry, Env};
 /// Tool results starting with one of these (case-sensitive) are failures. `[EXIT 0]` is a
 /// failure too and an empty result a success, as upstream. `[DENIED` has no closing bracket
 /// so that the sandbox's `[DENIED: sandbox]` is recognised as well as upstream's `[DENIED]`.
-pub const FAILURE_PREFIXES: &[&str] = &["[EXIT", "[ERROR]", "[TIMEOUT]", "[DENIED"];
+pub(super) const FAILURE_PREFIXES: &[&str] = &["[EXIT", "[ERROR]", "[TIMEOUT]", "[DENIED"];
 
 /// The tool calls of the current turn, newest first.
-pub fn turn_calls<'a>(env: &Env<'a>) -> impl Iterator<Item = &'a ToolCall> {
+pub(super) fn turn_calls<'a>(env: &Env<'a>) -> impl Iterator<Item = &'a ToolCall> {
     env.context
         .turn_messages
         .iter()
@@ -23,7 +23,7 @@ pub fn turn_calls<'a>(env: &Env<'a>) -> impl Iterator<Item = &'a ToolCall> {
 /// A call that was executed and succeeded: it has a result, the tool reported success,
 /// and the result does not start with a failure prefix. (Upstream reads only the prefix;
 /// fuseraft's tools also report `ok`, and a call they mark failed never counts.)
-pub fn succeeded(call: &ToolCall) -> bool {
+pub(super) fn succeeded(call: &ToolCall) -> bool {
     match &call.result {
         Some(result) => {
             call.ok
@@ -37,7 +37,7 @@ pub fn succeeded(call: &ToolCall) -> bool {
 
 /// The command a `shell_run` call ran: its `command` argument, else its first string
 /// argument (upstream's `FindCommand`).
-pub fn command_of(call: &ToolCall) -> Option<&str> {
+pub(super) fn command_of(call: &ToolCall) -> Option<&str> {
     call.arg("command").or_else(|| {
         call.args
             .as_object()
@@ -47,7 +47,7 @@ pub fn command_of(call: &ToolCall) -> Option<&str> {
 
 /// `|`-separated alternatives, each trimmed and matched as a case-insensitive substring;
 /// an empty alternative matches every command (upstream's `HistoryHelpers.MatchesPattern`).
-pub fn matches_pattern(command: &str, pattern: &str) -> bool {
+pub(super) fn matches_pattern(command: &str, pattern: &str) -> bool {
     pattern
         .split('|')
         .any(|alternative| contains_ci(command, alternative.trim()))
@@ -55,7 +55,7 @@ pub fn matches_pattern(command: &str, pattern: &str) -> bool {
 
 /// The newest passing `shell_run` of the current turn whose command matches `pattern`
 /// (any passing one when there is no pattern).
-pub fn passing_shell_run<'a>(env: &Env<'a>, pattern: Option<&str>) -> Option<&'a ToolCall> {
+pub(super) fn passing_shell_run<'a>(env: &Env<'a>, pattern: Option<&str>) -> Option<&'a ToolCall> {
     turn_calls(env).find(|call| {
         call.is("shell_run")
             && succeeded(call)
@@ -71,7 +71,7 @@ pub fn passing_shell_run<'a>(env: &Env<'a>, pattern: Option<&str>) -> Option<&'a
 ///
 /// `RequireCurrentTurn: true` skips (b): upstream's termination form skips the change log
 /// once a user boundary was seen, and the current turn always starts after one here.
-pub fn require_shell_pass(env: &Env) -> CheckResult {
+pub(super) fn require_shell_pass(env: &Env) -> CheckResult {
     let pattern = env.param("RequiredCommandPattern");
     if passing_shell_run(env, pattern).is_some() {
         return CheckResult::pass();

@@ -11,14 +11,14 @@ use super::artifacts::{
 use super::brief::{self, BriefError};
 
 /// A parsed test report.
-pub struct Report {
+pub(super) struct Report {
     /// `None` when `results` is absent or `null`.
     pub results: Option<Vec<Row>>,
     pub fake_test_files: Vec<String>,
 }
 
 /// One row of `results`; string fields, absent or `null` as `None`.
-pub struct Row {
+pub(super) struct Row {
     pub criterion: Option<String>,
     pub status: Option<String>,
     pub command: Option<String>,
@@ -34,16 +34,16 @@ impl Row {
     }
 
     /// `status` is `FAIL` (any case).
-    pub fn is_fail(&self) -> bool {
+    pub(super) fn is_fail(&self) -> bool {
         self.status_is("FAIL")
     }
 
     /// `status` is `PASS` (any case).
-    pub fn is_pass(&self) -> bool {
+    pub(super) fn is_pass(&self) -> bool {
         self.status_is("PASS")
     }
 
-    pub fn criterion_text(&self) -> &str {
+    pub(super) fn criterion_text(&self) -> &str {
         self.criterion
             .as_deref()
             .filter(|text| !text.trim().is_empty())
@@ -51,13 +51,13 @@ impl Row {
     }
 
     /// The trimmed command, empty when absent.
-    pub fn command_text(&self) -> &str {
+    pub(super) fn command_text(&self) -> &str {
         self.command.as_deref().unwrap_or_default().trim()
     }
 }
 
 /// Why a report could not be used.
-pub enum ReportError {
+pub(super) enum ReportError {
     Missing,
     /// Unreadable or unparsable; the message names the file.
     Invalid(String),
@@ -65,7 +65,7 @@ pub enum ReportError {
 
 /// Reads and parses the report at `artifact`. Raw control characters inside JSON strings
 /// (shell output pasted into `stdout`) are escaped before parsing, as upstream does.
-pub fn load(artifact: &Artifact) -> Result<Report, ReportError> {
+pub(super) fn load(artifact: &Artifact) -> Result<Report, ReportError> {
     let text = match read_text(artifact) {
         Ok(text) => text,
         Err(ReadError::Missing) => return Err(ReportError::Missing),
@@ -141,7 +141,7 @@ fn parse(text: &str) -> Result<Report, String> {
 
 /// Escapes raw U+0000–U+001F characters inside JSON strings (a minimal string-state
 /// machine: never inside an escape sequence, never outside strings).
-pub fn escape_control_chars(json: &str) -> String {
+pub(super) fn escape_control_chars(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     let mut in_string = false;
     let mut escaped = false;
@@ -251,7 +251,7 @@ fn bullets<'a>(items: impl IntoIterator<Item = &'a str>) -> String {
 /// Choices: a malformed brief fails the check (upstream skips the brief checks); test files
 /// may be listed as strings or `{path}` objects; an unverified PASS is reported as looking
 /// fabricated, so the classifier treats it as conflicting evidence.
-pub fn test_report_valid(env: &Env) -> CheckResult {
+pub(super) fn test_report_valid(env: &Env) -> CheckResult {
     let fail = |message: String| CheckResult::fail(format!("Handoff blocked: {message}"));
     let artifact = match env.test_report() {
         Ok(artifact) => artifact,

@@ -12,14 +12,14 @@ use crate::history::{Message, Role, ToolCall, Usage};
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// A unique work dir under the system temp dir, removed on drop.
-pub struct Fixture {
+pub(super) struct Fixture {
     dir: PathBuf,
     pub settings: Vec<(String, String)>,
     pub session_id: String,
 }
 
 impl Fixture {
-    pub fn new(name: &str) -> Fixture {
+    pub(super) fn new(name: &str) -> Fixture {
         let dir = std::env::temp_dir().join(format!(
             "fuseraft-validate-{}-{}-{name}",
             std::process::id(),
@@ -34,22 +34,22 @@ impl Fixture {
         }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(super) fn dir(&self) -> &Path {
         &self.dir
     }
 
-    pub fn with_setting(mut self, key: &str, value: &str) -> Fixture {
+    pub(super) fn with_setting(mut self, key: &str, value: &str) -> Fixture {
         self.settings.push((key.to_string(), value.to_string()));
         self
     }
 
-    pub fn with_session(mut self, session: &str) -> Fixture {
+    pub(super) fn with_session(mut self, session: &str) -> Fixture {
         self.session_id = session.to_string();
         self
     }
 
     /// Writes a file under the work dir, creating parent dirs.
-    pub fn write(&self, rel: &str, text: &str) {
+    pub(super) fn write(&self, rel: &str, text: &str) {
         let path = self.dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).expect("create parent");
@@ -58,7 +58,7 @@ impl Fixture {
     }
 
     /// Writes `value` as JSON at `rel`.
-    pub fn write_json(&self, rel: &str, value: &Json) {
+    pub(super) fn write_json(&self, rel: &str, value: &Json) {
         self.write(
             rel,
             &serde_json::to_string_pretty(value).expect("serialise"),
@@ -66,11 +66,11 @@ impl Fixture {
     }
 
     /// Writes the change log at the default path, session `s1` active.
-    pub fn change_log(&self, entries: &[Json]) {
+    pub(super) fn change_log(&self, entries: &[Json]) {
         self.write(crate::changes::DEFAULT_PATH, &change_log_json(entries));
     }
 
-    pub fn context(&self, messages: Vec<Message>) -> CheckContext {
+    pub(super) fn context(&self, messages: Vec<Message>) -> CheckContext {
         CheckContext {
             turn_messages: messages,
             settings: self.settings.clone(),
@@ -80,7 +80,7 @@ impl Fixture {
         }
     }
 
-    pub fn run(
+    pub(super) fn run(
         &self,
         kind: CheckKind,
         name: &str,
@@ -98,7 +98,7 @@ impl Fixture {
         super::run(&check, &self.context(messages), &self.dir)
     }
 
-    pub fn validator(
+    pub(super) fn validator(
         &self,
         name: &str,
         params: &[(&str, &str)],
@@ -107,7 +107,7 @@ impl Fixture {
         self.run(CheckKind::Validator, name, params, messages)
     }
 
-    pub fn predicate(&self, name: &str, params: &[(&str, &str)]) -> CheckResult {
+    pub(super) fn predicate(&self, name: &str, params: &[(&str, &str)]) -> CheckResult {
         self.run(CheckKind::Predicate, name, params, Vec::new())
     }
 }
@@ -119,11 +119,16 @@ impl Drop for Fixture {
 }
 
 /// A change-log entry of session `s1`: files written and `(command, succeeded, output)`.
-pub fn entry(agent: &str, turn: u32, files: &[&str], commands: &[(&str, bool, &str)]) -> Json {
+pub(super) fn entry(
+    agent: &str,
+    turn: u32,
+    files: &[&str],
+    commands: &[(&str, bool, &str)],
+) -> Json {
     entry_with(agent, turn, files, commands, &[])
 }
 
-pub fn entry_with(
+pub(super) fn entry_with(
     agent: &str,
     turn: u32,
     files: &[&str],
@@ -144,16 +149,16 @@ pub fn entry_with(
     })
 }
 
-pub fn change_log_json(entries: &[Json]) -> String {
+pub(super) fn change_log_json(entries: &[Json]) -> String {
     serde_json::to_string_pretty(&json!({"activeSessionId": "s1", "entries": entries}))
         .expect("serialise")
 }
 
-pub fn assistant(calls: Vec<ToolCall>) -> Message {
+pub(super) fn assistant(calls: Vec<ToolCall>) -> Message {
     assistant_text("", calls)
 }
 
-pub fn assistant_text(text: &str, calls: Vec<ToolCall>) -> Message {
+pub(super) fn assistant_text(text: &str, calls: Vec<ToolCall>) -> Message {
     Message {
         role: Role::Assistant,
         agent: "Agent".to_string(),
@@ -164,7 +169,7 @@ pub fn assistant_text(text: &str, calls: Vec<ToolCall>) -> Message {
     }
 }
 
-pub fn tool(name: &str, args: Json, result: &str, ok: bool) -> ToolCall {
+pub(super) fn tool(name: &str, args: Json, result: &str, ok: bool) -> ToolCall {
     ToolCall {
         id: format!("call_{}", NEXT.fetch_add(1, Ordering::Relaxed)),
         name: name.to_string(),
@@ -175,15 +180,15 @@ pub fn tool(name: &str, args: Json, result: &str, ok: bool) -> ToolCall {
     }
 }
 
-pub fn shell(command: &str, output: &str) -> ToolCall {
+pub(super) fn shell(command: &str, output: &str) -> ToolCall {
     shell_with(command, output, true)
 }
 
-pub fn shell_with(command: &str, output: &str, ok: bool) -> ToolCall {
+pub(super) fn shell_with(command: &str, output: &str, ok: bool) -> ToolCall {
     tool("shell_run", json!({"command": command}), output, ok)
 }
 
-pub fn write_file(path: &str) -> ToolCall {
+pub(super) fn write_file(path: &str) -> ToolCall {
     tool(
         "write_file",
         json!({"path": path, "content": "x"}),
@@ -193,13 +198,13 @@ pub fn write_file(path: &str) -> ToolCall {
 }
 
 #[track_caller]
-pub fn assert_pass(result: &CheckResult) {
+pub(super) fn assert_pass(result: &CheckResult) {
     assert!(result.ok, "expected a pass, got: {}", result.error);
     assert!(result.error.is_empty());
 }
 
 #[track_caller]
-pub fn assert_fail(result: &CheckResult, needles: &[&str]) {
+pub(super) fn assert_fail(result: &CheckResult, needles: &[&str]) {
     assert!(!result.ok, "expected a failure, got a pass");
     for needle in needles {
         assert!(

@@ -16,7 +16,7 @@ use super::test_report;
 /// even a denied one; a denied write is no evidence of work). The change-log fallback
 /// accepts written files as well as commits: that is the newer upstream version, which
 /// widened the commit-only rule for sandboxes that are not git repositories.
-pub fn require_write_file(env: &Env) -> CheckResult {
+pub(super) fn require_write_file(env: &Env) -> CheckResult {
     let fallback = env.param("ShellFallbackPattern");
     let worked = turn_calls(env).any(|call| {
         if !succeeded(call) {
@@ -105,7 +105,7 @@ fn fail_detail(env: &Env) -> String {
 ///
 /// Choice: the current-turn fallback also counts `patch_file` (a patched file is written;
 /// the change log records both the same way).
-pub fn require_all_files_written(env: &Env) -> CheckResult {
+pub(super) fn require_all_files_written(env: &Env) -> CheckResult {
     let artifact = match env.brief() {
         Ok(artifact) => artifact,
         Err(error) => return CheckResult::fail(format!("Handoff blocked: {error}")),

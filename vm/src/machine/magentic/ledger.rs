@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 /// One round's assessment by the manager.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Ledger {
+pub(super) struct Ledger {
     pub satisfied: bool,
     pub in_loop: bool,
     pub progress: bool,
@@ -21,16 +21,16 @@ pub struct Ledger {
 }
 
 /// The field names, as the prompt asks for them.
-pub const SATISFIED: &str = "is_request_satisfied";
-pub const IN_LOOP: &str = "is_in_loop";
-pub const PROGRESS: &str = "is_progress_being_made";
-pub const NEXT_SPEAKER: &str = "next_speaker";
-pub const INSTRUCTION: &str = "instruction_or_question";
-pub const FINAL_ANSWER: &str = "final_answer";
+pub(super) const SATISFIED: &str = "is_request_satisfied";
+pub(super) const IN_LOOP: &str = "is_in_loop";
+pub(super) const PROGRESS: &str = "is_progress_being_made";
+pub(super) const NEXT_SPEAKER: &str = "next_speaker";
+pub(super) const INSTRUCTION: &str = "instruction_or_question";
+pub(super) const FINAL_ANSWER: &str = "final_answer";
 
 /// Reads a ledger from `reply`. `agents` are the names the manager may choose from; a name
 /// is matched ignoring case and returned as `agents` spells it.
-pub fn parse(reply: &str, agents: &[String]) -> Result<Ledger, String> {
+pub(super) fn parse(reply: &str, agents: &[String]) -> Result<Ledger, String> {
     let Some(text) = json_object(reply) else {
         return Err("the reply holds no JSON object".to_string());
     };

@@ -8,7 +8,7 @@ use super::ledger::{FINAL_ANSWER, INSTRUCTION, IN_LOOP, NEXT_SPEAKER, PROGRESS, 
 use crate::history::Message;
 
 /// The manager's system prompt when `Magentic.Instructions` sets none.
-pub const DEFAULT_SYSTEM: &str = "You are the manager of a team of agents. You do not do \
+pub(super) const DEFAULT_SYSTEM: &str = "You are the manager of a team of agents. You do not do \
 the work yourself: you find out what is known, make a plan, and at every round decide which \
 team member acts next and tell them precisely what to do. Be brief and keep the request in view.";
 
@@ -16,7 +16,7 @@ team member acts next and tell them precisely what to do. Be brief and keep the 
 const CONVERSATION_WINDOW: usize = 30;
 
 /// One line per team member: its name and, when it has one, its description.
-pub fn team(program: &Program, agents: &[String]) -> String {
+pub(super) fn team(program: &Program, agents: &[String]) -> String {
     agents
         .iter()
         .map(|name| {
@@ -36,7 +36,7 @@ pub fn team(program: &Program, agents: &[String]) -> String {
 /// The newest messages with text, one `[author]: text` paragraph each; fuseraft's routing
 /// markers (`[fuseraft: manager → Developer]`) are left out, the instruction after each
 /// says the same.
-pub fn conversation(history: &[Message]) -> String {
+pub(super) fn conversation(history: &[Message]) -> String {
     let shown: Vec<String> = history
         .iter()
         .filter(|message| !message.content.trim().is_empty())
@@ -50,7 +50,7 @@ pub fn conversation(history: &[Message]) -> String {
 }
 
 /// Orientation, first question: what is known.
-pub fn facts(task: &str, team: &str) -> String {
+pub(super) fn facts(task: &str, team: &str) -> String {
     format!(
         "REQUEST:\n{task}\n\nTEAM:\n{team}\n\n\
          Before anyone starts, write down what we know. Use three short headings:\n\
@@ -62,7 +62,7 @@ pub fn facts(task: &str, team: &str) -> String {
 }
 
 /// Orientation, second question: the plan.
-pub fn plan(team: &str) -> String {
+pub(super) fn plan(team: &str) -> String {
     format!(
         "Now write the plan that gets the request done: a short overview, then numbered \
          steps, each naming the one team member who carries it out. Team members:\n{team}\n\n\
@@ -71,7 +71,7 @@ pub fn plan(team: &str) -> String {
 }
 
 /// The operator's feedback on the plan under review.
-pub fn revise(feedback: &str) -> String {
+pub(super) fn revise(feedback: &str) -> String {
     format!(
         "The operator reviewed your plan and asks for changes:\n{feedback}\n\n\
          Write the whole revised plan, in the same form."
@@ -79,7 +79,7 @@ pub fn revise(feedback: &str) -> String {
 }
 
 /// A round's ledger question.
-pub fn ledger(plan: &str, conversation: &str, names: &str) -> String {
+pub(super) fn ledger(plan: &str, conversation: &str, names: &str) -> String {
     format!(
         "PLAN:\n{plan}\n\nCONVERSATION SO FAR:\n{conversation}\n\nTEAM MEMBERS: {names}\n\n\
          Judge where the work stands. Answer with a single JSON object and nothing else:\n\
@@ -97,7 +97,7 @@ pub fn ledger(plan: &str, conversation: &str, names: &str) -> String {
 }
 
 /// The correction after a ledger that could not be used.
-pub fn correction(error: &str) -> String {
+pub(super) fn correction(error: &str) -> String {
     format!(
         "That answer cannot be used as the progress ledger: {error}. Answer again with the \
          JSON object only, every field present, `{NEXT_SPEAKER}` naming a team member exactly."
@@ -105,7 +105,7 @@ pub fn correction(error: &str) -> String {
 }
 
 /// Replan, first question: the facts updated after a stall.
-pub fn replan_facts(conversation: &str) -> String {
+pub(super) fn replan_facts(conversation: &str) -> String {
     format!(
         "The team has stopped making progress with the current plan.\n\n\
          RECENT CONVERSATION:\n{conversation}\n\n\
@@ -115,7 +115,7 @@ pub fn replan_facts(conversation: &str) -> String {
 }
 
 /// Replan, second question: a new plan.
-pub fn replan_plan(old_plan: &str, team: &str) -> String {
+pub(super) fn replan_plan(old_plan: &str, team: &str) -> String {
     format!(
         "PREVIOUS PLAN:\n{old_plan}\n\n\
          That plan stalled. Say briefly what was tried and why it did not work, then write a \
@@ -125,7 +125,7 @@ pub fn replan_plan(old_plan: &str, team: &str) -> String {
 }
 
 /// The final answer, once the request is satisfied.
-pub fn final_answer(conversation: &str) -> String {
+pub(super) fn final_answer(conversation: &str) -> String {
     format!(
         "The request is done. CONVERSATION:\n{conversation}\n\n\
          Write the final answer for the person who made the request: what was done, the \

@@ -34,7 +34,7 @@ use crate::tools::process::{self, Ended};
 use crate::tools::{Outcome, ToolContext};
 
 /// Overrides given to every git invocation.
-pub const FIXED: &[&str] = &[
+pub(super) const FIXED: &[&str] = &[
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.pager=cat",
@@ -68,7 +68,7 @@ const PROBE_CAP: usize = 4 * 1024 * 1024;
 
 /// What one git invocation may do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Access {
+pub(super) enum Access {
     /// `.git` read-only; no optional locks taken.
     Read,
     /// `.git` writable for this call only.
@@ -78,13 +78,13 @@ pub enum Access {
 }
 
 /// The result of a finished git command.
-pub struct Finished {
+pub(super) struct Finished {
     pub ended: Ended,
     pub output: String,
 }
 
 /// Runs `git args…` in `dir` (an absolute directory inside the sandbox root).
-pub async fn git(
+pub(super) async fn git(
     ctx: &ToolContext,
     dir: &Path,
     access: Access,

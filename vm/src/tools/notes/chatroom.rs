@@ -9,7 +9,7 @@ use super::{Caller, Notes};
 /// The most messages the chatroom keeps (older ones are dropped, and counted).
 pub const MAX_CHATROOM_MESSAGES: usize = 200;
 /// The most characters of one message.
-pub const MAX_MESSAGE_CHARS: usize = 2_000;
+pub(super) const MAX_MESSAGE_CHARS: usize = 2_000;
 /// How many messages `chatroom_read` returns by default, and the most it returns.
 const DEFAULT_READ: usize = 20;
 const MAX_READ: usize = 100;

@@ -9,11 +9,11 @@ use super::super::{Args, Outcome, Tool};
 use super::Caller;
 
 /// The most entries one scratchpad holds.
-pub const MAX_ENTRIES: usize = 100;
+pub(super) const MAX_ENTRIES: usize = 100;
 /// The most characters of a key.
-pub const MAX_KEY_CHARS: usize = 200;
+pub(super) const MAX_KEY_CHARS: usize = 200;
 /// The most characters of a value (and of its tags).
-pub const MAX_VALUE_CHARS: usize = 4_000;
+pub(super) const MAX_VALUE_CHARS: usize = 4_000;
 
 /// One scratchpad: its entries in the order they were first written.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,10 +8,10 @@ use super::super::{Args, Outcome};
 use super::Caller;
 
 /// The most characters a summary may have (a longer write is refused).
-pub const MAX_SUMMARY_CHARS: usize = 32_000;
+pub(super) const MAX_SUMMARY_CHARS: usize = 32_000;
 
 /// The most characters `session_context_read` returns (upstream's default cap).
-pub const READ_CHARS: usize = 8_000;
+pub(super) const READ_CHARS: usize = 8_000;
 
 /// The newest summary and who wrote it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
