@@ -1,7 +1,8 @@
 //! Every registry (closed set owned by `ir`), member by member: the compiler reads the
 //! member's written name back to that member, and `docs/` names it, so a name a user finds
 //! in the docs is one the compiler accepts and the VM runs (the VM matches the enums
-//! exhaustively; `every_registered_name_runs` runs each validator).
+//! exhaustively; `every_registered_name_runs` runs each validator, and every tool is offered
+//! to a model under its own name and plugin).
 
 use std::path::Path;
 
@@ -168,4 +169,23 @@ fn a_misspelled_name_is_no_member() {
         label: None,
     };
     assert!(matches!(source.kind(), SourceKind::Other(_)));
+}
+
+/// The VM's side of the tools registry: every tool the compiler can name is offered to a
+/// model with its own name and an object schema, under the plugin the compiler files it in.
+#[test]
+fn every_tool_the_compiler_names_the_vm_offers_under_its_plugin() {
+    for &tool in Tool::ALL {
+        let schemas = fuseraft_vm::tools::schemas_of(&[tool]);
+        assert_eq!(schemas.len(), 1, "{tool:?}");
+        assert_eq!(schemas[0].name, tool.name(), "{tool:?}");
+        assert_eq!(schemas[0].parameters["type"], "object", "{tool:?}");
+        let plugin = tool.plugin().as_str().to_string();
+        let offered = fuseraft_vm::tools::schemas(&[plugin.clone()]);
+        assert!(
+            offered.iter().any(|schema| schema.name == tool.name()),
+            "`{}` is not offered under its plugin `{plugin}`",
+            tool.name()
+        );
+    }
 }
