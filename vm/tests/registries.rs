@@ -181,7 +181,7 @@ fn every_tool_the_compiler_names_the_vm_offers_under_its_plugin() {
         assert_eq!(schemas[0].name, tool.name(), "{tool:?}");
         assert_eq!(schemas[0].parameters["type"], "object", "{tool:?}");
         let plugin = tool.plugin().as_str().to_string();
-        let offered = fuseraft_vm::tools::schemas(&[plugin.clone()]);
+        let offered = fuseraft_vm::tools::schemas(std::slice::from_ref(&plugin));
         assert!(
             offered.iter().any(|schema| schema.name == tool.name()),
             "`{}` is not offered under its plugin `{plugin}`",
