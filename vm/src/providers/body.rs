@@ -3,9 +3,9 @@
 //! Either can be asked for as sent and, for the fallback to not streaming, without
 //! streaming.
 
-use std::borrow::Cow;
 use std::ops::Range;
 
+use bytes::Bytes;
 use serde_json::Value as Json;
 
 /// The body of a model request.
@@ -16,7 +16,7 @@ pub(crate) enum Body {
     /// Already serialised. `stream` is the byte range of `"stream":true` and the
     /// `"stream_options"` after it, when the request asks for streaming.
     Written {
-        bytes: Vec<u8>,
+        bytes: Bytes,
         stream: Option<Range<usize>>,
     },
 }
@@ -34,8 +34,9 @@ impl Body {
     }
 
     /// The bytes to send: as built, or (`unstreamed`, for a body that streams) with
-    /// `"stream": false` and without `stream_options`.
-    pub(crate) fn bytes(&self, unstreamed: bool) -> Result<Cow<'_, [u8]>, String> {
+    /// `"stream": false` and without `stream_options`. A written body is shared, not
+    /// copied: each attempt sends the same buffer.
+    pub(crate) fn bytes(&self, unstreamed: bool) -> Result<Bytes, String> {
         let unstreamed = unstreamed && self.streams();
         match self {
             Body::Json(json) if unstreamed => {
@@ -44,9 +45,9 @@ impl Body {
                 if let Some(object) = json.as_object_mut() {
                     object.shift_remove("stream_options");
                 }
-                serde_json::to_vec(&json).map(Cow::Owned)
+                serde_json::to_vec(&json).map(Bytes::from)
             }
-            Body::Json(json) => serde_json::to_vec(json).map(Cow::Owned),
+            Body::Json(json) => serde_json::to_vec(json).map(Bytes::from),
             Body::Written {
                 bytes,
                 stream: Some(range),
@@ -55,9 +56,9 @@ impl Body {
                 out.extend_from_slice(&bytes[..range.start]);
                 out.extend_from_slice(UNSTREAMED);
                 out.extend_from_slice(&bytes[range.end..]);
-                return Ok(Cow::Owned(out));
+                return Ok(Bytes::from(out));
             }
-            Body::Written { bytes, .. } => return Ok(Cow::Borrowed(bytes)),
+            Body::Written { bytes, .. } => return Ok(bytes.clone()),
         }
         .map_err(|error| error.to_string())
     }
@@ -86,7 +87,7 @@ mod tests {
         let start = text.find("\"stream\"").unwrap();
         let end = text.find(",\"temperature\"").unwrap();
         let written = Body::Written {
-            bytes: text.clone().into_bytes(),
+            bytes: Bytes::from(text.clone()),
             stream: Some(start..end),
         };
         let json = Body::Json(document);
@@ -97,7 +98,7 @@ mod tests {
             assert_eq!(&*body.bytes(false).unwrap(), text.as_bytes());
         }
         let unstreamed = Body::Written {
-            bytes: b"{}".to_vec(),
+            bytes: Bytes::from_static(b"{}"),
             stream: None,
         };
         assert!(!unstreamed.streams());

@@ -145,7 +145,7 @@ impl Http {
     pub(super) async fn attempt<D: Decoder>(
         &self,
         post: &Post,
-        body: &[u8],
+        body: bytes::Bytes,
         mut decoder: D,
         timeouts: Timeouts,
     ) -> Result<ModelReply, Failure> {
@@ -179,11 +179,7 @@ impl Http {
             &clients.remote
         };
         let idle = timeouts.idle;
-        let sent = client
-            .post(&post.url)
-            .headers(headers)
-            .body(body.to_vec())
-            .send();
+        let sent = client.post(&post.url).headers(headers).body(body).send();
         let mut response = match tokio::time::timeout(idle, sent).await {
             Ok(sent) => sent.map_err(|error| {
                 Failure::transient(format!("request failed: {}", describe(error)))

@@ -33,6 +33,7 @@ mod limits;
 mod ollama;
 mod openai;
 mod openai_body;
+mod openai_chunk;
 mod openai_stream;
 mod pricing;
 mod resolve;

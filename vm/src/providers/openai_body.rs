@@ -264,7 +264,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces
     pieces.last_len = out.len();
     pieces.sweep();
     Body::Written {
-        bytes: out,
+        bytes: out.into(),
         stream: Some(stream),
     }
 }

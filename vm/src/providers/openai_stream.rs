@@ -4,14 +4,17 @@
 //! The hot path of a streamed reply: each event is deserialised into small typed structs
 //! that borrow from the event's text (`Cow<str>`: borrowed unless the JSON escapes
 //! something), never into a generic `serde_json::Value` tree, and the SSE framing hands
-//! each event over without allocating (`sse::Sse::each`). Unknown fields are skipped; an
-//! event that is not JSON, or whose known fields have other types, fails the call.
+//! each event over without allocating (`sse::Sse::each`); the usual text-only chunk is read
+//! by a scanner first (`openai_chunk`), falling back to serde for any other shape. Unknown
+//! fields are skipped; an event that is not JSON, or whose known fields have other types,
+//! fails the call.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 
 use super::http::{Decoder, Failure};
+use super::openai_chunk::Chunks;
 use super::sse::{self, Sse};
 use super::{fallback_call_id, parse_arguments, TokenSink};
 use crate::effect::ModelReply;
@@ -100,6 +103,8 @@ pub(crate) struct Stream {
     agent: String,
     sink: Option<TokenSink>,
     sse: Sse,
+    /// The usual chunks' scanner, which knows the shape of this stream's chunks.
+    chunks: Chunks,
     text: String,
     calls: Vec<PartialCall>,
     usage: Usage,
@@ -114,6 +119,7 @@ impl Stream {
             agent: agent.to_string(),
             sink,
             sse: Sse::default(),
+            chunks: Chunks::default(),
             text: String::new(),
             calls: Vec::new(),
             usage: Usage::default(),
@@ -130,6 +136,29 @@ impl Stream {
             self.done = true;
             return Ok(());
         }
+        match self.chunks.read(data) {
+            Some(text) => {
+                self.text(&text);
+                Ok(())
+            }
+            None => self.typed(data),
+        }
+    }
+
+    /// Text the reply adds: kept, counted and shown as it comes.
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        self.size += text.len();
+        self.text.push_str(text);
+        if let Some(sink) = &self.sink {
+            sink(&self.agent, text);
+        }
+    }
+
+    /// An event of any shape, decoded by serde into the typed structs.
+    fn typed(&mut self, data: &str) -> Result<(), Failure> {
         let chunk: Chunk<'_> = match serde_json::from_str(data) {
             Ok(chunk) => chunk,
             Err(error) => {
@@ -168,12 +197,8 @@ impl Stream {
         let Some(delta) = choice.delta.or(choice.message) else {
             return Ok(());
         };
-        if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
-            self.size += text.len();
-            self.text.push_str(&text);
-            if let Some(sink) = &self.sink {
-                sink(&self.agent, &text);
-            }
+        if let Some(text) = delta.content {
+            self.text(&text);
         }
         for fragment in delta.tool_calls.into_iter().flatten() {
             self.tool_fragment(fragment);
@@ -229,6 +254,17 @@ impl Stream {
         }
         self.size += arguments.len();
         call.arguments.push_str(&arguments);
+    }
+}
+
+/// What serde's decoding of one event does to a fresh stream: the text, the number of
+/// tool calls and the usage it yields, or the failure's message (for the scanner's tests).
+#[cfg(test)]
+pub(super) fn typed_outcome(data: &str) -> Result<(String, usize, Usage), String> {
+    let mut stream = Stream::new("A", None);
+    match stream.typed(data) {
+        Ok(()) => Ok((stream.text, stream.calls.len(), stream.usage)),
+        Err(failure) => Err(failure.message),
     }
 }
 

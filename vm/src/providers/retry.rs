@@ -63,7 +63,7 @@ impl Http {
         let mut streaming = can_stream && !how.unstreamed.load(Ordering::Relaxed);
         // The body as written, and the one without streaming, each serialised when first
         // sent (most calls never need the second).
-        let mut bodies: [Option<std::borrow::Cow<'_, [u8]>>; 2] = [None, None];
+        let mut bodies: [Option<bytes::Bytes>; 2] = [None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
         loop {
@@ -72,7 +72,7 @@ impl Http {
             if slot.is_none() {
                 *slot = Some(post.body.bytes(unstreamed)?);
             }
-            let body: &[u8] = slot.as_deref().unwrap_or_default();
+            let body = slot.clone().unwrap_or_default();
             let overall = how.timeouts.overall;
             let outcome = match tokio::time::timeout(
                 overall,

@@ -36,25 +36,16 @@ impl Lines {
         chunk: &[u8],
         line: &mut dyn FnMut(&str) -> Result<(), Failure>,
     ) -> Result<(), Failure> {
-        self.buf.extend_from_slice(chunk);
-        let mut start = 0;
-        let mut from = self.scanned;
-        let mut outcome = Ok(());
-        while let Some(offset) = newline(&self.buf[from..]) {
-            let end = from + offset;
-            let mut text = &self.buf[start..end];
-            if text.last() == Some(&b'\r') {
-                text = &text[..text.len() - 1];
-            }
-            start = end + 1;
-            from = start;
-            outcome = std::str::from_utf8(text)
-                .map_err(|_| Failure::fatal("the response is not valid UTF-8"))
-                .and_then(&mut *line);
-            if outcome.is_err() {
-                break;
-            }
+        if self.buf.is_empty() {
+            // The usual case: lines wholly inside the chunk are read from it, and only
+            // the unfinished tail is kept (a whole streamed reply often comes as one chunk).
+            let (start, outcome) = split(chunk, 0, line);
+            self.buf.extend_from_slice(&chunk[start..]);
+            self.scanned = self.buf.len();
+            return outcome;
         }
+        self.buf.extend_from_slice(chunk);
+        let (start, outcome) = split(&self.buf, self.scanned, line);
         self.buf.drain(..start);
         self.scanned = self.buf.len();
         outcome
@@ -64,6 +55,34 @@ impl Lines {
     pub(super) fn rest(&self) -> &[u8] {
         &self.buf
     }
+}
+
+/// Hands each complete line of `bytes` to `line` (looking for line breaks from `from`,
+/// the bytes before it being known to hold none), stopping at the first failure; gives the
+/// offset just past the last line handed over.
+fn split(
+    bytes: &[u8],
+    from: usize,
+    line: &mut dyn FnMut(&str) -> Result<(), Failure>,
+) -> (usize, Result<(), Failure>) {
+    let mut start = 0;
+    let mut from = from;
+    while let Some(offset) = newline(&bytes[from..]) {
+        let end = from + offset;
+        let mut text = &bytes[start..end];
+        if text.last() == Some(&b'\r') {
+            text = &text[..text.len() - 1];
+        }
+        start = end + 1;
+        from = start;
+        let outcome = std::str::from_utf8(text)
+            .map_err(|_| Failure::fatal("the response is not valid UTF-8"))
+            .and_then(&mut *line);
+        if outcome.is_err() {
+            return (start, outcome);
+        }
+    }
+    (start, Ok(()))
 }
 
 /// The offset of the first `\n` in `bytes`, looked for eight bytes at a time (a streamed
