@@ -152,8 +152,15 @@ impl Stream {
         }
         self.size += text.len();
         self.text.push_str(text);
-        if let Some(sink) = &self.sink {
-            sink(&self.agent, text);
+    }
+
+    /// Shows the text added since `from` (what one piece of the body brought: the sink
+    /// is called once per network chunk, not once per event).
+    fn show(&self, from: usize) {
+        if let (Some(sink), Some(text)) = (&self.sink, self.text.get(from..)) {
+            if !text.is_empty() {
+                sink(&self.agent, text);
+            }
         }
     }
 
@@ -270,9 +277,12 @@ pub(super) fn typed_outcome(data: &str) -> Result<(String, usize, Usage), String
 
 impl Decoder for Stream {
     fn feed(&mut self, chunk: &[u8]) -> Result<(), Failure> {
+        let from = self.text.len();
         let mut sse = std::mem::take(&mut self.sse);
         let fed = sse.each(chunk, &mut |_, data| self.event(data));
         self.sse = sse;
+        // Shown even when the chunk ends in a failure: what streamed is on screen.
+        self.show(from);
         fed
     }
 
@@ -281,6 +291,7 @@ impl Decoder for Stream {
         let text = std::str::from_utf8(body)
             .map_err(|_| Failure::fatal("the response is not valid UTF-8"))?;
         self.event(text)?;
+        self.show(0);
         self.done = true;
         self.finish()
     }
@@ -295,7 +306,9 @@ impl Decoder for Stream {
 
     fn finish(mut self) -> Result<ModelReply, Failure> {
         if let Some(event) = self.sse.finish()? {
+            let from = self.text.len();
             self.event(&event.data)?;
+            self.show(from);
         }
         if !self.done {
             return Err(Failure::transient(

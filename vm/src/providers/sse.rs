@@ -65,18 +65,30 @@ fn split(
     from: usize,
     line: &mut dyn FnMut(&str) -> Result<(), Failure>,
 ) -> (usize, Result<(), Failure>) {
+    // The complete lines are checked as UTF-8 at once (a streamed reply is hundreds of
+    // short lines); if they are not all valid, line by line, so the lines before the bad
+    // one are still handed over.
+    let whole = bytes[from..]
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .and_then(|last| std::str::from_utf8(&bytes[..=from + last]).ok());
     let mut start = 0;
     let mut from = from;
     while let Some(offset) = newline(&bytes[from..]) {
         let end = from + offset;
-        let mut text = &bytes[start..end];
-        if text.last() == Some(&b'\r') {
-            text = &text[..text.len() - 1];
+        let mut stop = end;
+        if stop > start && bytes[stop - 1] == b'\r' {
+            stop -= 1;
         }
+        let text = match whole {
+            // `start` and `stop` are next to ASCII bytes: character boundaries.
+            Some(whole) => whole.get(start..stop).ok_or(()),
+            None => std::str::from_utf8(&bytes[start..stop]).map_err(drop),
+        };
         start = end + 1;
         from = start;
-        let outcome = std::str::from_utf8(text)
-            .map_err(|_| Failure::fatal("the response is not valid UTF-8"))
+        let outcome = text
+            .map_err(|()| Failure::fatal("the response is not valid UTF-8"))
             .and_then(&mut *line);
         if outcome.is_err() {
             return (start, outcome);
@@ -281,6 +293,28 @@ mod tests {
         let mut lines = Lines::default();
         assert!(lines.push(&snow[..1]).unwrap().is_empty());
         assert_eq!(lines.push(&snow[1..]).unwrap(), vec!["☃"]);
+    }
+
+    #[test]
+    fn the_lines_before_one_that_is_not_utf8_are_handed_over_then_it_fails() {
+        for (buffered, chunk) in [
+            (&b""[..], &b"a\r\n\xff\nc\n"[..]),
+            (b"a", b"\r\n\xffz\nc\n"),
+        ] {
+            let mut lines = Lines::default();
+            assert!(lines.push(buffered).unwrap().is_empty());
+            let mut seen = Vec::new();
+            let outcome = lines.each(chunk, &mut |line| {
+                seen.push(line.to_string());
+                Ok(())
+            });
+            assert_eq!(seen, vec!["a"]);
+            assert_eq!(
+                outcome.unwrap_err().message,
+                "the response is not valid UTF-8"
+            );
+            assert_eq!(lines.rest(), b"c\n");
+        }
     }
 
     #[test]
