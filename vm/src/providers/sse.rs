@@ -187,9 +187,13 @@ impl Sse {
             if line.starts_with(':') {
                 return Ok(()); // a comment (keep-alive)
             }
-            let (field, value) = match line.split_once(':') {
-                Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-                None => (line, ""),
+            let (field, value) = match line.strip_prefix("data:") {
+                // The usual line, read without searching for its colon.
+                Some(value) => ("data", value.strip_prefix(' ').unwrap_or(value)),
+                None => match line.split_once(':') {
+                    Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
+                    None => (line, ""),
+                },
             };
             match field {
                 "event" => *event = Some(value.to_string()),
