@@ -35,12 +35,24 @@ pub fn print(program: &Program, options: &PrintOptions) -> String {
     let mut printer = Printer {
         program,
         options: *options,
-        // About what a state of a generated chain takes, so a large program grows the
-        // buffer only a few times.
-        out: String::with_capacity(256 + program.states.len() * 128),
+        out: String::with_capacity(estimated_size(program)),
     };
     printer.program();
     printer.out
+}
+
+/// A little more than the printed size of a typical program: a state of a generated chain
+/// prints about 140 bytes, an agent its prose and a line per setting. Too small an estimate
+/// would double the buffer at the end, holding twice the text.
+fn estimated_size(program: &Program) -> usize {
+    let prose: usize = program
+        .agents
+        .iter()
+        .map(|agent| {
+            agent.instructions.len() + agent.description.as_ref().map_or(0, String::len) + 256
+        })
+        .sum();
+    1024 + prose + program.states.len() * 160
 }
 
 impl fmt::Display for Program {
