@@ -18,6 +18,9 @@
 //!   `Code::ResourceLimit` long before any recursion (conversion, drop) could overflow the stack.
 //!   Alias expansion is costed arithmetically (node count, height, text bytes) before anything is
 //!   copied, so alias bombs fail fast without allocating.
+//! - Plain block YAML, what nearly every config is, is first read by [`fast`], which gives the
+//!   same tree several times faster or gives up (before anything is reported) on anything it
+//!   does not fully understand, including every error; then saphyr reads the text.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,6 +33,10 @@ use super::node::{
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
+mod fast;
+#[cfg(test)]
+mod fast_tests;
+
 /// Parses the first YAML document of `text` into a [`Node`] tree with byte spans into `text`.
 ///
 /// An empty stream, or one holding only comments, gives a [`NodeKind::Null`] spanning the text.
@@ -37,6 +44,14 @@ pub fn parse(file: FileId, text: &str, budget: &Budget) -> Result<Node, Diagnost
     if text.len() > budget.max_bytes {
         return Err(input_too_large(file, text, budget.max_bytes, "yaml"));
     }
+    match fast::parse(file, text, budget) {
+        Some(node) => Ok(node),
+        None => parse_with_saphyr(file, text, budget),
+    }
+}
+
+/// [`parse`] through saphyr's events, for any YAML (the size limit already checked).
+fn parse_with_saphyr(file: FileId, text: &str, budget: &Budget) -> Result<Node, Diagnostic> {
     let mut builder = Builder {
         file,
         text,
