@@ -1033,4 +1033,60 @@ mod tests {
         );
         assert!(failures.is_empty(), "{failures:#?}");
     }
+
+    fn yaml_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                yaml_files(&path, files);
+            } else if matches!(
+                path.extension().and_then(|ext| ext.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+
+    /// The fast path against saphyr on every YAML file at hand (see `fast_tests`).
+    #[test]
+    fn every_config_at_hand_reads_the_same() {
+        let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        yaml_files(&crate_dir.join("../fixtures"), &mut files);
+        yaml_files(&crate_dir.join("../tests"), &mut files);
+        yaml_files(&crate_dir.join("tests"), &mut files);
+        let corpus = crate_dir.join("../../shared/corpus");
+        if corpus.is_dir() {
+            yaml_files(&corpus, &mut files);
+        } else {
+            eprintln!(
+                "skipped: ../shared/corpus is absent (only the project's own files compared)"
+            );
+        }
+        files.sort();
+        let mut taken = 0;
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            if super::fast_tests::agree(&text, &Budget::default()) {
+                taken += 1;
+            }
+            // Each file cut short at every third line: fresh ends inside its constructs.
+            for (idx, _) in text.match_indices('\n').step_by(3) {
+                super::fast_tests::agree(&text[..idx], &Budget::default());
+            }
+        }
+        eprintln!("the fast path took {taken} of {} files", files.len());
+        assert!(files.len() >= 10, "found only {} files", files.len());
+        assert!(
+            taken * 4 >= files.len(),
+            "the fast path took only {taken} of {} files",
+            files.len()
+        );
+    }
 }
