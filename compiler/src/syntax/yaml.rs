@@ -35,6 +35,8 @@ use crate::source::{FileId, Span};
 
 mod fast;
 #[cfg(test)]
+mod fast_gen;
+#[cfg(test)]
 mod fast_tests;
 
 /// Parses the first YAML document of `text` into a [`Node`] tree with byte spans into `text`.
