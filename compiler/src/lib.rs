@@ -18,6 +18,6 @@ mod lower;
 pub mod source;
 pub mod syntax;
 
-pub use compile::{compile, input_kind, Compiled, InputKind, Syntax};
+pub use compile::{compile, compile_program, input_kind, Compiled, InputKind, Syntax};
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use source::{FileId, FileReader, MemoryFiles, SourceFile, SourceMap, Span};

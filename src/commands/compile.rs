@@ -10,7 +10,8 @@ use crate::disk::Project;
 use crate::render::{self, Style};
 
 pub fn run(args: &CompileArgs, style: Style) -> u8 {
-    let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
+    // No checks follow, so the parsed tree need not outlive the lowering.
+    let compiled = fuseraft_compiler::compile_program(&args.input, &Project::new());
     let mut stderr = std::io::stderr().lock();
     let _ = write!(
         stderr,

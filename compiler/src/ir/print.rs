@@ -3,8 +3,11 @@
 //! The format is described in `docs/ir.md` ("Text form"). Output is deterministic: items
 //! appear in the order of the program's vectors, references are by name, strings are
 //! JSON-escaped, and optional values are omitted when they are `None` or the default.
+//!
+//! Everything is appended to one `String`: no line, name or quoted string is built on its
+//! own first (a 10,000-state program prints 1.4 MB, and a `format!` per piece was a sixth
+//! of a whole `fuseraft compile`).
 
-use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 use super::{
@@ -32,10 +35,24 @@ pub fn print(program: &Program, options: &PrintOptions) -> String {
     let mut printer = Printer {
         program,
         options: *options,
-        out: String::new(),
+        out: String::with_capacity(estimated_size(program)),
     };
     printer.program();
     printer.out
+}
+
+/// A little more than the printed size of a typical program: a state of a generated chain
+/// prints about 140 bytes, an agent its prose and a line per setting. Too small an estimate
+/// would double the buffer at the end, holding twice the text.
+fn estimated_size(program: &Program) -> usize {
+    let prose: usize = program
+        .agents
+        .iter()
+        .map(|agent| {
+            agent.instructions.len() + agent.description.as_ref().map_or(0, String::len) + 256
+        })
+        .sum();
+    1024 + prose + program.states.len() * 160
 }
 
 impl fmt::Display for Program {
@@ -46,30 +63,52 @@ impl fmt::Display for Program {
 
 /// True when `name` can be printed without quotes.
 pub(super) fn is_bare_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    let Some(first) = chars.next() else {
+    let bytes = name.as_bytes();
+    let Some((&first, rest)) = bytes.split_first() else {
         return false;
     };
-    (first.is_ascii_alphabetic() || first == '_')
-        && chars.all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '/' | '~' | '-'))
+    (first.is_ascii_alphabetic() || first == b'_')
+        && rest
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'~' | b'-'))
         // `end` is the exit target that is not a state.
         && name != "end"
 }
 
-/// A name, bare when possible, JSON-quoted otherwise.
-pub(super) fn name(name: &str) -> Cow<'_, str> {
+/// Appends a name, bare when possible, JSON-quoted otherwise.
+fn push_name(out: &mut String, name: &str) {
     if is_bare_name(name) {
-        Cow::Borrowed(name)
+        out.push_str(name);
     } else {
-        Cow::Owned(quote(name))
+        push_quoted(out, name);
     }
 }
 
 /// A JSON string literal: escapes `"`, `\`, control characters and Unicode line separators,
 /// keeps other Unicode as is.
-pub(super) fn quote(text: &str) -> String {
+#[cfg(test)]
+fn quote(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
+    push_quoted(&mut out, text);
+    out
+}
+
+/// Appends `text` as a JSON string literal (see [`quote`]). Printable ASCII without `"` or
+/// `\`, nearly every string of a config, is copied in one piece.
+fn push_quoted(out: &mut String, text: &str) {
     out.push('"');
+    if text
+        .bytes()
+        .all(|b| matches!(b, b' '..=b'~') && b != b'"' && b != b'\\')
+    {
+        out.push_str(text);
+    } else {
+        push_escaped(out, text);
+    }
+    out.push('"');
+}
+
+fn push_escaped(out: &mut String, text: &str) {
     for ch in text.chars() {
         match ch {
             '"' => out.push_str("\\\""),
@@ -86,14 +125,23 @@ pub(super) fn quote(text: &str) -> String {
             ch => out.push(ch),
         }
     }
-    out.push('"');
-    out
 }
 
-pub(super) fn origin_str(origin: Origin) -> String {
-    match origin {
-        Origin::Fuseraft(kind) => format!("fuseraft.{}", kind.as_str()),
-        Origin::Tama => "tama".to_string(),
+/// Appends a number in decimal, as `Display` would, without the formatting machinery.
+fn push_u64(out: &mut String, mut value: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        // `value % 10` is below 10, so this is a digit.
+        digits[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        out.push(char::from(digit));
     }
 }
 
@@ -129,31 +177,49 @@ struct Printer<'p> {
 }
 
 impl Printer<'_> {
-    fn line(&mut self, indent: bool, text: &str) {
+    /// Starts a line: two spaces when `indent`.
+    fn open(&mut self, indent: bool, text: &str) {
         if indent {
             self.out.push_str("  ");
         }
         self.out.push_str(text);
+    }
+
+    fn close(&mut self) {
         self.out.push('\n');
+    }
+
+    /// A whole line of fixed text.
+    fn line(&mut self, indent: bool, text: &str) {
+        self.open(indent, text);
+        self.close();
     }
 
     fn program(&mut self) {
         let program = self.program;
-        self.line(false, &format!("fuseraft-ir {FORMAT_VERSION}"));
-        self.line(
-            false,
-            &format!(
-                "program {} origin {}",
-                name(&program.name),
-                origin_str(program.origin)
-            ),
-        );
+        let _ = writeln!(self.out, "fuseraft-ir {FORMAT_VERSION}");
+        self.open(false, "program ");
+        push_name(&mut self.out, &program.name);
+        self.out.push_str(" origin ");
+        match program.origin {
+            Origin::Fuseraft(kind) => {
+                self.out.push_str("fuseraft.");
+                self.out.push_str(kind.as_str());
+            }
+            Origin::Tama => self.out.push_str("tama"),
+        }
+        self.close();
         for (idx, file) in program.files.iter().enumerate() {
-            self.line(false, &format!("file {idx} {}", quote(file)));
+            self.open(false, "file ");
+            push_u64(&mut self.out, idx as u64);
+            self.out.push(' ');
+            push_quoted(&mut self.out, file);
+            self.close();
         }
         if !program.states.is_empty() || program.entry != StateId(0) {
-            let entry = self.state_ref(program.entry);
-            self.line(false, &format!("entry {entry}"));
+            self.open(false, "entry ");
+            self.state_ref(program.entry);
+            self.close();
         }
         if program.termination != Termination::default() {
             self.termination(&program.termination);
@@ -162,18 +228,21 @@ impl Printer<'_> {
             self.failure(&program.failure);
         }
         for (key, value) in &program.settings {
-            self.line(false, &format!("setting {} {}", quote(key), quote(value)));
+            self.open(false, "setting ");
+            push_quoted(&mut self.out, key);
+            self.out.push(' ');
+            push_quoted(&mut self.out, value);
+            self.close();
         }
         if let Some(model) = &program.compaction_model {
-            self.line(false, &format!("compaction model {}", model_fields(model)));
+            self.open(false, "compaction model ");
+            model_fields(&mut self.out, model);
+            self.close();
         }
         if !program.permissions.is_default() {
-            self.line(
-                false,
-                &format!("permissions {}", program.permissions.preset),
-            );
+            let _ = writeln!(self.out, "permissions {}", program.permissions.preset);
             for (category, action) in &program.permissions.overrides {
-                self.line(false, &format!("permission {category} {action}"));
+                let _ = writeln!(self.out, "permission {category} {action}");
             }
         }
         for server in &program.mcp_servers {
@@ -185,7 +254,9 @@ impl Printer<'_> {
         if !program.counters.is_empty() {
             self.out.push('\n');
             for counter in &program.counters {
-                self.line(false, &format!("counter {}", name(&counter.name)));
+                self.open(false, "counter ");
+                push_name(&mut self.out, &counter.name);
+                self.close();
             }
         }
         for agent in &program.agents {
@@ -198,61 +269,74 @@ impl Printer<'_> {
 
     // ------------------------------------------------------------ references
 
-    fn state_ref(&self, id: StateId) -> String {
+    fn state_ref(&mut self, id: StateId) {
         match self.program.states.get(id.0 as usize) {
-            Some(state) => name(&state.name).into_owned(),
-            None => quote(&format!("<invalid state #{}>", id.0)),
+            Some(state) => push_name(&mut self.out, &state.name),
+            None => push_quoted(&mut self.out, &format!("<invalid state #{}>", id.0)),
         }
     }
 
-    fn agent_ref(&self, id: AgentId) -> String {
+    fn agent_ref(&mut self, id: AgentId) {
         match self.program.agents.get(id.0 as usize) {
-            Some(agent) => name(&agent.name).into_owned(),
-            None => quote(&format!("<invalid agent #{}>", id.0)),
+            Some(agent) => push_name(&mut self.out, &agent.name),
+            None => push_quoted(&mut self.out, &format!("<invalid agent #{}>", id.0)),
         }
     }
 
-    fn contract_ref(&self, id: ContractId) -> String {
+    fn contract_ref(&mut self, id: ContractId) {
         match self.program.contracts.get(id.0 as usize) {
-            Some(contract) => name(&contract.name).into_owned(),
-            None => quote(&format!("<invalid contract #{}>", id.0)),
+            Some(contract) => push_name(&mut self.out, &contract.name),
+            None => push_quoted(&mut self.out, &format!("<invalid contract #{}>", id.0)),
         }
     }
 
-    fn counter_ref(&self, id: CounterId) -> String {
+    fn counter_ref(&mut self, id: CounterId) {
         match self.program.counters.get(id.0 as usize) {
-            Some(counter) => name(&counter.name).into_owned(),
-            None => quote(&format!("<invalid counter #{}>", id.0)),
+            Some(counter) => push_name(&mut self.out, &counter.name),
+            None => push_quoted(&mut self.out, &format!("<invalid counter #{}>", id.0)),
         }
     }
 
-    fn target(&self, target: &Target) -> String {
+    fn target(&mut self, target: &Target) {
         match target {
             Target::State(id) => self.state_ref(*id),
-            Target::End => "end".to_string(),
+            Target::End => self.out.push_str("end"),
         }
     }
 
-    fn agent_list(&self, ids: &[AgentId]) -> String {
-        let names: Vec<String> = ids.iter().map(|id| self.agent_ref(*id)).collect();
-        format!("[{}]", names.join(", "))
+    /// `[a, b]`.
+    fn agent_list(&mut self, ids: &[AgentId]) {
+        self.out.push('[');
+        for (idx, id) in ids.iter().enumerate() {
+            if idx > 0 {
+                self.out.push_str(", ");
+            }
+            self.agent_ref(*id);
+        }
+        self.out.push(']');
     }
 
-    /// ` @L:C` or ` @F:L:C`; empty for `None`.
-    fn loc(loc: Option<Loc>) -> String {
-        match loc {
-            None => String::new(),
-            Some(loc) if loc.file.0 == 0 => format!(" @{}:{}", loc.line, loc.column),
-            Some(loc) => format!(" @{}:{}:{}", loc.file.0, loc.line, loc.column),
+    /// ` @L:C` or ` @F:L:C`; nothing for `None`.
+    fn loc(&mut self, loc: Option<Loc>) {
+        let Some(loc) = loc else {
+            return;
+        };
+        self.out.push_str(" @");
+        if loc.file.0 != 0 {
+            push_u64(&mut self.out, u64::from(loc.file.0));
+            self.out.push(':');
         }
+        push_u64(&mut self.out, u64::from(loc.line));
+        self.out.push(':');
+        push_u64(&mut self.out, u64::from(loc.column));
     }
 
     /// User prose: quoted, or `elided(N)` when eliding.
-    fn prose(&self, text: &str) -> String {
+    fn prose(&mut self, text: &str) {
         if self.options.elide_text && !text.is_empty() {
-            format!("elided({})", text.len())
+            let _ = write!(self.out, "elided({})", text.len());
         } else {
-            quote(text)
+            push_quoted(&mut self.out, text);
         }
     }
 
@@ -264,75 +348,84 @@ impl Printer<'_> {
             self.line(true, "unit phases");
         }
         if let Some(max) = termination.max_total_tokens {
-            self.line(true, &format!("max_total_tokens {max}"));
+            let _ = writeln!(self.out, "  max_total_tokens {max}");
         }
         if let Some(max) = termination.max_total_cost {
-            self.line(true, &format!("max_total_cost {max}"));
+            let _ = writeln!(self.out, "  max_total_cost {max}");
         }
         for cond in &termination.any {
-            let text = match cond {
-                TermCond::MaxTurns(turns) => format!("max_turns {turns}"),
-                TermCond::Tokens(tokens) => format!("tokens {tokens}"),
-                TermCond::Regex { pattern, agents } => {
-                    let mut text = format!("regex {}", quote(pattern));
-                    if !agents.is_empty() {
-                        text.push_str(&format!(" agents {}", name_list(agents)));
-                    }
-                    text
+            match cond {
+                TermCond::MaxTurns(turns) => {
+                    let _ = write!(self.out, "  max_turns {turns}");
                 }
-                TermCond::Cond(cond) => format!("cond {}", quote(&cond.to_string())),
-            };
-            self.line(true, &text);
+                TermCond::Tokens(tokens) => {
+                    let _ = write!(self.out, "  tokens {tokens}");
+                }
+                TermCond::Regex { pattern, agents } => {
+                    self.open(true, "regex ");
+                    push_quoted(&mut self.out, pattern);
+                    if !agents.is_empty() {
+                        self.out.push_str(" agents ");
+                        name_list(&mut self.out, agents.iter().map(String::as_str));
+                    }
+                }
+                TermCond::Cond(cond) => {
+                    self.open(true, "cond ");
+                    push_quoted(&mut self.out, &cond.to_string());
+                }
+            }
+            self.close();
         }
         for guard in &termination.validators {
-            let text = format!("require {}", self.guard(guard));
-            self.line(true, &text);
+            self.open(true, "require ");
+            self.guard(guard);
+            self.close();
         }
         for gate in &termination.gates {
-            self.line(true, &format!("gate {} {}", gate.first, gate.end));
+            let _ = writeln!(self.out, "  gate {} {}", gate.first, gate.end);
             for guard in &gate.validators {
-                let text = format!("check {}", self.guard(guard));
-                self.line(true, &text);
+                self.open(true, "check ");
+                self.guard(guard);
+                self.close();
             }
         }
     }
 
     fn failure(&mut self, failure: &FailurePolicy) {
-        let rule = |key: &str, rule: &FailureRule| {
-            format!("{key} {} {}", rule.action.as_str(), rule.threshold)
-        };
-        let mut items = vec![
-            rule("missing_evidence", &failure.missing_evidence),
-            rule("invalid_transition", &failure.invalid_transition),
-            rule("conflicting_evidence", &failure.conflicting_evidence),
-            rule("no_progress", &failure.no_progress),
+        let rules = [
+            ("missing_evidence", &failure.missing_evidence),
+            ("invalid_transition", &failure.invalid_transition),
+            ("conflicting_evidence", &failure.conflicting_evidence),
+            ("no_progress", &failure.no_progress),
         ];
-        if failure.max_contract_failures != 0 {
-            items.push(format!(
-                "max_contract_failures {}",
-                failure.max_contract_failures
-            ));
+        self.out.push_str("failure ");
+        for (idx, (key, rule)) in rules.into_iter().enumerate() {
+            if idx > 0 {
+                self.out.push_str(", ");
+            }
+            push_rule(&mut self.out, key, rule);
         }
-        self.line(false, &format!("failure {}", items.join(", ")));
+        if failure.max_contract_failures != 0 {
+            let _ = write!(
+                self.out,
+                ", max_contract_failures {}",
+                failure.max_contract_failures
+            );
+        }
+        self.close();
     }
 
     fn contract(&mut self, contract: &Contract) {
         self.out.push('\n');
-        self.line(
-            false,
-            &format!(
-                "contract {}{}",
-                name(&contract.name),
-                Self::loc(contract.loc)
-            ),
-        );
+        self.open(false, "contract ");
+        push_name(&mut self.out, &contract.name);
+        self.loc(contract.loc);
+        self.close();
         for predicate in &contract.predicates {
-            let text = format!(
-                "require {}{}",
-                name(&predicate.kind),
-                params(&predicate.params)
-            );
-            self.line(true, &text);
+            self.open(true, "require ");
+            push_name(&mut self.out, &predicate.kind);
+            params(&mut self.out, &predicate.params);
+            self.close();
         }
     }
 
@@ -343,16 +436,14 @@ impl Printer<'_> {
             McpTransport::Stdio { command, .. } => command,
             McpTransport::Http { url, .. } => url,
         };
-        self.line(
-            false,
-            &format!(
-                "mcp {} {} {}{}",
-                name(&server.name),
-                server.transport.kind(),
-                quote(target),
-                Self::loc(server.loc)
-            ),
-        );
+        self.open(false, "mcp ");
+        push_name(&mut self.out, &server.name);
+        self.out.push(' ');
+        self.out.push_str(server.transport.kind());
+        self.out.push(' ');
+        push_quoted(&mut self.out, target);
+        self.loc(server.loc);
+        self.close();
         match &server.transport {
             McpTransport::Stdio {
                 args,
@@ -361,23 +452,35 @@ impl Printer<'_> {
                 ..
             } => {
                 for arg in args {
-                    self.line(true, &format!("arg {}", quote(arg)));
+                    self.open(true, "arg ");
+                    push_quoted(&mut self.out, arg);
+                    self.close();
                 }
                 for (key, value) in env {
-                    self.line(true, &format!("env {} {}", quote(key), quote(value)));
+                    self.open(true, "env ");
+                    push_quoted(&mut self.out, key);
+                    self.out.push(' ');
+                    push_quoted(&mut self.out, value);
+                    self.close();
                 }
                 if let Some(dir) = working_directory {
-                    self.line(true, &format!("cwd {}", quote(dir)));
+                    self.open(true, "cwd ");
+                    push_quoted(&mut self.out, dir);
+                    self.close();
                 }
             }
             McpTransport::Http { headers, .. } => {
                 for (key, value) in headers {
-                    self.line(true, &format!("header {} {}", quote(key), quote(value)));
+                    self.open(true, "header ");
+                    push_quoted(&mut self.out, key);
+                    self.out.push(' ');
+                    push_quoted(&mut self.out, value);
+                    self.close();
                 }
             }
         }
         if let Some(seconds) = server.timeout_seconds {
-            self.line(true, &format!("timeout {seconds}"));
+            let _ = writeln!(self.out, "  timeout {seconds}");
         }
     }
 
@@ -385,65 +488,67 @@ impl Printer<'_> {
 
     fn agent(&mut self, agent: &Agent) {
         self.out.push('\n');
-        self.line(
-            false,
-            &format!("agent {}{}", name(&agent.name), Self::loc(agent.loc)),
-        );
+        self.open(false, "agent ");
+        push_name(&mut self.out, &agent.name);
+        self.loc(agent.loc);
+        self.close();
         if let Some(description) = &agent.description {
-            let text = format!("description {}", self.prose(description));
-            self.line(true, &text);
+            self.open(true, "description ");
+            self.prose(description);
+            self.close();
         }
         if let Some(model) = &agent.model {
-            self.line(true, &format!("model {}", model_fields(model)));
+            self.open(true, "model ");
+            model_fields(&mut self.out, model);
+            self.close();
         }
         if !agent.tools.is_empty() {
-            self.line(true, &format!("tools {}", name_list(&agent.tools)));
+            self.open(true, "tools ");
+            name_list(&mut self.out, agent.tools.iter().map(String::as_str));
+            self.close();
         }
         for (plugin, tags) in &agent.capabilities {
-            self.line(
-                true,
-                &format!(
-                    "capability {} {}",
-                    name(plugin.as_str()),
-                    name_list(
-                        &tags
-                            .iter()
-                            .map(|tag| tag.as_str().to_string())
-                            .collect::<Vec<_>>()
-                    )
-                ),
-            );
+            self.open(true, "capability ");
+            push_name(&mut self.out, plugin.as_str());
+            self.out.push(' ');
+            name_list(&mut self.out, tags.iter().map(|tag| tag.as_str()));
+            self.close();
         }
         if agent.tool_choice != ToolChoice::Auto {
-            self.line(
-                true,
-                &format!("tool_choice {}", tool_choice_str(agent.tool_choice)),
-            );
+            self.open(true, "tool_choice ");
+            self.out.push_str(tool_choice_str(agent.tool_choice));
+            self.close();
         }
         if agent.context != Context::default() {
-            self.line(true, &format!("context {}", context(&agent.context)));
+            self.open(true, "context ");
+            context(&mut self.out, &agent.context);
+            self.close();
         }
         if let Some(pattern) = &agent.pattern {
-            self.line(true, &format!("pattern {}", name(pattern)));
+            self.open(true, "pattern ");
+            push_name(&mut self.out, pattern);
+            self.close();
         }
         if let Some(model) = &agent.sub_agent.model {
-            self.line(true, &format!("sub_agent_model {}", model_fields(model)));
+            self.open(true, "sub_agent_model ");
+            model_fields(&mut self.out, model);
+            self.close();
         }
         if !agent.sub_agent.plugins.is_empty() {
-            let plugins: Vec<String> = agent
-                .sub_agent
-                .plugins
-                .iter()
-                .map(|plugin| plugin.as_str().to_string())
-                .collect();
-            self.line(true, &format!("sub_agent_plugins {}", name_list(&plugins)));
+            self.open(true, "sub_agent_plugins ");
+            name_list(
+                &mut self.out,
+                agent.sub_agent.plugins.iter().map(|plugin| plugin.as_str()),
+            );
+            self.close();
         }
         if let Some(max) = agent.sub_agent.max_tool_calls {
-            self.line(true, &format!("sub_agent_max_tool_calls {max}"));
+            let _ = writeln!(self.out, "  sub_agent_max_tool_calls {max}");
         }
         if !agent.instructions.is_empty() {
-            let text = format!("instructions {}", self.prose(&agent.instructions));
-            self.line(true, &text);
+            self.open(true, "instructions ");
+            self.prose(&agent.instructions);
+            self.close();
         }
     }
 
@@ -451,257 +556,333 @@ impl Printer<'_> {
 
     fn state(&mut self, state: &State) {
         self.out.push('\n');
-        let layer = match state.layer {
-            Some(layer) => layer.to_string(),
-            None => "-".to_string(),
-        };
-        self.line(
-            false,
-            &format!(
-                "state {} layer {layer}{}",
-                name(&state.name),
-                Self::loc(state.loc)
-            ),
-        );
-        let agent = match state.agent {
-            Some(id) => format!(" agent {}", self.agent_ref(id)),
-            None => String::new(),
-        };
+        self.open(false, "state ");
+        push_name(&mut self.out, &state.name);
+        self.out.push_str(" layer ");
+        match state.layer {
+            Some(layer) => push_u64(&mut self.out, u64::from(layer)),
+            None => self.out.push('-'),
+        }
+        self.loc(state.loc);
+        self.close();
         match &state.kind {
-            StateKind::Turn => self.line(true, &format!("turn{agent}")),
+            StateKind::Turn => {
+                self.open(true, "turn");
+                self.state_agent(state);
+                self.close();
+            }
             StateKind::Terminal(mode) => {
-                self.line(
-                    true,
-                    &format!("terminal {}{agent}", terminal_mode_str(*mode)),
-                );
+                self.open(true, "terminal ");
+                self.out.push_str(terminal_mode_str(*mode));
+                self.state_agent(state);
+                self.close();
             }
             StateKind::Fork(fork) => {
-                let text = self.fork(fork, &agent);
-                self.line(true, &text);
+                self.fork(fork);
+                self.state_agent(state);
+                self.close();
             }
-            StateKind::Select(select) => self.select(select, &agent),
+            StateKind::Select(select) => self.select(select, state),
         }
         if let Some(mode) = state.context {
-            self.line(true, &format!("context {}", context_mode_str(mode)));
+            self.open(true, "context ");
+            self.out.push_str(context_mode_str(mode));
+            self.close();
         }
         for exit in &state.exits {
-            let text = self.exit(exit);
-            self.line(true, &text);
+            self.exit(exit);
         }
         match &state.no_match {
             NoMatch::Never => {}
             NoMatch::Correct { nudge: true } => self.line(true, "no_match correct nudge"),
             NoMatch::Correct { nudge: false } => self.line(true, "no_match correct"),
             NoMatch::Fallback(id) => {
-                let text = format!("no_match fallback {}", self.state_ref(*id));
-                self.line(true, &text);
+                self.open(true, "no_match fallback ");
+                self.state_ref(*id);
+                self.close();
             }
             NoMatch::Fail => self.line(true, "no_match fail"),
         }
         if state.stuck != StuckPolicy::default() {
-            self.line(true, &format!("stuck{}", stuck(&state.stuck)));
+            self.open(true, "stuck");
+            stuck(&mut self.out, &state.stuck);
+            self.close();
         }
     }
 
-    fn fork(&self, fork: &Fork, agent: &str) -> String {
-        let branches: Vec<String> = fork.branches.iter().map(|id| self.state_ref(*id)).collect();
-        let mut text = format!(
-            "fork branches [{}] join {} merge {}",
-            branches.join(", "),
-            self.target(&fork.join),
-            fork.merge.as_str()
-        );
+    /// ` agent NAME` when the state has one.
+    fn state_agent(&mut self, state: &State) {
+        if let Some(id) = state.agent {
+            self.out.push_str(" agent ");
+            self.agent_ref(id);
+        }
+    }
+
+    /// The `fork` line without the state's agent and the line end.
+    fn fork(&mut self, fork: &Fork) {
+        self.open(true, "fork branches [");
+        for (idx, id) in fork.branches.iter().enumerate() {
+            if idx > 0 {
+                self.out.push_str(", ");
+            }
+            self.state_ref(*id);
+        }
+        self.out.push_str("] join ");
+        self.target(&fork.join);
+        self.out.push_str(" merge ");
+        self.out.push_str(fork.merge.as_str());
         if let Some(id) = fork.merge_agent {
-            text.push_str(&format!(" merge_agent {}", self.agent_ref(id)));
+            self.out.push_str(" merge_agent ");
+            self.agent_ref(id);
         }
-        text.push_str(agent);
-        text
     }
 
-    fn select(&mut self, select: &Select, agent: &str) {
-        let style = match &select.style {
-            SelectStyle::Llm => "llm".to_string(),
+    fn select(&mut self, select: &Select, state: &State) {
+        self.open(true, "select ");
+        match &select.style {
+            SelectStyle::Llm => self.out.push_str("llm"),
             SelectStyle::Magentic {
                 max_rounds,
                 max_stalls,
                 max_resets,
                 plan_review,
-            } => format!(
-                "magentic max_rounds {max_rounds} max_stalls {max_stalls} \
-                 max_resets {max_resets} plan_review {plan_review}"
-            ),
-        };
-        self.line(true, &format!("select {style}{agent}"));
+            } => {
+                let _ = write!(
+                    self.out,
+                    "magentic max_rounds {max_rounds} max_stalls {max_stalls} \
+                     max_resets {max_resets} plan_review {plan_review}"
+                );
+            }
+        }
+        self.state_agent(state);
+        self.close();
         if let Some(model) = &select.manager {
-            self.line(true, &format!("manager model {}", model_fields(model)));
+            self.open(true, "manager model ");
+            model_fields(&mut self.out, model);
+            self.close();
         }
         if let Some(prompt) = &select.prompt {
-            let text = format!("prompt {}", self.prose(prompt));
-            self.line(true, &text);
+            self.open(true, "prompt ");
+            self.prose(prompt);
+            self.close();
         }
     }
 
-    fn exit(&self, exit: &Exit) -> String {
-        let mut text = format!("exit {}", self.trigger(&exit.trigger));
+    /// A whole `exit` line.
+    fn exit(&mut self, exit: &Exit) {
+        self.open(true, "exit ");
+        self.trigger(&exit.trigger);
         for guard in &exit.guards {
-            text.push_str(" guard ");
-            text.push_str(&self.guard(guard));
+            self.out.push_str(" guard ");
+            self.guard(guard);
         }
         for effect in &exit.effects {
-            text.push_str(" effect ");
-            text.push_str(&self.effect(effect));
+            self.out.push_str(" effect ");
+            self.effect(effect);
         }
-        text.push_str(" -> ");
-        text.push_str(&self.target(&exit.target));
-        text.push_str(match exit.class {
+        self.out.push_str(" -> ");
+        self.target(&exit.target);
+        self.out.push_str(match exit.class {
             EdgeClass::Forward => " forward",
             EdgeClass::Back => " back",
         });
         if let Some(id) = exit.recovery {
-            text.push_str(" recovery ");
-            text.push_str(&self.agent_ref(id));
+            self.out.push_str(" recovery ");
+            self.agent_ref(id);
         }
-        text.push_str(&Self::loc(exit.loc));
-        text
+        self.loc(exit.loc);
+        self.close();
     }
 
-    fn from(&self, sources: &[AgentId]) -> String {
-        if sources.is_empty() {
-            String::new()
-        } else {
-            format!(" from {}", self.agent_list(sources))
+    /// ` from [a, b]`; nothing for no sources.
+    fn from(&mut self, sources: &[AgentId]) {
+        if !sources.is_empty() {
+            self.out.push_str(" from ");
+            self.agent_list(sources);
         }
     }
 
-    fn trigger(&self, trigger: &Trigger) -> String {
+    fn trigger(&mut self, trigger: &Trigger) {
         match trigger {
             Trigger::Signal {
                 text,
                 matcher,
                 sources,
-            } => format!(
-                "signal {} {}{}",
-                quote(text),
-                matcher.as_str(),
-                self.from(sources)
-            ),
-            Trigger::FinishKey(key) => format!("finish_key {}", quote(key)),
-            Trigger::AnyKey => "any_key".to_string(),
-            Trigger::Cond { cond, sources } => {
-                format!("cond {}{}", quote(&cond.to_string()), self.from(sources))
+            } => {
+                self.out.push_str("signal ");
+                push_quoted(&mut self.out, text);
+                self.out.push(' ');
+                self.out.push_str(matcher.as_str());
+                self.from(sources);
             }
-            Trigger::Chosen => "chosen".to_string(),
-            Trigger::Always => "always".to_string(),
-            Trigger::Otherwise => "otherwise".to_string(),
+            Trigger::FinishKey(key) => {
+                self.out.push_str("finish_key ");
+                push_quoted(&mut self.out, key);
+            }
+            Trigger::AnyKey => self.out.push_str("any_key"),
+            Trigger::Cond { cond, sources } => {
+                self.out.push_str("cond ");
+                push_quoted(&mut self.out, &cond.to_string());
+                self.from(sources);
+            }
+            Trigger::Chosen => self.out.push_str("chosen"),
+            Trigger::Always => self.out.push_str("always"),
+            Trigger::Otherwise => self.out.push_str("otherwise"),
         }
     }
 
-    fn guard(&self, guard: &Guard) -> String {
+    fn guard(&mut self, guard: &Guard) {
         match guard {
             Guard::Validator {
                 name: validator,
                 params: list,
             } => {
-                format!("validator {}{}", name(validator), params(list))
+                self.out.push_str("validator ");
+                push_name(&mut self.out, validator);
+                params(&mut self.out, list);
             }
-            Guard::Contract(id) => format!("contract {}", self.contract_ref(*id)),
-            Guard::Cond(cond) => format!("cond {}", quote(&cond.to_string())),
-            Guard::HumanApproval => "human_approval".to_string(),
+            Guard::Contract(id) => {
+                self.out.push_str("contract ");
+                self.contract_ref(*id);
+            }
+            Guard::Cond(cond) => {
+                self.out.push_str("cond ");
+                push_quoted(&mut self.out, &cond.to_string());
+            }
+            Guard::HumanApproval => self.out.push_str("human_approval"),
             Guard::CounterBelow(id, limit) => {
-                format!("counter_below {} {limit}", self.counter_ref(*id))
+                self.out.push_str("counter_below ");
+                self.counter_ref(*id);
+                let _ = write!(self.out, " {limit}");
             }
         }
     }
 
-    fn effect(&self, effect: &Effect) -> String {
+    fn effect(&mut self, effect: &Effect) {
         match effect {
-            Effect::InjectContext(list) => format!("inject_context {}", source_list(list)),
-            Effect::Count(id) => format!("count {}", self.counter_ref(*id)),
-            Effect::Reset(id) => format!("reset {}", self.counter_ref(*id)),
-            Effect::PhaseBreak => "phase_break".to_string(),
-            Effect::PromoteArtifact => "promote_artifact".to_string(),
-            Effect::InjectCritique => "inject_critique".to_string(),
-            Effect::Warn(text) => format!("warn {}", quote(text)),
+            Effect::InjectContext(list) => {
+                self.out.push_str("inject_context ");
+                source_list(&mut self.out, list);
+            }
+            Effect::Count(id) => {
+                self.out.push_str("count ");
+                self.counter_ref(*id);
+            }
+            Effect::Reset(id) => {
+                self.out.push_str("reset ");
+                self.counter_ref(*id);
+            }
+            Effect::PhaseBreak => self.out.push_str("phase_break"),
+            Effect::PromoteArtifact => self.out.push_str("promote_artifact"),
+            Effect::InjectCritique => self.out.push_str("inject_critique"),
+            Effect::Warn(text) => {
+                self.out.push_str("warn ");
+                push_quoted(&mut self.out, text);
+            }
             Effect::Revisit {
                 counter,
                 max,
                 objections,
             } => {
-                let mut text = format!("revisit {} max {max}", self.counter_ref(*counter));
+                self.out.push_str("revisit ");
+                self.counter_ref(*counter);
+                let _ = write!(self.out, " max {max}");
                 if let Some(path) = objections {
-                    text.push_str(&format!(" objections {}", quote(path)));
+                    self.out.push_str(" objections ");
+                    push_quoted(&mut self.out, path);
                 }
-                text
             }
         }
     }
 }
 
-fn name_list(names: &[String]) -> String {
-    let names: Vec<Cow<'_, str>> = names.iter().map(|text| name(text)).collect();
-    format!("[{}]", names.join(", "))
+/// `failure`'s `KEY ACTION THRESHOLD`.
+fn push_rule(out: &mut String, key: &str, rule: &FailureRule) {
+    let _ = write!(out, "{key} {} {}", rule.action.as_str(), rule.threshold);
+}
+
+/// `[a, "b c"]`.
+fn name_list<'n>(out: &mut String, names: impl Iterator<Item = &'n str>) {
+    out.push('[');
+    for (idx, text) in names.enumerate() {
+        if idx > 0 {
+            out.push_str(", ");
+        }
+        push_name(out, text);
+    }
+    out.push(']');
 }
 
 /// ` Key="value" ...` (leading space per parameter).
-fn params(params: &[(String, String)]) -> String {
-    let mut text = String::new();
+fn params(out: &mut String, params: &[(String, String)]) {
     for (key, value) in params {
-        let _ = write!(text, " {}={}", name(key), quote(value));
+        out.push(' ');
+        push_name(out, key);
+        out.push('=');
+        push_quoted(out, value);
     }
-    text
 }
 
-fn source_list(sources: &[ContextSource]) -> String {
-    let sources: Vec<String> = sources
-        .iter()
-        .map(|source| {
-            let mut text = quote(&source.source);
-            if source.max_chars != 0 {
-                let _ = write!(text, " max_chars {}", source.max_chars);
-            }
-            if let Some(label) = &source.label {
-                let _ = write!(text, " label {}", quote(label));
-            }
-            text
-        })
-        .collect();
-    format!("[{}]", sources.join(", "))
+fn source_list(out: &mut String, sources: &[ContextSource]) {
+    out.push('[');
+    for (idx, source) in sources.iter().enumerate() {
+        if idx > 0 {
+            out.push_str(", ");
+        }
+        push_quoted(out, &source.source);
+        if source.max_chars != 0 {
+            let _ = write!(out, " max_chars {}", source.max_chars);
+        }
+        if let Some(label) = &source.label {
+            out.push_str(" label ");
+            push_quoted(out, label);
+        }
+    }
+    out.push(']');
 }
 
-fn model_fields(model: &Model) -> String {
-    let mut text = String::new();
+fn model_fields(out: &mut String, model: &Model) {
     if let Some(alias) = &model.alias {
-        let _ = write!(text, "alias {} ", name(alias));
+        out.push_str("alias ");
+        push_name(out, alias);
+        out.push(' ');
     }
     if let Some(provider) = &model.provider {
-        let _ = write!(text, "provider {} ", name(provider));
+        out.push_str("provider ");
+        push_name(out, provider);
+        out.push(' ');
     }
-    let _ = write!(text, "id {}", quote(&model.id));
+    out.push_str("id ");
+    push_quoted(out, &model.id);
     if let Some(endpoint) = &model.endpoint {
-        let _ = write!(text, " endpoint {}", quote(endpoint));
+        out.push_str(" endpoint ");
+        push_quoted(out, endpoint);
     }
     if let Some(key_env) = &model.api_key_env {
-        let _ = write!(text, " key_env {}", name(key_env));
+        out.push_str(" key_env ");
+        push_name(out, key_env);
     }
     if model.has_literal_key {
-        text.push_str(" literal_key");
+        out.push_str(" literal_key");
     }
     if let Some(temperature) = &model.temperature {
-        let _ = write!(text, " temperature {}", quote(temperature));
+        out.push_str(" temperature ");
+        push_quoted(out, temperature);
     }
     if let Some(max_tokens) = model.max_tokens {
-        let _ = write!(text, " max_tokens {max_tokens}");
+        let _ = write!(out, " max_tokens {max_tokens}");
     }
     if let Some(reasoning) = &model.reasoning_effort {
-        let _ = write!(text, " reasoning {}", name(reasoning));
+        out.push_str(" reasoning ");
+        push_name(out, reasoning);
     }
     if let Some(window) = model.context_window {
-        let _ = write!(text, " context_window {window}");
+        let _ = write!(out, " context_window {window}");
     }
     if let Some(pricing) = &model.pricing {
-        let _ = write!(text, " pricing {} {}", pricing.input, pricing.output);
+        let _ = write!(out, " pricing {} {}", pricing.input, pricing.output);
         if let Some(cached) = pricing.cached_input {
-            let _ = write!(text, " cached {cached}");
+            let _ = write!(out, " cached {cached}");
         }
     }
     let timeouts = &model.timeouts;
@@ -711,56 +892,54 @@ fn model_fields(model: &Model) -> String {
         ("timeout", timeouts.overall),
     ] {
         if let Some(seconds) = seconds {
-            let _ = write!(text, " {keyword} {seconds}");
+            let _ = write!(out, " {keyword} {seconds}");
         }
     }
-    text
 }
 
-fn context(context: &Context) -> String {
-    let mut text = context_mode_str(context.mode).to_string();
+fn context(out: &mut String, context: &Context) {
+    out.push_str(context_mode_str(context.mode));
     if context.text_only {
-        text.push_str(" text_only");
+        out.push_str(" text_only");
     }
     if !context.exclude_agents.is_empty() {
-        let _ = write!(text, " exclude {}", name_list(&context.exclude_agents));
+        out.push_str(" exclude ");
+        name_list(out, context.exclude_agents.iter().map(String::as_str));
     }
     if context.max_tail != 0 {
-        let _ = write!(text, " tail {}", context.max_tail);
+        let _ = write!(out, " tail {}", context.max_tail);
     }
     if context.max_turn_age != 0 {
-        let _ = write!(text, " turn_age {}", context.max_turn_age);
+        let _ = write!(out, " turn_age {}", context.max_turn_age);
     }
     if context.max_tool_result_chars != 0 {
-        let _ = write!(text, " tool_result_chars {}", context.max_tool_result_chars);
+        let _ = write!(out, " tool_result_chars {}", context.max_tool_result_chars);
     }
     if context.max_replay_chars != 0 {
-        let _ = write!(text, " replay_chars {}", context.max_replay_chars);
+        let _ = write!(out, " replay_chars {}", context.max_replay_chars);
     }
     for (tool, chars) in &context.tool_result_overrides {
-        let _ = write!(text, " tool_result_chars_for {} {chars}", tool.name());
+        let _ = write!(out, " tool_result_chars_for {} {chars}", tool.name());
     }
     if let Some(fraction) = context.cap_fraction {
-        let _ = write!(text, " cap_fraction {fraction}");
+        let _ = write!(out, " cap_fraction {fraction}");
     }
     if !context.sources.is_empty() {
-        let _ = write!(text, " sources {}", source_list(&context.sources));
+        out.push_str(" sources ");
+        source_list(out, &context.sources);
     }
-    text
 }
 
-fn stuck(stuck: &StuckPolicy) -> String {
-    let mut text = String::new();
+fn stuck(out: &mut String, stuck: &StuckPolicy) {
     if let Some(max) = stuck.max_retries {
-        let _ = write!(text, " max_retries {max}");
+        let _ = write!(out, " max_retries {max}");
     }
     if let Some(max) = stuck.max_visit_turns {
-        let _ = write!(text, " max_visit_turns {max}");
+        let _ = write!(out, " max_visit_turns {max}");
     }
     if let Some(max) = stuck.max_without_signal {
-        let _ = write!(text, " max_without_signal {max}");
+        let _ = write!(out, " max_without_signal {max}");
     }
-    text
 }
 
 /// The sample programs shared by the printer and parser tests: `fixtures/ir/*.fir` (a new
@@ -876,6 +1055,12 @@ mod tests {
             .map(|(example, _)| example)
             .expect("docs/ir.md has an example");
         assert_eq!(example, print(&samples::team(), &PrintOptions::default()));
+    }
+
+    fn name(text: &str) -> String {
+        let mut out = String::new();
+        push_name(&mut out, text);
+        out
     }
 
     #[test]

@@ -18,6 +18,9 @@
 //!   `Code::ResourceLimit` long before any recursion (conversion, drop) could overflow the stack.
 //!   Alias expansion is costed arithmetically (node count, height, text bytes) before anything is
 //!   copied, so alias bombs fail fast without allocating.
+//! - Plain block YAML, what nearly every config is, is first read by [`fast`], which gives the
+//!   same tree several times faster or gives up (before anything is reported) on anything it
+//!   does not fully understand, including every error; then saphyr reads the text.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,6 +33,12 @@ use super::node::{
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Span};
 
+mod fast;
+#[cfg(test)]
+mod fast_gen;
+#[cfg(test)]
+mod fast_tests;
+
 /// Parses the first YAML document of `text` into a [`Node`] tree with byte spans into `text`.
 ///
 /// An empty stream, or one holding only comments, gives a [`NodeKind::Null`] spanning the text.
@@ -37,6 +46,14 @@ pub fn parse(file: FileId, text: &str, budget: &Budget) -> Result<Node, Diagnost
     if text.len() > budget.max_bytes {
         return Err(input_too_large(file, text, budget.max_bytes, "yaml"));
     }
+    match fast::parse(file, text, budget) {
+        Some(node) => Ok(node),
+        None => parse_with_saphyr(file, text, budget),
+    }
+}
+
+/// [`parse`] through saphyr's events, for any YAML (the size limit already checked).
+fn parse_with_saphyr(file: FileId, text: &str, budget: &Budget) -> Result<Node, Diagnostic> {
     let mut builder = Builder {
         file,
         text,
@@ -1017,5 +1034,61 @@ mod tests {
             files.len()
         );
         assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    fn yaml_files(dir: &std::path::Path, files: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                yaml_files(&path, files);
+            } else if matches!(
+                path.extension().and_then(|ext| ext.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+
+    /// The fast path against saphyr on every YAML file at hand (see `fast_tests`).
+    #[test]
+    fn every_config_at_hand_reads_the_same() {
+        let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        yaml_files(&crate_dir.join("../fixtures"), &mut files);
+        yaml_files(&crate_dir.join("../tests"), &mut files);
+        yaml_files(&crate_dir.join("tests"), &mut files);
+        let corpus = crate_dir.join("../../shared/corpus");
+        if corpus.is_dir() {
+            yaml_files(&corpus, &mut files);
+        } else {
+            eprintln!(
+                "skipped: ../shared/corpus is absent (only the project's own files compared)"
+            );
+        }
+        files.sort();
+        let mut taken = 0;
+        for path in &files {
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            if super::fast_tests::agree(&text, &Budget::default()) {
+                taken += 1;
+            }
+            // Each file cut short at every third line: fresh ends inside its constructs.
+            for (idx, _) in text.match_indices('\n').step_by(3) {
+                super::fast_tests::agree(&text[..idx], &Budget::default());
+            }
+        }
+        eprintln!("the fast path took {taken} of {} files", files.len());
+        assert!(files.len() >= 10, "found only {} files", files.len());
+        assert!(
+            taken * 4 >= files.len(),
+            "the fast path took only {taken} of {} files",
+            files.len()
+        );
     }
 }
