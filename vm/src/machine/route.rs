@@ -104,10 +104,21 @@ impl Machine<'_> {
         detected
     }
 
-    /// Routes after a completed turn on its reply.
+    /// Routes after a completed turn on its reply. The run's value becomes the reply's
+    /// (its `finish` value, else its text), unless taking the exit set another
+    /// (`PromoteArtifact`): the text moves there after routing has read it.
     pub(super) fn route(&mut self, reply: Reply) {
         let mut reply = reply;
-        self.run.value = Some(reply.value.take().unwrap_or_else(|| reply.text.clone()));
+        let value = reply.value.take();
+        // Nothing reads the value while routing; `None` tells whether an exit set one.
+        self.run.value = None;
+        self.route_on(&mut reply);
+        if self.run.value.is_none() {
+            self.run.value = Some(value.unwrap_or(reply.text));
+        }
+    }
+
+    fn route_on(&mut self, reply: &mut Reply) {
         // Extracting JSON parses the whole reply: only when a condition of this state reads it.
         let state = self.program.state(self.run.state);
         let reads_json = state.exits.iter().any(|exit| {
@@ -120,11 +131,11 @@ impl Machine<'_> {
         if reads_json {
             reply.json = fuseraft_compiler::ir::extract_json(&reply.text);
         }
-        if self.lacks_json(&reply) {
-            self.no_json(&reply);
+        if self.lacks_json(reply) {
+            self.no_json(reply);
             return;
         }
-        let detected = self.detected_signals(&reply);
+        let detected = self.detected_signals(reply);
         for signal in &detected {
             let via = if reply.handoff.is_some() {
                 Via::Handoff
@@ -138,7 +149,7 @@ impl Machine<'_> {
             self.emit(Some(&reply.agent), kind);
         }
         if detected.len() > 1 {
-            self.ambiguous(&reply, &detected);
+            self.ambiguous(reply, &detected);
             return;
         }
         let state = self.program.state(self.run.state);
@@ -189,7 +200,7 @@ impl Machine<'_> {
             self.try_exit(idx);
             return;
         }
-        self.no_match(&reply);
+        self.no_match(reply);
     }
 
     /// Starts taking exit `idx`: its checks, then approval, then context, then the move.
