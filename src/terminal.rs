@@ -70,7 +70,9 @@ fn has_unsafe(text: &str) -> bool {
             }
         }
     }
-    text[at..].chars().any(unsafe_char)
+    // The last window's worth, and short texts (names, signals): bytes first, characters
+    // only when there is a byte that is not plain.
+    !bytes[at..].iter().all(|&byte| plain(byte)) && text[at..].chars().any(unsafe_char)
 }
 
 /// `text` with every unsafe character shown escaped: `\x1b`, `\r`, `\u{9b}`, `\u{202e}`.
