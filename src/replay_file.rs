@@ -100,8 +100,7 @@ pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, L
     // the span-keeping parser below runs only to point at what is wrong (including nesting
     // deeper than the budget, which serde_json would accept up to 128 levels).
     if is_json {
-        if let Some(script) = fuseraft_vm::replay::Script::from_json_text(&text, budget.max_depth)
-        {
+        if let Some(script) = fuseraft_vm::replay::Script::from_json_text(&text, budget.max_depth) {
             return Ok(script);
         }
         if let Ok(value) = serde_json::from_str::<Json>(&text)

@@ -70,7 +70,9 @@ fn escapes(word: u64) -> u64 {
     let below = |value: u64, n: u64| !(((value & LOW) + ONES * (0x80 - n)) | value) & HIGH;
     // A zero byte: below 1.
     let zero = |value: u64| below(value, 1);
-    below(word, 0x20) | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))
+    below(word, 0x20)
+        | zero(word ^ (ONES * u64::from(b'"')))
+        | zero(word ^ (ONES * u64::from(b'\\')))
 }
 
 #[cfg(test)]
@@ -142,11 +144,15 @@ mod tests {
             .collect();
         let mut state: u64 = 0x2545_f491_4f6c_dd1d;
         for _ in 0..2_000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
             let len = (state >> 58) as usize;
             let text: String = (0..len)
                 .map(|_| {
-                    state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
                     alphabet[(state >> 33) as usize % alphabet.len()]
                 })
                 .collect();

@@ -256,12 +256,17 @@ impl<'de> Visitor<'de> for Reply<'_> {
             }
             *slot = Some(map.next_value::<Json>()?);
         }
-        let deepest = [&fields.text, &fields.tool_calls, &fields.times, &fields.usage]
-            .into_iter()
-            .flatten()
-            .map(depth)
-            .max()
-            .unwrap_or(0);
+        let deepest = [
+            &fields.text,
+            &fields.tool_calls,
+            &fields.times,
+            &fields.usage,
+        ]
+        .into_iter()
+        .flatten()
+        .map(depth)
+        .max()
+        .unwrap_or(0);
         let reply = reply_of(self.agent, self.idx, fields).map_err(de::Error::custom)?;
         Ok((reply, 1 + deepest))
     }
@@ -361,7 +366,10 @@ mod tests {
             let whole = depth(&value);
             assert_eq!(whole, 6 + levels);
             assert!(Script::from_json_text(&text, whole).is_some(), "{levels}");
-            assert!(Script::from_json_text(&text, whole - 1).is_none(), "{levels}");
+            assert!(
+                Script::from_json_text(&text, whole - 1).is_none(),
+                "{levels}"
+            );
         }
         assert!(Script::from_json_text("{\"replies\": {}}", 2).is_some());
         assert!(Script::from_json_text("{\"replies\": {}}", 1).is_none());
