@@ -23,7 +23,8 @@ pub(super) struct Reply {
     pub(super) made_tool_calls: bool,
 }
 
-pub(super) fn read_reply(message: &Message) -> Reply {
+/// The routing view of `message`, its text copied into `buffer` (whose allocation is kept).
+pub(super) fn read_reply(message: &Message, mut buffer: String) -> Reply {
     let finish = message
         .tool_calls
         .iter()
@@ -38,7 +39,11 @@ pub(super) fn read_reply(message: &Message) -> Reply {
     };
     Reply {
         agent: message.agent.clone(),
-        text: message.content.clone(),
+        text: {
+            buffer.clear();
+            buffer.push_str(&message.content);
+            buffer
+        },
         handoff: message.handoff().map(str::to_string),
         key,
         value,
