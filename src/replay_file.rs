@@ -95,10 +95,14 @@ pub fn parse(path: &Path, text: String) -> Result<fuseraft_vm::replay::Script, L
         max_nodes: 50_000_000,
         ..Budget::default()
     };
-    // A well-formed JSON file goes straight to serde_json, whose values move into the
-    // script; the span-keeping parser below runs only to point at what is wrong (including
-    // nesting deeper than the budget, which serde_json would accept up to 128 levels).
+    // A well-formed JSON file is read straight into the script. Any other goes to
+    // serde_json as a whole value, which `Script::from_json` checks for the error to show;
+    // the span-keeping parser below runs only to point at what is wrong (including nesting
+    // deeper than the budget, which serde_json would accept up to 128 levels).
     if is_json {
+        if let Some(script) = fuseraft_vm::replay::Script::from_json_text(&text, budget.max_depth) {
+            return Ok(script);
+        }
         if let Ok(value) = serde_json::from_str::<Json>(&text)
             .map_err(drop)
             .and_then(|value| {

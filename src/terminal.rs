@@ -70,7 +70,9 @@ fn has_unsafe(text: &str) -> bool {
             }
         }
     }
-    text[at..].chars().any(unsafe_char)
+    // The last window's worth, and short texts (names, signals): bytes first, characters
+    // only when there is a byte that is not plain.
+    !bytes[at..].iter().all(|&byte| plain(byte)) && text[at..].chars().any(unsafe_char)
 }
 
 /// `text` with every unsafe character shown escaped: `\x1b`, `\r`, `\u{9b}`, `\u{202e}`.
@@ -412,8 +414,14 @@ impl Terminal {
             EventKind::TurnStart { state } => {
                 let agent = event.agent.as_deref().unwrap_or("");
                 let (agent, state) = (neutralise(agent), neutralise(state));
-                let header = format!("── turn {} · {agent} · {state} ──", event.turn + 1);
-                let _ = writeln!(out, "{}", self.paint.header(&header));
+                // `── turn N · agent · state ──`, written in place.
+                self.paint.line(out, lines::HEADER, |out| {
+                    let _ = write!(out, "── turn {} · ", event.turn + 1);
+                    out.extend_from_slice(agent.as_bytes());
+                    out.extend_from_slice(" · ".as_bytes());
+                    out.extend_from_slice(state.as_bytes());
+                    out.extend_from_slice(" ──".as_bytes());
+                });
                 self.printed.store(false, Ordering::SeqCst);
                 if self.streaming && self.tty {
                     self.start_waiting(out, &agent);
@@ -449,7 +457,8 @@ impl Terminal {
                     };
                 }
                 if !self.streaming && !content.is_empty() {
-                    let _ = writeln!(out, "{}", neutralise(content.trim_end()));
+                    out.extend_from_slice(neutralise(content.trim_end()).as_bytes());
+                    out.push(b'\n');
                 }
                 if self.streaming {
                     let tokens = format!("  · {}", turn_tokens(&event.kind));
@@ -457,12 +466,16 @@ impl Terminal {
                 }
             }
             EventKind::AgentRouted { to, signal, .. } => {
-                let via = signal
-                    .as_deref()
-                    .map(|signal| format!(" on `{}`", neutralise(signal)))
-                    .unwrap_or_default();
-                let route = format!("  → {}{via}", neutralise(to));
-                let _ = writeln!(out, "{}", self.paint.good(&route));
+                // `  → to on `signal``, written in place.
+                self.paint.line(out, lines::GOOD, |out| {
+                    out.extend_from_slice("  → ".as_bytes());
+                    out.extend_from_slice(neutralise(to).as_bytes());
+                    if let Some(signal) = signal {
+                        out.extend_from_slice(b" on `");
+                        out.extend_from_slice(neutralise(signal).as_bytes());
+                        out.push(b'`');
+                    }
+                });
             }
             _ => {
                 let line =

@@ -8,6 +8,12 @@ use serde_json::Value as Json;
 
 use super::neutralise;
 
+/// The SGR colour of a turn's header line.
+pub const HEADER: &str = "1;36";
+
+/// The SGR colour of a route line.
+pub const GOOD: &str = "32";
+
 /// SGR colours, or none.
 #[derive(Copy, Clone, Debug)]
 pub struct Paint {
@@ -23,12 +29,28 @@ impl Paint {
         }
     }
 
+    /// One line written straight into `out`: what `write` writes, in colour `code` when
+    /// colour is on, then a newline; the bytes of `writeln!(out, "{}", self.wrap(code, ..))`
+    /// without building the strings (a turn writes two such lines).
+    pub fn line(self, out: &mut Vec<u8>, code: &str, write: impl FnOnce(&mut Vec<u8>)) {
+        if self.on {
+            out.extend_from_slice(b"\x1b[");
+            out.extend_from_slice(code.as_bytes());
+            out.push(b'm');
+            write(out);
+            out.extend_from_slice(b"\x1b[0m\n");
+        } else {
+            write(out);
+            out.push(b'\n');
+        }
+    }
+
     pub fn header(self, text: &str) -> String {
-        self.wrap("1;36", text)
+        self.wrap(HEADER, text)
     }
 
     pub fn good(self, text: &str) -> String {
-        self.wrap("32", text)
+        self.wrap(GOOD, text)
     }
 
     pub fn warn(self, text: &str) -> String {
@@ -166,6 +188,26 @@ pub fn key_argument(call: &ToolCall) -> Option<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_line_written_in_place_is_the_wrapped_line() {
+        use std::io::Write;
+        for on in [false, true] {
+            let paint = Paint { on };
+            for (code, text) in [
+                (HEADER, "── turn 3 · Dev · Developer ──"),
+                (GOOD, "  → end"),
+            ] {
+                let mut expected = Vec::new();
+                writeln!(expected, "{}", paint.wrap(code, text)).unwrap();
+                let mut written = b"before".to_vec();
+                paint.line(&mut written, code, |out| {
+                    out.extend_from_slice(text.as_bytes())
+                });
+                assert_eq!(written[6..], expected[..], "{on} {text}");
+            }
+        }
+    }
 
     fn event(kind: EventKind) -> Event {
         Event::new(0, Some("Dev"), kind)

@@ -11,10 +11,25 @@ use serde_json::Value as Json;
 use crate::effect::{ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
 
+mod typed;
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum OnExhausted {
     Error,
     RepeatLast,
+}
+
+impl OnExhausted {
+    /// The policy an `on_exhausted` string names.
+    fn named(text: &str) -> Result<OnExhausted, String> {
+        match text {
+            "error" => Ok(OnExhausted::Error),
+            "repeat-last" | "repeat_last" => Ok(OnExhausted::RepeatLast),
+            other => Err(format!(
+                "`on_exhausted` must be `error` or `repeat-last`, found `{other}`"
+            )),
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -40,39 +55,69 @@ fn number(value: &Json) -> Option<u64> {
 }
 
 fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, String> {
-    let at = || format!("replies.{agent}[{idx}]");
     let mut object = match value {
-        Json::String(text) => {
-            return Ok(ScriptReply {
-                text,
-                tool_calls: Vec::new(),
-                times: 1,
-                usage: Usage::default(),
-            })
-        }
+        Json::String(text) => return Ok(ScriptReply::text(text)),
         Json::Object(object) => object,
         _ => {
             return Err(format!(
-                "{} must be a mapping with `text` and/or `tool_calls`",
-                at()
+                "replies.{agent}[{idx}] must be a mapping with `text` and/or `tool_calls`"
             ))
         }
     };
     for key in object.keys() {
-        if !["text", "tool_calls", "times", "usage"].contains(&key.as_str()) {
+        if !REPLY_KEYS.contains(&key.as_str()) {
             return Err(format!(
-                "{} has an unknown key `{key}` (expected text, tool_calls, times, usage)",
-                at()
+                "replies.{agent}[{idx}] has an unknown key `{key}` (expected text, tool_calls, times, usage)"
             ));
         }
     }
-    let text = match object.remove("text") {
+    reply_of(
+        agent,
+        idx,
+        ReplyFields {
+            text: object.remove("text"),
+            tool_calls: object.remove("tool_calls"),
+            times: object.remove("times"),
+            usage: object.remove("usage"),
+        },
+    )
+}
+
+/// The keys a reply given as a mapping may have.
+const REPLY_KEYS: [&str; 4] = ["text", "tool_calls", "times", "usage"];
+
+/// The values of a reply given as a mapping, by key (`None`: the key is absent).
+#[derive(Default)]
+struct ReplyFields {
+    text: Option<Json>,
+    tool_calls: Option<Json>,
+    times: Option<Json>,
+    usage: Option<Json>,
+}
+
+impl ScriptReply {
+    /// A reply of only `text`, answering one call.
+    fn text(text: String) -> ScriptReply {
+        ScriptReply {
+            text,
+            tool_calls: Vec::new(),
+            times: 1,
+            usage: Usage::default(),
+        }
+    }
+}
+
+/// Reply `idx` of `agent`'s queue from its fields: what both readers of a replay file
+/// ([`Script::from_json`] and [`Script::from_json_text`]) make of a reply mapping.
+fn reply_of(agent: &str, idx: usize, fields: ReplyFields) -> Result<ScriptReply, String> {
+    let at = || format!("replies.{agent}[{idx}]");
+    let text = match fields.text {
         None | Some(Json::Null) => String::new(),
         Some(Json::String(text)) => text,
         Some(other) => other.to_string(),
     };
     let mut tool_calls = Vec::new();
-    match object.remove("tool_calls") {
+    match fields.tool_calls {
         None | Some(Json::Null) => {}
         Some(Json::Array(calls)) => {
             for (call_idx, mut call) in calls.into_iter().enumerate() {
@@ -95,7 +140,7 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
         }
         Some(_) => return Err(format!("{}.tool_calls must be a list", at())),
     }
-    let times = match object.get("times") {
+    let times = match &fields.times {
         None | Some(Json::Null) => 1,
         Some(value) => match number(value) {
             Some(times) if times >= 1 && times <= u32::MAX as u64 => times as u32,
@@ -107,7 +152,7 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
             }
         },
     };
-    let usage = match object.get("usage") {
+    let usage = match &fields.usage {
         None | Some(Json::Null) => Usage::default(),
         Some(usage) => Usage {
             input_tokens: usage.get("input_tokens").and_then(number).unwrap_or(0),
@@ -144,13 +189,8 @@ impl Script {
             }
         }
         let on_exhausted = match object.get("on_exhausted").and_then(Json::as_str) {
-            None | Some("error") => OnExhausted::Error,
-            Some("repeat-last") | Some("repeat_last") => OnExhausted::RepeatLast,
-            Some(other) => {
-                return Err(format!(
-                    "`on_exhausted` must be `error` or `repeat-last`, found `{other}`"
-                ))
-            }
+            None => OnExhausted::Error,
+            Some(text) => OnExhausted::named(text)?,
         };
         let Some(Json::Object(replies)) = object.remove("replies") else {
             return Err(
@@ -180,8 +220,8 @@ impl Script {
 pub struct Replay {
     script: Script,
     /// Per queue, in script order: (index of the current reply, times it was served), or
-    /// `None` while the queue is untouched.
-    cursors: Mutex<Vec<Option<(usize, u32)>>>,
+    /// `None` while the queue is untouched; and the replies' texts.
+    served: Mutex<Served>,
     /// Queue indices by queue name, the order in which [`Replay::state`] lists them.
     by_name: Vec<usize>,
     next_id: Mutex<u64>,
@@ -189,14 +229,35 @@ pub struct Replay {
     spent: Mutex<crate::driver::Cost>,
 }
 
+/// Where each queue is, and the texts of its replies, moved out of the script: a reply's
+/// text moves into the answer that serves it last (`None` after that), so a turn does not
+/// copy its reply (issue 17).
+struct Served {
+    cursors: Vec<Option<(usize, u32)>>,
+    texts: Vec<Vec<Option<String>>>,
+}
+
 impl Replay {
-    pub fn new(script: Script) -> Replay {
-        let cursors = vec![None; script.queues.len()];
+    pub fn new(mut script: Script) -> Replay {
+        let texts = script
+            .queues
+            .iter_mut()
+            .map(|(_, replies)| {
+                replies
+                    .iter_mut()
+                    .map(|reply| Some(std::mem::take(&mut reply.text)))
+                    .collect()
+            })
+            .collect();
+        let served = Served {
+            cursors: vec![None; script.queues.len()],
+            texts,
+        };
         let mut by_name: Vec<usize> = (0..script.queues.len()).collect();
         by_name.sort_by(|a, b| script.queues[*a].0.cmp(&script.queues[*b].0));
         Replay {
             script,
-            cursors: Mutex::new(cursors),
+            served: Mutex::new(served),
             by_name,
             next_id: Mutex::new(0),
             spent: Mutex::new(crate::driver::Cost::default()),
@@ -232,12 +293,12 @@ impl Replay {
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
     pub fn state(&self) -> Json {
         // Taken after every turn of a durable run: built directly, in name order.
-        let cursors = self.cursors.lock().map(|cursors| {
+        let cursors = self.served.lock().map(|served| {
             self.by_name
                 .iter()
                 .filter_map(|&queue| {
-                    let (idx, served) = cursors[queue]?;
-                    let pair = Json::Array(vec![Json::from(idx), Json::from(served)]);
+                    let (idx, times) = served.cursors[queue]?;
+                    let pair = Json::Array(vec![Json::from(idx), Json::from(times)]);
                     Some((self.script.queues[queue].0.clone(), pair))
                 })
                 .collect::<serde_json::Map<_, _>>()
@@ -250,19 +311,20 @@ impl Replay {
         Json::Object(state)
     }
 
-    /// Moves the provider to a position saved by [`Replay::state`]. Queues the script no
+    /// Moves the provider to a position saved by [`Replay::state`], before it serves a
+    /// reply (a reply's text is let go once served for the last time). Queues the script no
     /// longer has are ignored.
     pub fn restore(&self, state: &Json) {
-        if let (Ok(mut cursors), Some(saved)) = (
-            self.cursors.lock(),
+        if let (Ok(mut served), Some(saved)) = (
+            self.served.lock(),
             state.get("cursors").and_then(Json::as_object),
         ) {
-            cursors.iter_mut().for_each(|cursor| *cursor = None);
+            served.cursors.iter_mut().for_each(|cursor| *cursor = None);
             for (name, pair) in saved {
                 let idx = pair.get(0).and_then(Json::as_u64).unwrap_or(0) as usize;
-                let served = pair.get(1).and_then(Json::as_u64).unwrap_or(0) as u32;
+                let times = pair.get(1).and_then(Json::as_u64).unwrap_or(0) as u32;
                 if let Some(queue) = self.script.queues.iter().position(|(n, _)| n == name) {
-                    cursors[queue] = Some((idx, served));
+                    served.cursors[queue] = Some((idx, times));
                 }
             }
         }
@@ -316,21 +378,33 @@ impl Replay {
             ));
         };
         let (name, replies) = &self.script.queues[queue];
-        let mut cursors = self
-            .cursors
+        let mut served = self
+            .served
             .lock()
             .map_err(|_| "replay: cursor lock poisoned".to_string())?;
+        let Served { cursors, texts } = &mut *served;
+        let texts = &mut texts[queue];
         let cursor = cursors[queue].get_or_insert((0, 0));
-        let reply = match replies.get(cursor.0) {
+        let repeat_last = self.script.on_exhausted == OnExhausted::RepeatLast;
+        let (reply, text) = match replies.get(cursor.0) {
             Some(reply) => {
+                let idx = cursor.0;
                 cursor.1 += 1;
-                if cursor.1 >= reply.times {
+                // Served for the last time: the text moves into the answer, unless an
+                // exhausted queue repeats it.
+                let last_time = cursor.1 >= reply.times;
+                if last_time {
                     *cursor = (cursor.0 + 1, 0);
                 }
-                reply
+                let keep = !last_time || (repeat_last && idx + 1 == replies.len());
+                let text = match keep {
+                    true => texts[idx].clone(),
+                    false => texts[idx].take(),
+                };
+                (reply, text)
             }
-            None => match (self.script.on_exhausted, replies.last()) {
-                (OnExhausted::RepeatLast, Some(last)) => last,
+            None => match (repeat_last, replies.last()) {
+                (true, Some(last)) => (last, texts.last().cloned().flatten()),
                 _ => {
                     return Err(format!(
                         "replay: the replies for agent `{}` ran out at turn {} (queue `{name}` has {} replies; set `on_exhausted: repeat-last` to reuse the last)",
@@ -341,7 +415,14 @@ impl Replay {
                 }
             },
         };
-        drop(cursors);
+        drop(served);
+        // A reply is served once more only after `restore` took its queue back.
+        let Some(text) = text else {
+            return Err(format!(
+                "replay: a reply of queue `{name}` was served again after its last time (turn {})",
+                call.turn
+            ));
+        };
         let mut next_id = self
             .next_id
             .lock()
@@ -372,7 +453,7 @@ impl Replay {
             spent.add(cost);
         }
         Ok(ModelReply {
-            text: reply.text.clone(),
+            text,
             tool_calls,
             usage: reply.usage,
             cost,
@@ -433,6 +514,26 @@ mod tests {
         let error = replay.next(&call("Planner", 3)).unwrap_err();
         assert!(error.contains("`Planner` ran out at turn 3"), "{error}");
         assert_eq!(replay.next(&call("Other", 0)).unwrap().text, "any");
+    }
+
+    #[test]
+    fn texts_move_out_only_when_served_for_the_last_time() {
+        let script = Script::from_json(json!({
+            "on_exhausted": "repeat-last",
+            "replies": { "A": [{"text": "a", "times": 2}, "b", {"text": "c", "times": 2}] }
+        }))
+        .unwrap();
+        let replay = Replay::new(script);
+        // Resumed after the first `a`: the restored cursor serves the second.
+        replay.restore(&json!({"cursors": {"A": [0, 1]}, "next_id": 0}));
+        let texts: Vec<String> = (0..6)
+            .map(|turn| replay.next(&call("A", turn)).unwrap().text)
+            .collect();
+        assert_eq!(texts, ["a", "b", "c", "c", "c", "c"]);
+        // Taken back past a reply already let go: an error, never another text.
+        replay.restore(&json!({"cursors": {"A": [1, 0]}, "next_id": 0}));
+        let error = replay.next(&call("A", 6)).unwrap_err();
+        assert!(error.contains("served again"), "{error}");
     }
 
     #[test]

@@ -240,3 +240,41 @@ fn a_compaction_keeps_its_summary_and_its_extent_is_checked() {
     let error = compacted_of(record(), 2).unwrap_err();
     assert!(error.contains("outside the 2 stored messages"), "{error}");
 }
+
+#[test]
+fn a_message_line_is_the_derived_record_byte_for_byte() {
+    let call = crate::history::ToolCall {
+        id: "call_1".to_string(),
+        name: "write_file".to_string(),
+        args: json!({"path": "a,\"Content\":\"\"", "content": "x\ny"}),
+        result: Some("ok \"done\"".to_string()),
+        ok: true,
+        denied: None,
+    };
+    let hostile = [
+        ",\"Content\":\"\"",
+        "\\\",\"Content\":\"\"",
+        "A",
+        "",
+        "é🦀\u{1}",
+    ];
+    for agent in hostile {
+        for content in hostile
+            .iter()
+            .chain(["line one\nline \"two\"\t\\ end"].iter())
+        {
+            let mut message = Message::user(agent, *content, 3);
+            for calls in [Vec::new(), vec![call.clone()]] {
+                message.tool_calls = calls;
+                let mut written = b"[".to_vec();
+                write_message(&message, &mut written).unwrap();
+                let expected = serde_json::to_vec(&MessageRecord::of(&message)).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&written[1..]),
+                    String::from_utf8_lossy(&expected),
+                    "{agent:?} {content:?}"
+                );
+            }
+        }
+    }
+}

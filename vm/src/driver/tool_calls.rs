@@ -142,6 +142,10 @@ impl ToolRunner<'_> {
     /// the built-ins; the servers' tools are known only to the driver, which started them).
     pub(super) async fn offer_mcp_tools(&self, call: &mut ModelCall) {
         let program = self.program;
+        // Without servers there is nothing to offer (and no lock to take, every model call).
+        if program.mcp_servers.is_empty() {
+            return;
+        }
         let Some(agent) = program.agent_named(&call.agent).map(|id| program.agent(id)) else {
             return;
         };

@@ -779,9 +779,9 @@ impl<'p> Machine<'p> {
     fn complete_turn(&mut self, turn: Turn) {
         let (agent, usage, tool_calls) = (turn.agent.clone(), turn.usage, turn.tool_calls.len());
         self.record_turn(turn);
-        // The reply routing reads, taken from the message just recorded (never searched for
+        // The reply routing reads comes from the message just recorded (never searched for
         // in the history, where a later correction or marker could stand after it).
-        let reply = self.run.history.last().map(route::read_reply);
+        let recorded = self.run.history.len().saturating_sub(1);
         // Prompt caching: of the input tokens, those read from and written to the cache.
         let cached = usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0;
         let kind = EventKind::TurnEnd {
@@ -814,10 +814,14 @@ impl<'p> Machine<'p> {
         if self.repeated_reply() {
             return;
         }
-        match reply {
-            Some(reply) => self.route(reply),
-            None => self.phase = Phase::Ready,
-        }
+        let Some(message) = self.run.history.get(recorded) else {
+            self.phase = Phase::Ready;
+            return;
+        };
+        // Routing replaces the run's value: its allocation is reused for the reply's text.
+        let buffer = self.run.value.take().unwrap_or_default();
+        let reply = route::read_reply(message, buffer);
+        self.route(reply);
     }
 
     /// A graph node visited for too many turns is stuck (`MaxRetries × MaxTotalTurnsMultiplier`).

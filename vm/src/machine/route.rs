@@ -23,7 +23,8 @@ pub(super) struct Reply {
     pub(super) made_tool_calls: bool,
 }
 
-pub(super) fn read_reply(message: &Message) -> Reply {
+/// The routing view of `message`, its text copied into `buffer` (whose allocation is kept).
+pub(super) fn read_reply(message: &Message, mut buffer: String) -> Reply {
     let finish = message
         .tool_calls
         .iter()
@@ -38,7 +39,11 @@ pub(super) fn read_reply(message: &Message) -> Reply {
     };
     Reply {
         agent: message.agent.clone(),
-        text: message.content.clone(),
+        text: {
+            buffer.clear();
+            buffer.push_str(&message.content);
+            buffer
+        },
         handoff: message.handoff().map(str::to_string),
         key,
         value,
@@ -104,10 +109,21 @@ impl Machine<'_> {
         detected
     }
 
-    /// Routes after a completed turn on its reply.
+    /// Routes after a completed turn on its reply. The run's value becomes the reply's
+    /// (its `finish` value, else its text), unless taking the exit set another
+    /// (`PromoteArtifact`): the text moves there after routing has read it.
     pub(super) fn route(&mut self, reply: Reply) {
         let mut reply = reply;
-        self.run.value = Some(reply.value.take().unwrap_or_else(|| reply.text.clone()));
+        let value = reply.value.take();
+        // Nothing reads the value while routing; `None` tells whether an exit set one.
+        self.run.value = None;
+        self.route_on(&mut reply);
+        if self.run.value.is_none() {
+            self.run.value = Some(value.unwrap_or(reply.text));
+        }
+    }
+
+    fn route_on(&mut self, reply: &mut Reply) {
         // Extracting JSON parses the whole reply: only when a condition of this state reads it.
         let state = self.program.state(self.run.state);
         let reads_json = state.exits.iter().any(|exit| {
@@ -120,11 +136,11 @@ impl Machine<'_> {
         if reads_json {
             reply.json = fuseraft_compiler::ir::extract_json(&reply.text);
         }
-        if self.lacks_json(&reply) {
-            self.no_json(&reply);
+        if self.lacks_json(reply) {
+            self.no_json(reply);
             return;
         }
-        let detected = self.detected_signals(&reply);
+        let detected = self.detected_signals(reply);
         for signal in &detected {
             let via = if reply.handoff.is_some() {
                 Via::Handoff
@@ -138,7 +154,7 @@ impl Machine<'_> {
             self.emit(Some(&reply.agent), kind);
         }
         if detected.len() > 1 {
-            self.ambiguous(&reply, &detected);
+            self.ambiguous(reply, &detected);
             return;
         }
         let state = self.program.state(self.run.state);
@@ -189,7 +205,7 @@ impl Machine<'_> {
             self.try_exit(idx);
             return;
         }
-        self.no_match(&reply);
+        self.no_match(reply);
     }
 
     /// Starts taking exit `idx`: its checks, then approval, then context, then the move.
