@@ -163,8 +163,10 @@ fn compile_case(states: usize, runs: usize) -> Sample {
 
 // ---- exec ----
 
+/// A cap above every size, so the run ends where the replay does (a config with no cap
+/// gets fuseraft's default of 50 turns).
 fn exec_config() -> &'static str {
-    "Orchestration:\n  Name: GrowthExec\n  Agents:\n    - { Name: A, Instructions: Do the work. }\n    - { Name: B, Instructions: Check the work. }\n  Selection:\n    Type: keyword\n    DefaultAgent: A\n    Routes:\n      - { Keyword: HANDOFF TO B, Agent: B }\n      - { Keyword: HANDOFF TO A, Agent: A }\n      - { Keyword: APPROVED, Agent: B, SourceAgents: [B] }\n"
+    "Orchestration:\n  Name: GrowthExec\n  Agents:\n    - { Name: A, Instructions: Do the work. }\n    - { Name: B, Instructions: Check the work. }\n  Selection:\n    Type: keyword\n    DefaultAgent: A\n    Routes:\n      - { Keyword: HANDOFF TO B, Agent: B }\n      - { Keyword: HANDOFF TO A, Agent: A }\n      - { Keyword: APPROVED, Agent: B, SourceAgents: [B] }\n  Termination:\n    Type: maxiterations\n    MaxIterations: 10000000\n"
 }
 
 /// A JSON replay of `turns` turns (even): A and B hand off in turn, B's last reply approves.
