@@ -3,6 +3,8 @@
 //! The machine never performs these itself. [`crate::machine::Machine::step`] returns a
 //! [`Request`]; the driver performs it and feeds a [`Response`] to `resume`.
 
+use std::sync::Arc;
+
 use serde_json::Value as Json;
 
 use crate::history::{Message, Spend, ToolCall, Usage};
@@ -118,12 +120,13 @@ impl CheckResult {
 }
 
 /// What the machine needs next. One is built and consumed per step, so the size of its
-/// largest variant (a model call, with its resolved model) costs nothing worth a box.
+/// largest variant costs nothing worth a box.
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
-    /// Ask a model.
-    Model(ModelCall),
+    /// Ask a model. Shared with the turn that asks (which continues the same prompt with
+    /// tool results), so the prompt is not copied for the request.
+    Model(Arc<ModelCall>),
     /// Run a fork's branches at once, each its agent's whole tool loop on its own history
     /// snapshot: step each [`Branch`] to [`Request::Done`] and answer with one
     /// [`Response::Branch`] per branch, in any order, as each finishes.

@@ -3,6 +3,7 @@
 //! `sub_agent_*` call runs its sub-agent (`sub_agent.rs`).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use fuseraft_compiler::ir::{Program, SubAgentMode};
 
@@ -140,7 +141,7 @@ impl ToolRunner<'_> {
 
     /// Adds the MCP tools the call's agent is offered to a model call (the machine offers
     /// the built-ins; the servers' tools are known only to the driver, which started them).
-    pub(super) async fn offer_mcp_tools(&self, call: &mut ModelCall) {
+    pub(super) async fn offer_mcp_tools(&self, call: &mut Arc<ModelCall>) {
         let program = self.program;
         // Without servers there is nothing to offer (and no lock to take, every model call).
         if program.mcp_servers.is_empty() {
@@ -155,7 +156,7 @@ impl ToolRunner<'_> {
         let schemas = self.mcp.lock().await.schemas(program, agent);
         for schema in schemas {
             if !call.tools.iter().any(|known| known.name == schema.name) {
-                call.tools.push(schema);
+                Arc::make_mut(call).tools.push(schema);
             }
         }
     }

@@ -10,6 +10,7 @@ use super::turn::{Next, Notes, Turn};
 use crate::effect::{ModelCall, Request, Response};
 use crate::event::{Event, EventKind};
 use crate::history::{Spend, ToolCall, Usage};
+use std::sync::Arc;
 
 /// What a branch left: kept in the run (and its checkpoint) until the fork joins.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -58,10 +59,11 @@ impl Branch {
 
     pub(super) fn new(state: String, call: ModelCall, turn_index: u32) -> Branch {
         let agent = call.agent.clone();
+        let call = Arc::new(call);
         let mut branch = Branch {
             state,
             turn_index,
-            turn: Turn::new(agent, call.clone()),
+            turn: Turn::new(agent, Arc::clone(&call)),
             waiting: Waiting::Model,
             next: Some(Request::Model(call)),
             events: Vec::new(),
@@ -117,7 +119,7 @@ impl Branch {
                     }
                     Next::Again => {
                         self.waiting = Waiting::Model;
-                        self.next = Some(Request::Model(self.turn.call.clone()));
+                        self.next = Some(Request::Model(Arc::clone(&self.turn.call)));
                     }
                     Next::Final => self.complete(),
                 }
@@ -148,7 +150,7 @@ impl Branch {
         self.emit_notes(notes);
         if again {
             self.waiting = Waiting::Model;
-            self.next = Some(Request::Model(self.turn.call.clone()));
+            self.next = Some(Request::Model(Arc::clone(&self.turn.call)));
         } else {
             self.complete();
         }

@@ -216,13 +216,13 @@ impl Machine<'_> {
             self.summariser_messages(policy, pending.through)
         };
         self.phase = Phase::Compaction(pending);
-        Request::Model(ModelCall {
+        Request::Model(std::sync::Arc::new(ModelCall {
             agent: COMPACTION_AGENT.to_string(),
             model: model.map(Box::new),
             messages,
             tools: Vec::new(),
             turn: self.run.turn,
-        })
+        }))
     }
 
     /// The agent about to run, if the next state has one.

@@ -2,9 +2,10 @@
 //! through the merge agent (falling back to `union` when it is missing or fails).
 
 use fuseraft_compiler::ir::{Merge, StateKind, Target};
+use std::sync::Arc;
 
 use super::{Branch, BranchDone, Machine, Phase};
-use crate::effect::{ChatMessage, ChatRole, ModelCall, ModelReply, Request};
+use crate::effect::{ChatMessage, ChatRole, ModelReply, Request};
 use crate::event::EventKind;
 use crate::history::{Message, Role, Spend, ToolCall, Usage};
 
@@ -206,7 +207,7 @@ impl<'p> Machine<'p> {
                     });
                     call.tools.clear();
                     self.phase = Phase::Merge(branches, tool_calls);
-                    self.pending = Some(Request::Model(ModelCall { ..call }));
+                    self.pending = Some(Request::Model(Arc::new(call)));
                     return;
                 }
                 None => Some(union(&branches)),

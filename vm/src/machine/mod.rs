@@ -30,6 +30,7 @@ mod turn;
 mod verify;
 mod window;
 
+use std::sync::Arc;
 use turn::{Next, Turn};
 
 pub use branch::{Branch, BranchDone};
@@ -629,7 +630,7 @@ impl<'p> Machine<'p> {
             StateKind::Select(_) => {
                 let call = self.select_call();
                 self.phase = Phase::Select;
-                Request::Model(call)
+                Request::Model(Arc::new(call))
             }
             StateKind::Turn | StateKind::Terminal(_) => {
                 self.schedule_verifier();
@@ -673,7 +674,8 @@ impl<'p> Machine<'p> {
         let mut call = self.model_call(&agent);
         self.cap_context(&agent, &mut call);
         let cap = self.tool_result_cap(&agent);
-        let turn = Turn::new(agent, call.clone()).with_tool_result_cap(cap);
+        let call = Arc::new(call);
+        let turn = Turn::new(agent, Arc::clone(&call)).with_tool_result_cap(cap);
         self.phase = Phase::Model(turn);
         Request::Model(call)
     }
@@ -711,7 +713,7 @@ impl<'p> Machine<'p> {
         });
         self.emit_notes(&turn.agent, notes);
         if let Next::Again = next {
-            let call = turn.call.clone();
+            let call = Arc::clone(&turn.call);
             self.phase = Phase::Model(turn);
             self.pending = Some(Request::Model(call));
             return;
@@ -736,7 +738,7 @@ impl<'p> Machine<'p> {
         self.emit_notes(&turn.agent, notes);
         if again {
             // The model asked for tools and has not answered yet: ask it again.
-            let call = turn.call.clone();
+            let call = Arc::clone(&turn.call);
             self.phase = Phase::Model(turn);
             self.pending = Some(Request::Model(call));
             return;

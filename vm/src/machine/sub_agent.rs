@@ -11,6 +11,7 @@
 
 use fuseraft_compiler::ir::{sub_agent_tools, Agent, SubAgentMode};
 use serde_json::Value as Json;
+use std::sync::Arc;
 
 use super::context::{assistant_message, tool_message};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, Request, Response, ToolSchema};
@@ -121,7 +122,7 @@ impl SubAgent {
             mode,
             turn,
             cap,
-            next: Some(Request::Model(model_call.clone())),
+            next: Some(Request::Model(Arc::new(model_call.clone()))),
             call: model_call,
             used: 0,
             usage: Usage::default(),
@@ -220,7 +221,7 @@ impl SubAgent {
                     self.call.messages.push(message(ChatRole::User, nudge));
                 }
                 self.waiting = Waiting::Model;
-                self.next = Some(Request::Model(self.call.clone()));
+                self.next = Some(Request::Model(Arc::new(self.call.clone())));
             }
             (Waiting::Done, _) => {}
             (_, _) => self.end(

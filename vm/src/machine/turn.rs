@@ -3,6 +3,7 @@
 //! turn), their results fed back, and the model asked again until its reply is final.
 
 use crate::event::EventKind;
+use std::sync::Arc;
 
 use super::context;
 use super::MAX_TOOL_CALLS_PER_TURN;
@@ -14,7 +15,7 @@ use crate::history::{ToolCall, Usage};
 pub(super) struct Turn {
     pub(super) agent: String,
     /// The agent actually answering (a recovery agent may stand in for the state's agent).
-    pub(super) call: ModelCall,
+    pub(super) call: Arc<ModelCall>,
     pub(super) text: String,
     pub(super) tool_calls: Vec<ToolCall>,
     pub(super) usage: Usage,
@@ -35,7 +36,7 @@ pub(super) enum Next {
 pub(super) type Notes = Vec<EventKind>;
 
 impl Turn {
-    pub(super) fn new(agent: String, call: ModelCall) -> Turn {
+    pub(super) fn new(agent: String, call: Arc<ModelCall>) -> Turn {
         Turn {
             agent,
             call,
@@ -104,10 +105,10 @@ impl Turn {
         let Some(message) = continuation else {
             return Next::Final;
         };
-        self.call.messages.push(message);
+        Arc::make_mut(&mut self.call).messages.push(message);
         for call in &answered {
             let message = self.result_message(call);
-            self.call.messages.push(message);
+            Arc::make_mut(&mut self.call).messages.push(message);
         }
         if !external.is_empty() {
             Next::Tools(external)
@@ -138,7 +139,7 @@ impl Turn {
                 });
             }
             let message = self.result_message(&result);
-            self.call.messages.push(message);
+            Arc::make_mut(&mut self.call).messages.push(message);
             if let Some(slot) = self.tool_calls.iter_mut().find(|call| call.id == result.id) {
                 *slot = result;
             }

@@ -121,7 +121,7 @@ impl Machine<'_> {
         let step = ledger.next;
         let call = self.manager_call(step);
         self.phase = Phase::Magentic(step);
-        Request::Model(call)
+        Request::Model(std::sync::Arc::new(call))
     }
 
     /// The manager answered `step`.

@@ -54,7 +54,7 @@ fn reply(text: &str) -> Response {
 
 fn model_call(request: Request) -> ModelCall {
     match request {
-        Request::Model(call) => call,
+        Request::Model(call) => std::sync::Arc::unwrap_or_clone(call),
         other => panic!("expected a model call, got {other:?}"),
     }
 }
