@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::words;
+
 /// What a usual chunk says: the text it adds (empty when it adds none), and where its
 /// `content` string is (the quotes included), if it has one.
 #[derive(Debug, PartialEq, Eq)]
@@ -377,31 +379,16 @@ impl<'a> Cursor<'a> {
 /// Where a string's plain run ends in `bytes`: the offset of the first `"`, `\\` or
 /// control character, looked for eight bytes at a time.
 fn stop(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut at = 0;
-    while let Some(eight) = bytes.get(at..at + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(eight);
-        let word = u64::from_le_bytes(word);
-        let quote = word ^ (ONES * u64::from(b'"'));
-        let slash = word ^ (ONES * u64::from(b'\\'));
-        // High bits of bytes that are zero in `quote` or `slash`, or below 0x20 in `word`;
-        // the lowest flagged byte is always a true one (a borrow only flags bytes above
-        // a byte that is itself flagged).
-        let flagged = (quote.wrapping_sub(ONES) & !quote
-            | slash.wrapping_sub(ONES) & !slash
-            | word.wrapping_sub(ONES * 0x20) & !word)
-            & HIGHS;
-        if flagged != 0 {
-            return Some(at + (flagged.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    bytes[at..]
-        .iter()
-        .position(|&byte| STOPS[usize::from(byte)])
-        .map(|offset| at + offset)
+    words::first(
+        bytes,
+        // `"`, `\\`, or below 0x20 (a borrow out of a byte only comes from one below 0x20).
+        |word| {
+            words::equal(word, b'"')
+                | words::equal(word, b'\\')
+                | word.wrapping_sub(words::ONES * 0x20) & !word & words::HIGHS
+        },
+        |byte| STOPS[usize::from(byte)],
+    )
 }
 
 /// The bytes that end a plain run of a JSON string.

@@ -355,3 +355,47 @@ fn a_stream_read_by_its_learnt_shape_reads_as_serde_reads_it() {
         "only {by_shape} of {total} read by shape"
     );
 }
+
+#[test]
+fn hostile_bytes_never_panic_and_never_read_otherwise_than_serde() {
+    // Sequences of JSON's significant pieces, in any order: what a hostile or broken server
+    // could send. Whatever the scanner or a learnt shape accepts, serde reads the same.
+    let pieces = [
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "\"",
+        "\\",
+        "\"choices\"",
+        "\"delta\"",
+        "\"content\"",
+        "\"tool_calls\"",
+        "null",
+        "1",
+        "-",
+        "e",
+        "☃",
+        " ",
+        "\n",
+        "\u{0}",
+        "\"x\"",
+    ];
+    let mut rng = fastrand::Rng::with_seed(0x0bad_5eed);
+    let mut chunks = Chunks::default();
+    for _ in 0..50_000 {
+        let event: String = (0..rng.usize(..24))
+            .map(|_| pieces[rng.usize(..pieces.len())])
+            .collect();
+        agrees(&event);
+        if let Some(text) = chunks.read(&event) {
+            assert_eq!(
+                typed_outcome(&event),
+                Ok((text.into_owned(), 0, Usage::default())),
+                "`{event}`"
+            );
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! caller, `http.rs`).
 
 use super::http::Failure;
+use super::words;
 
 /// Splits a byte stream into lines (`\n` or `\r\n`).
 #[derive(Debug, Default)]
@@ -101,26 +102,11 @@ fn split(
 /// reply is mostly short lines of JSON; a byte at a time this search was a sixth of
 /// decoding it).
 fn newline(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const NEWLINES: u64 = ONES * b'\n' as u64;
-    let mut at = 0;
-    while let Some(eight) = bytes.get(at..at + 8) {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(eight);
-        // A byte of `x` is zero where the word holds `\n`; the lowest flagged byte is
-        // always a true one (a borrow only flags bytes above a zero byte).
-        let x = u64::from_le_bytes(word) ^ NEWLINES;
-        let flagged = x.wrapping_sub(ONES) & !x & HIGHS;
-        if flagged != 0 {
-            return Some(at + (flagged.trailing_zeros() / 8) as usize);
-        }
-        at += 8;
-    }
-    bytes[at..]
-        .iter()
-        .position(|&byte| byte == b'\n')
-        .map(|offset| at + offset)
+    words::first(
+        bytes,
+        |word| words::equal(word, b'\n'),
+        |byte| byte == b'\n',
+    )
 }
 
 /// One server-sent event.

@@ -159,15 +159,10 @@ impl Gen {
         }
     }
 
+    /// A mapping at `indent`, each key on a line of its own.
     fn mapping(&mut self, indent: usize, depth: usize) {
-        for _ in 0..1 + self.below(4) {
-            self.filler();
-            self.pad(indent);
-            let key = self.pick(KEYS);
-            self.out.push_str(key);
-            self.out.push(':');
-            self.value(indent, depth);
-        }
+        let count = 1 + self.below(4);
+        self.entries(count, false, indent, depth);
     }
 
     fn sequence(&mut self, indent: usize, depth: usize) {
@@ -193,8 +188,14 @@ impl Gen {
 
     /// A mapping whose first key continues the current line.
     fn mapping_inline(&mut self, indent: usize, depth: usize) {
-        for idx in 0..1 + self.below(3) {
-            if idx > 0 {
+        let count = 1 + self.below(3);
+        self.entries(count, true, indent, depth);
+    }
+
+    /// `count` keys with their values; the first continues the current line if `inline`.
+    fn entries(&mut self, count: usize, inline: bool, indent: usize, depth: usize) {
+        for idx in 0..count {
+            if idx > 0 || !inline {
                 self.filler();
                 self.pad(indent);
             }
