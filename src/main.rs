@@ -2,6 +2,12 @@
 
 use clap::Parser;
 
+/// mimalloc (v2) instead of glibc's malloc: a replayed turn allocates and frees a few hundred
+/// small blocks, and a provider turn builds and drops a ~200 KB request, which glibc hands back
+/// to the kernel and faults in again every turn (`docs/performance.md`, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     // The OS sandbox's launcher (`fuseraft __sandbox ...`) runs before anything else: it
     // must still be single-threaded. Otherwise fuseraft hides its own environment from the
