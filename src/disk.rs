@@ -51,7 +51,14 @@ pub fn read_at_most(path: &Path, limit: u64) -> std::io::Result<String> {
     if metadata.is_file() && metadata.len() > limit {
         return Err(too_large());
     }
-    let mut bytes = Vec::new();
+    // A regular file's size is known: one allocation of the right size, instead of a buffer
+    // that doubles (and is copied) as it fills. One byte more shows a file that grew past it.
+    let expected = if metadata.is_file() {
+        metadata.len().saturating_add(1)
+    } else {
+        0
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(expected).unwrap_or(0));
     file.take(limit + 1).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(too_large());

@@ -17,9 +17,15 @@ pub fn path(work_dir: &Path, session: &str) -> PathBuf {
         .join(format!("{session}.transcript.md"))
 }
 
-/// The transcript of a finished run as Markdown.
-pub fn render(session: &str, task: &str, summary: &Summary) -> String {
-    let mut out = format!("# fuseraft session {session}\n\n**Task:** {task}\n");
+/// The transcript of a finished run as Markdown, written to `out` piece by piece (a long
+/// run's transcript is never held in memory whole).
+pub fn render_to(
+    out: &mut impl Write,
+    session: &str,
+    task: &str,
+    summary: &Summary,
+) -> std::io::Result<()> {
+    write!(out, "# fuseraft session {session}\n\n**Task:** {task}\n")?;
     // A magentic manager's facts and plan (the newest, after any replans) guide the turns.
     if let Some(ledger) = &summary.magentic {
         let replans = match ledger.resets {
@@ -29,10 +35,11 @@ pub fn render(session: &str, task: &str, summary: &Summary) -> String {
         };
         for (heading, text) in [("facts", &ledger.facts), ("plan", &ledger.plan)] {
             if let Some(text) = text {
-                out.push_str(&format!(
+                write!(
+                    out,
                     "\n## The manager's {heading}{replans}\n\n{}\n",
                     text.trim_end()
-                ));
+                )?;
             }
         }
     }
@@ -40,21 +47,20 @@ pub fn render(session: &str, task: &str, summary: &Summary) -> String {
         match message.role {
             Role::User if message.agent == "user" => continue,
             Role::User => {
-                out.push_str(&format!(
-                    "\n> _{}:_ {}\n",
-                    message.agent,
-                    quote(&message.content)
-                ));
+                write!(out, "\n> _{}:_ ", message.agent)?;
+                quote(out, &message.content)?;
+                out.write_all(b"\n")?;
             }
             Role::Assistant => {
-                out.push_str(&format!(
+                write!(
+                    out,
                     "\n## Turn {} · {}\n\n",
                     message.turn + 1,
                     message.agent
-                ));
+                )?;
                 if !message.content.is_empty() {
-                    out.push_str(&message.content);
-                    out.push('\n');
+                    out.write_all(message.content.as_bytes())?;
+                    out.write_all(b"\n")?;
                 }
                 for call in &message.tool_calls {
                     let result = call.result.as_deref().unwrap_or("");
@@ -62,38 +68,53 @@ pub fn render(session: &str, task: &str, summary: &Summary) -> String {
                     if shown.len() < result.len() {
                         shown.push('…');
                     }
-                    out.push_str(&format!(
-                        "\n- `{}({})` → {}\n",
-                        call.name,
-                        call.args,
-                        quote(&shown)
-                    ));
+                    write!(out, "\n- `{}({})` → ", call.name, call.args)?;
+                    quote(out, &shown)?;
+                    out.write_all(b"\n")?;
                 }
             }
         }
     }
-    out.push_str(&format!(
+    write!(
+        out,
         "\n---\n\n**Outcome:** {} after {} turn(s) · tokens in {} / out {}\n",
         summary.outcome.as_str(),
         summary.turns,
         summary.usage.input_tokens,
         summary.usage.output_tokens
-    ));
+    )?;
     if let Some(reason) = &summary.reason {
-        out.push_str(&format!("\n**Why:** {reason}\n"));
+        write!(out, "\n**Why:** {reason}\n")?;
     }
     if let Some(shortfall) = &summary.shortfall {
-        out.push_str(&format!("\n**Not done:** {shortfall}\n"));
+        write!(out, "\n**Not done:** {shortfall}\n")?;
     }
     if let Some(output) = &summary.output {
-        out.push_str(&format!("\n## Output\n\n{output}\n"));
+        write!(out, "\n## Output\n\n{output}\n")?;
     }
-    out
+    Ok(())
+}
+
+/// The transcript as one string (for tests).
+#[cfg(test)]
+fn render(session: &str, task: &str, summary: &Summary) -> String {
+    let mut out = Vec::new();
+    let written = render_to(&mut out, session, task, summary);
+    assert!(written.is_ok());
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Text on one Markdown line: newlines kept inside the quote.
-fn quote(text: &str) -> String {
-    text.trim_end().replace('\n', "\n> ")
+fn quote(out: &mut impl Write, text: &str) -> std::io::Result<()> {
+    let mut lines = text.trim_end().split('\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first.as_bytes())?;
+    }
+    for line in lines {
+        out.write_all(b"\n> ")?;
+        out.write_all(line.as_bytes())?;
+    }
+    Ok(())
 }
 
 /// Writes the transcript (owner-only) and returns its path.
@@ -107,8 +128,14 @@ pub fn write(
     if let Some(dir) = path.parent() {
         crate::session::private_dir(dir)?;
     }
-    let mut file = crate::session::private_file(&path, false)?;
-    if let Err(error) = file.write_all(render(session, task, summary).as_bytes()) {
+    let file = crate::session::private_file(&path, false)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
+    let written = render_to(&mut out, session, task, summary).and_then(|()| {
+        out.into_inner()
+            .map(drop)
+            .map_err(|error| error.into_error())
+    });
+    if let Err(error) = written {
         // A full disk leaves no partial transcript behind.
         let _ = std::fs::remove_file(&path);
         return Err(error);
