@@ -116,6 +116,48 @@ fn history(checkpoint: &serde_json::Value) -> Vec<(String, String, Vec<String>)>
         .collect()
 }
 
+/// Runs the workflow in `work` and kills it (SIGKILL) 8 times at deterministic
+/// pseudo-random points `window` ms after each start, resuming after each kill, then
+/// resumes it until it completes.
+fn kill_and_finish(config: &Path, replay: &Path, work: &Path, window: std::ops::Range<u64>) {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut kills = 0;
+    let mut first = true;
+    while kills < 8 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let after = window.start + seed % (window.end - window.start);
+        let mut args = vec!["--task", "play"];
+        let id;
+        if !first {
+            let (session, checkpoint) =
+                only_session(work).expect("a session file survives the kill");
+            if checkpoint["Machine"]["Outcome"] == "completed" {
+                break;
+            }
+            id = session;
+            args = vec!["--resume", &id];
+        }
+        let mut child = exec(config, replay, work, &args);
+        std::thread::sleep(Duration::from_millis(after));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        first = false;
+        kills += 1;
+    }
+    loop {
+        let (id, checkpoint) = only_session(work).expect("a session file");
+        if checkpoint["Machine"]["Outcome"] == "completed" {
+            break;
+        }
+        let status = exec(config, replay, work, &["--resume", &id])
+            .wait()
+            .unwrap();
+        assert!(status.success(), "the resumed run completes");
+    }
+}
+
 #[test]
 fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
     let dir = scratch("kill");
@@ -132,44 +174,7 @@ fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
     let expected = history(&reference);
 
     let work = dir.join("killed");
-    // Deterministic pseudo-random kill points (ms after start), 8 kills.
-    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut kills = 0;
-    let mut first = true;
-    while kills < 8 {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let after = 20 + seed % 250;
-        let mut args = vec!["--task", "play"];
-        let id;
-        if !first {
-            let (session, checkpoint) =
-                only_session(&work).expect("a session file survives the kill");
-            if checkpoint["Machine"]["Outcome"] == "completed" {
-                break;
-            }
-            id = session;
-            args = vec!["--resume", &id];
-        }
-        let mut child = exec(&config, &replay, &work, &args);
-        std::thread::sleep(Duration::from_millis(after));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
-        first = false;
-        kills += 1;
-    }
-    // Finish the run.
-    loop {
-        let (id, checkpoint) = only_session(&work).expect("a session file");
-        if checkpoint["Machine"]["Outcome"] == "completed" {
-            break;
-        }
-        let status = exec(&config, &replay, &work, &["--resume", &id])
-            .wait()
-            .unwrap();
-        assert!(status.success(), "the resumed run completes");
-    }
+    kill_and_finish(&config, &replay, &work, 20..270);
     let (_, resumed) = only_session(&work).unwrap();
     assert_eq!(
         resumed["Machine"]["Turn"], TURNS as u64,
@@ -322,5 +327,57 @@ fn a_fork_killed_mid_way_keeps_its_finished_branches_and_reruns_the_others() {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A ping-pong of `turns` replayed turns without tools: every turn is redoable, so the
+/// session log may hold a few before writing them (`src/session/log.rs`).
+fn write_plain_workflow(dir: &Path, turns: usize) -> (PathBuf, PathBuf) {
+    let config = dir.join("plain.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: PingPong\n  Agents:\n    - { Name: Ping, Instructions: ping }\n    - { Name: Pong, Instructions: pong }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }\n      - { Keyword: TO PING, Agent: Ping, SourceAgents: [Pong] }\n      - { Keyword: FINISHED, Agent: Pong, SourceAgents: [Pong] }\n  Termination:\n    MaxIterations: 100000\n",
+    )
+    .unwrap();
+    let mut replay = String::from("replies:\n");
+    for (agent, next) in [("Ping", "TO PONG"), ("Pong", "TO PING")] {
+        replay.push_str(&format!("  {agent}:\n"));
+        for turn in 0..turns / 2 {
+            let last = agent == "Pong" && turn == turns / 2 - 1;
+            let keyword = if last { "FINISHED" } else { next };
+            replay.push_str(&format!("    - \"{agent} turn {turn}\\n{keyword}\"\n"));
+        }
+    }
+    let replay_path = dir.join("plain-replay.yaml");
+    std::fs::write(&replay_path, replay).unwrap();
+    (config, replay_path)
+}
+
+#[test]
+fn killed_runs_of_redoable_turns_resume_without_losing_or_repeating_a_turn() {
+    const PLAIN_TURNS: usize = 3000;
+    let dir = scratch("plain");
+    let (config, replay) = write_plain_workflow(&dir, PLAIN_TURNS);
+    let straight = dir.join("straight");
+    let status = exec(&config, &replay, &straight, &["--task", "play"])
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    let (_, reference) = only_session(&straight).expect("a session file");
+    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    assert_eq!(reference["Machine"]["Turn"], PLAIN_TURNS as u64);
+
+    let work = dir.join("killed");
+    kill_and_finish(&config, &replay, &work, 5..120);
+    let (_, resumed) = only_session(&work).unwrap();
+    assert_eq!(
+        resumed["Machine"]["Turn"], PLAIN_TURNS as u64,
+        "no turn lost or repeated"
+    );
+    assert_eq!(
+        history(&resumed),
+        history(&reference),
+        "the resumed history equals the uninterrupted one"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

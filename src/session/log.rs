@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use fuseraft_vm::driver::Checkpoint;
 use serde_json::Value as Json;
@@ -17,6 +17,12 @@ use super::{
 };
 use super::{Chain, SessionFields};
 
+/// The most bytes of redoable checkpoints held before they are written.
+const HOLD_BYTES: usize = 64 * 1024;
+
+/// The longest a redoable checkpoint is held: the next checkpoint made after this writes it.
+const HOLD_INTERVAL: Duration = Duration::from_millis(50);
+
 /// The session log of a running session, open for the whole run (see the module doc).
 /// Nothing touches the disk before the first checkpoint.
 pub struct SessionLog {
@@ -25,10 +31,15 @@ pub struct SessionLog {
     file: Option<File>,
     /// The bytes of the log up to its last whole checkpoint.
     len: u64,
-    /// A checkpoint's bytes, reused from turn to turn.
+    /// Checkpoints not written yet (held redoable ones, then the one being made); reused
+    /// from write to write.
     buffer: Vec<u8>,
+    /// When the oldest held checkpoint was made; `None` when none is held.
+    held_since: Option<Instant>,
     /// The newest state written to the log (its JSON text): what the next snapshot holds.
     state: Vec<u8>,
+    /// The state of the newest checkpoint in the buffer, not written yet.
+    newest: Vec<u8>,
     /// Bytes were written since the last fdatasync.
     unsynced: bool,
     last_sync: Instant,
@@ -55,7 +66,9 @@ impl SessionLog {
             file: None,
             len: 0,
             buffer: Vec::new(),
+            held_since: None,
             state: Vec::new(),
+            newest: Vec::new(),
             unsynced: false,
             last_sync: Instant::now(),
             last_snapshot: None,
@@ -83,17 +96,23 @@ impl SessionLog {
         if self.failed {
             return Ok(());
         }
-        self.buffer.clear();
         let buffer = &mut self.buffer;
+        let record = buffer.len();
         let state = checkpoint.write_messages(buffer).and_then(|()| {
             buffer.extend_from_slice(RECORD_OPEN);
             let start = buffer.len();
             checkpoint.write_state(fields, buffer)?;
             Ok(start..buffer.len())
         });
-        let result = state
-            .map_err(std::io::Error::from)
-            .and_then(|state| self.write_record(state));
+        let result = match state {
+            Ok(state) => self.write_record(record, state, checkpoint.redoable),
+            Err(error) => {
+                // The held checkpoints before this one are whole: they are kept.
+                self.buffer.truncate(record);
+                let _ = self.write_held();
+                Err(error.into())
+            }
+        };
         self.fail_on(result)
     }
 
@@ -112,37 +131,46 @@ impl SessionLog {
     /// Ends a cancelled session: its last state, marked `Cancelled` at `updated_at`, is
     /// appended and the session finished.
     pub fn cancel(&mut self, updated_at: Json) -> std::io::Result<()> {
-        let mut appended = Ok(());
+        let held = self.write_held();
+        let mut appended = self.fail_on(held);
         if !self.failed && !self.state.is_empty() {
             let result = serde_json::from_slice::<Json>(&self.state)
                 .and_then(|mut state| {
                     state["Cancelled"] = Json::Bool(true);
                     state["LastUpdatedAt"] = updated_at;
-                    self.buffer.clear();
+                    let record = self.buffer.len();
                     self.buffer.extend_from_slice(RECORD_OPEN);
                     let start = self.buffer.len();
                     serde_json::to_writer(&mut self.buffer, &state)?;
-                    Ok(start..self.buffer.len())
+                    Ok((record, start..self.buffer.len()))
                 })
                 .map_err(std::io::Error::from)
-                .and_then(|state| self.write_record(state));
+                .and_then(|(record, state)| self.write_record(record, state, false));
             appended = self.fail_on(result);
         }
         let finished = self.finish();
         appended.and(finished)
     }
 
-    /// Closes the record in the buffer (its state at `state`) with its MAC, which covers the
-    /// whole buffer (the messages and the state since the last record) and the previous
-    /// record's MAC, and writes the buffer in one write; then syncs or snapshots as due.
-    fn write_record(&mut self, state: std::ops::Range<usize>) -> std::io::Result<()> {
+    /// Closes the record that starts at `record` in the buffer (its state at `state`) with
+    /// its MAC, which covers the record (the messages and the state since the last record)
+    /// and the previous record's MAC. A `redoable` record may be held in the buffer (see
+    /// [`HOLD_BYTES`]); otherwise the buffer is written in one write, then synced or
+    /// snapshotted as due.
+    fn write_record(
+        &mut self,
+        record: usize,
+        state: std::ops::Range<usize>,
+        redoable: bool,
+    ) -> std::io::Result<()> {
         let tag = match &self.key {
             Some(key) => {
+                let bytes = &self.buffer[record..];
                 let tag = if self.carry.is_empty() {
-                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &self.buffer])
+                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, bytes])
                 } else {
                     let mut covered = std::mem::take(&mut self.carry);
-                    covered.extend_from_slice(&self.buffer);
+                    covered.extend_from_slice(bytes);
                     key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &covered])
                 };
                 self.buffer.extend_from_slice(MAC_OPEN);
@@ -155,6 +183,37 @@ impl SessionLog {
                 [0; key::MAC_LEN]
             }
         };
+        self.chain = tag;
+        self.newest.clear();
+        self.newest.extend_from_slice(&self.buffer[state]);
+        let held_since = *self.held_since.get_or_insert_with(Instant::now);
+        // The first checkpoint is written at once: the session exists from its start.
+        if redoable
+            && self.last_snapshot.is_some()
+            && self.buffer.len() < HOLD_BYTES
+            && held_since.elapsed() < HOLD_INTERVAL
+        {
+            return Ok(());
+        }
+        self.write_held()?;
+        if self
+            .last_snapshot
+            .is_none_or(|at| at.elapsed() >= SNAPSHOT_INTERVAL)
+        {
+            self.snapshot()
+        } else if self.last_sync.elapsed() >= SYNC_INTERVAL {
+            self.sync()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Writes the checkpoints in the buffer in one write.
+    fn write_held(&mut self) -> std::io::Result<()> {
+        self.held_since = None;
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
         let file = match &mut self.file {
             Some(file) => file,
             None => {
@@ -170,27 +229,19 @@ impl SessionLog {
             return Err(error);
         }
         self.len += self.buffer.len() as u64;
-        self.chain = tag;
         self.unsynced = true;
-        self.state.clear();
-        self.state.extend_from_slice(&self.buffer[state]);
+        self.buffer.clear();
+        std::mem::swap(&mut self.state, &mut self.newest);
+        self.newest.clear();
         if self.buffer.capacity() > 1 << 20 {
             // Do not keep a megabyte reply's worth of buffer for the rest of the run.
             self.buffer = Vec::new();
         }
-        if self
-            .last_snapshot
-            .is_none_or(|at| at.elapsed() >= SNAPSHOT_INTERVAL)
-        {
-            self.snapshot()
-        } else if self.last_sync.elapsed() >= SYNC_INTERVAL {
-            self.sync()
-        } else {
-            Ok(())
-        }
+        Ok(())
     }
 
     fn sync(&mut self) -> std::io::Result<()> {
+        self.write_held()?;
         if self.unsynced {
             if let Some(file) = &self.file {
                 file.sync_data()?;
@@ -225,12 +276,24 @@ impl SessionLog {
     fn fail_on(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
         if result.is_err() {
             self.failed = true;
+            self.buffer = Vec::new();
+            self.held_since = None;
             if self.len == 0 && self.last_snapshot.is_none() {
                 // Nothing was saved: leave no empty log behind.
                 let _ = std::fs::remove_file(messages_path(&self.work_dir, &self.id));
             }
         }
         result
+    }
+}
+
+/// A log dropped without [`SessionLog::finish`] or [`SessionLog::cancel`] (an early return)
+/// still writes the checkpoints it holds.
+impl Drop for SessionLog {
+    fn drop(&mut self) {
+        if !self.failed {
+            let _ = self.write_held();
+        }
     }
 }
 

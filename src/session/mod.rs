@@ -24,7 +24,16 @@
 //!
 //! Durability. A checkpoint is in the kernel (written) before the next turn starts, and the
 //! page cache survives a killed fuseraft, so `--resume` after a SIGKILL at any moment repeats
-//! and loses no turn. Against a power loss or an OS crash the log is fdatasynced at the end
+//! and loses no turn. One exception keeps fast replayed runs from paying a `write(2)` a turn:
+//! a checkpoint whose turns are *redoable* (`driver::Checkpoint::redoable`: only replayed
+//! model replies and context reads since the last one, no tool call, validator, approval,
+//! fork or operator message) may be held in memory until 64 KiB of them, or 50 ms, have
+//! gathered, and is written at the latest with the next checkpoint that is not redoable, at
+//! the end, on cancel and before a snapshot. A SIGKILL can lose those held turns only, and
+//! `--resume` redoes them with the same replies and no effect outside the process, so the
+//! resumed run ends as the uninterrupted one would (`tests/kill.rs`). The first checkpoint is
+//! never held: the session exists from its start. Against a power loss or an OS crash the
+//! log is fdatasynced at the end
 //! of a turn when the last sync is [`SYNC_INTERVAL`] (100 ms) old or more (group commit),
 //! and always at the end of the session and on cancel. With real models every turn takes
 //! longer than that, so every turn is synced; a fast (replay) run syncs once per 100 ms. What

@@ -44,6 +44,13 @@ pub trait Models: Sync {
         true
     }
 
+    /// Whether a call's answer can be asked again with the same result and no effect outside
+    /// the process (a replay's recorded replies): a turn made only of such calls can be redone
+    /// from the checkpoint before it (see [`Checkpoint::redoable`]).
+    fn replayed(&self) -> bool {
+        false
+    }
+
     /// The provider's position, saved in checkpoints (the replay provider's cursors).
     fn state(&self) -> serde_json::Value {
         serde_json::Value::Null
@@ -78,6 +85,10 @@ impl Models for Replay {
 
     fn reads_prompts(&self) -> bool {
         false
+    }
+
+    fn replayed(&self) -> bool {
+        true
     }
 
     fn state(&self) -> serde_json::Value {
@@ -292,6 +303,12 @@ pub fn options_for<M: Models>(options: Options, models: &M) -> Options {
 /// building JSON values.
 pub struct Checkpoint<'a> {
     pub new_messages: &'a [Message],
+    /// Everything since the previous checkpoint can be redone from it with the same result
+    /// and nothing done outside the process: only replayed model calls and context reads,
+    /// no tool call, validator, approval, fork or operator message. A caller may hold such a
+    /// checkpoint in memory for a moment (and write several at once): if the process dies
+    /// first, a resumed run redoes those turns exactly.
+    pub redoable: bool,
     machine: &'a Machine<'a>,
     provider: serde_json::Value,
 }
@@ -365,22 +382,31 @@ pub async fn drive<M: Models>(
     // messages the caller now holds whole (issue 7: the session log keeps a long reply whole,
     // the history keeps its head and tail). Without a caller they are bounded all the same.
     // While a fork's branches are out, `provider` is the provider's position to save.
-    let mut save =
-        |machine: &mut Machine<'_>, stored: &mut usize, provider: Option<serde_json::Value>| {
-            if !machine.checkpointable() {
-                return;
-            }
-            if let Some(sink) = on_checkpoint.as_mut() {
-                let history = &machine.run().history;
-                sink(Checkpoint {
-                    new_messages: &history[(*stored).min(history.len())..],
-                    machine,
-                    provider: provider.unwrap_or_else(|| models.state()),
-                });
-            }
-            *stored = machine.run().history.len();
-            machine.bound_history(*stored);
-        };
+    // Whether the turns since the last checkpoint are redoable (see `Checkpoint::redoable`):
+    // cleared by every effect but a replayed model call or a context read, set again by a
+    // checkpoint. A run that pauses for its operator after every turn (`--hitl`) has none.
+    let holdable = env.pause.is_none();
+    let mut redoable = holdable;
+    let mut save = |machine: &mut Machine<'_>,
+                    stored: &mut usize,
+                    provider: Option<serde_json::Value>,
+                    redoable: &mut bool| {
+        if !machine.checkpointable() {
+            return;
+        }
+        if let Some(sink) = on_checkpoint.as_mut() {
+            let history = &machine.run().history;
+            sink(Checkpoint {
+                new_messages: &history[(*stored).min(history.len())..],
+                redoable: *redoable,
+                machine,
+                provider: provider.unwrap_or_else(|| models.state()),
+            });
+        }
+        *redoable = holdable;
+        *stored = machine.run().history.len();
+        machine.bound_history(*stored);
+    };
     let program = machine.program();
     crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
@@ -458,7 +484,7 @@ pub async fn drive<M: Models>(
         let saved = (position, compactions(&machine));
         if machine.at_boundary() && saved_turn != Some(saved) {
             let new_turn = saved_turn.map(|(position, _)| position) != Some(position);
-            save(&mut machine, &mut stored, None);
+            save(&mut machine, &mut stored, None, &mut redoable);
             copy_chatroom(&machine, on_event);
             saved_turn = Some(saved);
             // `--hitl`: after each completed turn of a run that goes on.
@@ -485,7 +511,8 @@ pub async fn drive<M: Models>(
                         Pause::Message(text) => {
                             machine.operator_message(text);
                             emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
-                            save(&mut machine, &mut stored, None);
+                            redoable = false;
+                            save(&mut machine, &mut stored, None, &mut redoable);
                         }
                         Pause::Quit => {
                             let run = machine.into_run();
@@ -503,6 +530,11 @@ pub async fn drive<M: Models>(
         }
         let request = machine.step();
         emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
+        redoable &= match &request {
+            Request::Done | Request::Context { .. } => true,
+            Request::Model(_) => models.replayed(),
+            _ => false,
+        };
         let response = match request {
             Request::Done => break,
             Request::Model(mut call) => {
@@ -512,7 +544,7 @@ pub async fn drive<M: Models>(
             Request::Fork(branches) => {
                 // Saved as started: a resumed run knows its unfinished branches run again.
                 let base = models.state();
-                save(&mut machine, &mut stored, Some(base.clone()));
+                save(&mut machine, &mut stored, Some(base.clone()), &mut redoable);
                 let mut fork = ForkRun::start(branches, models, &tools);
                 while let Some(finished) = fork.next().await {
                     machine.resume(Response::Branch(Box::new(finished.branch.finish())));
@@ -528,7 +560,9 @@ pub async fn drive<M: Models>(
                     // Kept by the checkpoint: a finished branch never runs again. The next
                     // step after the last one joins the fork.
                     let provider = models.state_keeping(&base, &finished.agents_done);
-                    save(&mut machine, &mut stored, Some(provider));
+                    // The branch ran its own tool loop.
+                    redoable = false;
+                    save(&mut machine, &mut stored, Some(provider), &mut redoable);
                 }
                 continue;
             }
@@ -590,7 +624,7 @@ pub async fn drive<M: Models>(
     tools.mcp.lock().await.shutdown().await;
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some((position, compactions(&machine))) {
-        save(&mut machine, &mut stored, None);
+        save(&mut machine, &mut stored, None, &mut redoable);
         copy_chatroom(&machine, on_event);
     }
     let (output, shortfall) = (machine.output(), machine.shortfall());
