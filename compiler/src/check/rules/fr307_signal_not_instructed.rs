@@ -203,12 +203,17 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program) {
             continue;
         }
         let mut seen: Vec<String> = Vec::new();
-        let pattern = if tama {
-            finish_pattern()
+        // Each pattern starts with a literal: instructions without it have no match, and the
+        // pattern (about a millisecond to build) is not built for them.
+        let (literal, pattern): (_, fn() -> &'static Regex) = if tama {
+            ("finish(", finish_pattern)
         } else {
-            handoff_pattern()
+            ("route_keyword", handoff_pattern)
         };
-        for capture in pattern.captures_iter(&agent.instructions) {
+        if !agent.instructions.contains(literal) {
+            continue;
+        }
+        for capture in pattern().captures_iter(&agent.instructions) {
             let Some(keyword) = capture.get(1).map(|m| m.as_str().trim().to_string()) else {
                 continue;
             };
