@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use fuseraft_compiler::ir::Program;
 
+use crate::checkpoint::ProviderState;
 use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
@@ -56,6 +57,12 @@ pub trait Models: Sync {
         serde_json::Value::Null
     }
 
+    /// [`Models::state`] as a checkpoint writes it after every turn (the replay provider
+    /// writes its cursors without building JSON).
+    fn checkpoint_state(&self) -> ProviderState<'_> {
+        ProviderState::Json(self.state())
+    }
+
     /// Returns to a position saved by [`Models::state`].
     fn restore(&self, _state: &serde_json::Value) {}
 
@@ -93,6 +100,10 @@ impl Models for Replay {
 
     fn state(&self) -> serde_json::Value {
         Replay::state(self)
+    }
+
+    fn checkpoint_state(&self) -> ProviderState<'_> {
+        Replay::checkpoint_state(self)
     }
 
     fn restore(&self, state: &serde_json::Value) {
@@ -310,14 +321,14 @@ pub struct Checkpoint<'a> {
     /// first, a resumed run redoes those turns exactly.
     pub redoable: bool,
     machine: &'a Machine<'a>,
-    provider: serde_json::Value,
+    provider: ProviderState<'a>,
 }
 
 impl Checkpoint<'_> {
     /// The run's state as JSON.
     pub fn state(&self) -> serde_json::Value {
         let mut state = self.machine.checkpoint_state().unwrap_or_default();
-        state["Provider"] = self.provider.clone();
+        state["Provider"] = self.provider.to_json();
         state
     }
 
@@ -400,7 +411,7 @@ pub async fn drive<M: Models>(
                 new_messages: &history[(*stored).min(history.len())..],
                 redoable: *redoable,
                 machine,
-                provider: provider.unwrap_or_else(|| models.state()),
+                provider: provider.map_or_else(|| models.checkpoint_state(), ProviderState::Json),
             });
         }
         *redoable = holdable;

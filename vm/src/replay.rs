@@ -8,6 +8,7 @@ use std::sync::Mutex;
 
 use serde_json::Value as Json;
 
+use crate::checkpoint::ProviderState;
 use crate::effect::{ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
 
@@ -292,23 +293,27 @@ impl Replay {
 
     /// The provider's position (per-queue cursors and the next tool-call id), for checkpoints.
     pub fn state(&self) -> Json {
-        // Taken after every turn of a durable run: built directly, in name order.
-        let cursors = self.served.lock().map(|served| {
-            self.by_name
-                .iter()
-                .filter_map(|&queue| {
-                    let (idx, times) = served.cursors[queue]?;
-                    let pair = Json::Array(vec![Json::from(idx), Json::from(times)]);
-                    Some((self.script.queues[queue].0.clone(), pair))
-                })
-                .collect::<serde_json::Map<_, _>>()
-        });
+        self.checkpoint_state().to_json()
+    }
+
+    /// [`Replay::state`] as a checkpoint writes it: the cursors of the queues that served a
+    /// reply, in name order.
+    pub fn checkpoint_state(&self) -> ProviderState<'_> {
+        let cursors = self
+            .served
+            .lock()
+            .map(|served| {
+                self.by_name
+                    .iter()
+                    .filter_map(|&queue| {
+                        let (idx, times) = served.cursors[queue]?;
+                        Some((self.script.queues[queue].0.as_str(), idx, times))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         let next_id = self.next_id.lock().map(|id| *id).unwrap_or(0);
-        // Not `json!`: it would copy the cursors through `to_value`.
-        let mut state = serde_json::Map::with_capacity(2);
-        state.insert("cursors".into(), Json::Object(cursors.unwrap_or_default()));
-        state.insert("next_id".into(), Json::from(next_id));
-        Json::Object(state)
+        ProviderState::Cursors { cursors, next_id }
     }
 
     /// Moves the provider to a position saved by [`Replay::state`], before it serves a

@@ -22,7 +22,10 @@ use crate::machine::Run;
 
 mod escape;
 mod parts;
+mod provider;
 pub mod records;
+
+pub use provider::ProviderState;
 
 use parts::{
     branch_record, compacted_of, compaction_record, fork_of, magentic_of, magentic_record,
@@ -276,15 +279,20 @@ pub(crate) fn write_state<E: Serialize + ?Sized>(
     program: &Program,
     run: &Run,
     stand_in: Option<&str>,
-    provider: &Json,
+    provider: &ProviderState<'_>,
     extra: &E,
     out: &mut Vec<u8>,
 ) -> serde_json::Result<()> {
-    let record = state_record(program, run, stand_in, Some(provider));
+    // `Provider` is the record's last key here (it has no `Messages`): the record is written
+    // without it, and the position after the record's own keys, where it would go.
+    let record = state_record(program, run, stand_in, None);
     serde_json::to_writer(&mut *out, &record)?;
-    // The record is an object: its closing brace is the last byte written. The caller's
-    // object is written in its place, its opening brace turned into the comma between them.
+    // The record is an object: its closing brace is the last byte written.
     out.pop();
+    out.extend_from_slice(b",\"Provider\":");
+    serde_json::to_writer(&mut *out, provider)?;
+    // The caller's object is written after it, its opening brace turned into the comma
+    // between them.
     let start = out.len();
     serde_json::to_writer(&mut *out, extra)?;
     match &out[start..] {

@@ -137,26 +137,37 @@ fn the_state_line_is_the_record_with_the_callers_keys_after_it() {
     let provider = json!({"Cursors": {"A": 1}});
     let started = json!("2026-11-23T00:00:00Z");
     let options_json = json!({"Model": "m"});
+    let cursors = super::ProviderState::Cursors {
+        cursors: vec![("A", 2, 1), ("B \"b\"", 0, 0)],
+        next_id: 7,
+    };
     let mut line = Vec::new();
-    machine
-        .write_checkpoint_state(
-            &provider,
-            &json!({"StartedAt": started, "ProviderOptions": options_json}),
-            &mut line,
-        )
-        .unwrap();
-    let mut expected = machine.checkpoint_state().unwrap();
-    expected["Provider"] = provider;
-    expected["StartedAt"] = started;
-    expected["ProviderOptions"] = options_json;
-    assert_eq!(
-        String::from_utf8(line.clone()).unwrap(),
-        serde_json::to_string(&expected).unwrap()
-    );
+    for provider in [super::ProviderState::Json(provider), cursors] {
+        line.clear();
+        machine
+            .write_checkpoint_state(
+                &provider,
+                &json!({"StartedAt": started, "ProviderOptions": options_json}),
+                &mut line,
+            )
+            .unwrap();
+        let mut expected = machine.checkpoint_state().unwrap();
+        expected["Provider"] = provider.to_json();
+        expected["StartedAt"] = started.clone();
+        expected["ProviderOptions"] = options_json.clone();
+        assert_eq!(
+            String::from_utf8(line.clone()).unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+    }
     let read: Json = serde_json::from_slice(&line).unwrap();
     check_state(&read).expect("a whole state record");
     let error = machine
-        .write_checkpoint_state(&json!(null), &json!(["not", "keys"]), &mut Vec::new())
+        .write_checkpoint_state(
+            &super::ProviderState::Json(Json::Null),
+            &json!(["not", "keys"]),
+            &mut Vec::new(),
+        )
         .unwrap_err();
     assert!(
         error.to_string().contains("must be a JSON object"),
@@ -164,7 +175,11 @@ fn the_state_line_is_the_record_with_the_callers_keys_after_it() {
     );
     let mut line = Vec::new();
     machine
-        .write_checkpoint_state(&json!(null), &json!({}), &mut line)
+        .write_checkpoint_state(
+            &super::ProviderState::Json(Json::Null),
+            &json!({}),
+            &mut line,
+        )
         .unwrap();
     assert!(
         line.ends_with(b",\"Provider\":null}"),

@@ -330,7 +330,7 @@ impl<'p> Machine<'p> {
     /// stores after every turn. Call it between turns ([`Machine::at_boundary`]).
     pub fn write_checkpoint_state<E: serde::Serialize + ?Sized>(
         &self,
-        provider: &serde_json::Value,
+        provider: &crate::checkpoint::ProviderState<'_>,
         extra: &E,
         out: &mut Vec<u8>,
     ) -> serde_json::Result<()> {
