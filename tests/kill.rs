@@ -16,27 +16,34 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A ping-pong between two agents for `TURNS` turns; each turn runs a short shell command
-/// (so kills land mid-turn) and writes a file (a side effect a repeated turn would redo).
-fn write_workflow(dir: &Path) -> (PathBuf, PathBuf) {
-    let config = dir.join("config.yaml");
+/// A ping-pong between two agents for `turns` turns. With `tools`, each turn runs a short
+/// shell command (so kills land mid-turn) and writes a file (a side effect a repeated turn
+/// would redo); without, every turn is redoable, so the session log may hold a few before
+/// writing them (`src/session/log.rs`).
+fn write_ping_pong(dir: &Path, turns: usize, tools: bool) -> (PathBuf, PathBuf) {
+    let (name, plugins) = match tools {
+        true => ("tools", ", Plugins: [Shell, FileSystem]"),
+        false => ("plain", ""),
+    };
+    let config = dir.join(format!("{name}.yaml"));
     std::fs::write(
         &config,
-        "Orchestration:\n  Name: PingPong\n  Agents:\n    - { Name: Ping, Instructions: ping, Plugins: [Shell, FileSystem] }\n    - { Name: Pong, Instructions: pong, Plugins: [Shell, FileSystem] }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }\n      - { Keyword: TO PING, Agent: Ping, SourceAgents: [Pong] }\n      - { Keyword: FINISHED, Agent: Pong, SourceAgents: [Pong] }\n",
+        format!("Orchestration:\n  Name: PingPong\n  Agents:\n    - {{ Name: Ping, Instructions: ping{plugins} }}\n    - {{ Name: Pong, Instructions: pong{plugins} }}\n  Selection:\n    Type: keyword\n    Routes:\n      - {{ Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }}\n      - {{ Keyword: TO PING, Agent: Ping, SourceAgents: [Pong] }}\n      - {{ Keyword: FINISHED, Agent: Pong, SourceAgents: [Pong] }}\n  Termination:\n    MaxIterations: 100000\n"),
     )
     .unwrap();
     let mut replay = String::from("replies:\n");
     for (agent, next) in [("Ping", "TO PONG"), ("Pong", "TO PING")] {
         replay.push_str(&format!("  {agent}:\n"));
-        for turn in 0..TURNS / 2 {
-            let last = agent == "Pong" && turn == TURNS / 2 - 1;
+        for turn in 0..turns / 2 {
+            let last = agent == "Pong" && turn == turns / 2 - 1;
             let keyword = if last { "FINISHED" } else { next };
-            replay.push_str(&format!(
-                "    - text: \"{agent} turn {turn}\\n{keyword}\"\n      tool_calls:\n        - {{ name: shell_run, args: {{ command: \"sleep 0.02\" }} }}\n        - {{ name: write_file, args: {{ path: \"log/{agent}-{turn}.txt\", content: \"{turn}\" }} }}\n"
-            ));
+            replay.push_str(&match tools {
+                true => format!("    - text: \"{agent} turn {turn}\\n{keyword}\"\n      tool_calls:\n        - {{ name: shell_run, args: {{ command: \"sleep 0.02\" }} }}\n        - {{ name: write_file, args: {{ path: \"log/{agent}-{turn}.txt\", content: \"{turn}\" }} }}\n"),
+                false => format!("    - \"{agent} turn {turn}\\n{keyword}\"\n"),
+            });
         }
     }
-    let replay_path = dir.join("replay.yaml");
+    let replay_path = dir.join(format!("{name}-replay.yaml"));
     std::fs::write(&replay_path, replay).unwrap();
     (config, replay_path)
 }
@@ -116,6 +123,18 @@ fn history(checkpoint: &serde_json::Value) -> Vec<(String, String, Vec<String>)>
         .collect()
 }
 
+/// The session of an uninterrupted run of the workflow in `dir/straight`, which completes.
+fn uninterrupted(config: &Path, replay: &Path, dir: &Path, task: &str) -> serde_json::Value {
+    let straight = dir.join("straight");
+    let status = exec(config, replay, &straight, &["--task", task])
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    let (_, reference) = only_session(&straight).expect("a session file");
+    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    reference
+}
+
 /// Runs the workflow in `work` and kills it (SIGKILL) 8 times at deterministic
 /// pseudo-random points `window` ms after each start, resuming after each kill, then
 /// resumes it until it completes.
@@ -161,15 +180,9 @@ fn kill_and_finish(config: &Path, replay: &Path, work: &Path, window: std::ops::
 #[test]
 fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
     let dir = scratch("kill");
-    let (config, replay) = write_workflow(&dir);
+    let (config, replay) = write_ping_pong(&dir, TURNS, true);
 
-    let straight = dir.join("straight");
-    let status = exec(&config, &replay, &straight, &["--task", "play"])
-        .wait()
-        .unwrap();
-    assert!(status.success());
-    let (_, reference) = only_session(&straight).expect("a session file");
-    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    let reference = uninterrupted(&config, &replay, &dir, "play");
     assert_eq!(reference["Machine"]["Turn"], TURNS as u64);
     let expected = history(&reference);
 
@@ -249,13 +262,7 @@ fn a_fork_killed_mid_way_keeps_its_finished_branches_and_reruns_the_others() {
     let dir = scratch("fork");
     let (config, replay) = write_fork_workflow(&dir);
 
-    let straight = dir.join("straight");
-    let status = exec(&config, &replay, &straight, &["--task", "build"])
-        .wait()
-        .unwrap();
-    assert!(status.success());
-    let (_, reference) = only_session(&straight).expect("a session file");
-    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    let reference = uninterrupted(&config, &replay, &dir, "build");
     let expected = history(&reference);
 
     // Delta waits on `hold`: the run is killed once the other three branches are kept.
@@ -330,41 +337,12 @@ fn a_fork_killed_mid_way_keeps_its_finished_branches_and_reruns_the_others() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// A ping-pong of `turns` replayed turns without tools: every turn is redoable, so the
-/// session log may hold a few before writing them (`src/session/log.rs`).
-fn write_plain_workflow(dir: &Path, turns: usize) -> (PathBuf, PathBuf) {
-    let config = dir.join("plain.yaml");
-    std::fs::write(
-        &config,
-        "Orchestration:\n  Name: PingPong\n  Agents:\n    - { Name: Ping, Instructions: ping }\n    - { Name: Pong, Instructions: pong }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }\n      - { Keyword: TO PING, Agent: Ping, SourceAgents: [Pong] }\n      - { Keyword: FINISHED, Agent: Pong, SourceAgents: [Pong] }\n  Termination:\n    MaxIterations: 100000\n",
-    )
-    .unwrap();
-    let mut replay = String::from("replies:\n");
-    for (agent, next) in [("Ping", "TO PONG"), ("Pong", "TO PING")] {
-        replay.push_str(&format!("  {agent}:\n"));
-        for turn in 0..turns / 2 {
-            let last = agent == "Pong" && turn == turns / 2 - 1;
-            let keyword = if last { "FINISHED" } else { next };
-            replay.push_str(&format!("    - \"{agent} turn {turn}\\n{keyword}\"\n"));
-        }
-    }
-    let replay_path = dir.join("plain-replay.yaml");
-    std::fs::write(&replay_path, replay).unwrap();
-    (config, replay_path)
-}
-
 #[test]
 fn killed_runs_of_redoable_turns_resume_without_losing_or_repeating_a_turn() {
     const PLAIN_TURNS: usize = 3000;
     let dir = scratch("plain");
-    let (config, replay) = write_plain_workflow(&dir, PLAIN_TURNS);
-    let straight = dir.join("straight");
-    let status = exec(&config, &replay, &straight, &["--task", "play"])
-        .wait()
-        .unwrap();
-    assert!(status.success());
-    let (_, reference) = only_session(&straight).expect("a session file");
-    assert_eq!(reference["Machine"]["Outcome"], "completed");
+    let (config, replay) = write_ping_pong(&dir, PLAIN_TURNS, false);
+    let reference = uninterrupted(&config, &replay, &dir, "play");
     assert_eq!(reference["Machine"]["Turn"], PLAIN_TURNS as u64);
 
     let work = dir.join("killed");
@@ -378,6 +356,52 @@ fn killed_runs_of_redoable_turns_resume_without_losing_or_repeating_a_turn() {
         history(&resumed),
         history(&reference),
         "the resumed history equals the uninterrupted one"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A turn that ran a tool is not redoable: its checkpoint is in the session log before the
+/// next turn starts, never held (`src/session/log.rs`). Pong's tool marks that the second turn
+/// has started, then waits to be killed; by then Ping's turn must be in the log.
+#[test]
+fn a_turn_that_ran_a_tool_is_saved_before_the_next_turn_starts() {
+    let dir = scratch("saved");
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: Saved\n  Agents:\n    - { Name: Ping, Instructions: ping, Plugins: [FileSystem] }\n    - { Name: Pong, Instructions: pong, Plugins: [Shell] }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: TO PONG, Agent: Pong, SourceAgents: [Ping] }\n",
+    )
+    .unwrap();
+    let replay = dir.join("replay.yaml");
+    std::fs::write(
+        &replay,
+        "replies:\n  Ping:\n    - text: \"Ping wrote its file\\nTO PONG\"\n      tool_calls:\n        - { name: write_file, args: { path: ping.txt, content: ping } }\n  Pong:\n    - tool_calls:\n        - { name: shell_run, args: { command: \"touch started && sleep 30\" } }\n",
+    )
+    .unwrap();
+    let work = dir.join("work");
+    let mut child = exec(&config, &replay, &work, &["--task", "play"]);
+    let started = work.join("started");
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let log = std::fs::read_dir(work.join(".fuseraft/sessions"))
+        .unwrap()
+        .filter_map(|entry| entry.ok())
+        .find(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".messages.jsonl")
+        })
+        .map(|entry| std::fs::read_to_string(entry.path()).unwrap());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(started.exists(), "Pong's turn started");
+    let log = log.expect("a session log");
+    assert!(
+        log.contains("Ping wrote its file"),
+        "Ping's turn is not in the log while Pong's runs:\n{log}"
     );
     let _ = std::fs::remove_dir_all(dir);
 }
