@@ -428,7 +428,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         fields.last_updated_at = crate::events::timestamp().into();
         // The log reports its first error only, so the warning comes once.
         if let Err(error) = log.append(&checkpoint, &fields) {
-            warn_unsaved(&error, &log);
+            warn_unsaved(&error, &mut log);
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
@@ -462,7 +462,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         // `--hitl` answered `q`: stopped at a turn boundary, resumable like a cancel.
         Ok(summary) if summary.outcome == Outcome::Cancelled => {
             if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-                warn_unsaved(&error, &log);
+                warn_unsaved(&error, &mut log);
             }
             eprintln!(
                 "\n── {}{}",
@@ -481,7 +481,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         Err(signal) => {
             // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
             if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-                warn_unsaved(&error, &log);
+                warn_unsaved(&error, &mut log);
             }
             eprintln!(
                 "\n── cancelled ({signal}){}",
@@ -496,10 +496,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             return Outcome::Cancelled.exit_code();
         }
     };
-    if let Err(error) = log.finish() {
-        warn_unsaved(&error, &log);
-    }
-    let elapsed = started.elapsed().as_secs_f64();
+    // The log is synced and its snapshot written while the transcript is.
+    log.finish_soon();
     // A run that ended without an error but did not do the work (issue 13) fails.
     let code = match summary.shortfall {
         Some(_) => exit::FINDINGS,
@@ -516,6 +514,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             }
         }
     };
+    if let Err(error) = log.finish() {
+        warn_unsaved(&error, &mut log);
+    }
+    let elapsed = started.elapsed().as_secs_f64();
     let _ = writeln!(
         std::io::stderr().lock(),
         "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}",
@@ -580,7 +582,7 @@ fn compact_change_log(program: &Program, work_dir: &Path, session: &str) {
 }
 
 /// The one warning of a session store that cannot be written.
-fn warn_unsaved(error: &std::io::Error, log: &crate::session::SessionLog) {
+fn warn_unsaved(error: &std::io::Error, log: &mut crate::session::SessionLog) {
     let resume = if log.resumable() {
         "`--resume` continues from the last turn saved"
     } else {

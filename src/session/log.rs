@@ -1,93 +1,233 @@
 //! Writing a session: [`SessionLog`], the append-only log with its authenticated state
-//! records, and the atomic `<id>.json` snapshot (see the module doc of [`super`]).
+//! records and the atomic `<id>.json` snapshot (see the module doc of [`super`]). A
+//! checkpoint is serialized on the caller's thread and written by the log's own writer
+//! thread ([`super::log_file`]): a checkpoint that is not redoable is waited for, so it is in
+//! the kernel before the next turn starts; a redoable one (a replayed turn without effects)
+//! is not, so its MAC, its write, the syncs and the snapshots overlap the next turns.
 
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::thread::JoinHandle;
+use std::time::Instant;
 
 use fuseraft_vm::driver::Checkpoint;
+use fuseraft_vm::history::Message;
 use serde_json::Value as Json;
 
-use super::key::{self, Key, Tag};
-use super::{
-    messages_path, path, private_file, snapshot_mac, DIR, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN,
-    RECORD_OPEN, SNAPSHOT_INTERVAL, SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
-};
-use super::{Chain, SessionFields};
+use super::key::Key;
+use super::log_file::LogFile;
+use super::{path, Chain, SessionFields};
 
-/// The most bytes of redoable checkpoints held before they are written.
-const HOLD_BYTES: usize = 64 * 1024;
-
-/// The longest a redoable checkpoint is held: the next checkpoint made after this writes it.
-const HOLD_INTERVAL: Duration = Duration::from_millis(50);
+/// The most checkpoints on their way to the writer thread.
+const QUEUE: usize = 256;
 
 /// The session log of a running session, open for the whole run (see the module doc).
 /// Nothing touches the disk before the first checkpoint.
 pub struct SessionLog {
     work_dir: PathBuf,
     id: String,
-    file: Option<File>,
-    /// The bytes of the log up to its last whole checkpoint.
-    len: u64,
-    /// Checkpoints not written yet (held redoable ones, then the one being made); reused
-    /// from write to write.
-    buffer: Vec<u8>,
-    /// When the oldest held checkpoint was made; `None` when none is held.
-    held_since: Option<Instant>,
-    /// The newest state written to the log (its JSON text): what the next snapshot holds.
-    state: Vec<u8>,
-    /// The state of the newest checkpoint in the buffer, not written yet.
-    newest: Vec<u8>,
-    /// Bytes were written since the last fdatasync.
-    unsynced: bool,
-    last_sync: Instant,
-    /// When `<id>.json` was last written; `None` before the first time.
-    last_snapshot: Option<Instant>,
-    /// A write failed: the log was cut back and nothing more is written.
+    writer: Writer,
+    /// A checkpoint could not be serialized, or a write failed: later ones are ignored.
     failed: bool,
-    /// The key that authenticates records and snapshots; without one they are written
-    /// without MACs (and resuming them needs `--allow-unverified`).
-    key: Option<Arc<Key>>,
-    /// The MAC of the last record written (or loaded): the next record's chains to it.
-    chain: Tag,
-    /// Bytes already in the log that the next record's MAC covers too (see [`Chain`]).
-    carry: Vec<u8>,
+    /// [`SessionLog::finish_soon`] asked the thread to finish; its reply is still to come.
+    finishing: bool,
+}
+
+/// Where the log's jobs are done: its writer thread, or (when no thread could be started)
+/// the caller's thread.
+enum Writer {
+    Thread {
+        jobs: Option<SyncSender<Job>>,
+        replies: Receiver<Reply>,
+        /// Set by the thread when a write nobody waited for failed.
+        failed: Arc<AtomicBool>,
+        thread: Option<JoinHandle<()>>,
+    },
+    Inline(Box<Desk>),
+}
+
+/// What the writer is asked to do.
+enum Job {
+    Record {
+        messages: Vec<Message>,
+        state: Vec<u8>,
+        redoable: bool,
+    },
+    /// Write what is held and ignore later checkpoints (the caller met an error).
+    Stop,
+    Cancel(Json),
+    Finish,
+    Resumable,
+}
+
+/// The answer to a job the caller waits for.
+enum Reply {
+    Done(std::io::Result<()>),
+    Resumable(bool),
+}
+
+/// The writer's side: the file, and the first error of a checkpoint nobody waited for,
+/// handed to the next caller who waits.
+struct Desk {
+    file: LogFile,
+    error: Option<std::io::Error>,
+}
+
+impl Desk {
+    /// Does `job`; returns the reply when the caller waits for one.
+    fn perform(&mut self, job: Job) -> Option<Reply> {
+        let done = |desk: &mut Desk, result: std::io::Result<()>| {
+            Some(Reply::Done(match desk.error.take() {
+                Some(error) => Err(error),
+                None => result,
+            }))
+        };
+        match job {
+            Job::Record {
+                messages,
+                state,
+                redoable,
+            } => {
+                let result = self.file.append(&messages, &state, redoable);
+                if redoable {
+                    self.note(result);
+                    None
+                } else {
+                    done(self, result)
+                }
+            }
+            Job::Stop => {
+                self.file.stop();
+                done(self, Ok(()))
+            }
+            Job::Cancel(updated_at) => {
+                let result = self.file.cancel(updated_at);
+                done(self, result)
+            }
+            Job::Finish => {
+                let result = self.file.finish();
+                done(self, result)
+            }
+            Job::Resumable => Some(Reply::Resumable(self.file.resumable())),
+        }
+    }
+
+    /// Keeps the first error of a checkpoint nobody waits for.
+    fn note(&mut self, result: std::io::Result<()>) {
+        if let Err(error) = result {
+            self.error.get_or_insert(error);
+        }
+    }
+
+    /// The writer thread: jobs in order; held checkpoints written when their time is up;
+    /// on the caller's end (the channel closed), what is held is written as the file drops.
+    fn run(mut self, jobs: Receiver<Job>, replies: Sender<Reply>, failed: Arc<AtomicBool>) {
+        loop {
+            let job = match self.file.due() {
+                Some(due) => match jobs.recv_timeout(due.saturating_duration_since(Instant::now()))
+                {
+                    Ok(job) => job,
+                    Err(RecvTimeoutError::Timeout) => {
+                        let result = self.file.write_due();
+                        self.note(result);
+                        failed.store(self.file.failed(), Ordering::Release);
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                None => match jobs.recv() {
+                    Ok(job) => job,
+                    Err(_) => break,
+                },
+            };
+            let reply = self.perform(job);
+            failed.store(self.file.failed(), Ordering::Release);
+            if let Some(reply) = reply {
+                if replies.send(reply).is_err() {
+                    break;
+                }
+            }
+        }
+    }
 }
 
 impl SessionLog {
     /// A log for session `id`, continuing after `chain` (the MAC of the last record of the
     /// log already on disk: [`super::Loaded::chain`]; zeros for a new session).
     pub fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Chain) -> SessionLog {
+        let desk = |key, chain| Desk {
+            file: LogFile::new(work_dir, id, key, chain),
+            error: None,
+        };
+        // Bounded: a writer slower than the turns (a slow disk) holds the run back rather
+        // than letting checkpoints pile up in memory.
+        let (jobs, inbox) = mpsc::sync_channel(QUEUE);
+        let (outbox, replies) = mpsc::channel();
+        let failed = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&failed);
+        let threaded = desk(key.clone(), chain.clone());
+        let spawned = std::thread::Builder::new()
+            .name("session-log".to_string())
+            .spawn(move || threaded.run(inbox, outbox, flag));
+        let writer = match spawned {
+            Ok(thread) => Writer::Thread {
+                jobs: Some(jobs),
+                replies,
+                failed,
+                thread: Some(thread),
+            },
+            // No thread to spare: the caller's thread writes (nothing was written yet).
+            Err(_) => Writer::Inline(Box::new(desk(key, chain))),
+        };
         SessionLog {
             work_dir: work_dir.to_path_buf(),
             id: id.to_string(),
-            file: None,
-            len: 0,
-            buffer: Vec::new(),
-            held_since: None,
-            state: Vec::new(),
-            newest: Vec::new(),
-            unsynced: false,
-            last_sync: Instant::now(),
-            last_snapshot: None,
+            writer,
             failed: false,
-            key,
-            chain: chain.tag,
-            carry: chain.carry,
+            finishing: false,
+        }
+    }
+
+    /// Hands `job` to the writer; waits for its reply when it has one.
+    fn submit(&mut self, job: Job) -> Option<Reply> {
+        let waits = !matches!(job, Job::Record { redoable: true, .. });
+        match &mut self.writer {
+            Writer::Inline(desk) => desk.perform(job),
+            Writer::Thread { jobs, replies, .. } => {
+                let sent = jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
+                if !sent {
+                    return Some(Reply::Done(Err(stopped())));
+                }
+                if !waits {
+                    return None;
+                }
+                Some(replies.recv().unwrap_or(Reply::Done(Err(stopped()))))
+            }
+        }
+    }
+
+    fn done(&mut self, job: Job) -> std::io::Result<()> {
+        match self.submit(job) {
+            Some(Reply::Done(result)) => result,
+            _ => Ok(()),
         }
     }
 
     /// Whether `<id>.json` exists (written by this run or the one it resumes), so that
     /// `--resume` can continue the session.
-    pub fn resumable(&self) -> bool {
-        self.last_snapshot.is_some() || path(&self.work_dir, &self.id).exists()
+    pub fn resumable(&mut self) -> bool {
+        match self.submit(Job::Resumable) {
+            Some(Reply::Resumable(resumable)) => resumable,
+            _ => path(&self.work_dir, &self.id).exists(),
+        }
     }
 
     /// Appends a checkpoint: its new messages and its state with the CLI's `fields` after
-    /// the state's own. Returns the first error only: after it the log
-    /// ends with its last whole checkpoint and later checkpoints are ignored.
+    /// the state's own. Returns the first error only: after it the log ends with its last
+    /// whole checkpoint and later checkpoints are ignored. A redoable checkpoint's error
+    /// comes with the next checkpoint (or the end).
     pub fn append(
         &mut self,
         checkpoint: &Checkpoint<'_>,
@@ -96,224 +236,75 @@ impl SessionLog {
         if self.failed {
             return Ok(());
         }
-        let buffer = &mut self.buffer;
-        let record = buffer.len();
-        let state = checkpoint.write_messages(buffer).and_then(|()| {
-            buffer.extend_from_slice(RECORD_OPEN);
-            let start = buffer.len();
-            checkpoint.write_state(fields, buffer)?;
-            Ok(start..buffer.len())
-        });
-        let result = match state {
-            Ok(state) => self.write_record(record, state, checkpoint.redoable),
-            Err(error) => {
-                // The held checkpoints before this one are whole: they are kept.
-                self.buffer.truncate(record);
-                let _ = self.write_held();
-                Err(error.into())
-            }
+        let mut state = Vec::with_capacity(1024);
+        if let Err(error) = checkpoint.write_state(fields, &mut state) {
+            self.failed = true;
+            let _ = self.done(Job::Stop);
+            return Err(error.into());
+        }
+        // After a failed write nobody waited for, the next checkpoint waits for its error.
+        let failed_behind = match &self.writer {
+            Writer::Thread { failed, .. } => failed.load(Ordering::Acquire),
+            Writer::Inline(desk) => desk.error.is_some(),
         };
-        self.fail_on(result)
+        let result = self.done(Job::Record {
+            messages: checkpoint.new_messages.to_vec(),
+            state,
+            redoable: checkpoint.redoable && !failed_behind,
+        });
+        if result.is_err() {
+            self.failed = true;
+        }
+        result
     }
 
     /// Ends the session: the log is synced and `<id>.json` written. After a failed write, the
     /// snapshot of the last whole checkpoint is still tried (quietly), so that `fuseraft
     /// sessions list` shows where `--resume` would continue.
     pub fn finish(&mut self) -> std::io::Result<()> {
-        if self.failed {
-            let _ = self.snapshot();
-            return Ok(());
+        if !std::mem::take(&mut self.finishing) {
+            return self.done(Job::Finish);
         }
-        let result = self.snapshot();
-        self.fail_on(result)
+        match &self.writer {
+            Writer::Thread { replies, .. } => match replies.recv() {
+                Ok(Reply::Done(result)) => result,
+                Ok(Reply::Resumable(_)) => Ok(()),
+                Err(_) => Err(stopped()),
+            },
+            Writer::Inline(_) => Ok(()),
+        }
+    }
+
+    /// Starts [`SessionLog::finish`] on the writer thread and returns at once, so the caller
+    /// can do other work (the transcript) while the log is synced; `finish` then waits for it.
+    pub fn finish_soon(&mut self) {
+        if let Writer::Thread {
+            jobs: Some(jobs), ..
+        } = &self.writer
+        {
+            self.finishing = jobs.send(Job::Finish).is_ok();
+        }
     }
 
     /// Ends a cancelled session: its last state, marked `Cancelled` at `updated_at`, is
     /// appended and the session finished.
     pub fn cancel(&mut self, updated_at: Json) -> std::io::Result<()> {
-        let held = self.write_held();
-        let mut appended = self.fail_on(held);
-        if !self.failed && !self.state.is_empty() {
-            let result = serde_json::from_slice::<Json>(&self.state)
-                .and_then(|mut state| {
-                    state["Cancelled"] = Json::Bool(true);
-                    state["LastUpdatedAt"] = updated_at;
-                    let record = self.buffer.len();
-                    self.buffer.extend_from_slice(RECORD_OPEN);
-                    let start = self.buffer.len();
-                    serde_json::to_writer(&mut self.buffer, &state)?;
-                    Ok((record, start..self.buffer.len()))
-                })
-                .map_err(std::io::Error::from)
-                .and_then(|(record, state)| self.write_record(record, state, false));
-            appended = self.fail_on(result);
-        }
-        let finished = self.finish();
-        appended.and(finished)
-    }
-
-    /// Closes the record that starts at `record` in the buffer (its state at `state`) with
-    /// its MAC, which covers the record (the messages and the state since the last record)
-    /// and the previous record's MAC. A `redoable` record may be held in the buffer (see
-    /// [`HOLD_BYTES`]); otherwise the buffer is written in one write, then synced or
-    /// snapshotted as due.
-    fn write_record(
-        &mut self,
-        record: usize,
-        state: std::ops::Range<usize>,
-        redoable: bool,
-    ) -> std::io::Result<()> {
-        let tag = match &self.key {
-            Some(key) => {
-                let bytes = &self.buffer[record..];
-                let tag = if self.carry.is_empty() {
-                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, bytes])
-                } else {
-                    let mut covered = std::mem::take(&mut self.carry);
-                    covered.extend_from_slice(bytes);
-                    key.mac(&[LOG_DOMAIN, self.id.as_bytes(), &self.chain, &covered])
-                };
-                self.buffer.extend_from_slice(MAC_OPEN);
-                self.buffer.extend_from_slice(key::to_hex(&tag).as_bytes());
-                self.buffer.extend_from_slice(MAC_CLOSE);
-                tag
-            }
-            None => {
-                self.buffer.extend_from_slice(b"}\n");
-                [0; key::MAC_LEN]
-            }
-        };
-        self.chain = tag;
-        self.newest.clear();
-        self.newest.extend_from_slice(&self.buffer[state]);
-        let held_since = *self.held_since.get_or_insert_with(Instant::now);
-        // The first checkpoint is written at once: the session exists from its start.
-        if redoable
-            && self.last_snapshot.is_some()
-            && self.buffer.len() < HOLD_BYTES
-            && held_since.elapsed() < HOLD_INTERVAL
-        {
-            return Ok(());
-        }
-        self.write_held()?;
-        if self
-            .last_snapshot
-            .is_none_or(|at| at.elapsed() >= SNAPSHOT_INTERVAL)
-        {
-            self.snapshot()
-        } else if self.last_sync.elapsed() >= SYNC_INTERVAL {
-            self.sync()
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Writes the checkpoints in the buffer in one write.
-    fn write_held(&mut self) -> std::io::Result<()> {
-        self.held_since = None;
-        if self.buffer.is_empty() {
-            return Ok(());
-        }
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => {
-                super::private_dir(&self.work_dir.join(DIR))?;
-                let file = private_file(&messages_path(&self.work_dir, &self.id), true)?;
-                self.len = file.metadata()?.len();
-                self.file.insert(file)
-            }
-        };
-        if let Err(error) = file.write_all(&self.buffer) {
-            // A partial write is undone so the log still ends with a whole checkpoint.
-            let _ = file.set_len(self.len);
-            return Err(error);
-        }
-        self.len += self.buffer.len() as u64;
-        self.unsynced = true;
-        self.buffer.clear();
-        std::mem::swap(&mut self.state, &mut self.newest);
-        self.newest.clear();
-        if self.buffer.capacity() > 1 << 20 {
-            // Do not keep a megabyte reply's worth of buffer for the rest of the run.
-            self.buffer = Vec::new();
-        }
-        Ok(())
-    }
-
-    fn sync(&mut self) -> std::io::Result<()> {
-        self.write_held()?;
-        if self.unsynced {
-            if let Some(file) = &self.file {
-                file.sync_data()?;
-            }
-            self.unsynced = false;
-        }
-        self.last_sync = Instant::now();
-        Ok(())
-    }
-
-    /// Writes `<id>.json` from the newest state, after syncing the log it must not outrun.
-    fn snapshot(&mut self) -> std::io::Result<()> {
-        if self.state.is_empty() {
-            return Ok(());
-        }
-        self.sync()?;
-        let mut state: Json = serde_json::from_slice(&self.state)?;
-        if let Some(key) = &self.key {
-            let tag = snapshot_mac(key, &self.id, &state);
-            if let Some(object) = state.as_object_mut() {
-                object.insert(
-                    SNAPSHOT_MAC_KEY.to_string(),
-                    Json::String(key::to_hex(&tag)),
-                );
-            }
-        }
-        save(&self.work_dir, &self.id, &state)?;
-        self.last_snapshot = Some(Instant::now());
-        Ok(())
-    }
-
-    fn fail_on(&mut self, result: std::io::Result<()>) -> std::io::Result<()> {
-        if result.is_err() {
-            self.failed = true;
-            self.buffer = Vec::new();
-            self.held_since = None;
-            if self.len == 0 && self.last_snapshot.is_none() {
-                // Nothing was saved: leave no empty log behind.
-                let _ = std::fs::remove_file(messages_path(&self.work_dir, &self.id));
-            }
-        }
-        result
+        self.done(Job::Cancel(updated_at))
     }
 }
 
-/// A log dropped without [`SessionLog::finish`] or [`SessionLog::cancel`] (an early return)
-/// still writes the checkpoints it holds.
+/// The writer thread ends (writing what it holds) before the log is gone.
 impl Drop for SessionLog {
     fn drop(&mut self) {
-        if !self.failed {
-            let _ = self.write_held();
+        if let Writer::Thread { jobs, thread, .. } = &mut self.writer {
+            jobs.take();
+            if let Some(thread) = thread.take() {
+                let _ = thread.join();
+            }
         }
     }
 }
 
-/// Writes the session's state file, atomically.
-fn save(work_dir: &Path, id: &str, checkpoint: &Json) -> std::io::Result<()> {
-    let dir = work_dir.join(DIR);
-    super::private_dir(&dir)?;
-    let target = path(work_dir, id);
-    let temp = dir.join(format!(".{id}.json.tmp"));
-    let text = serde_json::to_string_pretty(checkpoint).map_err(std::io::Error::other)?;
-    let written = private_file(&temp, false).and_then(|mut file| {
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
-    if let Err(error) = written.and_then(|_| std::fs::rename(&temp, &target)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(error);
-    }
-    if let Ok(dir) = File::open(&dir) {
-        let _ = dir.sync_all();
-    }
-    Ok(())
+fn stopped() -> std::io::Error {
+    std::io::Error::other("the session log's writer thread stopped")
 }

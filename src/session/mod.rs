@@ -1,9 +1,11 @@
 //! Session files under `<work dir>/.fuseraft/sessions/`, readable only by the user (0600).
 //!
 //! - `<id>.messages.jsonl`, the session log: append-only, opened once and kept open for the
-//!   whole run ([`SessionLog`]). Every checkpoint (after every turn) appends, in one
-//!   `write(2)`, the history messages added since the last one (one JSON object a line) and
-//!   one state record `{"Checkpoint": {...}, "Mac": "..."}`: the run's state, whose
+//!   whole run by the log's writer thread ([`SessionLog`]; the caller serializes each
+//!   checkpoint's state, the thread its messages, MAC, writes, syncs and snapshots). Every
+//!   checkpoint (after every turn) appends, in one `write(2)` (or with the redoable ones held
+//!   before it, below), the history messages added since the last one (one JSON object a
+//!   line) and one state record `{"Checkpoint": {...}, "Mac": "..."}`: the run's state, whose
 //!   `MessageCount` says how many message lines precede it, and the HMAC-SHA256 that
 //!   authenticates the record and the message lines before it ([`load`]). A message line
 //!   never starts with the `Checkpoint` key.
@@ -27,9 +29,10 @@
 //! and loses no turn. One exception keeps fast replayed runs from paying a `write(2)` a turn:
 //! a checkpoint whose turns are *redoable* (`driver::Checkpoint::redoable`: only replayed
 //! model replies and context reads since the last one, no tool call, validator, approval,
-//! fork or operator message) may be held in memory until 64 KiB of them, or 50 ms, have
-//! gathered, and is written at the latest with the next checkpoint that is not redoable, at
-//! the end, on cancel and before a snapshot. A SIGKILL can lose those held turns only, and
+//! fork or operator message) is not waited for, and may be held in memory until 64 KiB of
+//! them have gathered or the oldest is 50 ms old; it is written at the latest with the next
+//! checkpoint that is not redoable (which the run waits for), at the end, on cancel and
+//! before a snapshot. A SIGKILL can lose those held turns only, and
 //! `--resume` redoes them with the same replies and no effect outside the process, so the
 //! resumed run ends as the uninterrupted one would (`tests/kill.rs`). The first checkpoint is
 //! never held: the session exists from its start. Against a power loss or an OS crash the
@@ -61,6 +64,7 @@ pub mod key;
 mod load;
 pub mod lock;
 mod log;
+mod log_file;
 mod store;
 
 pub use fields::SessionFields;
