@@ -6,9 +6,9 @@
 //! is not, so its MAC, its write, the syncs and the snapshots overlap the next turns.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -28,24 +28,25 @@ const QUEUE: usize = 256;
 pub struct SessionLog {
     work_dir: PathBuf,
     id: String,
-    writer: Writer,
+    /// The log's file and its writer's state, shared with the writer thread.
+    desk: Arc<Mutex<Desk>>,
+    /// The writer thread, when one could be started (else the caller's thread writes).
+    thread: Option<WriterThread>,
+    /// Jobs sent to the thread and not done yet: with none, a job the caller waits for is
+    /// done on the caller's thread (no hand-over to wait for).
+    queued: Arc<AtomicUsize>,
+    /// Set when a write failed (by the thread for a checkpoint nobody waited for).
+    failed_behind: Arc<AtomicBool>,
     /// A checkpoint could not be serialized, or a write failed: later ones are ignored.
     failed: bool,
     /// [`SessionLog::finish_soon`] asked the thread to finish; its reply is still to come.
     finishing: bool,
 }
 
-/// Where the log's jobs are done: its writer thread, or (when no thread could be started)
-/// the caller's thread.
-enum Writer {
-    Thread {
-        jobs: Option<SyncSender<Job>>,
-        replies: Receiver<Reply>,
-        /// Set by the thread when a write nobody waited for failed.
-        failed: Arc<AtomicBool>,
-        thread: Option<JoinHandle<()>>,
-    },
-    Inline(Box<Desk>),
+struct WriterThread {
+    jobs: Option<SyncSender<Job>>,
+    replies: Receiver<Reply>,
+    handle: Option<JoinHandle<()>>,
 }
 
 /// What the writer is asked to do.
@@ -123,27 +124,44 @@ impl Desk {
 
     /// The writer thread: jobs in order; held checkpoints written when their time is up;
     /// on the caller's end (the channel closed), what is held is written as the file drops.
-    fn run(mut self, jobs: Receiver<Job>, replies: Sender<Reply>, failed: Arc<AtomicBool>) {
+    fn run(desk: Arc<Mutex<Desk>>, jobs: Receiver<Job>, replies: Sender<Reply>, shared: Shared) {
         loop {
-            let job = match self.file.due() {
-                Some(due) => match jobs.recv_timeout(due.saturating_duration_since(Instant::now()))
-                {
-                    Ok(job) => job,
-                    Err(RecvTimeoutError::Timeout) => {
-                        let result = self.file.write_due();
-                        self.note(result);
-                        failed.store(self.file.failed(), Ordering::Release);
-                        continue;
+            let due = match desk.lock() {
+                Ok(desk) => desk.file.due(),
+                Err(_) => break,
+            };
+            let job = match due {
+                Some(due) => {
+                    match jobs.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                        Ok(job) => Some(job),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => break,
                     }
-                    Err(RecvTimeoutError::Disconnected) => break,
-                },
+                }
                 None => match jobs.recv() {
-                    Ok(job) => job,
+                    Ok(job) => Some(job),
                     Err(_) => break,
                 },
             };
-            let reply = self.perform(job);
-            failed.store(self.file.failed(), Ordering::Release);
+            let Ok(mut desk) = desk.lock() else {
+                break;
+            };
+            let reply = match job {
+                Some(job) => {
+                    let reply = desk.perform(job);
+                    shared.queued.fetch_sub(1, Ordering::AcqRel);
+                    reply
+                }
+                None => {
+                    let result = desk.file.write_due();
+                    desk.note(result);
+                    None
+                }
+            };
+            shared
+                .failed_behind
+                .store(desk.file.failed(), Ordering::Release);
+            drop(desk);
             if let Some(reply) = reply {
                 if replies.send(reply).is_err() {
                     break;
@@ -153,59 +171,93 @@ impl Desk {
     }
 }
 
+/// What the caller and the writer thread both see.
+struct Shared {
+    queued: Arc<AtomicUsize>,
+    failed_behind: Arc<AtomicBool>,
+}
+
 impl SessionLog {
     /// A log for session `id`, continuing after `chain` (the MAC of the last record of the
     /// log already on disk: [`super::Loaded::chain`]; zeros for a new session).
     pub fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Chain) -> SessionLog {
-        let desk = |key, chain| Desk {
+        let desk = Arc::new(Mutex::new(Desk {
             file: LogFile::new(work_dir, id, key, chain),
             error: None,
-        };
+        }));
+        let queued = Arc::new(AtomicUsize::new(0));
+        let failed_behind = Arc::new(AtomicBool::new(false));
         // Bounded: a writer slower than the turns (a slow disk) holds the run back rather
         // than letting checkpoints pile up in memory.
         let (jobs, inbox) = mpsc::sync_channel(QUEUE);
         let (outbox, replies) = mpsc::channel();
-        let failed = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&failed);
-        let threaded = desk(key.clone(), chain.clone());
-        let spawned = std::thread::Builder::new()
+        let shared = Shared {
+            queued: Arc::clone(&queued),
+            failed_behind: Arc::clone(&failed_behind),
+        };
+        let handed = Arc::clone(&desk);
+        let thread = std::thread::Builder::new()
             .name("session-log".to_string())
-            .spawn(move || threaded.run(inbox, outbox, flag));
-        let writer = match spawned {
-            Ok(thread) => Writer::Thread {
+            .spawn(move || Desk::run(handed, inbox, outbox, shared))
+            .ok()
+            .map(|handle| WriterThread {
                 jobs: Some(jobs),
                 replies,
-                failed,
-                thread: Some(thread),
-            },
-            // No thread to spare: the caller's thread writes (nothing was written yet).
-            Err(_) => Writer::Inline(Box::new(desk(key, chain))),
-        };
+                handle: Some(handle),
+            });
         SessionLog {
             work_dir: work_dir.to_path_buf(),
             id: id.to_string(),
-            writer,
+            desk,
+            thread,
+            queued,
+            failed_behind,
             failed: false,
             finishing: false,
         }
     }
 
-    /// Hands `job` to the writer; waits for its reply when it has one.
+    /// Has `job` done: a redoable checkpoint by the writer thread without waiting; any other
+    /// job on this thread when nothing is on its way to the writer thread, else by the
+    /// thread after those, waiting for its reply.
     fn submit(&mut self, job: Job) -> Option<Reply> {
-        let waits = !matches!(job, Job::Record { redoable: true, .. });
-        match &mut self.writer {
-            Writer::Inline(desk) => desk.perform(job),
-            Writer::Thread { jobs, replies, .. } => {
-                let sent = jobs.as_ref().is_some_and(|jobs| jobs.send(job).is_ok());
-                if !sent {
-                    return Some(Reply::Done(Err(stopped())));
-                }
-                if !waits {
-                    return None;
-                }
-                Some(replies.recv().unwrap_or(Reply::Done(Err(stopped()))))
-            }
+        let redoable = matches!(job, Job::Record { redoable: true, .. });
+        let Some(thread) = self
+            .thread
+            .as_mut()
+            .filter(|_| redoable || self.queued.load(Ordering::Acquire) > 0)
+        else {
+            return self.perform_here(job);
+        };
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        let sent = thread
+            .jobs
+            .as_ref()
+            .is_some_and(|jobs| jobs.send(job).is_ok());
+        if !sent {
+            return Some(Reply::Done(Err(stopped())));
         }
+        if redoable {
+            return None;
+        }
+        Some(thread.replies.recv().unwrap_or(Reply::Done(Err(stopped()))))
+    }
+
+    /// Does `job` on this thread, unless jobs sent to the writer thread are still to be done
+    /// (they come first: the job then goes to the thread after them).
+    fn perform_here(&mut self, job: Job) -> Option<Reply> {
+        let mut desk = match self.desk.lock() {
+            Ok(desk) => desk,
+            Err(_) => return Some(Reply::Done(Err(stopped()))),
+        };
+        if self.queued.load(Ordering::Acquire) > 0 {
+            drop(desk);
+            return self.submit(job);
+        }
+        let reply = desk.perform(job);
+        self.failed_behind
+            .store(desk.file.failed(), Ordering::Release);
+        reply
     }
 
     fn done(&mut self, job: Job) -> std::io::Result<()> {
@@ -243,10 +295,7 @@ impl SessionLog {
             return Err(error.into());
         }
         // After a failed write nobody waited for, the next checkpoint waits for its error.
-        let failed_behind = match &self.writer {
-            Writer::Thread { failed, .. } => failed.load(Ordering::Acquire),
-            Writer::Inline(desk) => desk.error.is_some(),
-        };
+        let failed_behind = self.failed_behind.load(Ordering::Acquire);
         let result = self.done(Job::Record {
             messages: checkpoint.new_messages.to_vec(),
             state,
@@ -265,23 +314,18 @@ impl SessionLog {
         if !std::mem::take(&mut self.finishing) {
             return self.done(Job::Finish);
         }
-        match &self.writer {
-            Writer::Thread { replies, .. } => match replies.recv() {
-                Ok(Reply::Done(result)) => result,
-                Ok(Reply::Resumable(_)) => Ok(()),
-                Err(_) => Err(stopped()),
-            },
-            Writer::Inline(_) => Ok(()),
+        match self.thread.as_ref().map(|thread| thread.replies.recv()) {
+            Some(Ok(Reply::Done(result))) => result,
+            Some(Ok(Reply::Resumable(_))) => Ok(()),
+            Some(Err(_)) | None => Err(stopped()),
         }
     }
 
     /// Starts [`SessionLog::finish`] on the writer thread and returns at once, so the caller
     /// can do other work (the transcript) while the log is synced; `finish` then waits for it.
     pub fn finish_soon(&mut self) {
-        if let Writer::Thread {
-            jobs: Some(jobs), ..
-        } = &self.writer
-        {
+        if let Some(jobs) = self.thread.as_ref().and_then(|thread| thread.jobs.as_ref()) {
+            self.queued.fetch_add(1, Ordering::AcqRel);
             self.finishing = jobs.send(Job::Finish).is_ok();
         }
     }
@@ -296,10 +340,10 @@ impl SessionLog {
 /// The writer thread ends (writing what it holds) before the log is gone.
 impl Drop for SessionLog {
     fn drop(&mut self) {
-        if let Writer::Thread { jobs, thread, .. } = &mut self.writer {
-            jobs.take();
-            if let Some(thread) = thread.take() {
-                let _ = thread.join();
+        if let Some(thread) = &mut self.thread {
+            thread.jobs.take();
+            if let Some(handle) = thread.handle.take() {
+                let _ = handle.join();
             }
         }
     }
