@@ -6,9 +6,12 @@ use super::*;
 use crate::providers::http::Decoder;
 use crate::providers::openai_stream::Stream;
 
+/// A reply's text, tool calls, input and output tokens, or the failure's message.
+type Reply = Result<(String, usize, u64, u64), String>;
+
 /// What a stream makes of `body` fed in the pieces `cuts` gives: the reply's text, its
 /// tool calls, its usage, or the failure's message; and the bytes counted as the reply.
-fn outcome(body: &[u8], cuts: &[usize]) -> (Result<(String, usize, u64, u64), String>, usize) {
+fn outcome(body: &[u8], cuts: &[usize]) -> (Reply, usize) {
     let mut stream = Stream::new("A", None);
     let mut start = 0;
     for &cut in cuts.iter().chain([body.len()].iter()) {
