@@ -34,6 +34,7 @@ mod ollama;
 mod openai;
 mod openai_body;
 mod openai_chunk;
+mod openai_framed;
 mod openai_stream;
 mod pricing;
 mod resolve;

@@ -64,6 +64,10 @@ pub(super) struct Chunks {
     before: Vec<u8>,
     /// From the closing quote of `content` to the end.
     after: Vec<u8>,
+    /// `data: ` and `before`: how an event of the learnt shape starts in an SSE stream, when
+    /// neither `before` nor `after` holds a line break (`\n` or `\r`); empty otherwise
+    /// (`openai_framed`).
+    line_start: Vec<u8>,
 }
 
 impl Chunks {
@@ -79,8 +83,21 @@ impl Chunks {
             self.before.extend_from_slice(&bytes[..span.start + 1]);
             self.after.clear();
             self.after.extend_from_slice(&bytes[span.end - 1..]);
+            self.line_start.clear();
+            let breaks = |byte: &u8| *byte == b'\n' || *byte == b'\r';
+            if !self.before.iter().chain(&self.after).any(breaks) {
+                self.line_start.extend_from_slice(b"data: ");
+                self.line_start.extend_from_slice(&self.before);
+            }
         }
         Some(usual.text)
+    }
+
+    /// How an SSE event of the learnt shape starts (`data: ` and the learnt bytes up to the
+    /// opening quote of the text) and the learnt bytes from the closing quote on, when a line
+    /// of the stream can hold them.
+    pub(super) fn event_shape(&self) -> Option<(&[u8], &[u8])> {
+        (!self.line_start.is_empty()).then_some((&self.line_start, &self.after))
     }
 
     /// The text of a chunk that is the learnt bytes around one valid string.
@@ -102,6 +119,37 @@ impl Chunks {
         // The string must end where the learnt tail starts: its closing quote.
         (cursor.at == bytes.len() - self.after.len() + 1).then_some(text)
     }
+}
+
+/// The JSON string whose opening quote is at `open` in `bytes` (which need not be UTF-8
+/// elsewhere), read as [`Chunks::read`] reads the `content` string of a chunk of its learnt
+/// shape: its text, and the offset just past its closing quote. `None` for a `\u` escape, a
+/// control character, bytes that are not UTF-8, or no closing quote.
+pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usize)> {
+    // The usual string: one plain run up to the closing quote, scanned once.
+    if bytes.get(open) != Some(&b'"') {
+        return None;
+    }
+    let body = bytes.get(open + 1..)?;
+    let run = stop(body)?;
+    if body[run] == b'"' {
+        let text = std::str::from_utf8(&body[..run]).ok()?;
+        return Some((Cow::Borrowed(text), open + run + 2));
+    }
+    let (end, _) = Cursor {
+        bytes,
+        text: "",
+        at: open,
+    }
+    .string_end()?;
+    let quoted = std::str::from_utf8(bytes.get(open..end)?).ok()?;
+    let text = Cursor {
+        bytes: quoted.as_bytes(),
+        text: quoted,
+        at: 0,
+    }
+    .string()?;
+    Some((text, end))
 }
 
 /// Keys already met: serde's derived decoder refuses a known key given twice.

@@ -15,6 +15,7 @@ use serde::Deserialize;
 
 use super::http::{Decoder, Failure};
 use super::openai_chunk::Chunks;
+use super::openai_framed;
 use super::sse::{self, Sse};
 use super::{fallback_call_id, parse_arguments, TokenSink};
 use crate::effect::ModelReply;
@@ -142,6 +143,30 @@ impl Stream {
                 Ok(())
             }
             None => self.typed(data),
+        }
+    }
+
+    /// The events of one chunk of the body. Between events, the usual chunks of the learnt
+    /// shape are read straight from the bytes (`openai_framed`); anything else goes through
+    /// the SSE framing up to the next blank line, and then the bytes are looked at again.
+    fn events(&mut self, mut chunk: &[u8]) -> Result<(), Failure> {
+        loop {
+            if !self.done && self.sse.idle() {
+                while let Some((text, len)) = openai_framed::usual_event(&self.chunks, chunk) {
+                    self.text(&text);
+                    chunk = chunk.get(len..).unwrap_or_default();
+                }
+            }
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let (piece, rest) =
+                chunk.split_at(openai_framed::event_end(chunk).unwrap_or(chunk.len()));
+            let mut sse = std::mem::take(&mut self.sse);
+            let fed = sse.each(piece, &mut |_, data| self.event(data));
+            self.sse = sse;
+            fed?;
+            chunk = rest;
         }
     }
 
@@ -278,9 +303,7 @@ pub(super) fn typed_outcome(data: &str) -> Result<(String, usize, Usage), String
 impl Decoder for Stream {
     fn feed(&mut self, chunk: &[u8]) -> Result<(), Failure> {
         let from = self.text.len();
-        let mut sse = std::mem::take(&mut self.sse);
-        let fed = sse.each(chunk, &mut |_, data| self.event(data));
-        self.sse = sse;
+        let fed = self.events(chunk);
         // Shown even when the chunk ends in a failure: what streamed is on screen.
         self.show(from);
         fed

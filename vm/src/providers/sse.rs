@@ -195,6 +195,12 @@ impl Sse {
         })
     }
 
+    /// Whether the framing is between events: no line cut short buffered, no field of an
+    /// event under way. Bytes starting a new event then frame as if they started the body.
+    pub(super) fn idle(&self) -> bool {
+        self.lines.buf.is_empty() && !self.has_data && self.event.is_none()
+    }
+
     /// The body ended: the last event if its lines were complete but the blank line that
     /// ends it never came, or a failure when the body was cut mid-line.
     pub(super) fn finish(&mut self) -> Result<Option<Event>, Failure> {
