@@ -200,16 +200,9 @@ impl JsonParser<'_> {
             return Err(self.unexpected("an escape sequence"));
         };
         self.pos += 1;
-        let ch = match byte {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
+        let ch = match (byte, short_escape(byte)) {
+            (_, Some(ch)) => ch,
+            (b'u', None) => {
                 let first = self.hex4(start)?;
                 match first {
                     0xD800..=0xDBFF => {
@@ -435,6 +428,23 @@ impl JsonParser<'_> {
             format!("found {found}"),
         )
     }
+}
+
+/// The character a two-byte JSON escape `\` + `byte` stands for (`\"`, `\\`, `\/`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`); `None` for `u` (four hex digits follow) and for any other byte.
+/// Shared with the VM's stream reader, which decodes the same escapes.
+pub fn short_escape(byte: u8) -> Option<char> {
+    Some(match byte {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

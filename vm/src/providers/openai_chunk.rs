@@ -13,6 +13,8 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use fuseraft_compiler::syntax::json::short_escape;
+
 use super::words;
 
 /// What a usual chunk says: the text it adds (empty when it adds none), and where its
@@ -336,17 +338,7 @@ impl<'a> Cursor<'a> {
         while let Some(offset) = bytes[run..].iter().position(|&byte| byte == b'\\') {
             let slash = run + offset;
             owned.push_str(raw.get(run..slash)?);
-            owned.push(match bytes.get(slash + 1)? {
-                b'"' => '"',
-                b'\\' => '\\',
-                b'/' => '/',
-                b'b' => '\u{8}',
-                b'f' => '\u{c}',
-                b'n' => '\n',
-                b'r' => '\r',
-                b't' => '\t',
-                _ => return None,
-            });
+            owned.push(short_escape(*bytes.get(slash + 1)?)?);
             run = slash + 2;
         }
         owned.push_str(raw.get(run..)?);
