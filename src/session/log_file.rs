@@ -99,14 +99,7 @@ impl LogFile {
             return Ok(());
         }
         let record = self.buffer.len();
-        let mut written = Ok(());
-        for message in messages {
-            written = fuseraft_vm::checkpoint::write_message(message, &mut self.buffer);
-            if written.is_err() {
-                break;
-            }
-            self.buffer.push(b'\n');
-        }
+        let written = fuseraft_vm::checkpoint::write_message_lines(messages, &mut self.buffer);
         let result = match written {
             Ok(()) => {
                 self.buffer.extend_from_slice(RECORD_OPEN);

@@ -345,11 +345,7 @@ impl Checkpoint<'_> {
 
     /// Writes each new message as one line of JSON (a `checkpoint::records::MessageRecord`).
     pub fn write_messages(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        for message in self.new_messages {
-            crate::checkpoint::write_message(message, out)?;
-            out.push(b'\n');
-        }
-        Ok(())
+        crate::checkpoint::write_message_lines(self.new_messages, out)
     }
 }
 

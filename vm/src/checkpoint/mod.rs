@@ -135,6 +135,16 @@ pub fn message_json(message: &Message) -> Json {
     serde_json::to_value(MessageRecord::of(message)).unwrap_or(Json::Null)
 }
 
+/// Writes each of `messages` as one line of JSON (a [`records::MessageRecord`] and a
+/// newline): a checkpoint's message lines in the session log.
+pub fn write_message_lines(messages: &[Message], out: &mut Vec<u8>) -> serde_json::Result<()> {
+    for message in messages {
+        write_message(message, out)?;
+        out.push(b'\n');
+    }
+    Ok(())
+}
+
 /// Writes `message` as one session log line's JSON (without the newline): the bytes
 /// `serde_json::to_writer(out, &MessageRecord::of(message))` writes.
 ///
@@ -143,7 +153,7 @@ pub fn message_json(message: &Message) -> Json {
 /// reply on its own, the largest cost of a durable turn after its MAC). The place is the
 /// first `,"Content":""` of the line: a quote inside a JSON string is always escaped, so
 /// `,"` there is a key, and the keys before `Content` hold no mapping.
-pub fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
+pub(crate) fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
     const EMPTY_CONTENT: &[u8] = b",\"Content\":\"\"";
     let mut record = MessageRecord::of(message);
     let content = std::mem::take(&mut record.content);
