@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -47,6 +47,16 @@ struct WriterThread {
     jobs: Option<SyncSender<Job>>,
     replies: Receiver<Reply>,
     handle: Option<JoinHandle<()>>,
+}
+
+/// Whether the caller's thread may write now.
+enum Idle<'a> {
+    /// Nothing is on its way to the writer thread (or there is none): the desk, locked.
+    Here(MutexGuard<'a, Desk>),
+    /// Jobs sent to the writer thread are still to be done; they come first.
+    Busy,
+    /// The writer thread died holding the desk.
+    Stopped,
 }
 
 /// What the writer is asked to do.
@@ -90,15 +100,7 @@ impl Desk {
                 messages,
                 state,
                 redoable,
-            } => {
-                let result = self.file.append(&messages, &state, redoable);
-                if redoable {
-                    self.note(result);
-                    None
-                } else {
-                    done(self, result)
-                }
-            }
+            } => self.record(&messages, &state, redoable),
             Job::Stop => {
                 self.file.stop();
                 done(self, Ok(()))
@@ -113,6 +115,20 @@ impl Desk {
             }
             Job::Resumable => Some(Reply::Resumable(self.file.resumable())),
         }
+    }
+
+    /// Appends a checkpoint; returns the reply when the caller waits for one (it is not
+    /// redoable), else keeps its error for the next caller who waits.
+    fn record(&mut self, messages: &[Message], state: &[u8], redoable: bool) -> Option<Reply> {
+        let result = self.file.append(messages, state, redoable);
+        if redoable {
+            self.note(result);
+            return None;
+        }
+        Some(Reply::Done(match self.error.take() {
+            Some(error) => Err(error),
+            None => result,
+        }))
     }
 
     /// Keeps the first error of a checkpoint nobody waits for.
@@ -217,17 +233,38 @@ impl SessionLog {
         }
     }
 
-    /// Has `job` done: a redoable checkpoint by the writer thread without waiting; any other
-    /// job on this thread when nothing is on its way to the writer thread, else by the
-    /// thread after those, waiting for its reply.
-    fn submit(&mut self, job: Job) -> Option<Reply> {
-        let redoable = matches!(job, Job::Record { redoable: true, .. });
-        let Some(thread) = self
-            .thread
-            .as_mut()
-            .filter(|_| redoable || self.queued.load(Ordering::Acquire) > 0)
-        else {
-            return self.perform_here(job);
+    /// Has a job the caller waits for done: on this thread when nothing is on its way to the
+    /// writer thread, else by the thread after those.
+    fn submit(&self, job: Job) -> Option<Reply> {
+        match self.idle() {
+            Idle::Here(mut desk) => {
+                let reply = desk.perform(job);
+                self.failed_behind
+                    .store(desk.file.failed(), Ordering::Release);
+                reply
+            }
+            Idle::Busy => self.send(job),
+            Idle::Stopped => Some(Reply::Done(Err(stopped()))),
+        }
+    }
+
+    /// The desk, locked, when this thread may write: no thread, or nothing on its way to it.
+    fn idle(&self) -> Idle<'_> {
+        let Ok(desk) = self.desk.lock() else {
+            return Idle::Stopped;
+        };
+        if self.queued.load(Ordering::Acquire) > 0 {
+            return Idle::Busy;
+        }
+        Idle::Here(desk)
+    }
+
+    /// Sends `job` to the writer thread; waits for its reply unless it is a redoable
+    /// checkpoint.
+    fn send(&self, job: Job) -> Option<Reply> {
+        let waits = !matches!(job, Job::Record { redoable: true, .. });
+        let Some(thread) = self.thread.as_ref() else {
+            return Some(Reply::Done(Err(stopped())));
         };
         self.queued.fetch_add(1, Ordering::AcqRel);
         let sent = thread
@@ -237,27 +274,10 @@ impl SessionLog {
         if !sent {
             return Some(Reply::Done(Err(stopped())));
         }
-        if redoable {
+        if !waits {
             return None;
         }
         Some(thread.replies.recv().unwrap_or(Reply::Done(Err(stopped()))))
-    }
-
-    /// Does `job` on this thread, unless jobs sent to the writer thread are still to be done
-    /// (they come first: the job then goes to the thread after them).
-    fn perform_here(&mut self, job: Job) -> Option<Reply> {
-        let mut desk = match self.desk.lock() {
-            Ok(desk) => desk,
-            Err(_) => return Some(Reply::Done(Err(stopped()))),
-        };
-        if self.queued.load(Ordering::Acquire) > 0 {
-            drop(desk);
-            return self.submit(job);
-        }
-        let reply = desk.perform(job);
-        self.failed_behind
-            .store(desk.file.failed(), Ordering::Release);
-        reply
     }
 
     fn done(&mut self, job: Job) -> std::io::Result<()> {
@@ -295,12 +315,34 @@ impl SessionLog {
             return Err(error.into());
         }
         // After a failed write nobody waited for, the next checkpoint waits for its error.
-        let failed_behind = self.failed_behind.load(Ordering::Acquire);
-        let result = self.done(Job::Record {
-            messages: checkpoint.new_messages.to_vec(),
-            state,
-            redoable: checkpoint.redoable && !failed_behind,
-        });
+        let redoable = checkpoint.redoable && !self.failed_behind.load(Ordering::Acquire);
+        let reply = if redoable && self.thread.is_some() {
+            self.send(Job::Record {
+                messages: checkpoint.new_messages.to_vec(),
+                state,
+                redoable,
+            })
+        } else {
+            match self.idle() {
+                // Written here from the run's own messages: no copy, no hand-over.
+                Idle::Here(mut desk) => {
+                    let reply = desk.record(checkpoint.new_messages, &state, redoable);
+                    self.failed_behind
+                        .store(desk.file.failed(), Ordering::Release);
+                    reply
+                }
+                Idle::Busy => self.send(Job::Record {
+                    messages: checkpoint.new_messages.to_vec(),
+                    state,
+                    redoable,
+                }),
+                Idle::Stopped => Some(Reply::Done(Err(stopped()))),
+            }
+        };
+        let result = match reply {
+            Some(Reply::Done(result)) => result,
+            _ => Ok(()),
+        };
         if result.is_err() {
             self.failed = true;
         }
