@@ -135,7 +135,7 @@ impl Recording<'_> {
         if let Some(system) = call.messages.iter().find(|m| m.role == ChatRole::System) {
             let text = match &instructions {
                 Some(own) => system.content.replacen(own.as_str(), "<instructions>", 1),
-                None => system.content.clone(),
+                None => system.content.to_string(),
             };
             out.push_str(&format!("system:\n{text}\n"));
         }

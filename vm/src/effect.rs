@@ -14,7 +14,10 @@ use crate::machine::{Branch, BranchDone};
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChatMessage {
     pub role: ChatRole,
-    pub content: String,
+    /// Shared, not copied: a request carries the history's own text (and the same text again
+    /// in every later request), and a provider can tell a message it already sent by this
+    /// pointer.
+    pub content: Arc<str>,
     /// For assistant messages: the tool calls it made. For tool messages: empty.
     pub tool_calls: Vec<ToolCall>,
     /// For tool messages: the id of the call this answers.

@@ -344,7 +344,7 @@ async fn a_resumed_run_keeps_the_summary_in_its_requests() {
     let texts: Vec<&str> = call
         .messages
         .iter()
-        .map(|message| message.content.as_str())
+        .map(|message| &*message.content)
         .collect();
     assert!(
         texts

@@ -400,7 +400,7 @@ fn lost_signal(history: &[Message], through: usize) -> Option<String> {
 fn chat(role: ChatRole, content: String) -> ChatMessage {
     ChatMessage {
         role,
-        content,
+        content: content.into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }

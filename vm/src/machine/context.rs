@@ -70,7 +70,7 @@ fn omitted_in(middle: &str) -> usize {
 fn chat(role: ChatRole, content: String) -> ChatMessage {
     ChatMessage {
         role,
-        content: bounded(content, MAX_MESSAGE_CHARS),
+        content: bounded(content, MAX_MESSAGE_CHARS).into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }
@@ -80,7 +80,7 @@ fn chat(role: ChatRole, content: String) -> ChatMessage {
 pub(super) fn assistant_message(reply: &ModelReply) -> ChatMessage {
     ChatMessage {
         role: ChatRole::Assistant,
-        content: bounded(reply.text.clone(), MAX_MESSAGE_CHARS),
+        content: bounded(reply.text.clone(), MAX_MESSAGE_CHARS).into(),
         tool_calls: reply.tool_calls.clone(),
         tool_call_id: None,
     }
@@ -90,7 +90,7 @@ pub(super) fn assistant_message(reply: &ModelReply) -> ChatMessage {
 pub(super) fn tool_message(call: &ToolCall) -> ChatMessage {
     ChatMessage {
         role: ChatRole::Tool,
-        content: call.result.clone().unwrap_or_default(),
+        content: call.result.clone().unwrap_or_default().into(),
         tool_calls: Vec::new(),
         tool_call_id: Some(call.id.clone()),
     }
@@ -263,7 +263,7 @@ impl Machine<'_> {
                             } else {
                                 ChatMessage {
                                     role: ChatRole::Assistant,
-                                    content: with_tool_summary(&message),
+                                    content: with_tool_summary(&message).into(),
                                     tool_calls: Vec::new(),
                                     tool_call_id: None,
                                 }

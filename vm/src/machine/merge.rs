@@ -88,7 +88,7 @@ impl<'p> Machine<'p> {
             if resumed {
                 call.messages.push(ChatMessage {
                     role: ChatRole::User,
-                    content: RERUN_NOTE.to_string(),
+                    content: RERUN_NOTE.into(),
                     tool_calls: Vec::new(),
                     tool_call_id: None,
                 });
@@ -201,7 +201,7 @@ impl<'p> Machine<'p> {
                     }
                     call.messages.push(ChatMessage {
                         role: ChatRole::User,
-                        content: prompt,
+                        content: prompt.into(),
                         tool_calls: Vec::new(),
                         tool_call_id: None,
                     });

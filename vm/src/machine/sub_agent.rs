@@ -347,7 +347,7 @@ fn system_prompt(
 fn message(role: ChatRole, content: String) -> ChatMessage {
     ChatMessage {
         role,
-        content,
+        content: content.into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }

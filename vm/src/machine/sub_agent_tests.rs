@@ -123,7 +123,7 @@ fn its_model_call_is_its_own_conversation_on_its_own_queue() {
     assert_eq!(call.messages[0].role, ChatRole::System);
     assert!(call.messages[0].content.contains("at most 2 tool calls"));
     assert!(call.messages[0].content.contains("`read_file`"));
-    assert_eq!(call.messages[1].content, "where is main?");
+    assert_eq!(&*call.messages[1].content, "where is main?");
 }
 
 #[test]

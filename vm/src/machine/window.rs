@@ -128,7 +128,7 @@ mod tests {
     fn user(text: &str) -> ChatMessage {
         ChatMessage {
             role: ChatRole::User,
-            content: text.to_string(),
+            content: text.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
@@ -137,7 +137,7 @@ mod tests {
     fn contents(shown: &[ChatMessage]) -> Vec<&str> {
         shown
             .iter()
-            .map(|message| message.content.as_str())
+            .map(|message| &*message.content)
             .collect()
     }
 

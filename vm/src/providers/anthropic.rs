@@ -53,7 +53,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         .messages
         .iter()
         .filter(|message| message.role == ChatRole::System)
-        .map(|message| message.content.as_str())
+        .map(|message| &*message.content)
         .filter(|content| !content.is_empty())
         .collect();
     if !system.is_empty() {

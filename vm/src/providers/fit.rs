@@ -166,7 +166,7 @@ pub(crate) fn fit(
     for (idx, message) in call.messages.iter().enumerate().skip(range.start + dropped) {
         let mut message = message.clone();
         if elided.contains(&idx) {
-            message.content = elided_result(message.content.len() as u64);
+            message.content = elided_result(message.content.len() as u64).into();
         }
         messages.push(message);
     }
@@ -193,7 +193,8 @@ fn notice(dropped: usize) -> ChatMessage {
         role: ChatRole::User,
         content: format!(
             "[fuseraft: {dropped} older messages are left out here to fit the model's context window]"
-        ),
+        )
+        .into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }
@@ -207,7 +208,7 @@ mod tests {
     fn message(role: ChatRole, content: &str) -> ChatMessage {
         ChatMessage {
             role,
-            content: content.to_string(),
+            content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
         }
@@ -281,7 +282,7 @@ mod tests {
             .call
             .messages
             .iter()
-            .map(|m| m.content.as_str())
+            .map(|m| &*m.content)
             .collect();
         assert_eq!(texts[0], "You write code. Routing: HANDOFF TO TESTER.");
         assert_eq!(texts[1], "The task.");
@@ -360,7 +361,7 @@ mod tests {
             .messages
             .iter()
             .filter(|message| message.role == ChatRole::Tool)
-            .map(|message| message.content.as_str())
+            .map(|message| &*message.content)
             .collect();
         assert_eq!(results.last(), Some(&"the newest result"));
         assert!(

@@ -94,7 +94,7 @@ mod tests {
             model: None,
             messages: vec![ChatMessage {
                 role: ChatRole::Assistant,
-                content: String::new(),
+                content: "".into(),
                 tool_calls: vec![ToolCall {
                     id: "c1".into(),
                     name: "finish".into(),

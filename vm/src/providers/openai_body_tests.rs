@@ -170,7 +170,7 @@ impl Random {
         };
         ChatMessage {
             role,
-            content: self.text(),
+            content: self.text().into(),
             tool_calls,
             tool_call_id: (role == ChatRole::Tool && self.below(4) != 0)
                 .then(|| format!("call_{}", self.below(9))),
@@ -211,7 +211,7 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             2 if !history.is_empty() => {
                 // A message changed in place (a tool result cut to fit).
                 let at = random.below(history.len());
-                history[at].content.push('!');
+                history[at].content = format!("{}!", history[at].content).into();
             }
             _ => {}
         }
@@ -269,7 +269,7 @@ fn messages_alike_at_both_ends_are_not_mistaken_for_each_other() {
     };
     let message = |content: String| ChatMessage {
         role: ChatRole::User,
-        content,
+        content: content.into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     };

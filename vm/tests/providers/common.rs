@@ -60,7 +60,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
 pub fn message(role: ChatRole, content: &str) -> ChatMessage {
     ChatMessage {
         role,
-        content: content.to_string(),
+        content: content.into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }

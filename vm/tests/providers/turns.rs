@@ -37,7 +37,7 @@ fn two_tool_turn(agent: &str, model: ir::Model) -> ModelCall {
     call.messages.truncate(2);
     call.messages.push(ChatMessage {
         role: ChatRole::Assistant,
-        content: String::new(),
+        content: "".into(),
         tool_calls: vec![
             tool("call_r1", "read_file", json!({ "path": "a.md" })),
             tool("call_r2", "list_dir", json!({ "path": "." })),

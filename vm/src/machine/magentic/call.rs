@@ -10,7 +10,7 @@ use crate::machine::Machine;
 fn message(role: ChatRole, content: String) -> ChatMessage {
     ChatMessage {
         role,
-        content: crate::machine::bounded(content, crate::machine::MAX_MESSAGE_CHARS),
+        content: crate::machine::bounded(content, crate::machine::MAX_MESSAGE_CHARS).into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
     }

@@ -86,7 +86,7 @@ fn orientation_asks_for_facts_with_the_team_then_a_plan() {
             ChatRole::User
         ]
     );
-    assert_eq!(plan.messages[2].content, "Given: a list.");
+    assert_eq!(&*plan.messages[2].content, "Given: a list.");
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn a_checkpoint_mid_loop_resumes_the_same_ledger() {
     let turn = model_call(machine.step());
     assert_eq!(turn.agent, "Researcher");
     assert_eq!(
-        turn.messages.last().unwrap().content,
+        &*turn.messages.last().unwrap().content,
         "Find the handler.",
         "the instruction is the agent's newest message"
     );
