@@ -435,14 +435,14 @@ impl Terminal {
                 // A fork's branch is in the run's fork until the fork joins.
                 let branch = run.fork.iter().flatten().find(|done| done.state == *state);
                 let (tool_calls, content) = match branch {
-                    Some(done) => (&done.tool_calls, &done.text),
+                    Some(done) => (&done.tool_calls, done.text.as_str()),
                     None => {
                         let Some(message) =
                             run.history.iter().rev().find(|m| m.role == Role::Assistant)
                         else {
                             return;
                         };
-                        (&message.tool_calls, &message.content)
+                        (&message.tool_calls, &*message.content)
                     }
                 };
                 for call in tool_calls {

@@ -60,7 +60,7 @@ pub fn merged(run: &Run) -> Option<&str> {
         .iter()
         .rev()
         .find(|message| message.agent == "parallel")
-        .map(|message| message.content.as_str())
+        .map(|message| &*message.content)
 }
 
 /// A reply as the page shows it.

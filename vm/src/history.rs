@@ -3,6 +3,7 @@
 
 use fuseraft_compiler::ir::Tool;
 use serde_json::Value as Json;
+use std::sync::Arc;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -203,7 +204,7 @@ pub struct Message {
     pub role: Role,
     /// The agent that wrote an assistant message; `orchestrator` for corrections and markers.
     pub agent: String,
-    pub content: String,
+    pub content: Arc<str>,
     /// Tool calls made while producing this message (assistant messages only).
     pub tool_calls: Vec<ToolCall>,
     /// The turn index the message belongs to.
@@ -212,7 +213,7 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn user(agent: &str, content: impl Into<String>, turn: u32) -> Message {
+    pub fn user(agent: &str, content: impl Into<Arc<str>>, turn: u32) -> Message {
         Message {
             role: Role::User,
             agent: agent.to_string(),

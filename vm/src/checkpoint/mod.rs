@@ -108,7 +108,7 @@ impl<'a> MessageRecord<'a> {
                 Role::User => RoleRecord::User,
                 Role::Assistant => RoleRecord::Assistant,
             },
-            content: (&message.content).into(),
+            content: (&*message.content).into(),
             turn_index: message.turn,
             usage: usage_record(&message.usage),
             tool_calls: message.tool_calls.iter().map(tool_call_record).collect(),
@@ -122,7 +122,7 @@ impl<'a> MessageRecord<'a> {
                 RoleRecord::Assistant => Role::Assistant,
             },
             agent: self.agent_name.into_owned(),
-            content: self.content.into_owned(),
+            content: self.content.into_owned().into(),
             tool_calls: self.tool_calls.into_iter().map(tool_call_of).collect(),
             turn: self.turn_index,
             usage: usage_of(self.usage),
@@ -193,7 +193,7 @@ fn value_is_last_reply(run: &Run) -> bool {
             .iter()
             .rev()
             .find(|message| message.role == Role::Assistant)
-            .is_some_and(|message| message.content == value)
+            .is_some_and(|message| &*message.content == value)
     })
 }
 
@@ -391,7 +391,7 @@ pub(crate) fn run_from_json(
             .iter()
             .rev()
             .find(|message| message.role == Role::Assistant)
-            .map(|message| message.content.clone())
+            .map(|message| message.content.to_string())
     } else {
         machine.value.map(|value| value.into_owned())
     };

@@ -6,6 +6,7 @@ use fuseraft_compiler::ir::{ContextMode, StateId, StateKind, ToolChoice};
 use super::{guide, window, Machine};
 use crate::effect::{ChatMessage, ChatRole, CheckContext, ModelCall, ModelReply, ToolSchema};
 use crate::history::{current_turn, Message, Role, ToolCall};
+use std::sync::Arc;
 
 /// The most characters of one message the history keeps and a prompt carries (issue 7): a
 /// longer one keeps its head and tail around a marker. The session file keeps every message
@@ -64,6 +65,26 @@ fn omitted_in(middle: &str) -> usize {
             (chars - marker).saturating_add(earlier)
         }
         _ => chars,
+    }
+}
+
+/// `text` as a prompt carries it: shared with whoever holds it when it is within
+/// [`MAX_MESSAGE_CHARS`] (a stored message always is), else cut.
+fn shared(text: &Arc<str>) -> Arc<str> {
+    if text.len() <= MAX_MESSAGE_CHARS || text.chars().count() <= MAX_MESSAGE_CHARS {
+        Arc::clone(text)
+    } else {
+        bounded(text.to_string(), MAX_MESSAGE_CHARS).into()
+    }
+}
+
+/// A message of `text`, shared (see [`shared`]).
+fn shared_chat(role: ChatRole, text: &Arc<str>) -> ChatMessage {
+    ChatMessage {
+        role,
+        content: shared(text),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
     }
 }
 
@@ -148,7 +169,10 @@ fn fixed_prompt(
             tools.push(tool);
         }
     }
-    guide::FixedPrompt { system, tools }
+    guide::FixedPrompt {
+        system: system.into(),
+        tools,
+    }
 }
 
 impl Machine<'_> {
@@ -184,7 +208,7 @@ impl Machine<'_> {
         });
         let mut messages = Vec::new();
         if !fixed.system.is_empty() {
-            messages.push(chat(ChatRole::System, fixed.system.clone()));
+            messages.push(shared_chat(ChatRole::System, &fixed.system));
         }
         let mode = state
             .context
@@ -197,7 +221,7 @@ impl Machine<'_> {
                     .iter()
                     .rev()
                     .find(|message| message.role == Role::Assistant && message.agent != agent_name)
-                    .map_or(self.run.task.clone(), |message| message.content.clone());
+                    .map_or(self.run.task.clone(), |message| message.content.to_string());
                 messages.push(chat(ChatRole::User, artifact));
             }
             ContextMode::Value => {
@@ -232,7 +256,7 @@ impl Machine<'_> {
                     .rposition(|message| message.role == Role::Assistant)
                 {
                     for message in &history[start + 1..] {
-                        messages.push(chat(ChatRole::User, message.content.clone()));
+                        messages.push(shared_chat(ChatRole::User, &message.content));
                     }
                 }
             }
@@ -248,18 +272,19 @@ impl Machine<'_> {
                 let text_only = context.is_some_and(|c| c.text_only);
                 let max_age = context.map_or(0, |c| c.max_turn_age);
                 let mut shown: Vec<ChatMessage> = Vec::new();
+                let mut views = self.views.prompt();
                 for (index, message) in self.compacted_view(history).enumerate() {
                     // `MaxTurnAge`: the task is kept however old it is.
                     if index > 0 && !window::within_turn_age(message.turn, self.run.turn, max_age) {
                         continue;
                     }
                     match message.role {
-                        Role::User => shown.push(chat(ChatRole::User, message.content.clone())),
+                        Role::User => shown.push(shared_chat(ChatRole::User, &message.content)),
                         Role::Assistant if excluded(&message.agent) => {}
                         Role::Assistant if message.agent == agent_name => {
                             // With its tool calls summarised, the message is sent whole.
-                            shown.push(if text_only {
-                                chat(ChatRole::Assistant, message.content.clone())
+                            shown.push(if text_only || message.tool_calls.is_empty() {
+                                shared_chat(ChatRole::Assistant, &message.content)
                             } else {
                                 ChatMessage {
                                     role: ChatRole::Assistant,
@@ -267,6 +292,18 @@ impl Machine<'_> {
                                     tool_calls: Vec::new(),
                                     tool_call_id: None,
                                 }
+                            });
+                        }
+                        Role::Assistant if text_only || message.tool_calls.is_empty() => {
+                            // The same view every later prompt carries: built once.
+                            let view = views.view(&message.agent, &message.content, || {
+                                bounded(attributed(&message, true), MAX_MESSAGE_CHARS)
+                            });
+                            shown.push(ChatMessage {
+                                role: ChatRole::User,
+                                content: view,
+                                tool_calls: Vec::new(),
+                                tool_call_id: None,
                             });
                         }
                         Role::Assistant => {
@@ -377,7 +414,7 @@ impl Machine<'_> {
         let mut messages = vec![chat(ChatRole::System, system)];
         for message in self.compacted_view(&self.run.history) {
             let content = match message.role {
-                Role::User => message.content.clone(),
+                Role::User => message.content.to_string(),
                 Role::Assistant => format!("[{}]: {}", message.agent, message.content),
             };
             messages.push(chat(ChatRole::User, content));
@@ -444,10 +481,7 @@ fn attributed(message: &Message, text_only: bool) -> String {
 
 /// An assistant message with its tool calls summarised (`[called write_file path=...]`).
 pub(super) fn with_tool_summary(message: &Message) -> String {
-    if message.tool_calls.is_empty() {
-        return message.content.clone();
-    }
-    let mut text = message.content.clone();
+    let mut text = message.content.to_string();
     for call in &message.tool_calls {
         let args: Vec<String> = call
             .args

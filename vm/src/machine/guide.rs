@@ -12,7 +12,7 @@ use crate::effect::ToolSchema;
 /// system prompt (the agent's instructions and the routing block) and the tools offered.
 #[derive(Debug)]
 pub(super) struct FixedPrompt {
-    pub system: String,
+    pub system: Arc<str>,
     pub tools: Vec<ToolSchema>,
 }
 
@@ -266,16 +266,16 @@ mod tests {
             prompts.get(StateId(state), agent, || {
                 built.set(built.get() + 1);
                 FixedPrompt {
-                    system: format!("{agent} in {state}"),
+                    system: format!("{agent} in {state}").into(),
                     tools: Vec::new(),
                 }
             })
         };
-        assert_eq!(get(0, "Dev").system, "Dev in 0");
-        assert_eq!(get(0, "Dev").system, "Dev in 0");
+        assert_eq!(&*get(0, "Dev").system, "Dev in 0");
+        assert_eq!(&*get(0, "Dev").system, "Dev in 0");
         assert_eq!(built.get(), 1, "the second call reuses the first build");
-        assert_eq!(get(0, "Reviewer").system, "Reviewer in 0");
-        assert_eq!(get(1, "Dev").system, "Dev in 1");
+        assert_eq!(&*get(0, "Reviewer").system, "Reviewer in 0");
+        assert_eq!(&*get(1, "Dev").system, "Dev in 1");
         assert_eq!(built.get(), 3, "another agent or state is built for itself");
     }
 

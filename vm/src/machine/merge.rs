@@ -263,7 +263,7 @@ impl<'p> Machine<'p> {
         self.run.history.push(Message {
             role: Role::Assistant,
             agent: "parallel".to_string(),
-            content: merged,
+            content: merged.into(),
             tool_calls,
             turn: self.run.turn,
             usage: Usage::default(),

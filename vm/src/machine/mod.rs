@@ -28,6 +28,7 @@ mod stop;
 mod sub_agent;
 mod turn;
 mod verify;
+mod views;
 mod window;
 
 use std::sync::Arc;
@@ -187,6 +188,8 @@ pub struct Machine<'p> {
     unapproved: Vec<String>,
     /// Instructions, routing block and tools per (state, agent), built once.
     prompts: guide::FixedPrompts,
+    /// Other agents' messages as prompts show them, built once.
+    views: views::Views,
     /// The run already said that `MaxTotalCost` cannot see some calls' cost.
     told_cost_unknown: bool,
 }
@@ -244,6 +247,7 @@ impl<'p> Machine<'p> {
             left_entry: false,
             unapproved: Vec::new(),
             prompts: guide::FixedPrompts::default(),
+            views: views::Views::default(),
             told_cost_unknown: false,
         };
         let start_state = program
@@ -290,8 +294,7 @@ impl<'p> Machine<'p> {
         if let Some(messages) = self.run.history.get_mut(self.bounded_messages..end) {
             for message in messages {
                 if message.content.len() > MAX_MESSAGE_CHARS {
-                    let content = std::mem::take(&mut message.content);
-                    message.content = bounded(content, MAX_MESSAGE_CHARS);
+                    message.content = bounded(message.content.to_string(), MAX_MESSAGE_CHARS).into();
                 }
             }
         }
@@ -770,7 +773,7 @@ impl<'p> Machine<'p> {
         self.run.history.push(Message {
             role: Role::Assistant,
             agent: turn.agent,
-            content: turn.text,
+            content: turn.text.into(),
             tool_calls: turn.tool_calls,
             turn: self.run.turn,
             usage: turn.usage,

@@ -65,7 +65,7 @@ impl Machine<'_> {
                 .iter()
                 .rev()
                 .find(|message| message.role == Role::Assistant && !message.content.is_empty())
-                .map(|message| message.content.clone())
+                .map(|message| message.content.to_string())
         })
     }
 }

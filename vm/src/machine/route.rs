@@ -377,7 +377,7 @@ impl Machine<'_> {
                         .rev()
                         .filter(|message| message.role == Role::Assistant)
                         .nth(1)
-                        .map(|message| message.content.clone())
+                        .map(|message| message.content.to_string())
                         .unwrap_or_default();
                     self.run.value = Some(artifact);
                     let passed = signal.is_some();

@@ -162,7 +162,7 @@ pub(super) fn assistant_text(text: &str, calls: Vec<ToolCall>) -> Message {
     Message {
         role: Role::Assistant,
         agent: "Agent".to_string(),
-        content: text.to_string(),
+        content: text.into(),
         tool_calls: calls,
         turn: 7,
         usage: Usage::default(),

@@ -363,7 +363,7 @@ impl Machine<'_> {
         self.run.history.push(Message {
             role: Role::Assistant,
             agent: "manager".to_string(),
-            content: answer.clone(),
+            content: answer.as_str().into(),
             tool_calls: Vec::new(),
             turn: self.run.turn,
             usage: Default::default(),
