@@ -4,9 +4,18 @@
 //! grows by a message or two a turn) copies the kept bytes instead of serialising the whole
 //! history again. The bytes are exactly what serialising the document with `serde_json`
 //! gives (the tests compare both on random histories).
+//!
+//! Each agent's last body is kept too ([`Last`]): the next request of that agent usually
+//! carries the same messages and then a few more, so the body keeps the bytes of the
+//! messages it carries again, where they are, and writes only the rest. Messages share
+//! their text ([`ChatMessage::content`] is an `Arc`), so telling the same message again
+//! is a pointer comparison, not a comparison of the whole history.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use bytes::Bytes;
 
 use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Value as Json};
@@ -26,8 +35,30 @@ pub(crate) struct Pieces {
     kept: HashMap<u64, Vec<Kept>, BuildHasherDefault<Fingerprinted>>,
     /// Calls written so far.
     calls: u64,
-    /// The size of the last body written: the next one is at least as large, usually.
-    last_len: usize,
+    /// Each agent's last body.
+    last: HashMap<String, Last>,
+}
+
+/// The body last written for an agent.
+#[derive(Debug)]
+struct Last {
+    /// Shared with the request that sent it: taken back, not copied, once that is done.
+    bytes: Bytes,
+    /// Where the messages start: after `{"model":…,"messages":[`.
+    head: usize,
+    /// The messages it carries, and where each one's JSON ends.
+    messages: Vec<ChatMessage>,
+    ends: Vec<usize>,
+    used: u64,
+}
+
+/// Whether `a` and `b` are the same message: the same text (the same shared text, almost
+/// always), role, id and calls.
+fn same(a: &ChatMessage, b: &ChatMessage) -> bool {
+    a.role == b.role
+        && (Arc::ptr_eq(&a.content, &b.content) || a.content == b.content)
+        && a.tool_call_id == b.tool_call_id
+        && a.tool_calls == b.tool_calls
 }
 
 #[derive(Debug)]
@@ -104,7 +135,7 @@ impl Pieces {
     fn write(&mut self, out: &mut Vec<u8>, message: &ChatMessage) {
         let calls = self.calls;
         let same = self.kept.entry(fingerprint(message)).or_default();
-        if let Some(kept) = same.iter_mut().find(|kept| kept.message == *message) {
+        if let Some(kept) = same.iter_mut().find(|kept| self::same(&kept.message, message)) {
             kept.used = calls;
             out.extend_from_slice(&kept.json);
             return;
@@ -129,6 +160,55 @@ impl Pieces {
             same.retain(|kept| kept.used >= oldest);
             !same.is_empty()
         });
+        self.last.retain(|_, last| last.used >= oldest);
+    }
+
+    /// The start of `agent`'s next body, whose head is `head` and whose messages are
+    /// `messages`: its last body cut after the messages both carry (its bytes taken back
+    /// when the request that sent them is done, else copied), those messages, and where
+    /// each ends; or only `head`.
+    fn start(
+        &mut self,
+        agent: &str,
+        head: &[u8],
+        messages: &[ChatMessage],
+    ) -> (Vec<u8>, Vec<ChatMessage>, Vec<usize>) {
+        let fresh = || {
+            let mut out = Vec::with_capacity(head.len() + 1024);
+            out.extend_from_slice(head);
+            (out, Vec::new(), Vec::new())
+        };
+        let Some(last) = self.last.remove(agent) else {
+            return fresh();
+        };
+        if last.bytes.get(..last.head) != Some(head) {
+            return fresh();
+        }
+        let keep = last
+            .messages
+            .iter()
+            .zip(messages)
+            .take_while(|(kept, message)| same(kept, message))
+            .count();
+        let cut = if keep == 0 {
+            last.head
+        } else {
+            last.ends[keep - 1]
+        };
+        let Last {
+            bytes,
+            mut messages,
+            mut ends,
+            ..
+        } = last;
+        let mut out = match bytes.try_into_mut() {
+            Ok(mine) => Vec::from(mine),
+            Err(shared) => shared[..cut].to_vec(),
+        };
+        out.truncate(cut);
+        messages.truncate(keep);
+        ends.truncate(keep);
+        (out, messages, ends)
     }
 }
 
@@ -199,15 +279,18 @@ pub(crate) struct Options<'a> {
 /// "reasoning_effort"?, "prompt_cache_key"?}`, in that order.
 pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces) -> Body {
     pieces.calls += 1;
-    let mut out = Vec::with_capacity(pieces.last_len + pieces.last_len / 8 + 1024);
-    out.extend_from_slice(b"{\"model\":");
-    write_str(&mut out, options.model);
-    out.extend_from_slice(b",\"messages\":[");
-    for (idx, message) in call.messages.iter().enumerate() {
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"{\"model\":");
+    write_str(&mut head, options.model);
+    head.extend_from_slice(b",\"messages\":[");
+    let (mut out, mut messages, mut ends) = pieces.start(&call.agent, &head, &call.messages);
+    for (idx, message) in call.messages.iter().enumerate().skip(ends.len()) {
         if idx > 0 {
             out.push(b',');
         }
         pieces.write(&mut out, message);
+        messages.push(message.clone());
+        ends.push(out.len());
     }
     out.push(b']');
     if !call.tools.is_empty() {
@@ -261,10 +344,20 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces
         write_str(&mut out, key);
     }
     out.push(b'}');
-    pieces.last_len = out.len();
+    let bytes = Bytes::from(out);
+    pieces.last.insert(
+        call.agent.clone(),
+        Last {
+            bytes: bytes.clone(),
+            head: head.len(),
+            messages,
+            ends,
+            used: pieces.calls,
+        },
+    );
     pieces.sweep();
     Body::Written {
-        bytes: out.into(),
+        bytes,
         stream: Some(stream),
     }
 }

@@ -200,6 +200,9 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
     let mut pieces = Pieces::default();
     let mut history: Vec<ChatMessage> = Vec::new();
     let (mut reused, mut total) = (0usize, 0usize);
+    // A body still held (a request in flight) when the next is written: its bytes are
+    // copied, not taken back.
+    let mut held = None;
     for case in 0..600 {
         match random.below(6) {
             0 => history.clear(),
@@ -220,7 +223,7 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         }
         let before = pieces.kept.values().map(Vec::len).sum::<usize>();
         let call = ModelCall {
-            agent: "Planner".into(),
+            agent: ["Planner", "Critic"][random.below(2)].into(),
             model: None,
             messages: history.clone(),
             tools: random.tools(),
@@ -253,7 +256,9 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         let after = pieces.kept.values().map(Vec::len).sum::<usize>();
         total += history.len();
         reused += history.len().saturating_sub(after.saturating_sub(before));
+        held = (random.below(4) == 0).then_some(body);
     }
+    drop(held);
     // The cache is doing its job: most messages were copied, not serialised again.
     assert!(reused * 2 > total, "{reused} of {total} reused");
 }
@@ -297,4 +302,52 @@ fn messages_alike_at_both_ends_are_not_mistaken_for_each_other() {
     // Both kept under the one fingerprint.
     assert_eq!(pieces.kept.len(), 1);
     assert_eq!(pieces.kept.values().next().unwrap().len(), 2);
+}
+
+#[test]
+fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messages() {
+    let message = |content: &str| ChatMessage {
+        role: ChatRole::User,
+        content: content.into(),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    };
+    let options = Options {
+        model: "m",
+        choice: ToolChoice::Auto,
+        temperature: None,
+        max_tokens: None,
+        official: false,
+        reasoning_effort: None,
+        cache_key: None,
+    };
+    let call = |messages: &[ChatMessage]| ModelCall {
+        agent: "A".into(),
+        model: None,
+        messages: messages.to_vec(),
+        tools: Vec::new(),
+        turn: 0,
+    };
+    let mut pieces = Pieces::default();
+    let mut history = vec![message("task"), message(&"long ".repeat(1000))];
+    let first = write(&call(&history), &options, &mut pieces);
+    let first_at = first.bytes(false).unwrap().as_ptr();
+    drop(first);
+    history.push(message("next"));
+    let second = write(&call(&history), &options, &mut pieces);
+    let second_bytes = second.bytes(false).unwrap();
+    assert_eq!(
+        second_bytes.as_ptr(),
+        first_at,
+        "the sent request was done: its buffer is written on"
+    );
+    assert_eq!(second.json()["messages"][2]["content"], json!("next"));
+    // Held (a request in flight): the next body is a copy, the held one is untouched.
+    let before = second_bytes.to_vec();
+    history[1] = message("changed");
+    let third = write(&call(&history), &options, &mut pieces);
+    assert_eq!(&second_bytes[..], &before[..]);
+    assert_ne!(third.bytes(false).unwrap().as_ptr(), second_bytes.as_ptr());
+    assert_eq!(third.json()["messages"][1]["content"], json!("changed"));
+    assert_eq!(third.json()["messages"][2]["content"], json!("next"));
 }
