@@ -206,7 +206,8 @@ impl Machine<'_> {
         let fixed = self.prompts.get(state_id, agent_name, || {
             fixed_prompt(program, state_id, agent_name)
         });
-        let mut messages = Vec::new();
+        // The system prompt, the task, the session context and the history, usually.
+        let mut messages = Vec::with_capacity(history.len() + 3);
         if !fixed.system.is_empty() {
             messages.push(shared_chat(ChatRole::System, &fixed.system));
         }
@@ -271,7 +272,7 @@ impl Machine<'_> {
                 };
                 let text_only = context.is_some_and(|c| c.text_only);
                 let max_age = context.map_or(0, |c| c.max_turn_age);
-                let mut shown: Vec<ChatMessage> = Vec::new();
+                let mut shown: Vec<ChatMessage> = Vec::with_capacity(history.len() + 2);
                 let mut views = self.views.prompt();
                 for (index, message) in self.compacted_view(history).enumerate() {
                     // `MaxTurnAge`: the task is kept however old it is.

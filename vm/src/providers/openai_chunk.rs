@@ -133,7 +133,7 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
         return None;
     }
     let body = bytes.get(open + 1..)?;
-    let run = stop(body)?;
+    let run = words::json_plain_end(body)?;
     if body[run] == b'"' {
         let text = std::str::from_utf8(&body[..run]).ok()?;
         return Some((Cow::Borrowed(text), open + run + 2));
@@ -291,7 +291,7 @@ impl<'a> Cursor<'a> {
         let mut at = self.at + 1;
         let mut escaped = false;
         loop {
-            at += stop(self.bytes.get(at..)?)?;
+            at += words::json_plain_end(self.bytes.get(at..)?)?;
             match self.bytes[at] {
                 b'"' => return Some((at + 1, escaped)),
                 b'\\' => match self.bytes.get(at + 1)? {
@@ -415,34 +415,6 @@ impl<'a> Cursor<'a> {
         self.at - start
     }
 }
-
-/// Where a string's plain run ends in `bytes`: the offset of the first `"`, `\\` or
-/// control character, looked for eight bytes at a time.
-fn stop(bytes: &[u8]) -> Option<usize> {
-    words::first(
-        bytes,
-        // `"`, `\\`, or below 0x20 (a borrow out of a byte only comes from one below 0x20).
-        |word| {
-            words::equal(word, b'"')
-                | words::equal(word, b'\\')
-                | word.wrapping_sub(words::ONES * 0x20) & !word & words::HIGHS
-        },
-        |byte| STOPS[usize::from(byte)],
-    )
-}
-
-/// The bytes that end a plain run of a JSON string.
-const STOPS: [bool; 256] = {
-    let mut stops = [false; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        stops[byte] = true;
-        byte += 1;
-    }
-    stops[b'"' as usize] = true;
-    stops[b'\\' as usize] = true;
-    stops
-};
 
 #[cfg(test)]
 #[path = "openai_chunk_tests.rs"]

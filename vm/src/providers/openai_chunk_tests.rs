@@ -265,29 +265,6 @@ fn generated_events_read_the_same_as_serde_reads_them() {
     assert!(scanned < total * 9 / 10, "{scanned} of {total} scanned");
 }
 
-#[test]
-fn the_word_at_a_time_stop_finds_what_a_byte_at_a_time_search_finds() {
-    let reference = |bytes: &[u8]| bytes.iter().position(|&byte| STOPS[usize::from(byte)]);
-    // Every stop byte and its neighbours, at every offset of a run of plain bytes.
-    for special in [
-        0x00, 0x1f, 0x20, 0x21, b'"', b'#', b'\\', b']', 0x7f, 0x80, 0xe2, 0xff,
-    ] {
-        for plain in [b'a', 0x20, 0x21, 0x5b, 0x5d, 0xc3] {
-            for at in 0..20 {
-                let mut bytes = vec![plain; 20];
-                bytes[at] = special;
-                for cut in 0..=bytes.len() {
-                    assert_eq!(
-                        stop(&bytes[..cut]),
-                        reference(&bytes[..cut]),
-                        "{bytes:?} cut at {cut}"
-                    );
-                }
-            }
-        }
-    }
-}
-
 /// Other text in the place of a scanned chunk's `content`: valid strings and the ways a
 /// string body can break out of its quotes.
 const BODIES: &[&str] = &[
