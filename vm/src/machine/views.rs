@@ -3,6 +3,7 @@
 //! at every turn, so without this each call would copy the whole history again.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 /// After this many prompts without being shown, a view is dropped (a message left out of
@@ -15,7 +16,7 @@ pub(super) struct Views(Mutex<Kept>);
 
 #[derive(Debug, Default)]
 pub(super) struct Kept {
-    by_text: HashMap<usize, View>,
+    by_text: HashMap<usize, View, BuildHasherDefault<AddressHash>>,
     /// Prompts assembled so far.
     calls: u64,
 }
@@ -29,6 +30,33 @@ struct View {
     view: Arc<str>,
     /// The prompt that last showed it.
     used: u64,
+}
+
+/// The map's hasher: an address mixed by one wide multiplication (its low bits are
+/// always zero, so it is not a hash by itself). Every message of every prompt is looked up,
+/// so SipHash's cost shows.
+#[derive(Default)]
+pub(super) struct AddressHash(u64);
+
+impl Hasher for AddressHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(byte));
+        }
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        self.write_u64(address as u64);
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        let wide = u128::from(word) * 0x9e37_79b9_7f4a_7c15;
+        self.0 = (wide as u64) ^ ((wide >> 64) as u64);
+    }
 }
 
 /// A prompt being assembled: the views it shows are marked as used by it.

@@ -96,6 +96,17 @@ pub(crate) struct Http {
     /// One pair of clients per connect timeout the models use (reqwest sets it per client).
     clients: Vec<Clients>,
     pub(super) settings: Settings,
+    /// The URL last sent to, parsed, and whether it is on the loopback interface: a run
+    /// sends every request to one endpoint or two, and comparing the text costs far less
+    /// than parsing it again.
+    last_url: std::sync::Mutex<Option<Parsed>>,
+}
+
+#[derive(Clone)]
+struct Parsed {
+    text: String,
+    url: Option<reqwest::Url>,
+    loopback: bool,
 }
 
 struct Clients {
@@ -138,7 +149,30 @@ impl Http {
                 local: builder().no_proxy().build().map_err(start)?,
             });
         }
-        Ok(Http { clients, settings })
+        Ok(Http {
+            clients,
+            settings,
+            last_url: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// `text` parsed (`None` when it does not parse: reqwest then says why), from
+    /// [`Http::last_url`] when it is the same text.
+    fn parsed(&self, text: &str) -> Parsed {
+        let mut last = self
+            .last_url
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(parsed) = last.as_ref().filter(|parsed| parsed.text == text) {
+            return parsed.clone();
+        }
+        let parsed = Parsed {
+            text: text.to_string(),
+            url: reqwest::Url::parse(text).ok(),
+            loopback: is_loopback(text),
+        };
+        *last = Some(parsed.clone());
+        parsed
     }
 
     /// One attempt: the request sent, the response decoded.
@@ -173,13 +207,18 @@ impl Http {
             .iter()
             .find(|clients| clients.connect_timeout == timeouts.connect)
             .unwrap_or(&self.clients[0]);
-        let client = if is_loopback(&post.url) {
+        let target = self.parsed(&post.url);
+        let client = if target.loopback {
             &clients.local
         } else {
             &clients.remote
         };
         let idle = timeouts.idle;
-        let sent = client.post(&post.url).headers(headers).body(body).send();
+        let request = match target.url {
+            Some(url) => client.post(url),
+            None => client.post(&post.url),
+        };
+        let sent = request.headers(headers).body(body).send();
         let mut response = match tokio::time::timeout(idle, sent).await {
             Ok(sent) => sent.map_err(|error| {
                 Failure::transient(format!("request failed: {}", describe(error)))
