@@ -1,5 +1,5 @@
 //! A request body as a provider builds it: a JSON document serialised when sent (Anthropic,
-//! Ollama), or bytes already written from kept message pieces (OpenAI, `openai_body.rs`).
+//! Ollama), or bytes already written on from the agent's last body (OpenAI, `openai_body.rs`).
 //! Either can be asked for as sent and, for the fallback to not streaming, without
 //! streaming.
 

@@ -145,9 +145,9 @@ pub struct Providers {
     timeouts: Vec<Timeouts>,
     /// What the replies so far cost.
     cost: Mutex<Cost>,
-    /// The OpenAI-shaped JSON of the messages requests carried lately, kept so the next
-    /// request copies them instead of serialising the history again (`openai_body.rs`).
-    openai_pieces: Mutex<openai_body::Pieces>,
+    /// Each agent's last OpenAI request body, kept so the next one writes only the
+    /// messages it adds instead of serialising the history again (`openai_body.rs`).
+    openai_bodies: Mutex<openai_body::Bodies>,
 }
 
 impl fmt::Debug for Providers {
@@ -281,7 +281,7 @@ impl Providers {
                 .collect(),
             unreported: AtomicU32::new(0),
             cost: Mutex::new(Cost::default()),
-            openai_pieces: Mutex::new(openai_body::Pieces::default()),
+            openai_bodies: Mutex::new(openai_body::Bodies::default()),
         })
     }
 
@@ -400,11 +400,11 @@ impl Models for Providers {
         let reply = match target.kind {
             Kind::OpenAi { .. } => {
                 let post = {
-                    let mut pieces = self
-                        .openai_pieces
+                    let mut bodies = self
+                        .openai_bodies
                         .lock()
                         .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    openai::request(target, call, choice, &mut pieces)
+                    openai::request(target, call, choice, &mut bodies)
                 };
                 self.http
                     .send(&post, || openai::Stream::new(agent, sink.clone()), &how)

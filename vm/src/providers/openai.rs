@@ -9,19 +9,19 @@
 use fuseraft_compiler::ir::ToolChoice;
 
 use super::http::Post;
-use super::openai_body::{self, Options, Pieces};
+use super::openai_body::{self, Bodies, Options};
 pub(crate) use super::openai_stream::Stream;
 use super::{Kind, Target};
 use crate::effect::ModelCall;
 
-/// The request for `call`, its body written from `pieces` (`openai_body.rs`); `choice`
+/// The request for `call`, its body written on from `bodies` (`openai_body.rs`); `choice`
 /// (the agent's `FunctionChoice`) is sent as `tool_choice` `"required"` (or the one tool by
 /// name) or `"none"` (`"auto"` is the API's default with tools).
 pub(crate) fn request(
     target: &Target,
     call: &ModelCall,
     choice: ToolChoice,
-    pieces: &mut Pieces,
+    bodies: &mut Bodies,
 ) -> Post {
     let (azure, official) = match target.kind {
         Kind::OpenAi { azure, official } => (azure, official),
@@ -39,7 +39,7 @@ pub(crate) fn request(
         reasoning_effort: target.reasoning_effort.as_deref(),
         cache_key: cache_key.as_deref(),
     };
-    let body = openai_body::write(call, &options, pieces);
+    let body = openai_body::write(call, &options, bodies);
     let auth = target.key.clone().map(|key| {
         let header = if azure { "api-key" } else { "authorization" };
         (header, key)
@@ -120,7 +120,7 @@ mod tests {
             &target(official),
             &call(),
             ToolChoice::Auto,
-            &mut Pieces::default(),
+            &mut Bodies::default(),
         );
         let body = post.body.json();
         assert_eq!(body["max_completion_tokens"], json!(100));
@@ -154,7 +154,7 @@ mod tests {
             &target(azure),
             &call(),
             ToolChoice::Auto,
-            &mut Pieces::default(),
+            &mut Bodies::default(),
         );
         assert_eq!(post.auth.as_ref().map(|(name, _)| *name), Some("api-key"));
         // Azure and other compatible servers are not sent fields they may refuse.

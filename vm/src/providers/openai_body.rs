@@ -1,18 +1,15 @@
-//! The OpenAI chat-completions request body written straight into bytes, from message
-//! pieces serialised once: a message's JSON is kept ([`Pieces`]) the first time a request
-//! carries it, so every later request of the run that carries it again (the shared history
-//! grows by a message or two a turn) copies the kept bytes instead of serialising the whole
-//! history again. The bytes are exactly what serialising the document with `serde_json`
-//! gives (the tests compare both on random histories).
+//! The OpenAI chat-completions request body written straight into bytes. The bytes are
+//! exactly what serialising the document with `serde_json` gives (the tests compare both on
+//! random histories).
 //!
-//! Each agent's last body is kept too ([`Last`]): the next request of that agent usually
-//! carries the same messages and then a few more, so the body keeps the bytes of the
-//! messages it carries again, where they are, and writes only the rest. Messages share
-//! their text ([`ChatMessage::content`] is an `Arc`), so telling the same message again
-//! is a pointer comparison, not a comparison of the whole history.
+//! Each agent's last body is kept ([`Bodies`]): the next request of that agent usually
+//! carries the same messages and then a few more (the shared history grows by a message or
+//! two a turn), so the body keeps the bytes of the messages it carries again, where they
+//! are, and writes only the rest. Messages share their text ([`ChatMessage::content`] is an
+//! `Arc`), so telling the same message again is a pointer comparison, not a comparison of
+//! the whole history.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -24,20 +21,15 @@ use super::body::Body;
 use super::words;
 use crate::effect::{ChatMessage, ChatRole, ModelCall};
 
-/// How many bytes of each end of a message's content its fingerprint reads.
-const FINGERPRINT_EDGE: usize = 64;
-/// A kept piece that no request carried for this many calls is dropped.
+/// An agent's body that no request was written for in this many calls is dropped.
 const KEEP_CALLS: u64 = 64;
 
-/// The serialised form of the messages requests carried lately, by message.
+/// Each agent's last body.
 #[derive(Debug, Default)]
-pub(crate) struct Pieces {
-    /// Fingerprint → the messages with it (almost always one) and their bytes.
-    kept: HashMap<u64, Vec<Kept>, BuildHasherDefault<Fingerprinted>>,
+pub(crate) struct Bodies {
+    last: HashMap<String, Last>,
     /// Calls written so far.
     calls: u64,
-    /// Each agent's last body.
-    last: HashMap<String, Last>,
 }
 
 /// The body last written for an agent.
@@ -62,105 +54,13 @@ fn same(a: &ChatMessage, b: &ChatMessage) -> bool {
         && a.tool_calls == b.tool_calls
 }
 
-#[derive(Debug)]
-struct Kept {
-    message: ChatMessage,
-    json: Box<[u8]>,
-    /// The call that last carried it.
-    used: u64,
-}
-
-/// A cheap key for a message: its role, sizes, ids and the two ends of its content, mixed
-/// eight bytes at a time (FxHash's step: a fingerprint is taken of every message of every
-/// request, so SipHash's cost per byte shows). Two messages with one fingerprint are told
-/// apart by comparing them whole.
-fn fingerprint(message: &ChatMessage) -> u64 {
-    let mut mix = Mix(message.role as u64);
-    let content = message.content.as_bytes();
-    mix.add(content.len() as u64);
-    mix.bytes(&content[..content.len().min(FINGERPRINT_EDGE)]);
-    mix.bytes(&content[content.len().saturating_sub(FINGERPRINT_EDGE)..]);
-    if let Some(id) = &message.tool_call_id {
-        mix.bytes(id.as_bytes());
-    }
-    for call in &message.tool_calls {
-        mix.bytes(call.id.as_bytes());
-        mix.bytes(call.name.as_bytes());
-    }
-    mix.0
-}
-
-/// The map's hasher: a key is a fingerprint already.
-#[derive(Default)]
-struct Fingerprinted(u64);
-
-impl Hasher for Fingerprinted {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut mix = Mix(self.0);
-        mix.bytes(bytes);
-        self.0 = mix.0;
-    }
-
-    fn write_u64(&mut self, fingerprint: u64) {
-        self.0 = fingerprint;
-    }
-}
-
-/// FxHash's mixing step.
-struct Mix(u64);
-
-impl Mix {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(word);
-            self.add(u64::from_le_bytes(eight));
-        }
-        let mut rest = [0u8; 8];
-        rest[..words.remainder().len()].copy_from_slice(words.remainder());
-        self.add(u64::from_le_bytes(rest) ^ ((bytes.len() as u64) << 56));
-    }
-}
-
-impl Pieces {
-    /// Appends `message`'s JSON to `out`: the kept bytes, or serialised now and kept.
-    fn write(&mut self, out: &mut Vec<u8>, message: &ChatMessage) {
-        let calls = self.calls;
-        let same = self.kept.entry(fingerprint(message)).or_default();
-        if let Some(kept) = same.iter_mut().find(|kept| self::same(&kept.message, message)) {
-            kept.used = calls;
-            out.extend_from_slice(&kept.json);
-            return;
-        }
-        let start = out.len();
-        write_message(out, message);
-        same.push(Kept {
-            message: message.clone(),
-            json: out[start..].into(),
-            used: calls,
-        });
-    }
-
-    /// Drops what no request carried lately (a message left out by fitting, or of an
-    /// agent that no longer runs), every so often.
+impl Bodies {
+    /// Drops the bodies of agents no request was written for lately, every so often.
     fn sweep(&mut self) {
         if self.calls % KEEP_CALLS != 0 {
             return;
         }
         let oldest = self.calls.saturating_sub(KEEP_CALLS);
-        self.kept.retain(|_, same| {
-            same.retain(|kept| kept.used >= oldest);
-            !same.is_empty()
-        });
         self.last.retain(|_, last| last.used >= oldest);
     }
 
@@ -309,18 +209,18 @@ pub(crate) struct Options<'a> {
 /// The body of `call`: `{"model", "messages", "tools"?, "tool_choice"?, "stream",
 /// "stream_options", "temperature"?, "max_tokens" | "max_completion_tokens"?,
 /// "reasoning_effort"?, "prompt_cache_key"?}`, in that order.
-pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces) -> Body {
-    pieces.calls += 1;
+pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies) -> Body {
+    bodies.calls += 1;
     let mut head = Vec::with_capacity(64);
     head.extend_from_slice(b"{\"model\":");
     write_str(&mut head, options.model);
     head.extend_from_slice(b",\"messages\":[");
-    let (mut out, mut messages, mut ends) = pieces.start(&call.agent, &head, &call.messages);
+    let (mut out, mut messages, mut ends) = bodies.start(&call.agent, &head, &call.messages);
     for (idx, message) in call.messages.iter().enumerate().skip(ends.len()) {
         if idx > 0 {
             out.push(b',');
         }
-        pieces.write(&mut out, message);
+        write_message(&mut out, message);
         messages.push(message.clone());
         ends.push(out.len());
     }
@@ -377,17 +277,17 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, pieces: &mut Pieces
     }
     out.push(b'}');
     let bytes = Bytes::from(out);
-    pieces.last.insert(
+    bodies.last.insert(
         call.agent.clone(),
         Last {
             bytes: bytes.clone(),
             head: head.len(),
             messages,
             ends,
-            used: pieces.calls,
+            used: bodies.calls,
         },
     );
-    pieces.sweep();
+    bodies.sweep();
     Body::Written {
         bytes,
         stream: Some(stream),

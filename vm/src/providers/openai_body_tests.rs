@@ -1,11 +1,11 @@
 //! Tests of `openai_body.rs`: the written body against the document serialised from
-//! scratch with `serde_json` (the way requests were built before pieces were kept), on
+//! scratch with `serde_json` (the way requests were built before bodies were kept), on
 //! random histories that grow, shrink and change as a run's requests do.
 
 use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Map, Value as Json};
 
-use super::{write, Options, Pieces};
+use super::{same, write, Bodies, Options};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 use crate::history::ToolCall;
 
@@ -196,8 +196,8 @@ impl Random {
 fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
     let mut random = Random(0x5eed_f00d_1234_5678);
     // One cache for every case, as for a run: each history continues, cuts or changes the
-    // one before it, so kept pieces are reused, left unused and swept.
-    let mut pieces = Pieces::default();
+    // one before it, so kept bodies are written on, cut, copied and swept.
+    let mut bodies = Bodies::default();
     let mut history: Vec<ChatMessage> = Vec::new();
     let (mut reused, mut total) = (0usize, 0usize);
     // A body still held (a request in flight) when the next is written: its bytes are
@@ -221,7 +221,6 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         for _ in 0..random.below(4) {
             history.push(random.message());
         }
-        let before = pieces.kept.values().map(Vec::len).sum::<usize>();
         let call = ModelCall {
             agent: ["Planner", "Critic"][random.below(2)].into(),
             model: None,
@@ -239,7 +238,15 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             reasoning_effort: [None, Some("low"), Some("high")][random.below(3)],
             cache_key: [None, Some("fuseraft-0123456789abcdef")][random.below(2)],
         };
-        let body = write(&call, &options, &mut pieces);
+        // How many messages the agent's last body carries again, in front.
+        let kept = bodies.last.get(&call.agent).map_or(0, |last| {
+            last.messages
+                .iter()
+                .zip(&history)
+                .take_while(|(kept, message)| same(kept, message))
+                .count()
+        });
+        let body = write(&call, &options, &mut bodies);
         let expected = reference(&call, &options);
         let written = body.bytes(false).unwrap();
         assert_eq!(
@@ -253,25 +260,18 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         unstreamed.as_object_mut().unwrap().remove("stream_options");
         let sent: Json = serde_json::from_slice(&body.bytes(true).unwrap()).unwrap();
         assert_eq!(sent, unstreamed, "case {case}");
-        let after = pieces.kept.values().map(Vec::len).sum::<usize>();
         total += history.len();
-        reused += history.len().saturating_sub(after.saturating_sub(before));
+        reused += kept;
         held = (random.below(4) == 0).then_some(body);
     }
     drop(held);
-    // The cache is doing its job: most messages were copied, not serialised again.
-    assert!(reused * 2 > total, "{reused} of {total} reused");
+    // The bodies are doing their job: many messages were kept, not serialised again.
+    assert!(reused * 4 > total, "{reused} of {total} reused");
 }
 
 #[test]
-fn messages_alike_at_both_ends_are_not_mistaken_for_each_other() {
-    let middle = |c: char| {
-        format!(
-            "{}{c}{}",
-            "a".repeat(super::FINGERPRINT_EDGE),
-            "z".repeat(super::FINGERPRINT_EDGE)
-        )
-    };
+fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
+    let alike = |c: char| format!("{}{c}{}", "a".repeat(64), "z".repeat(64));
     let message = |content: String| ChatMessage {
         role: ChatRole::User,
         content: content.into(),
@@ -287,21 +287,18 @@ fn messages_alike_at_both_ends_are_not_mistaken_for_each_other() {
         reasoning_effort: None,
         cache_key: None,
     };
-    let mut pieces = Pieces::default();
-    for content in [middle('1'), middle('2'), middle('1')] {
+    let mut bodies = Bodies::default();
+    for content in [alike('1'), alike('1'), alike('2'), alike('1')] {
         let call = ModelCall {
             agent: "A".into(),
             model: None,
-            messages: vec![message(content.clone())],
+            messages: vec![message("task".into()), message(content.clone())],
             tools: Vec::new(),
             turn: 0,
         };
-        let body = write(&call, &options, &mut pieces).json();
-        assert_eq!(body["messages"][0]["content"], json!(content));
+        let body = write(&call, &options, &mut bodies).json();
+        assert_eq!(body["messages"][1]["content"], json!(content));
     }
-    // Both kept under the one fingerprint.
-    assert_eq!(pieces.kept.len(), 1);
-    assert_eq!(pieces.kept.values().next().unwrap().len(), 2);
 }
 
 #[test]
@@ -328,13 +325,13 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
         tools: Vec::new(),
         turn: 0,
     };
-    let mut pieces = Pieces::default();
+    let mut bodies = Bodies::default();
     let mut history = vec![message("task"), message(&"long ".repeat(1000))];
-    let first = write(&call(&history), &options, &mut pieces);
+    let first = write(&call(&history), &options, &mut bodies);
     let first_at = first.bytes(false).unwrap().as_ptr();
     drop(first);
     history.push(message("next"));
-    let second = write(&call(&history), &options, &mut pieces);
+    let second = write(&call(&history), &options, &mut bodies);
     let second_bytes = second.bytes(false).unwrap();
     assert_eq!(
         second_bytes.as_ptr(),
@@ -345,7 +342,7 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
     // Held (a request in flight): the next body is a copy, the held one is untouched.
     let before = second_bytes.to_vec();
     history[1] = message("changed");
-    let third = write(&call(&history), &options, &mut pieces);
+    let third = write(&call(&history), &options, &mut bodies);
     assert_eq!(&second_bytes[..], &before[..]);
     assert_ne!(third.bytes(false).unwrap().as_ptr(), second_bytes.as_ptr());
     assert_eq!(third.json()["messages"][1]["content"], json!("changed"));

@@ -11,7 +11,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use super::super::http::Http;
-use super::super::openai_body::Pieces;
+use super::super::openai_body::Bodies;
 use super::super::{retry, Kind, Settings, Target, Timeouts};
 use super::{request, Stream};
 use crate::effect::{ChatMessage, ChatRole, ModelCall};
@@ -126,7 +126,7 @@ async fn openai_itself_gets_one_prompt_cache_key_per_agent_and_others_none() {
             connect: settings.connect_timeout,
         },
     };
-    let mut pieces = Pieces::default();
+    let mut pieces = Bodies::default();
     for (agent, official) in [
         ("Planner", true),
         ("Planner", true),
