@@ -123,11 +123,46 @@ impl Chunks {
     }
 }
 
+/// A string's text as [`string_at`] reads it.
+#[derive(Debug, PartialEq)]
+pub(super) enum Read<'a> {
+    /// Bytes checked to be ASCII: appended to a `String` as they are, with no UTF-8 check
+    /// (a streamed token is a few bytes, and checking them costs more than copying them).
+    Ascii(&'a [u8]),
+    Text(Cow<'a, str>),
+}
+
+impl Read<'_> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Read::Ascii(bytes) => bytes.len(),
+            Read::Text(text) => text.len(),
+        }
+    }
+
+    pub(super) fn push_to(&self, out: &mut String) {
+        match self {
+            Read::Ascii(bytes) => out.extend(bytes.iter().map(|&byte| char::from(byte))),
+            Read::Text(text) => out.push_str(text),
+        }
+    }
+}
+
+impl AsRef<str> for Read<'_> {
+    fn as_ref(&self) -> &str {
+        match self {
+            // Checked ASCII: always UTF-8.
+            Read::Ascii(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+            Read::Text(text) => text,
+        }
+    }
+}
+
 /// The JSON string whose opening quote is at `open` in `bytes` (which need not be UTF-8
 /// elsewhere), read as [`Chunks::read`] reads the `content` string of a chunk of its learnt
 /// shape: its text, and the offset just past its closing quote. `None` for a `\u` escape, a
 /// control character, bytes that are not UTF-8, or no closing quote.
-pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usize)> {
+pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> {
     // The usual string: one plain run up to the closing quote, scanned once.
     if bytes.get(open) != Some(&b'"') {
         return None;
@@ -135,8 +170,13 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
     let body = bytes.get(open + 1..)?;
     let run = words::json_plain_end(body)?;
     if body[run] == b'"' {
-        let text = std::str::from_utf8(&body[..run]).ok()?;
-        return Some((Cow::Borrowed(text), open + run + 2));
+        let plain = &body[..run];
+        let read = if plain.is_ascii() {
+            Read::Ascii(plain)
+        } else {
+            Read::Text(Cow::Borrowed(std::str::from_utf8(plain).ok()?))
+        };
+        return Some((read, open + run + 2));
     }
     let (end, _) = Cursor {
         bytes,
@@ -151,7 +191,7 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
         at: 0,
     }
     .string()?;
-    Some((text, end))
+    Some((Read::Text(text), end))
 }
 
 /// Keys already met: serde's derived decoder refuses a known key given twice.

@@ -152,8 +152,9 @@ impl Stream {
     fn events(&mut self, mut chunk: &[u8]) -> Result<(), Failure> {
         loop {
             if !self.done && self.sse.idle() {
-                while let Some((text, len)) = openai_framed::usual_event(&self.chunks, chunk) {
-                    self.text(&text);
+                while let Some((read, len)) = openai_framed::usual_event(&self.chunks, chunk) {
+                    self.size += read.len();
+                    read.push_to(&mut self.text);
                     chunk = chunk.get(len..).unwrap_or_default();
                 }
             }
