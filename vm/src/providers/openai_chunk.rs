@@ -126,8 +126,9 @@ impl Chunks {
 /// A string's text as [`string_at`] reads it.
 #[derive(Debug, PartialEq)]
 pub(super) enum Read<'a> {
-    /// Bytes checked to be ASCII: appended to a `String` as they are, with no UTF-8 check
-    /// (a streamed token is a few bytes, and checking them costs more than copying them).
+    /// Bytes checked to be ASCII, so UTF-8 however they are joined: a reader can gather
+    /// several and check them once (a streamed token is a few bytes, and a UTF-8 check of
+    /// each costs more than reading it).
     Ascii(&'a [u8]),
     Text(Cow<'a, str>),
 }
@@ -137,13 +138,6 @@ impl Read<'_> {
         match self {
             Read::Ascii(bytes) => bytes.len(),
             Read::Text(text) => text.len(),
-        }
-    }
-
-    pub(super) fn push_to(&self, out: &mut String) {
-        match self {
-            Read::Ascii(bytes) => out.extend(bytes.iter().map(|&byte| char::from(byte))),
-            Read::Text(text) => out.push_str(text),
         }
     }
 }
