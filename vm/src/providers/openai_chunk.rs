@@ -123,40 +123,11 @@ impl Chunks {
     }
 }
 
-/// A string's text as [`string_at`] reads it.
-#[derive(Debug, PartialEq)]
-pub(super) enum Read<'a> {
-    /// Bytes checked to be ASCII, so UTF-8 however they are joined: a reader can gather
-    /// several and check them once (a streamed token is a few bytes, and a UTF-8 check of
-    /// each costs more than reading it).
-    Ascii(&'a [u8]),
-    Text(Cow<'a, str>),
-}
-
-impl Read<'_> {
-    pub(super) fn len(&self) -> usize {
-        match self {
-            Read::Ascii(bytes) => bytes.len(),
-            Read::Text(text) => text.len(),
-        }
-    }
-}
-
-impl AsRef<str> for Read<'_> {
-    fn as_ref(&self) -> &str {
-        match self {
-            // Checked ASCII: always UTF-8.
-            Read::Ascii(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
-            Read::Text(text) => text,
-        }
-    }
-}
-
 /// The JSON string whose opening quote is at `open` in `bytes` (which need not be UTF-8
 /// elsewhere), read as [`Chunks::read`] reads the `content` string of a chunk of its learnt
 /// shape: its text, and the offset just past its closing quote. `None` for a `\u` escape, a
 /// control character, bytes that are not UTF-8, or no closing quote.
-pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> {
+pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usize)> {
     // The usual string: one plain run up to the closing quote, scanned once.
     if bytes.get(open) != Some(&b'"') {
         return None;
@@ -164,13 +135,8 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> 
     let body = bytes.get(open + 1..)?;
     let run = words::json_plain_end(body)?;
     if body[run] == b'"' {
-        let plain = &body[..run];
-        let read = if plain.is_ascii() {
-            Read::Ascii(plain)
-        } else {
-            Read::Text(Cow::Borrowed(std::str::from_utf8(plain).ok()?))
-        };
-        return Some((read, open + run + 2));
+        let text = std::str::from_utf8(&body[..run]).ok()?;
+        return Some((Cow::Borrowed(text), open + run + 2));
     }
     let (end, _) = Cursor {
         bytes,
@@ -185,7 +151,7 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> 
         at: 0,
     }
     .string()?;
-    Some((Read::Text(text), end))
+    Some((text, end))
 }
 
 /// Keys already met: serde's derived decoder refuses a known key given twice.

@@ -14,7 +14,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::http::{Decoder, Failure};
-use super::openai_chunk::{Chunks, Read};
+use super::openai_chunk::Chunks;
 use super::openai_framed;
 use super::sse::{self, Sse};
 use super::{fallback_call_id, parse_arguments, TokenSink};
@@ -114,13 +114,6 @@ pub(crate) struct Stream {
     size: usize,
 }
 
-/// Appends the gathered ASCII bytes `ascii` (all checked to be ASCII, so always UTF-8) to
-/// `text`, and empties them.
-fn push_ascii(text: &mut String, ascii: &mut Vec<u8>) {
-    text.push_str(&String::from_utf8_lossy(ascii));
-    ascii.clear();
-}
-
 impl Stream {
     pub(crate) fn new(agent: &str, sink: Option<TokenSink>) -> Stream {
         Stream {
@@ -159,22 +152,10 @@ impl Stream {
     fn events(&mut self, mut chunk: &[u8]) -> Result<(), Failure> {
         loop {
             if !self.done && self.sse.idle() {
-                // ASCII tokens are gathered and checked as UTF-8 once, when text of
-                // another kind comes or the usual events end (a check of each
-                // few-byte token cost more than reading it).
-                let mut ascii = Vec::new();
-                while let Some((read, len)) = openai_framed::usual_event(&self.chunks, chunk) {
-                    self.size += read.len();
-                    match read {
-                        Read::Ascii(bytes) => ascii.extend_from_slice(bytes),
-                        Read::Text(text) => {
-                            push_ascii(&mut self.text, &mut ascii);
-                            self.text.push_str(&text);
-                        }
-                    }
+                while let Some((text, len)) = openai_framed::usual_event(&self.chunks, chunk) {
+                    self.text(&text);
                     chunk = chunk.get(len..).unwrap_or_default();
                 }
-                push_ascii(&mut self.text, &mut ascii);
             }
             if chunk.is_empty() {
                 return Ok(());
