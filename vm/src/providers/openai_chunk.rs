@@ -138,20 +138,24 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
         let text = std::str::from_utf8(&body[..run]).ok()?;
         return Some((Cow::Borrowed(text), open + run + 2));
     }
-    let (end, _) = Cursor {
-        bytes,
-        text: "",
-        at: open,
+    // With escapes (a token holding a line break, say): undone run by run, in the same
+    // scan. Runs are split at ASCII bytes, so each is UTF-8 when the whole is.
+    let mut text = String::with_capacity(run + 8);
+    let mut at = open + 1;
+    let mut plain = run;
+    loop {
+        text.push_str(std::str::from_utf8(&bytes[at..at + plain]).ok()?);
+        at += plain;
+        match bytes[at] {
+            b'"' => return Some((Cow::Owned(text), at + 1)),
+            b'\\' => {
+                text.push(short_escape(*bytes.get(at + 1)?)?);
+                at += 2;
+            }
+            _ => return None, // a control character
+        }
+        plain = words::json_plain_end(bytes.get(at..)?)?;
     }
-    .string_end()?;
-    let quoted = std::str::from_utf8(bytes.get(open..end)?).ok()?;
-    let text = Cursor {
-        bytes: quoted.as_bytes(),
-        text: quoted,
-        at: 0,
-    }
-    .string()?;
-    Some((text, end))
 }
 
 /// Keys already met: serde's derived decoder refuses a known key given twice.
