@@ -294,7 +294,8 @@ impl<'p> Machine<'p> {
         if let Some(messages) = self.run.history.get_mut(self.bounded_messages..end) {
             for message in messages {
                 if message.content.len() > MAX_MESSAGE_CHARS {
-                    message.content = bounded(message.content.to_string(), MAX_MESSAGE_CHARS).into();
+                    message.content =
+                        bounded(message.content.to_string(), MAX_MESSAGE_CHARS).into();
                 }
             }
         }

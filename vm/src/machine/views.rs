@@ -126,7 +126,10 @@ mod tests {
         };
         let first = show("Planner", &text);
         let again = show("Planner", &text);
-        assert!(Arc::ptr_eq(&first, &again), "the second prompt shares the view");
+        assert!(
+            Arc::ptr_eq(&first, &again),
+            "the second prompt shares the view"
+        );
         assert_eq!(&*show("Critic", &text), "[Critic]: the plan");
         // The same words in another message are another text: built again, same result.
         let copy: Arc<str> = "the plan".into();

@@ -135,10 +135,7 @@ mod tests {
     }
 
     fn contents(shown: &[ChatMessage]) -> Vec<&str> {
-        shown
-            .iter()
-            .map(|message| &*message.content)
-            .collect()
+        shown.iter().map(|message| &*message.content).collect()
     }
 
     #[test]

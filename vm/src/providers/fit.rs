@@ -278,12 +278,7 @@ mod tests {
             "{}",
             fitted.dropped
         );
-        let texts: Vec<&str> = fitted
-            .call
-            .messages
-            .iter()
-            .map(|m| &*m.content)
-            .collect();
+        let texts: Vec<&str> = fitted.call.messages.iter().map(|m| &*m.content).collect();
         assert_eq!(texts[0], "You write code. Routing: HANDOFF TO TESTER.");
         assert_eq!(texts[1], "The task.");
         assert!(texts[2].contains(&format!("{} older messages are left out", fitted.dropped)));

@@ -45,9 +45,7 @@ pub(super) fn json_plain_end(bytes: &[u8]) -> Option<usize> {
         bytes,
         // `"`, `\\`, or below 0x20 (a borrow out of a byte only comes from one below 0x20).
         |word| {
-            equal(word, b'"')
-                | equal(word, b'\\')
-                | word.wrapping_sub(ONES * 0x20) & !word & HIGHS
+            equal(word, b'"') | equal(word, b'\\') | word.wrapping_sub(ONES * 0x20) & !word & HIGHS
         },
         |byte| STOPS[usize::from(byte)],
     )
