@@ -171,7 +171,7 @@ impl Recording<'_> {
         }
         let tools: Vec<String> = call.tools.iter().map(|tool| tool.name.clone()).collect();
         out.push_str(&format!("tools: {}\n", tools.join(", ")));
-        for tool in &call.tools {
+        for tool in call.tools.iter() {
             if matches!(tool.name.as_str(), "handoff" | "finish") {
                 out.push_str(&format!(
                     "{}: {}\n",

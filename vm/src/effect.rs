@@ -51,7 +51,9 @@ pub struct ModelCall {
     /// a request should not be).
     pub model: Option<Box<fuseraft_compiler::ir::Model>>,
     pub messages: Vec<ChatMessage>,
-    pub tools: Vec<ToolSchema>,
+    /// Shared: an agent's tools are the same every call, and a provider can tell them so by
+    /// this pointer (it keeps their JSON).
+    pub tools: Arc<[ToolSchema]>,
     /// The turn this call belongs to (for error messages).
     pub turn: u32,
 }

@@ -476,7 +476,7 @@ mod tests {
             agent: agent.to_string(),
             model: None,
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn,
         }
     }

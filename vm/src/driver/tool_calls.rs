@@ -154,10 +154,15 @@ impl ToolRunner<'_> {
             return;
         }
         let schemas = self.mcp.lock().await.schemas(program, agent);
-        for schema in schemas {
-            if !call.tools.iter().any(|known| known.name == schema.name) {
-                Arc::make_mut(call).tools.push(schema);
-            }
+        let new: Vec<_> = schemas
+            .into_iter()
+            .filter(|schema| !call.tools.iter().any(|known| known.name == schema.name))
+            .collect();
+        if !new.is_empty() {
+            let call = Arc::make_mut(call);
+            let mut tools = call.tools.to_vec();
+            tools.extend(new);
+            call.tools = tools.into();
         }
     }
 

@@ -238,7 +238,7 @@ mod tests {
             agent: "Backend".to_string(),
             model: None,
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: 3,
         };
         Branch::new("BackendWork".to_string(), call, 3)

@@ -220,7 +220,7 @@ impl Machine<'_> {
             agent: COMPACTION_AGENT.to_string(),
             model: model.map(Box::new),
             messages,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: self.run.turn,
         }))
     }

@@ -171,7 +171,7 @@ fn fixed_prompt(
     }
     guide::FixedPrompt {
         system: system.into(),
-        tools,
+        tools: tools.into(),
     }
 }
 
@@ -198,7 +198,7 @@ impl Machine<'_> {
                 agent: agent_name.to_string(),
                 model: agent.and_then(|agent| agent.model.clone()).map(Box::new),
                 messages: Vec::new(),
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 turn: self.run.turn,
             };
         }
@@ -376,7 +376,7 @@ impl Machine<'_> {
                 agent: "manager".to_string(),
                 model: None,
                 messages: Vec::new(),
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 turn: self.run.turn,
             };
         }
@@ -404,7 +404,7 @@ impl Machine<'_> {
                 agent: "manager".to_string(),
                 model: model.map(Box::new),
                 messages: vec![chat(ChatRole::User, filled)],
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 turn: self.run.turn,
             };
         }
@@ -424,7 +424,7 @@ impl Machine<'_> {
             agent: "manager".to_string(),
             model: model.map(Box::new),
             messages,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: self.run.turn,
         }
     }

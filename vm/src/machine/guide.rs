@@ -13,7 +13,7 @@ use crate::effect::ToolSchema;
 #[derive(Debug)]
 pub(super) struct FixedPrompt {
     pub system: Arc<str>,
-    pub tools: Vec<ToolSchema>,
+    pub tools: Arc<[ToolSchema]>,
 }
 
 /// The [`FixedPrompt`]s of a run, each built on its first model call for its (state, agent)
@@ -267,7 +267,7 @@ mod tests {
                 built.set(built.get() + 1);
                 FixedPrompt {
                     system: format!("{agent} in {state}").into(),
-                    tools: Vec::new(),
+                    tools: Vec::new().into(),
                 }
             })
         };

@@ -205,7 +205,7 @@ impl<'p> Machine<'p> {
                         tool_calls: Vec::new(),
                         tool_call_id: None,
                     });
-                    call.tools.clear();
+                    call.tools = Vec::new().into();
                     self.phase = Phase::Merge(branches, tool_calls);
                     self.pending = Some(Request::Model(Arc::new(call)));
                     return;

@@ -114,7 +114,7 @@ impl SubAgent {
                 message(ChatRole::System, system),
                 message(ChatRole::User, task.clone()),
             ],
-            tools: schemas,
+            tools: schemas.into(),
             turn,
         };
         let mut sub_agent = SubAgent {
@@ -213,7 +213,7 @@ impl SubAgent {
                 }
                 if self.used >= self.cap {
                     // Its last request offers no tool: it answers from what it found.
-                    self.call.tools.clear();
+                    self.call.tools = Vec::new().into();
                     let nudge = format!(
                         "You have used your {} tool calls. Answer now from what you found.",
                         self.cap

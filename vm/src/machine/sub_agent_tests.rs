@@ -129,7 +129,7 @@ fn its_model_call_is_its_own_conversation_on_its_own_queue() {
 #[test]
 fn the_cap_cuts_calls_then_asks_for_an_answer_without_tools() {
     let mut sub_agent = explore();
-    sub_agent.call.tools = crate::tools::schemas_of(&sub_agent_tools(&caller()));
+    sub_agent.call.tools = crate::tools::schemas_of(&sub_agent_tools(&caller())).into();
     let _ = sub_agent.step();
     let three = [
         ("read_file", json!({"path": "a"})),

@@ -480,7 +480,7 @@ mod tests {
                 message(ChatRole::Tool, "result", Some("t1")),
                 message(ChatRole::System, "sys two", None),
             ],
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: 0,
         };
         let target = Target {

@@ -219,7 +219,7 @@ mod tests {
             agent: "Developer".into(),
             model: None,
             messages,
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: 7,
         }
     }

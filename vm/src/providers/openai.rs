@@ -105,7 +105,7 @@ mod tests {
                 }],
                 tool_call_id: None,
             }],
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: 0,
         }
     }

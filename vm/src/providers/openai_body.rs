@@ -19,7 +19,7 @@ use serde_json::{json, Value as Json};
 
 use super::body::Body;
 use super::words;
-use crate::effect::{ChatMessage, ChatRole, ModelCall};
+use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 
 /// An agent's body that no request was written for in this many calls is dropped.
 const KEEP_CALLS: u64 = 64;
@@ -28,9 +28,19 @@ const KEEP_CALLS: u64 = 64;
 #[derive(Debug, Default)]
 pub(crate) struct Bodies {
     last: HashMap<String, Last>,
+    /// The JSON of the tool lists written lately, newest last. A list is shared by every
+    /// call of an agent in a state, so the pointer tells it (and holding it keeps the
+    /// address from being reused).
+    tools: Vec<KeptTools>,
     /// Calls written so far.
     calls: u64,
 }
+
+/// A tool list and its JSON.
+type KeptTools = (Arc<[ToolSchema]>, Box<[u8]>);
+
+/// How many tool lists' JSON is kept (one per agent and state in use).
+const KEEP_TOOL_LISTS: usize = 16;
 
 /// The body last written for an agent.
 #[derive(Debug)]
@@ -55,6 +65,20 @@ fn same(a: &ChatMessage, b: &ChatMessage) -> bool {
 }
 
 impl Bodies {
+    /// Appends the JSON of `tools`: kept, or written now and kept.
+    fn write_tools(&mut self, out: &mut Vec<u8>, tools: &Arc<[ToolSchema]>) {
+        if let Some((_, json)) = self.tools.iter().find(|(kept, _)| Arc::ptr_eq(kept, tools)) {
+            out.extend_from_slice(json);
+            return;
+        }
+        let start = out.len();
+        write_tool_list(out, tools);
+        if self.tools.len() == KEEP_TOOL_LISTS {
+            self.tools.remove(0);
+        }
+        self.tools.push((Arc::clone(tools), out[start..].into()));
+    }
+
     /// Drops the bodies of agents no request was written for lately, every so often.
     fn sweep(&mut self) {
         if self.calls % KEEP_CALLS != 0 {
@@ -111,6 +135,24 @@ impl Bodies {
         ends.truncate(keep);
         (out, messages, ends)
     }
+}
+
+/// `tools` in the API's shape: `[{"type": "function", "function": {…}}, …]`.
+fn write_tool_list(out: &mut Vec<u8>, tools: &[ToolSchema]) {
+    out.push(b'[');
+    for (idx, tool) in tools.iter().enumerate() {
+        if idx > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"type\":\"function\",\"function\":{\"name\":");
+        write_str(out, &tool.name);
+        out.extend_from_slice(b",\"description\":");
+        write_str(out, &tool.description);
+        out.extend_from_slice(b",\"parameters\":");
+        write_json(out, &tool.parameters);
+        out.extend_from_slice(b"}}");
+    }
+    out.push(b']');
 }
 
 /// A JSON string, escaped as `serde_json` escapes it: its plain runs (all of a usual
@@ -226,20 +268,8 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
     }
     out.push(b']');
     if !call.tools.is_empty() {
-        out.extend_from_slice(b",\"tools\":[");
-        for (idx, tool) in call.tools.iter().enumerate() {
-            if idx > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"type\":\"function\",\"function\":{\"name\":");
-            write_str(&mut out, &tool.name);
-            out.extend_from_slice(b",\"description\":");
-            write_str(&mut out, &tool.description);
-            out.extend_from_slice(b",\"parameters\":");
-            write_json(&mut out, &tool.parameters);
-            out.extend_from_slice(b"}}");
-        }
-        out.push(b']');
+        out.extend_from_slice(b",\"tools\":");
+        bodies.write_tools(&mut out, &call.tools);
         match options.choice {
             ToolChoice::Auto => {}
             ToolChoice::Required => {
@@ -300,7 +330,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
 /// constrains the arguments to the tool's JSON schema, `enum`s included, and it fails on
 /// `"required"`); with several, `"required"`.
 fn required_choice(call: &ModelCall) -> Json {
-    match call.tools.as_slice() {
+    match &call.tools[..] {
         [only] => json!({ "type": "function", "function": { "name": only.name } }),
         _ => json!("required"),
     }

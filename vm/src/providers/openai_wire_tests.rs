@@ -106,7 +106,7 @@ fn call(agent: &str) -> ModelCall {
             message(ChatRole::System, "You plan."),
             message(ChatRole::User, "Build a CLI that greets."),
         ],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
         turn: 1,
     }
 }

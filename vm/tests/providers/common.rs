@@ -36,7 +36,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
                 description: None,
                 model: model.clone(),
                 instructions: String::new(),
-                tools: Vec::new(),
+                tools: Vec::new().into(),
                 tool_choice: ir::ToolChoice::Auto,
                 capabilities: Vec::new(),
                 context: ir::Context::default(),
@@ -114,7 +114,8 @@ pub fn call(agent: &str, model: Option<ir::Model>) -> ModelCall {
                     "required": ["route_keyword"],
                 }),
             },
-        ],
+        ]
+        .into(),
         turn: 3,
     }
 }

@@ -239,7 +239,7 @@ async fn required_with_one_tool_names_it_for_openai_compatible_servers() {
     let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
     let mut one = call("Planner", Some(model));
     one.messages.truncate(2);
-    one.tools.truncate(1);
+    one.tools = one.tools[..1].to_vec().into();
     let only = one.tools[0].name.clone();
     providers.call(&one).await.unwrap();
     let sent = body(&server.requests()[0]);

@@ -29,7 +29,7 @@ impl Machine<'_> {
             agent: "manager".to_string(),
             model: model.map(Box::new),
             messages: Vec::new(),
-            tools: Vec::new(),
+            tools: Vec::new().into(),
             turn: self.run.turn,
         };
         if self.options.skip_prompts {
