@@ -36,7 +36,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
                 description: None,
                 model: model.clone(),
                 instructions: String::new(),
-                tools: Vec::new().into(),
+                tools: Vec::new(),
                 tool_choice: ir::ToolChoice::Auto,
                 capabilities: Vec::new(),
                 context: ir::Context::default(),
