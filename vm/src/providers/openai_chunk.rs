@@ -123,11 +123,40 @@ impl Chunks {
     }
 }
 
+/// A string's text as [`string_at`] reads it.
+#[derive(Debug, PartialEq)]
+pub(super) enum Read<'a> {
+    /// Bytes checked to be ASCII, so UTF-8 next to any other text: a reader keeping its
+    /// text as checked bytes appends them as they are (a streamed token is a few bytes,
+    /// and a UTF-8 check of each cost more than reading it).
+    Ascii(&'a [u8]),
+    Text(Cow<'a, str>),
+}
+
+impl Read<'_> {
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        match self {
+            Read::Ascii(bytes) => bytes,
+            Read::Text(text) => text.as_bytes(),
+        }
+    }
+}
+
+impl AsRef<str> for Read<'_> {
+    fn as_ref(&self) -> &str {
+        match self {
+            // Checked ASCII: always UTF-8.
+            Read::Ascii(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+            Read::Text(text) => text,
+        }
+    }
+}
+
 /// The JSON string whose opening quote is at `open` in `bytes` (which need not be UTF-8
 /// elsewhere), read as [`Chunks::read`] reads the `content` string of a chunk of its learnt
 /// shape: its text, and the offset just past its closing quote. `None` for a `\u` escape, a
 /// control character, bytes that are not UTF-8, or no closing quote.
-pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usize)> {
+pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> {
     // The usual string: one plain run up to the closing quote, scanned once.
     if bytes.get(open) != Some(&b'"') {
         return None;
@@ -135,8 +164,13 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
     let body = bytes.get(open + 1..)?;
     let run = words::json_plain_end(body)?;
     if body[run] == b'"' {
-        let text = std::str::from_utf8(&body[..run]).ok()?;
-        return Some((Cow::Borrowed(text), open + run + 2));
+        let plain = &body[..run];
+        let read = if plain.is_ascii() {
+            Read::Ascii(plain)
+        } else {
+            Read::Text(Cow::Borrowed(std::str::from_utf8(plain).ok()?))
+        };
+        return Some((read, open + run + 2));
     }
     // With escapes (a token holding a line break, say): undone run by run, in the same
     // scan. Runs are split at ASCII bytes, so each is UTF-8 when the whole is.
@@ -147,7 +181,7 @@ pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Cow<'_, str>, usiz
         text.push_str(std::str::from_utf8(&bytes[at..at + plain]).ok()?);
         at += plain;
         match bytes[at] {
-            b'"' => return Some((Cow::Owned(text), at + 1)),
+            b'"' => return Some((Read::Text(Cow::Owned(text)), at + 1)),
             b'\\' => {
                 text.push(short_escape(*bytes.get(at + 1)?)?);
                 at += 2;

@@ -12,15 +12,13 @@
 //! take turns within a chunk (`openai_stream::Stream::feed`); `tests` holds them to the same
 //! outcome as a stream fed a byte at a time.
 
-use std::borrow::Cow;
-
-use super::openai_chunk::{self, Chunks};
+use super::openai_chunk::{self, Chunks, Read};
 use super::words;
 
 /// The first event of `bytes` when it is a usual chunk of the shape `chunks` learnt, alone on
 /// its `data: ` line and ended by a blank line (`\n\n`): the text it adds and the length of
 /// the event in bytes.
-pub(super) fn usual_event<'a>(chunks: &Chunks, bytes: &'a [u8]) -> Option<(Cow<'a, str>, usize)> {
+pub(super) fn usual_event<'a>(chunks: &Chunks, bytes: &'a [u8]) -> Option<(Read<'a>, usize)> {
     let (start, after) = chunks.event_shape()?;
     if !bytes.starts_with(start) {
         return None;

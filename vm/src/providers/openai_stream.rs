@@ -106,12 +106,20 @@ pub(crate) struct Stream {
     sse: Sse,
     /// The usual chunks' scanner, which knows the shape of this stream's chunks.
     chunks: Chunks,
-    text: String,
+    /// The reply's text so far, always UTF-8: only checked text and bytes checked to be
+    /// ASCII are appended (`openai_chunk::Read`); checked again once it is whole.
+    text: Vec<u8>,
     calls: Vec<PartialCall>,
     usage: Usage,
     done: bool,
     /// Bytes of text, tool names and arguments so far.
     size: usize,
+}
+
+/// The reply's text bytes as a `String`; they are UTF-8 by construction (never lost if not).
+fn utf8(text: Vec<u8>) -> String {
+    String::from_utf8(text)
+        .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned())
 }
 
 impl Stream {
@@ -121,7 +129,7 @@ impl Stream {
             sink,
             sse: Sse::default(),
             chunks: Chunks::default(),
-            text: String::new(),
+            text: Vec::new(),
             calls: Vec::new(),
             usage: Usage::default(),
             done: false,
@@ -152,8 +160,11 @@ impl Stream {
     fn events(&mut self, mut chunk: &[u8]) -> Result<(), Failure> {
         loop {
             if !self.done && self.sse.idle() {
-                while let Some((text, len)) = openai_framed::usual_event(&self.chunks, chunk) {
-                    self.text(&text);
+                while let Some((read, len)) = openai_framed::usual_event(&self.chunks, chunk) {
+                    // Checked ASCII or checked text: the reply's bytes stay UTF-8.
+                    let bytes = read.as_bytes();
+                    self.size += bytes.len();
+                    self.text.extend_from_slice(bytes);
                     chunk = chunk.get(len..).unwrap_or_default();
                 }
             }
@@ -176,13 +187,14 @@ impl Stream {
             return;
         }
         self.size += text.len();
-        self.text.push_str(text);
+        self.text.extend_from_slice(text.as_bytes());
     }
 
     /// Shows the text added since `from` (what one piece of the body brought: the sink
     /// is called once per network chunk, not once per event).
     fn show(&self, from: usize) {
-        if let (Some(sink), Some(text)) = (&self.sink, self.text.get(from..)) {
+        let new = self.text.get(from..).map(std::str::from_utf8);
+        if let (Some(sink), Some(Ok(text))) = (&self.sink, new) {
             if !text.is_empty() {
                 sink(&self.agent, text);
             }
@@ -295,7 +307,7 @@ impl Stream {
 pub(super) fn typed_outcome(data: &str) -> Result<(String, usize, Usage), String> {
     let mut stream = Stream::new("A", None);
     match stream.typed(data) {
-        Ok(()) => Ok((stream.text, stream.calls.len(), stream.usage)),
+        Ok(()) => Ok((utf8(stream.text), stream.calls.len(), stream.usage)),
         Err(failure) => Err(failure.message),
     }
 }
@@ -356,7 +368,7 @@ impl Decoder for Stream {
             })
             .collect();
         Ok(ModelReply {
-            text: self.text,
+            text: utf8(self.text),
             tool_calls,
             usage: self.usage,
             cost: None,
