@@ -274,16 +274,19 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
     assert!(reused * 4 > total, "{reused} of {total} reused");
 }
 
-#[test]
-fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
-    let alike = |c: char| format!("{}{c}{}", "a".repeat(64), "z".repeat(64));
-    let message = |content: String| ChatMessage {
+/// A user message of `content`.
+fn user(content: &str) -> ChatMessage {
+    ChatMessage {
         role: ChatRole::User,
         content: content.into(),
         tool_calls: Vec::new(),
         tool_call_id: None,
-    };
-    let options = Options {
+    }
+}
+
+/// Options with nothing but a model.
+fn plain_options() -> Options<'static> {
+    Options {
         model: "m",
         choice: ToolChoice::Auto,
         temperature: None,
@@ -291,13 +294,19 @@ fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
         official: false,
         reasoning_effort: None,
         cache_key: None,
-    };
+    }
+}
+
+#[test]
+fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
+    let alike = |c: char| format!("{}{c}{}", "a".repeat(64), "z".repeat(64));
+    let options = plain_options();
     let mut bodies = Bodies::default();
     for content in [alike('1'), alike('1'), alike('2'), alike('1')] {
         let call = ModelCall {
             agent: "A".into(),
             model: None,
-            messages: vec![message("task".into()), message(content.clone())],
+            messages: vec![user("task"), user(&content)],
             tools: Vec::new().into(),
             turn: 0,
         };
@@ -308,21 +317,8 @@ fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
 
 #[test]
 fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messages() {
-    let message = |content: &str| ChatMessage {
-        role: ChatRole::User,
-        content: content.into(),
-        tool_calls: Vec::new(),
-        tool_call_id: None,
-    };
-    let options = Options {
-        model: "m",
-        choice: ToolChoice::Auto,
-        temperature: None,
-        max_tokens: None,
-        official: false,
-        reasoning_effort: None,
-        cache_key: None,
-    };
+    let message = user;
+    let options = plain_options();
     let call = |messages: &[ChatMessage]| ModelCall {
         agent: "A".into(),
         model: None,
