@@ -284,12 +284,16 @@ impl Machine<'_> {
                         Role::Assistant if excluded(&message.agent) => {}
                         Role::Assistant if message.agent == agent_name => {
                             // With its tool calls summarised, the message is sent whole.
-                            shown.push(if text_only || message.tool_calls.is_empty() {
+                            shown.push(if text_only {
                                 shared_chat(ChatRole::Assistant, &message.content)
                             } else {
                                 ChatMessage {
                                     role: ChatRole::Assistant,
-                                    content: with_tool_summary(&message).into(),
+                                    content: if message.tool_calls.is_empty() {
+                                        Arc::clone(&message.content)
+                                    } else {
+                                        with_tool_summary(&message).into()
+                                    },
                                     tool_calls: Vec::new(),
                                     tool_call_id: None,
                                 }
