@@ -46,12 +46,10 @@ const KEEP_TOOL_LISTS: usize = 16;
 #[derive(Debug)]
 struct Last {
     /// Shared with the request that sent it: taken back, not copied, once that is done.
+    /// It starts with its head, `{"model":…,"messages":[`.
     bytes: Bytes,
-    /// Where the messages start: after `{"model":…,"messages":[`.
-    head: usize,
-    /// The messages it carries, and where each one's JSON ends.
-    messages: Vec<ChatMessage>,
-    ends: Vec<usize>,
+    /// The messages it carries, each with where its JSON ends.
+    messages: Vec<(ChatMessage, usize)>,
     used: u64,
 }
 
@@ -90,50 +88,43 @@ impl Bodies {
 
     /// The start of `agent`'s next body, whose head is `head` and whose messages are
     /// `messages`: its last body cut after the messages both carry (its bytes taken back
-    /// when the request that sent them is done, else copied), those messages, and where
-    /// each ends; or only `head`.
+    /// when the request that sent them is done, else copied) and those messages with their
+    /// ends; or only `head`. (A head is the model as a JSON string between fixed bytes, so
+    /// one that starts another is that one.)
     fn start(
         &mut self,
         agent: &str,
         head: &[u8],
         messages: &[ChatMessage],
-    ) -> (Vec<u8>, Vec<ChatMessage>, Vec<usize>) {
-        let fresh = || {
+    ) -> (Vec<u8>, Vec<(ChatMessage, usize)>) {
+        let Some(Last {
+            bytes,
+            messages: mut kept,
+            ..
+        }) = self
+            .last
+            .remove(agent)
+            .filter(|last| last.bytes.starts_with(head))
+        else {
             let mut out = Vec::with_capacity(head.len() + 1024);
             out.extend_from_slice(head);
-            (out, Vec::new(), Vec::new())
+            return (out, Vec::new());
         };
-        let Some(last) = self.last.remove(agent) else {
-            return fresh();
-        };
-        if last.bytes.get(..last.head) != Some(head) {
-            return fresh();
-        }
-        let keep = last
-            .messages
+        let keep = kept
             .iter()
             .zip(messages)
-            .take_while(|(kept, message)| same(kept, message))
+            .take_while(|((kept, _), message)| same(kept, message))
             .count();
-        let cut = if keep == 0 {
-            last.head
-        } else {
-            last.ends[keep - 1]
-        };
-        let Last {
-            bytes,
-            mut messages,
-            mut ends,
-            ..
-        } = last;
+        let cut = keep
+            .checked_sub(1)
+            .map_or(head.len(), |last_kept| kept[last_kept].1);
         let mut out = match bytes.try_into_mut() {
             Ok(mine) => Vec::from(mine),
             Err(shared) => shared[..cut].to_vec(),
         };
         out.truncate(cut);
-        messages.truncate(keep);
-        ends.truncate(keep);
-        (out, messages, ends)
+        kept.truncate(keep);
+        (out, kept)
     }
 }
 
@@ -257,14 +248,13 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
     head.extend_from_slice(b"{\"model\":");
     write_str(&mut head, options.model);
     head.extend_from_slice(b",\"messages\":[");
-    let (mut out, mut messages, mut ends) = bodies.start(&call.agent, &head, &call.messages);
-    for (idx, message) in call.messages.iter().enumerate().skip(ends.len()) {
+    let (mut out, mut messages) = bodies.start(&call.agent, &head, &call.messages);
+    for (idx, message) in call.messages.iter().enumerate().skip(messages.len()) {
         if idx > 0 {
             out.push(b',');
         }
         write_message(&mut out, message);
-        messages.push(message.clone());
-        ends.push(out.len());
+        messages.push((message.clone(), out.len()));
     }
     out.push(b']');
     if !call.tools.is_empty() {
@@ -311,9 +301,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
         call.agent.clone(),
         Last {
             bytes: bytes.clone(),
-            head: head.len(),
             messages,
-            ends,
             used: bodies.calls,
         },
     );
