@@ -188,16 +188,7 @@ fn killed_and_resumed_runs_end_like_an_uninterrupted_run() {
 
     let work = dir.join("killed");
     kill_and_finish(&config, &replay, &work, 20..270);
-    let (_, resumed) = only_session(&work).unwrap();
-    assert_eq!(
-        resumed["Machine"]["Turn"], TURNS as u64,
-        "no turn lost or repeated"
-    );
-    assert_eq!(
-        history(&resumed),
-        expected,
-        "the resumed history equals the uninterrupted one"
-    );
+    assert_finished_as(&work, TURNS, &expected);
     for turn in 0..TURNS / 2 {
         for agent in ["Ping", "Pong"] {
             assert!(
@@ -337,6 +328,21 @@ fn a_fork_killed_mid_way_keeps_its_finished_branches_and_reruns_the_others() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The one session in `work` ended at `turns` with the uninterrupted run's history: no turn
+/// lost or repeated across the kills and resumes.
+fn assert_finished_as(work: &Path, turns: usize, expected: &[(String, String, Vec<String>)]) {
+    let (_, resumed) = only_session(work).unwrap();
+    assert_eq!(
+        resumed["Machine"]["Turn"], turns as u64,
+        "no turn lost or repeated"
+    );
+    assert_eq!(
+        history(&resumed),
+        expected,
+        "the resumed history equals the uninterrupted one"
+    );
+}
+
 #[test]
 fn killed_runs_of_redoable_turns_resume_without_losing_or_repeating_a_turn() {
     const PLAIN_TURNS: usize = 3000;
@@ -347,16 +353,7 @@ fn killed_runs_of_redoable_turns_resume_without_losing_or_repeating_a_turn() {
 
     let work = dir.join("killed");
     kill_and_finish(&config, &replay, &work, 5..120);
-    let (_, resumed) = only_session(&work).unwrap();
-    assert_eq!(
-        resumed["Machine"]["Turn"], PLAIN_TURNS as u64,
-        "no turn lost or repeated"
-    );
-    assert_eq!(
-        history(&resumed),
-        history(&reference),
-        "the resumed history equals the uninterrupted one"
-    );
+    assert_finished_as(&work, PLAIN_TURNS, &history(&reference));
     let _ = std::fs::remove_dir_all(dir);
 }
 
