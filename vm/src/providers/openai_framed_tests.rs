@@ -191,3 +191,24 @@ fn generated_streams_come_out_as_fed_a_byte_at_a_time() {
         same_fed_any_way(&body, &cuts);
     }
 }
+
+/// Half a character in one token and the rest in the next: refused, as the framing refuses
+/// it, never joined into the character (each token must be UTF-8 by itself).
+#[test]
+fn a_character_split_between_two_tokens_is_refused_not_joined() {
+    let event = |content: &[u8]| {
+        let mut bytes = format!("data: {HEAD}\"").into_bytes();
+        bytes.extend_from_slice(content);
+        bytes.extend_from_slice(format!("\"{TAIL}\n\n").as_bytes());
+        bytes
+    };
+    let snowman = "☃".as_bytes();
+    let mut body = Vec::new();
+    for content in [b"one".as_slice(), b"two", &snowman[..2], &snowman[2..]] {
+        body.extend(event(content));
+    }
+    body.extend_from_slice(b"data: [DONE]\n\n");
+    same_fed_any_way(&body, &line_ends(&body));
+    let (reply, _) = outcome(&body, &[]);
+    assert!(reply.is_err(), "{reply:?}");
+}
