@@ -102,7 +102,6 @@ pub(crate) struct Http {
     last_url: std::sync::Mutex<Option<Parsed>>,
 }
 
-#[derive(Clone)]
 struct Parsed {
     text: String,
     url: Option<reqwest::Url>,
@@ -156,23 +155,24 @@ impl Http {
         })
     }
 
-    /// `text` parsed (`None` when it does not parse: reqwest then says why), from
-    /// [`Http::last_url`] when it is the same text.
-    fn parsed(&self, text: &str) -> Parsed {
+    /// `text` parsed (`None` when it does not parse: reqwest then says why) and whether it
+    /// is on the loopback interface, from [`Http::last_url`] when it is the same text.
+    fn parsed(&self, text: &str) -> (Option<reqwest::Url>, bool) {
         let mut last = self
             .last_url
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(parsed) = last.as_ref().filter(|parsed| parsed.text == text) {
-            return parsed.clone();
-        }
-        let parsed = Parsed {
-            text: text.to_string(),
-            url: reqwest::Url::parse(text).ok(),
-            loopback: is_loopback(text),
+        let parsed = match last.take().filter(|parsed| parsed.text == text) {
+            Some(parsed) => parsed,
+            None => Parsed {
+                text: text.to_string(),
+                url: reqwest::Url::parse(text).ok(),
+                loopback: is_loopback(text),
+            },
         };
-        *last = Some(parsed.clone());
-        parsed
+        let found = (parsed.url.clone(), parsed.loopback);
+        *last = Some(parsed);
+        found
     }
 
     /// One attempt: the request sent, the response decoded.
@@ -207,14 +207,14 @@ impl Http {
             .iter()
             .find(|clients| clients.connect_timeout == timeouts.connect)
             .unwrap_or(&self.clients[0]);
-        let target = self.parsed(&post.url);
-        let client = if target.loopback {
+        let (url, loopback) = self.parsed(&post.url);
+        let client = if loopback {
             &clients.local
         } else {
             &clients.remote
         };
         let idle = timeouts.idle;
-        let request = match target.url {
+        let request = match url {
             Some(url) => client.post(url),
             None => client.post(&post.url),
         };
