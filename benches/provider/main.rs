@@ -12,7 +12,7 @@
 //! mis-routed run fails instead of producing a number; after each run it must have served
 //! exactly the script's turns.
 //!
-//! CPU per turn: `(mean CPU(N turns) − mean CPU(1 turn)) / (N − 1)`, the CPU (user +
+//! CPU per turn: `(median CPU(N turns) − median CPU(1 turn)) / (N − 1)` over the runs, the CPU (user +
 //! system, `getrusage` of the reaped children) of whole `fuseraft exec` processes (start,
 //! compile, the run, the summary), so the fixed cost cancels out; the server's own CPU is
 //! this process's and is not counted. With `--python PATH` (a Python with `langgraph` and
@@ -291,7 +291,8 @@ impl Peer<'_> {
     }
 }
 
-/// Runs `peer` for `turns` turns `runs` times (after one warm-up); the mean CPU seconds.
+/// Runs `peer` for `turns` turns `runs` times (after one warm-up); the median CPU seconds
+/// (a run that another process on the machine slowed down moves a mean, not the median).
 fn measure(
     peer: &Peer<'_>,
     runs_state: &Runs,
@@ -301,7 +302,7 @@ fn measure(
     root: &Path,
 ) -> Result<f64, String> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let mut total = 0.0;
+    let mut spent_by_run = Vec::with_capacity(runs);
     for round in 0..=runs {
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // The 1-turn run's script is the full one's first turn.
@@ -352,10 +353,16 @@ fn measure(
             ));
         }
         if round > 0 {
-            total += spent;
+            spent_by_run.push(spent);
         }
     }
-    Ok(total / runs as f64)
+    spent_by_run.sort_by(f64::total_cmp);
+    let middle = spent_by_run.len() / 2;
+    Ok(if spent_by_run.len() % 2 == 1 {
+        spent_by_run[middle]
+    } else {
+        (spent_by_run[middle - 1] + spent_by_run[middle]) / 2.0
+    })
 }
 
 fn main() {
@@ -418,7 +425,7 @@ fn main() {
                     })
                 );
                 println!(
-                    "  {}: {:.0} µs of CPU per turn ({turns} turns {full:.3} s, 1 turn {fixed:.3} s, mean of {runs})",
+                    "  {}: {:.0} µs of CPU per turn ({turns} turns {full:.3} s, 1 turn {fixed:.3} s, medians of {runs})",
                     peer.name(),
                     per_turn_us
                 );

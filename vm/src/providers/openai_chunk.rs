@@ -70,6 +70,8 @@ pub(super) struct Chunks {
     /// neither `before` nor `after` holds a line break (`\n` or `\r`); empty otherwise
     /// (`openai_framed`).
     line_start: Vec<u8>,
+    /// `after` and the blank line that ends the event, when `line_start` is not empty.
+    line_end: Vec<u8>,
 }
 
 impl Chunks {
@@ -86,20 +88,23 @@ impl Chunks {
             self.after.clear();
             self.after.extend_from_slice(&bytes[span.end - 1..]);
             self.line_start.clear();
+            self.line_end.clear();
             let breaks = |byte: &u8| *byte == b'\n' || *byte == b'\r';
             if !self.before.iter().chain(&self.after).any(breaks) {
                 self.line_start.extend_from_slice(b"data: ");
                 self.line_start.extend_from_slice(&self.before);
+                self.line_end.extend_from_slice(&self.after);
+                self.line_end.extend_from_slice(b"\n\n");
             }
         }
         Some(usual.text)
     }
 
     /// How an SSE event of the learnt shape starts (`data: ` and the learnt bytes up to the
-    /// opening quote of the text) and the learnt bytes from the closing quote on, when a line
-    /// of the stream can hold them.
+    /// opening quote of the text) and ends (the learnt bytes from the closing quote on and a
+    /// blank line), when a line of the stream can hold them.
     pub(super) fn event_shape(&self) -> Option<(&[u8], &[u8])> {
-        (!self.line_start.is_empty()).then_some((&self.line_start, &self.after))
+        (!self.line_start.is_empty()).then_some((&self.line_start, &self.line_end))
     }
 
     /// The text of a chunk that is the learnt bytes around one valid string.
@@ -123,72 +128,39 @@ impl Chunks {
     }
 }
 
-/// A string's text as [`string_at`] reads it.
-#[derive(Debug, PartialEq)]
-pub(super) enum Read<'a> {
-    /// Bytes checked to be ASCII, so UTF-8 next to any other text: a reader keeping its
-    /// text as checked bytes appends them as they are (a streamed token is a few bytes,
-    /// and a UTF-8 check of each cost more than reading it).
-    Ascii(&'a [u8]),
-    Text(Cow<'a, str>),
-}
-
-impl Read<'_> {
-    pub(super) fn as_bytes(&self) -> &[u8] {
-        match self {
-            Read::Ascii(bytes) => bytes,
-            Read::Text(text) => text.as_bytes(),
-        }
-    }
-}
-
-impl AsRef<str> for Read<'_> {
-    fn as_ref(&self) -> &str {
-        match self {
-            // Checked ASCII: always UTF-8.
-            Read::Ascii(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
-            Read::Text(text) => text,
-        }
-    }
-}
-
-/// The JSON string whose opening quote is at `open` in `bytes` (which need not be UTF-8
-/// elsewhere), read as [`Chunks::read`] reads the `content` string of a chunk of its learnt
-/// shape: its text, and the offset just past its closing quote. `None` for a `\u` escape, a
-/// control character, bytes that are not UTF-8, or no closing quote.
-pub(super) fn string_at(bytes: &[u8], open: usize) -> Option<(Read<'_>, usize)> {
-    // The usual string: one plain run up to the closing quote, scanned once.
+/// Appends the text of the JSON string whose opening quote is at `open` in `bytes` (which
+/// need not be UTF-8 elsewhere) to `out`, read as [`Chunks::read`] reads the `content` string
+/// of a chunk of its learnt shape, and gives the offset just past its closing quote. `None`
+/// for a `\u` escape, a control character, bytes that are not UTF-8, or no closing quote;
+/// then `out` may hold part of the string, and the caller cuts it back.
+///
+/// `out` stays UTF-8 when it was: ASCII bytes are appended as they are, any other run only
+/// once it is checked (a streamed token is a few bytes, and `str::from_utf8` on each cost
+/// more than reading it).
+pub(super) fn string_into(bytes: &[u8], open: usize, out: &mut Vec<u8>) -> Option<usize> {
     if bytes.get(open) != Some(&b'"') {
         return None;
     }
-    let body = bytes.get(open + 1..)?;
-    let run = words::json_plain_end(body)?;
-    if body[run] == b'"' {
-        let plain = &body[..run];
-        let read = if plain.is_ascii() {
-            Read::Ascii(plain)
-        } else {
-            Read::Text(Cow::Borrowed(std::str::from_utf8(plain).ok()?))
-        };
-        return Some((read, open + run + 2));
-    }
-    // With escapes (a token holding a line break, say): undone run by run, in the same
-    // scan. Runs are split at ASCII bytes, so each is UTF-8 when the whole is.
-    let mut text = String::with_capacity(run + 8);
+    // Undone run by run, in the one scan that finds the end (a token holding a line break,
+    // say). Runs are split at ASCII bytes, so each is UTF-8 when the whole is.
     let mut at = open + 1;
-    let mut plain = run;
     loop {
-        text.push_str(std::str::from_utf8(&bytes[at..at + plain]).ok()?);
-        at += plain;
+        let plain = &bytes[at..at + words::json_plain_end(bytes.get(at..)?)?];
+        if !plain.is_ascii() {
+            std::str::from_utf8(plain).ok()?;
+        }
+        out.extend_from_slice(plain);
+        at += plain.len();
         match bytes[at] {
-            b'"' => return Some((Read::Text(Cow::Owned(text)), at + 1)),
+            b'"' => return Some(at + 1),
             b'\\' => {
-                text.push(short_escape(*bytes.get(at + 1)?)?);
+                let mut escaped = [0; 4];
+                let escaped = short_escape(*bytes.get(at + 1)?)?.encode_utf8(&mut escaped);
+                out.extend_from_slice(escaped.as_bytes());
                 at += 2;
             }
             _ => return None, // a control character
         }
-        plain = words::json_plain_end(bytes.get(at..)?)?;
     }
 }
 

@@ -12,23 +12,38 @@
 //! take turns within a chunk (`openai_stream::Stream::feed`); `tests` holds them to the same
 //! outcome as a stream fed a byte at a time.
 
-use super::openai_chunk::{self, Chunks, Read};
+use super::openai_chunk::{self, Chunks};
 use super::words;
 
 /// The first event of `bytes` when it is a usual chunk of the shape `chunks` learnt, alone on
-/// its `data: ` line and ended by a blank line (`\n\n`): the text it adds and the length of
-/// the event in bytes.
-pub(super) fn usual_event<'a>(chunks: &Chunks, bytes: &'a [u8]) -> Option<(Read<'a>, usize)> {
-    let (start, after) = chunks.event_shape()?;
+/// its `data: ` line and ended by a blank line (`\n\n`): its text is appended to `text`
+/// (which stays UTF-8), and the length of the event in bytes is returned. Otherwise `text`
+/// is left as it was.
+pub(super) fn usual_event(chunks: &Chunks, bytes: &[u8], text: &mut Vec<u8>) -> Option<usize> {
+    let (start, end) = chunks.event_shape()?;
     if !bytes.starts_with(start) {
         return None;
     }
-    // `start` ends with the string's opening quote, `after` starts with its closing one.
-    let (text, end) = openai_chunk::string_at(bytes, start.len() - 1)?;
-    let line_end = end - 1 + after.len();
-    let ends = bytes.get(end - 1..)?.starts_with(after)
-        && bytes.get(line_end..line_end + 2) == Some(b"\n\n".as_slice());
-    ends.then_some((text, line_end + 2))
+    // `start` ends with the string's opening quote, `end` starts with its closing one.
+    let open = start.len();
+    let kept = text.len();
+    let close = match bytes.get(open..).and_then(words::short_ascii_string) {
+        // The usual token, read here without a call.
+        Some(len) => {
+            // All eight bytes read are copied (one move, not a call), then cut to the text.
+            let mut eight = [0u8; 8];
+            eight.copy_from_slice(&bytes[open..open + 8]);
+            text.extend_from_slice(&eight);
+            text.truncate(text.len() - 8 + len);
+            Some(open + len)
+        }
+        None => openai_chunk::string_into(bytes, open - 1, text).map(|after| after - 1),
+    }
+    .filter(|&close| bytes.get(close..close + end.len()) == Some(end));
+    if close.is_none() {
+        text.truncate(kept);
+    }
+    close.map(|close| close + end.len())
 }
 
 /// The offset just past the first blank line's `\n\n` in `bytes`, if there is one: where the

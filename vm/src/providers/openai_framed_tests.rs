@@ -52,6 +52,20 @@ fn line_ends(body: &[u8]) -> Vec<usize> {
         .collect()
 }
 
+/// `usual_event` on its own: the text it reads and the event's length.
+fn read_usual(chunks: &Chunks, bytes: &[u8]) -> Option<(String, usize)> {
+    let mut text = b"kept ".to_vec();
+    let read = usual_event(chunks, bytes, &mut text);
+    let text = String::from_utf8(text).expect("UTF-8");
+    match read {
+        Some(len) => Some((text.strip_prefix("kept ")?.to_string(), len)),
+        None => {
+            assert_eq!(text, "kept ", "a refused event leaves the text as it was");
+            None
+        }
+    }
+}
+
 const HEAD: &str = r#"{"id":"c","object":"chat.completion.chunk","created":0,"model":"m","choices":[{"index":0,"delta":{"content":"#;
 const TAIL: &str = r#"},"finish_reason":null}]}"#;
 
@@ -102,7 +116,7 @@ fn a_usual_stream_is_read_from_the_bytes() {
     let mut chunks = Chunks::default();
     // Nothing learnt yet: the framing reads the first event and learns its shape.
     let first = usual(r#""one""#);
-    assert_eq!(usual_event(&chunks, first.as_bytes()), None);
+    assert_eq!(read_usual(&chunks, first.as_bytes()), None);
     let data = &first["data: ".len()..first.len() - 2];
     assert_eq!(chunks.read(data).as_deref(), Some("one"));
     let body = format!(
@@ -110,13 +124,13 @@ fn a_usual_stream_is_read_from_the_bytes() {
         usual(r#""two""#),
         usual(r#""\"3\"""#)
     );
-    let (text, len) = usual_event(&chunks, body.as_bytes()).expect("a usual event");
-    assert_eq!((text.as_ref(), len), ("two", usual(r#""two""#).len()));
+    let (text, len) = read_usual(&chunks, body.as_bytes()).expect("a usual event");
+    assert_eq!((text.as_str(), len), ("two", usual(r#""two""#).len()));
     let rest = &body.as_bytes()[len..];
-    let (text, len) = usual_event(&chunks, rest).expect("a usual event");
-    assert_eq!(text.as_ref(), "\"3\"");
+    let (text, len) = read_usual(&chunks, rest).expect("a usual event");
+    assert_eq!(text, "\"3\"");
     assert_eq!(&rest[len..], b"data: [DONE]\n\n");
-    assert_eq!(usual_event(&chunks, &rest[len..]), None);
+    assert_eq!(read_usual(&chunks, &rest[len..]), None);
     // Other framings of the same event are left to the framing.
     for other in [
         format!("data: {HEAD}\"x\"{TAIL}\r\n\r\n"),
@@ -127,7 +141,7 @@ fn a_usual_stream_is_read_from_the_bytes() {
         format!("data: {HEAD}\"x\"\n\n"),
         format!("data: {HEAD}\"x\u{0}\"{TAIL}\n\n"),
     ] {
-        assert_eq!(usual_event(&chunks, other.as_bytes()), None, "{other}");
+        assert_eq!(read_usual(&chunks, other.as_bytes()), None, "{other}");
     }
     assert_eq!(event_end(b"a\nb\n\nc"), Some(5));
     assert_eq!(event_end(b"a\r\n\r\n"), None);

@@ -116,6 +116,9 @@ pub(crate) struct Stream {
     size: usize,
 }
 
+/// The room a reply's text starts with.
+const REPLY_BYTES: usize = 4096;
+
 /// The reply's text bytes as a `String`; they are UTF-8 by construction (never lost if not).
 fn utf8(text: Vec<u8>) -> String {
     String::from_utf8(text)
@@ -129,7 +132,8 @@ impl Stream {
             sink,
             sse: Sse::default(),
             chunks: Chunks::default(),
-            text: Vec::new(),
+            // A reply of a few kilobytes grows into it without copying itself again.
+            text: Vec::with_capacity(REPLY_BYTES),
             calls: Vec::new(),
             usage: Usage::default(),
             done: false,
@@ -160,13 +164,14 @@ impl Stream {
     fn events(&mut self, mut chunk: &[u8]) -> Result<(), Failure> {
         loop {
             if !self.done && self.sse.idle() {
-                while let Some((read, len)) = openai_framed::usual_event(&self.chunks, chunk) {
-                    // Checked ASCII or checked text: the reply's bytes stay UTF-8.
-                    let bytes = read.as_bytes();
-                    self.size += bytes.len();
-                    self.text.extend_from_slice(bytes);
+                let before = self.text.len();
+                // Checked ASCII or checked text: the reply's bytes stay UTF-8.
+                while let Some(len) =
+                    openai_framed::usual_event(&self.chunks, chunk, &mut self.text)
+                {
                     chunk = chunk.get(len..).unwrap_or_default();
                 }
+                self.size += self.text.len() - before;
             }
             if chunk.is_empty() {
                 return Ok(());

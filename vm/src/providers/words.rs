@@ -41,14 +41,27 @@ pub(super) fn first(
 /// control character (exactly the bytes a JSON writer escapes), looked for eight bytes at a
 /// time.
 pub(super) fn json_plain_end(bytes: &[u8]) -> Option<usize> {
-    first(
-        bytes,
-        // `"`, `\\`, or below 0x20 (a borrow out of a byte only comes from one below 0x20).
-        |word| {
-            equal(word, b'"') | equal(word, b'\\') | word.wrapping_sub(ONES * 0x20) & !word & HIGHS
-        },
-        |byte| STOPS[usize::from(byte)],
-    )
+    first(bytes, json_stops, |byte| STOPS[usize::from(byte)])
+}
+
+/// The length of a JSON string's text (`bytes` starts after its opening quote) when it is at
+/// most eight ASCII bytes with nothing escaped (the usual streamed token), read in one word;
+/// `None` otherwise, and when `bytes` is shorter than a word.
+pub(super) fn short_ascii_string(bytes: &[u8]) -> Option<usize> {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(bytes.get(..8)?);
+    let word = u64::from_le_bytes(word);
+    // The plain run's stops and bytes above ASCII: the lowest flag is a true one.
+    let flagged = json_stops(word) | word & HIGHS;
+    let at = (flagged.trailing_zeros() / 8) as usize;
+    (bytes.get(at) == Some(&b'"')).then_some(at)
+}
+
+/// The high bits of the bytes of `word` that end a JSON string's plain run (`"`, `\\`, or
+/// below 0x20), plus perhaps some above the first (a borrow out of a byte only comes from one
+/// below 0x20, and `equal`'s only flag bytes above a true one).
+fn json_stops(word: u64) -> u64 {
+    equal(word, b'"') | equal(word, b'\\') | word.wrapping_sub(ONES * 0x20) & !word & HIGHS
 }
 
 /// The bytes that end a plain run of a JSON string.
@@ -85,6 +98,37 @@ mod tests {
                             reference(&bytes[..cut]),
                             "{bytes:?} cut at {cut}"
                         );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_short_ascii_string_is_read_in_one_word_as_a_byte_at_a_time_read_would() {
+        // Some(len) exactly when the text is ASCII, unescaped and closed within nine bytes.
+        let reference = |bytes: &[u8]| {
+            let end = bytes
+                .iter()
+                .position(|&byte| STOPS[usize::from(byte)] || !byte.is_ascii())?;
+            (bytes.len() >= 8 && end <= 8 && bytes[end] == b'"').then_some(end)
+        };
+        for special in [
+            b'"', b'\\', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xc3, 0xe2, 0xff, b'a',
+        ] {
+            for other in [b'"', b'\\', 0x01, 0x80, b'z'] {
+                for at in 0..12 {
+                    for second in 0..12 {
+                        let mut bytes = vec![b'x'; 12];
+                        bytes[second] = other;
+                        bytes[at] = special;
+                        for cut in 0..=bytes.len() {
+                            assert_eq!(
+                                short_ascii_string(&bytes[..cut]),
+                                reference(&bytes[..cut]),
+                                "{bytes:?} cut at {cut}"
+                            );
+                        }
                     }
                 }
             }
