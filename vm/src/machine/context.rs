@@ -272,7 +272,8 @@ impl Machine<'_> {
                 };
                 let text_only = context.is_some_and(|c| c.text_only);
                 let max_age = context.map_or(0, |c| c.max_turn_age);
-                let mut shown: Vec<ChatMessage> = Vec::with_capacity(history.len() + 2);
+                // The replayed history, pushed straight into the prompt from `base` on.
+                let base = messages.len();
                 let mut views = self.views.prompt();
                 for (index, message) in self.compacted_view(history).enumerate() {
                     // `MaxTurnAge`: the task is kept however old it is.
@@ -280,11 +281,11 @@ impl Machine<'_> {
                         continue;
                     }
                     match message.role {
-                        Role::User => shown.push(shared_chat(ChatRole::User, &message.content)),
+                        Role::User => messages.push(shared_chat(ChatRole::User, &message.content)),
                         Role::Assistant if excluded(&message.agent) => {}
                         Role::Assistant if message.agent == agent_name => {
                             // With its tool calls summarised, the message is sent whole.
-                            shown.push(if text_only {
+                            messages.push(if text_only {
                                 shared_chat(ChatRole::Assistant, &message.content)
                             } else {
                                 ChatMessage {
@@ -304,7 +305,7 @@ impl Machine<'_> {
                             let view = views.view(&message.agent, &message.content, || {
                                 bounded(attributed(&message, true), MAX_MESSAGE_CHARS)
                             });
-                            shown.push(ChatMessage {
+                            messages.push(ChatMessage {
                                 role: ChatRole::User,
                                 content: view,
                                 tool_calls: Vec::new(),
@@ -312,25 +313,23 @@ impl Machine<'_> {
                             });
                         }
                         Role::Assistant => {
-                            shown.push(chat(ChatRole::User, attributed(&message, text_only)));
+                            messages.push(chat(ChatRole::User, attributed(&message, text_only)));
                         }
                     }
                 }
                 let tail = context.map_or(0, |c| c.max_tail as usize);
-                if tail > 0 && shown.len() > tail {
+                let shown = messages.len() - base;
+                if tail > 0 && shown > tail {
                     // Keep the task, then the newest messages.
-                    let task = shown.remove(0);
-                    let drop = shown.len() - (tail - 1).min(shown.len());
-                    shown.drain(..drop);
-                    shown.insert(0, task);
+                    messages.drain(base + 1..base + 1 + (shown - tail));
                 }
                 let max_chars = context.map_or(0, |c| c.max_replay_chars as usize);
-                window::cap_replay_chars(&mut shown, max_chars);
+                window::cap_replay_chars(&mut messages, base, max_chars);
                 // The session context, right after the task (upstream).
                 if let Some(summary) = self.session_context_message() {
-                    shown.insert(1.min(shown.len()), chat(ChatRole::User, summary));
+                    let at = base + 1.min(messages.len() - base);
+                    messages.insert(at, chat(ChatRole::User, summary));
                 }
-                messages.extend(shown);
             }
         }
         ModelCall {

@@ -74,10 +74,12 @@ pub(super) fn within_turn_age(message_turn: u32, current_turn: u32, max_age: u32
     max_age == 0 || current_turn.saturating_sub(message_turn) <= max_age
 }
 
-/// Drops the oldest messages after the first (the task, always kept) until the replayed
-/// history holds at most `max_chars` characters (0 = no cap). The newest message is kept
-/// even when it alone is longer, so a request never loses the turn it answers.
-pub(super) fn cap_replay_chars(shown: &mut Vec<ChatMessage>, max_chars: usize) {
+/// Drops the oldest messages of the replayed history (`messages[base..]`) after its first
+/// (the task, always kept) until it holds at most `max_chars` characters (0 = no cap). The
+/// newest message is kept even when it alone is longer, so a request never loses the turn
+/// it answers.
+pub(super) fn cap_replay_chars(messages: &mut Vec<ChatMessage>, base: usize, max_chars: usize) {
+    let shown = messages.get(base..).unwrap_or_default();
     if max_chars == 0 || shown.len() < 2 {
         return;
     }
@@ -90,7 +92,7 @@ pub(super) fn cap_replay_chars(shown: &mut Vec<ChatMessage>, max_chars: usize) {
         total -= shown[1 + drop].content.chars().count();
         drop += 1;
     }
-    shown.drain(1..1 + drop);
+    messages.drain(base + 1..base + 1 + drop);
 }
 
 /// A tool result as a request carries it under `MaxToolResultChars` `max_chars` (0 =
@@ -150,13 +152,13 @@ mod tests {
     #[test]
     fn replay_cap_drops_the_oldest_but_never_the_task_or_the_newest() {
         let mut shown = vec![user("task"), user("aaaa"), user("bbbb"), user("cccc")];
-        cap_replay_chars(&mut shown, 12);
+        cap_replay_chars(&mut shown, 0, 12);
         assert_eq!(contents(&shown), ["task", "bbbb", "cccc"]);
         let mut shown = vec![user("task"), user("aaaa"), user("a much longer message")];
-        cap_replay_chars(&mut shown, 5);
+        cap_replay_chars(&mut shown, 0, 5);
         assert_eq!(contents(&shown), ["task", "a much longer message"]);
         let mut shown = vec![user("task"), user("aaaa")];
-        cap_replay_chars(&mut shown, 0);
+        cap_replay_chars(&mut shown, 0, 0);
         assert_eq!(contents(&shown), ["task", "aaaa"]);
     }
 
