@@ -15,16 +15,32 @@
 use super::openai_chunk::{self, Chunks};
 use super::words;
 
-/// The first event of `bytes` when it is a usual chunk of the shape `chunks` learnt, alone on
-/// its `data: ` line and ended by a blank line (`\n\n`): its text is appended to `text`
-/// (which stays UTF-8), and the length of the event in bytes is returned. Otherwise `text`
-/// is left as it was.
-pub(super) fn usual_event(chunks: &Chunks, bytes: &[u8], text: &mut Vec<u8>) -> Option<usize> {
-    let (start, end) = chunks.event_shape()?;
+/// The usual events `bytes` starts with: chunks of the shape `chunks` learnt, each alone on
+/// its `data: ` line and ended by a blank line (`\n\n`). Their text is appended to `text`
+/// (which stays UTF-8), and the number of bytes they take is returned; the first event that
+/// is not one is left, bytes and text, as it was.
+pub(super) fn usual_events(chunks: &Chunks, bytes: &[u8], text: &mut Vec<u8>) -> usize {
+    let Some((start, end)) = chunks.event_shape() else {
+        return 0;
+    };
+    let mut read = 0;
+    while let Some(len) = bytes
+        .get(read..)
+        .and_then(|rest| usual_event(start, end, rest, text))
+    {
+        read += len;
+    }
+    read
+}
+
+/// The event `bytes` starts with if it is `start`, a JSON string (its opening quote ends
+/// `start`) and `end` (which starts with the closing one): the event's length, its text
+/// appended to `text`.
+#[inline(always)]
+fn usual_event(start: &[u8], end: &[u8], bytes: &[u8], text: &mut Vec<u8>) -> Option<usize> {
     if !bytes.starts_with(start) {
         return None;
     }
-    // `start` ends with the string's opening quote, `end` starts with its closing one.
     let open = start.len();
     let kept = text.len();
     let close = match bytes.get(open..).and_then(words::short_ascii_string) {

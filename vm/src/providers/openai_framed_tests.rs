@@ -52,10 +52,11 @@ fn line_ends(body: &[u8]) -> Vec<usize> {
         .collect()
 }
 
-/// `usual_event` on its own: the text it reads and the event's length.
+/// The first event read on its own: the text it reads and the event's length.
 fn read_usual(chunks: &Chunks, bytes: &[u8]) -> Option<(String, usize)> {
+    let (start, end) = chunks.event_shape()?;
     let mut text = b"kept ".to_vec();
-    let read = usual_event(chunks, bytes, &mut text);
+    let read = usual_event(start, end, bytes, &mut text);
     let text = String::from_utf8(text).expect("UTF-8");
     match read {
         Some(len) => Some((text.strip_prefix("kept ")?.to_string(), len)),

@@ -166,11 +166,8 @@ impl Stream {
             if !self.done && self.sse.idle() {
                 let before = self.text.len();
                 // Checked ASCII or checked text: the reply's bytes stay UTF-8.
-                while let Some(len) =
-                    openai_framed::usual_event(&self.chunks, chunk, &mut self.text)
-                {
-                    chunk = chunk.get(len..).unwrap_or_default();
-                }
+                let read = openai_framed::usual_events(&self.chunks, chunk, &mut self.text);
+                chunk = chunk.get(read..).unwrap_or_default();
                 self.size += self.text.len() - before;
             }
             if chunk.is_empty() {
