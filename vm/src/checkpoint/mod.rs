@@ -20,7 +20,6 @@ use crate::event::Outcome;
 use crate::history::{Message, Role, ToolCall, Usage};
 use crate::machine::Run;
 
-mod escape;
 mod parts;
 mod provider;
 pub mod records;
@@ -149,8 +148,8 @@ pub fn write_message_lines(messages: &[Message], out: &mut Vec<u8>) -> serde_jso
 /// `serde_json::to_writer(out, &MessageRecord::of(message))` writes.
 ///
 /// The record is serialized with an empty `Content`, and the content is written into its
-/// place by [`escape::write_str`] (eight bytes at a time; serde_json tests each byte of a
-/// reply on its own, the largest cost of a durable turn after its MAC). The place is the
+/// place by [`crate::json_string::write_str`] (a plain run at a time; serde_json tests each
+/// byte of a reply on its own, the largest cost of a durable turn after its MAC). The place is the
 /// first `,"Content":""` of the line: a quote inside a JSON string is always escaped, so
 /// `,"` there is a key, and the keys before `Content` hold no mapping.
 pub(crate) fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json::Result<()> {
@@ -173,7 +172,7 @@ pub(crate) fn write_message(message: &Message, out: &mut Vec<u8>) -> serde_json:
     let value = start + at + EMPTY_CONTENT.len() - 2;
     let rest = out.split_off(value + 2);
     out.truncate(value);
-    escape::write_str(&content, out);
+    crate::json_string::write_str(out, &content);
     out.extend_from_slice(&rest);
     Ok(())
 }

@@ -42,7 +42,6 @@ mod retry;
 mod sse;
 mod timeouts;
 mod window;
-mod words;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

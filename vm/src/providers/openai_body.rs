@@ -18,8 +18,8 @@ use fuseraft_compiler::ir::ToolChoice;
 use serde_json::{json, Value as Json};
 
 use super::body::Body;
-use super::words;
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
+use crate::json_string::write_str;
 
 /// An agent's body that no request was written for in this many calls is dropped.
 const KEEP_CALLS: u64 = 64;
@@ -144,43 +144,6 @@ fn write_tool_list(out: &mut Vec<u8>, tools: &[ToolSchema]) {
         out.extend_from_slice(b"}}");
     }
     out.push(b']');
-}
-
-/// A JSON string, escaped as `serde_json` escapes it: its plain runs (all of a usual
-/// message) found eight bytes at a time and copied whole.
-fn write_str(out: &mut Vec<u8>, text: &str) {
-    let mut rest = text.as_bytes();
-    out.reserve(rest.len() + 2);
-    out.push(b'"');
-    while let Some(at) = words::json_plain_end(rest) {
-        out.extend_from_slice(&rest[..at]);
-        write_escape(out, rest[at]);
-        rest = &rest[at + 1..];
-    }
-    out.extend_from_slice(rest);
-    out.push(b'"');
-}
-
-/// The escape of `byte`, a `"`, `\\` or control character: the two-byte form JSON has for
-/// it, else `\u00XX` in lowercase hex.
-fn write_escape(out: &mut Vec<u8>, byte: u8) {
-    let short = match byte {
-        b'"' => b'"',
-        b'\\' => b'\\',
-        0x08 => b'b',
-        0x0c => b'f',
-        b'\n' => b'n',
-        b'\r' => b'r',
-        b'\t' => b't',
-        _ => {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(byte >> 4)]);
-            out.push(HEX[usize::from(byte & 0xf)]);
-            return;
-        }
-    };
-    out.extend_from_slice(&[b'\\', short]);
 }
 
 /// Any serialisable value, as `serde_json` writes it.

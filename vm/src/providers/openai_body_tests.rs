@@ -349,24 +349,3 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
     assert_eq!(third.json()["messages"][1]["content"], json!("changed"));
     assert_eq!(third.json()["messages"][2]["content"], json!("next"));
 }
-
-#[test]
-fn strings_are_escaped_as_serde_escapes_them() {
-    let mut random = Random(0x0dd_ba11_cafe);
-    let alphabet: Vec<char> = (0u8..0x80)
-        .map(char::from)
-        .chain(['é', '€', '🦀', '\u{7f}', '\u{2028}', '\u{feff}'])
-        .collect();
-    for case in 0..2_000 {
-        let text: String = (0..random.below(40))
-            .map(|_| alphabet[random.below(alphabet.len())])
-            .collect();
-        let mut out = Vec::new();
-        super::write_str(&mut out, &text);
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            serde_json::to_string(&text).unwrap(),
-            "case {case}: {text:?}"
-        );
-    }
-}

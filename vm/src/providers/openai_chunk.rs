@@ -15,7 +15,7 @@ use std::ops::Range;
 
 use fuseraft_compiler::syntax::json::short_escape;
 
-use super::words;
+use crate::words;
 
 /// What a usual chunk says: the text it adds (empty when it adds none), and where its
 /// `content` string is (the quotes included), if it has one.

@@ -13,7 +13,7 @@
 //! outcome as a stream fed a byte at a time.
 
 use super::openai_chunk::{self, Chunks};
-use super::words;
+use crate::words;
 
 /// The usual events `bytes` starts with: chunks of the shape `chunks` learnt, each alone on
 /// its `data: ` line and ended by a blank line (`\n\n`). Their text is appended to `text`

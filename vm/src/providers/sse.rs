@@ -9,7 +9,7 @@
 //! caller, `http.rs`).
 
 use super::http::Failure;
-use super::words;
+use crate::words;
 
 /// Splits a byte stream into lines (`\n` or `\r\n`).
 #[derive(Debug, Default)]

@@ -1,14 +1,15 @@
-//! Searching bytes eight at a time: the shared loop of the stream's hot searches (the end
-//! of an SSE line, the end of a JSON string's plain run, read or written).
+//! Searching bytes eight at a time: the shared loop of the hot searches (the end of an SSE
+//! line, the end of a JSON string's plain run, read from a stream or written into a request
+//! body or the session log).
 
 /// `0x01` in every byte of a word.
-pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
+pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
 /// The high bit of every byte of a word.
-pub(super) const HIGHS: u64 = 0x8080_8080_8080_8080;
+pub(crate) const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// The high bits of the bytes of `word` equal to `byte`, plus perhaps some above one of
 /// them (a borrow only flags bytes above a true one, so the lowest flag is always true).
-pub(super) fn equal(word: u64, byte: u8) -> u64 {
+pub(crate) fn equal(word: u64, byte: u8) -> u64 {
     let x = word ^ (ONES * u64::from(byte));
     x.wrapping_sub(ONES) & !x & HIGHS
 }
@@ -16,7 +17,7 @@ pub(super) fn equal(word: u64, byte: u8) -> u64 {
 /// The offset of the first byte of `bytes` that `is` picks out. `flags` gives, for a
 /// little-endian word of eight of them, the high bits of those bytes, where the lowest
 /// flagged byte must always be a true one (flags above it may be false).
-pub(super) fn first(
+pub(crate) fn first(
     bytes: &[u8],
     flags: impl Fn(u64) -> u64,
     is: impl Fn(u8) -> bool,
@@ -40,14 +41,14 @@ pub(super) fn first(
 /// Where a JSON string's plain run ends in `bytes`: the offset of the first `"`, `\\` or
 /// control character (exactly the bytes a JSON writer escapes), looked for eight bytes at a
 /// time.
-pub(super) fn json_plain_end(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn json_plain_end(bytes: &[u8]) -> Option<usize> {
     first(bytes, json_stops, |byte| STOPS[usize::from(byte)])
 }
 
 /// The length of a JSON string's text (`bytes` starts after its opening quote) when it is at
 /// most eight ASCII bytes with nothing escaped (the usual streamed token), read in one word;
 /// `None` otherwise, and when `bytes` is shorter than a word.
-pub(super) fn short_ascii_string(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn short_ascii_string(bytes: &[u8]) -> Option<usize> {
     let mut word = [0u8; 8];
     word.copy_from_slice(bytes.get(..8)?);
     let word = u64::from_le_bytes(word);
