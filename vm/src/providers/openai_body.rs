@@ -130,11 +130,7 @@ impl Bodies {
 
 /// `tools` in the API's shape: `[{"type": "function", "function": {…}}, …]`.
 fn write_tool_list(out: &mut Vec<u8>, tools: &[ToolSchema]) {
-    out.push(b'[');
-    for (idx, tool) in tools.iter().enumerate() {
-        if idx > 0 {
-            out.push(b',');
-        }
+    write_array(out, tools, |out, tool| {
         out.extend_from_slice(b"{\"type\":\"function\",\"function\":{\"name\":");
         write_str(out, &tool.name);
         out.extend_from_slice(b",\"description\":");
@@ -142,6 +138,17 @@ fn write_tool_list(out: &mut Vec<u8>, tools: &[ToolSchema]) {
         out.extend_from_slice(b",\"parameters\":");
         write_json(out, &tool.parameters);
         out.extend_from_slice(b"}}");
+    });
+}
+
+/// `items` as a JSON array, each written by `write_item`.
+fn write_array<T>(out: &mut Vec<u8>, items: &[T], write_item: impl Fn(&mut Vec<u8>, &T)) {
+    out.push(b'[');
+    for (idx, item) in items.iter().enumerate() {
+        if idx > 0 {
+            out.push(b',');
+        }
+        write_item(out, item);
     }
     out.push(b']');
 }
@@ -171,11 +178,8 @@ fn write_message(out: &mut Vec<u8>, message: &ChatMessage) {
     out.extend_from_slice(b",\"content\":");
     write_str(out, &message.content);
     if message.role == ChatRole::Assistant && !message.tool_calls.is_empty() {
-        out.extend_from_slice(b",\"tool_calls\":[");
-        for (idx, call) in message.tool_calls.iter().enumerate() {
-            if idx > 0 {
-                out.push(b',');
-            }
+        out.extend_from_slice(b",\"tool_calls\":");
+        write_array(out, &message.tool_calls, |out, call| {
             out.extend_from_slice(b"{\"id\":");
             write_str(out, &call.id);
             out.extend_from_slice(b",\"type\":\"function\",\"function\":{\"name\":");
@@ -183,8 +187,7 @@ fn write_message(out: &mut Vec<u8>, message: &ChatMessage) {
             out.extend_from_slice(b",\"arguments\":");
             write_str(out, &call.args.to_string());
             out.extend_from_slice(b"}}");
-        }
-        out.push(b']');
+        });
     }
     out.push(b'}');
 }
