@@ -236,14 +236,25 @@ impl SessionLog {
     /// Has a job the caller waits for done: on this thread when nothing is on its way to the
     /// writer thread, else by the thread after those.
     fn submit(&self, job: Job) -> Option<Reply> {
+        self.dispatch(job, Desk::perform, |job| job)
+    }
+
+    /// Has `work` done by `here` on this thread when nothing is on its way to the writer
+    /// thread, else sent to the thread after those as the job `queued` makes of it.
+    fn dispatch<W>(
+        &self,
+        work: W,
+        here: impl FnOnce(&mut Desk, W) -> Option<Reply>,
+        queued: impl FnOnce(W) -> Job,
+    ) -> Option<Reply> {
         match self.idle() {
             Idle::Here(mut desk) => {
-                let reply = desk.perform(job);
+                let reply = here(&mut desk, work);
                 self.failed_behind
                     .store(desk.file.failed(), Ordering::Release);
                 reply
             }
-            Idle::Busy => self.send(job),
+            Idle::Busy => self.send(queued(work)),
             Idle::Stopped => Some(Reply::Done(Err(stopped()))),
         }
     }
@@ -316,28 +327,18 @@ impl SessionLog {
         }
         // After a failed write nobody waited for, the next checkpoint waits for its error.
         let redoable = checkpoint.redoable && !self.failed_behind.load(Ordering::Acquire);
+        let messages = checkpoint.new_messages;
+        let record = |state| Job::Record {
+            messages: messages.to_vec(),
+            state,
+            redoable,
+        };
         let reply = if redoable && self.thread.is_some() {
-            self.send(Job::Record {
-                messages: checkpoint.new_messages.to_vec(),
-                state,
-                redoable,
-            })
+            self.send(record(state))
         } else {
-            match self.idle() {
-                // Written here from the run's own messages: no copy, no hand-over.
-                Idle::Here(mut desk) => {
-                    let reply = desk.record(checkpoint.new_messages, &state, redoable);
-                    self.failed_behind
-                        .store(desk.file.failed(), Ordering::Release);
-                    reply
-                }
-                Idle::Busy => self.send(Job::Record {
-                    messages: checkpoint.new_messages.to_vec(),
-                    state,
-                    redoable,
-                }),
-                Idle::Stopped => Some(Reply::Done(Err(stopped()))),
-            }
+            // Written here from the run's own messages: no copy, no hand-over.
+            let here = |desk: &mut Desk, state: Vec<u8>| desk.record(messages, &state, redoable);
+            self.dispatch(state, here, record)
         };
         let result = match reply {
             Some(Reply::Done(result)) => result,
