@@ -107,11 +107,12 @@ pub(super) fn assistant_message(reply: &ModelReply) -> ChatMessage {
     }
 }
 
-/// A tool result fed back to the model.
-pub(super) fn tool_message(call: &ToolCall) -> ChatMessage {
+/// A tool result fed back to the model: `result` (the call's, or a cut of it) as the answer
+/// to `call`.
+pub(super) fn tool_message(call: &ToolCall, result: String) -> ChatMessage {
     ChatMessage {
         role: ChatRole::Tool,
-        content: call.result.clone().unwrap_or_default().into(),
+        content: result.into(),
         tool_calls: Vec::new(),
         tool_call_id: Some(call.id.clone()),
     }

@@ -200,7 +200,8 @@ impl SubAgent {
             (Waiting::Tools, Response::Tools(results)) => {
                 for result in &results {
                     self.used = self.used.saturating_add(1);
-                    self.call.messages.push(tool_message(result));
+                    let text = result.result.clone().unwrap_or_default();
+                    self.call.messages.push(tool_message(result, text));
                     // Why it failed or was refused, as `tool_blocked` says it.
                     let why = (!result.ok)
                         .then(|| clip(result.result.as_deref().unwrap_or_default(), 200));

@@ -58,13 +58,7 @@ impl Turn {
     /// A tool result as this turn's next request carries it.
     fn result_message(&self, call: &ToolCall) -> crate::effect::ChatMessage {
         let result = call.result.clone().unwrap_or_default();
-        crate::effect::ChatMessage {
-            content: self.tool_result_cap.cut(&call.name, result).into(),
-            ..context::tool_message(&ToolCall {
-                result: None,
-                ..call.clone()
-            })
-        }
+        context::tool_message(call, self.tool_result_cap.cut(&call.name, result))
     }
 
     /// Takes a model reply (its usage already counted): answers `handoff` and `finish` here,
