@@ -336,23 +336,13 @@ impl<'a> Cursor<'a> {
     /// The string at the cursor, borrowed unless it has escapes.
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let (end, escaped) = self.string_end()?;
-        let raw = self.text.get(self.at + 1..end - 1)?;
-        self.at = end;
+        let open = std::mem::replace(&mut self.at, end);
         if !escaped {
-            return Some(Cow::Borrowed(raw));
+            return self.text.get(open + 1..end - 1).map(Cow::Borrowed);
         }
-        // Escapes checked by `string_end`: each `\\` starts one of two bytes.
-        let bytes = raw.as_bytes();
-        let mut owned = String::with_capacity(raw.len());
-        let mut run = 0;
-        while let Some(offset) = bytes[run..].iter().position(|&byte| byte == b'\\') {
-            let slash = run + offset;
-            owned.push_str(raw.get(run..slash)?);
-            owned.push(short_escape(*bytes.get(slash + 1)?)?);
-            run = slash + 2;
-        }
-        owned.push_str(raw.get(run..)?);
-        Some(Cow::Owned(owned))
+        let mut owned = Vec::with_capacity(end - open);
+        string_into(self.bytes, open, &mut owned)?;
+        String::from_utf8(owned).ok().map(Cow::Owned)
     }
 
     /// Skips one JSON value, checking its syntax.
