@@ -107,7 +107,8 @@ pub(crate) struct Stream {
     /// The usual chunks' scanner, which knows the shape of this stream's chunks.
     chunks: Chunks,
     /// The reply's text so far, always UTF-8: only checked text and bytes checked to be
-    /// ASCII are appended (`openai_chunk::Read`); checked again once it is whole.
+    /// ASCII are appended (`openai_framed::usual_events`, `openai_chunk::string_into`);
+    /// checked again once it is whole.
     text: Vec<u8>,
     calls: Vec<PartialCall>,
     usage: Usage,
