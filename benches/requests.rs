@@ -154,6 +154,7 @@ fn run(turns: u32, compaction: Option<&str>, window: Option<u64>) -> Measured {
     std::fs::create_dir_all(&work).unwrap();
     let env = Env {
         work_dir: work.clone(),
+        deny_read: Vec::new(),
         approvals: Approvals::All,
         pause: None,
     };

@@ -215,6 +215,11 @@ pub struct ExecArgs {
     /// The sandbox root for tools and artifacts (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// A file or directory no command, git call or MCP server of the run may read, besides
+    /// the credentials every run masks (`~/.ssh`, `~/.aws`, `~/.netrc`, ..., fuseraft's
+    /// session key). Repeatable; a config can add to the list, never remove from it.
+    #[arg(long, value_name = "PATH")]
+    pub deny_read: Vec<PathBuf>,
     /// Stop after this many turns (outcome `max_turns`).
     #[arg(long, value_name = "N")]
     pub max_turns: Option<u32>,

@@ -191,6 +191,7 @@ fn regression_runs_end_without_panicking() {
         let env = Env {
             pause: None,
             work_dir: std::fs::canonicalize(&work).unwrap(),
+            deny_read: Vec::new(),
             approvals: Approvals::All,
         };
         let replay = Replay::new(script);

@@ -252,6 +252,7 @@ fn run_case(dir: &Path) -> String {
     let env = Env {
         pause,
         work_dir: work_dir.clone(),
+        deny_read: Vec::new(),
         approvals,
     };
     let replay = Replay::new(script);

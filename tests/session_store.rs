@@ -199,6 +199,7 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
     let env = Env {
         pause: None,
         work_dir: std::fs::canonicalize(&work).unwrap(),
+        deny_read: Vec::new(),
         approvals: Approvals::All,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -360,6 +361,7 @@ fn written_checkpoints_are_their_json_byte_for_byte_and_restore_to_themselves() 
         let env = Env {
             pause: None,
             work_dir: std::fs::canonicalize(&work).unwrap(),
+            deny_read: Vec::new(),
             approvals: match settings["approve"].as_str() {
                 Some("none") => Approvals::None,
                 _ => Approvals::All,

@@ -43,6 +43,7 @@ fn run(work: &Path, config: &str, replay: &str) -> (Summary, Vec<Event>) {
         .unwrap_or_else(|error| panic!("bad replay: {}", error.1.message));
     let env = Env {
         work_dir: work.to_path_buf(),
+        deny_read: Vec::new(),
         approvals: Approvals::All,
         pause: None,
     };

@@ -389,6 +389,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     };
     let env = Env {
         work_dir: work_dir.clone(),
+        deny_read: crate::session::key::deny_read(&args.deny_read),
         approvals,
         pause,
     };

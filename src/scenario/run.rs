@@ -113,6 +113,7 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
     let env = Env {
         pause: None,
         work_dir: work_dir.clone(),
+        deny_read: crate::session::key::deny_read(&[]),
         approvals: if scenario.approve {
             Approvals::All
         } else {

@@ -54,6 +54,16 @@ pub fn location() -> Result<PathBuf, String> {
     }
 }
 
+/// What no process a run starts may read, besides the credentials the VM masks by
+/// default: the session key, and `extra` (the user's `--deny-read`, made absolute).
+pub fn deny_read(extra: &[PathBuf]) -> Vec<PathBuf> {
+    let here = std::env::current_dir().unwrap_or_default();
+    location()
+        .into_iter()
+        .chain(extra.iter().map(|path| here.join(path)))
+        .collect()
+}
+
 impl Key {
     /// The key at [`location`], created when missing.
     pub fn load_or_create() -> Result<Key, String> {

@@ -50,7 +50,10 @@ fn masked_daemon_sockets_cannot_be_reached() {
     use std::os::unix::net::UnixListener;
     let dir = scratch("masked");
     let work = dir.join("work");
-    let outside = dir.join("daemon");
+    // Outside the work dir and outside `/tmp`, which every command sees a private copy of.
+    let outside =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("daemon-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&outside);
     std::fs::create_dir_all(&outside).unwrap();
     let socket = outside.join("engine.sock");
     let listener = UnixListener::bind(&socket).unwrap();

@@ -6,6 +6,7 @@
 //! whole tool loop (`fork.rs`); tool calls go through one runner (`tool_calls.rs`).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
@@ -15,6 +16,7 @@ use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::replay::Replay;
+use crate::sandbox::Confinement;
 
 mod chatroom;
 mod context;
@@ -167,6 +169,9 @@ pub enum Approvals {
 pub struct Env {
     /// The sandbox root for tools, validators and artifacts.
     pub work_dir: PathBuf,
+    /// Paths no started process may read, beyond the credentials under `$HOME` that
+    /// every run masks (`crate::sandbox::Confinement`): the session key, `--deny-read`.
+    pub deny_read: Vec<PathBuf>,
     pub approvals: Approvals,
     /// Asked after every completed turn (`--hitl`); `None` never pauses.
     pub pause: Option<Box<PauseFn>>,
@@ -471,12 +476,20 @@ pub async fn drive<M: Models>(
         on_event(&event, machine.run());
     }
     let mut saved_turn = None;
+    let protected = [change_log.clone()];
+    let confinement = Confinement::new(&sandbox, &protected, &env.deny_read);
+    let check_confinement = Arc::new(if sandbox == env.work_dir {
+        confinement.clone()
+    } else {
+        Confinement::new(&env.work_dir, &protected, &env.deny_read)
+    });
     let tools = ToolRunner {
         program,
         env,
         sandbox: sandbox.clone(),
         session_id: session_id.clone(),
         change_log: change_log.clone(),
+        confinement: Arc::new(confinement),
         jobs: crate::tools::Jobs::default(),
         mcp: tokio::sync::Mutex::new(mcp),
     };
@@ -583,10 +596,11 @@ pub async fn drive<M: Models>(
             Request::Validate { checks, context } => {
                 // Validators read files and may run test commands: keep them off the runtime.
                 let work_dir = env.work_dir.clone();
+                let confinement = check_confinement.clone();
                 let evaluated = tokio::task::spawn_blocking(move || {
                     let mut results = Vec::new();
                     for check in &checks {
-                        let result = crate::validate::run(check, &context, &work_dir);
+                        let result = crate::validate::run(check, &context, &work_dir, &confinement);
                         let failed = !result.ok;
                         results.push(result);
                         if failed {

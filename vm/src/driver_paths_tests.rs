@@ -249,6 +249,7 @@ fn a_missing_sandbox_path_ends_the_run_before_any_model_call() {
     let env = super::Env {
         pause: None,
         work_dir: work.0.clone(),
+        deny_read: Vec::new(),
         approvals: super::Approvals::All,
     };
     let options = crate::machine::Options {

@@ -164,6 +164,7 @@ async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
     );
     let env = Env {
         work_dir: work.0.clone(),
+        deny_read: Vec::new(),
         approvals: Approvals::All,
         pause: None,
     };

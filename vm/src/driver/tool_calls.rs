@@ -22,6 +22,8 @@ pub(super) struct ToolRunner<'a> {
     pub sandbox: PathBuf,
     pub session_id: String,
     pub change_log: PathBuf,
+    /// The run's one confinement of the sandbox root, computed before the first turn.
+    pub confinement: std::sync::Arc<crate::sandbox::Confinement>,
     /// The run's background jobs: every tool call shares the table; the jobs die with it.
     pub jobs: crate::tools::Jobs,
     /// The run's MCP servers: one call at a time per run (a fork's branches take turns).
@@ -111,6 +113,7 @@ impl ToolRunner<'_> {
             agent,
             turn,
             change_log: self.change_log.clone(),
+            confinement: self.confinement.clone(),
             limits: super::limits(program),
             sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
             jobs: self.jobs.clone(),

@@ -20,7 +20,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use landlock::{
@@ -28,7 +28,7 @@ use landlock::{
     Scope, ABI,
 };
 use nix::sched::{unshare, CloneFlags};
-use rustix::mount::{mount_bind, mount_change, mount_remount, MountFlags, MountPropagationFlags};
+use rustix::mount::{mount_change, MountFlags, MountPropagationFlags};
 use rustix::process::{set_parent_process_death_signal, Signal};
 
 use super::{Policy, INIT_ARG, SETUP_FAILED, SETUP_FAILED_MARK};
@@ -83,6 +83,8 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
 
 fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i32, String> {
     die_with_parent()?;
+    // Nothing fuseraft inherited (a descriptor its own caller left open) reaches the command.
+    close_fds::set_fds_cloexec(3, &[]);
     let parent = rustix::process::getppid().map_or(0, |pid| pid.as_raw_nonzero().get());
     if policy.parent != 0 && u32::try_from(parent).ok() != Some(policy.parent) {
         return Err("fuseraft, which started this command, is gone".into());
@@ -112,14 +114,7 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
         MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
     )
     .map_err(|error| format!("making mounts private: {error}"))?;
-    for path in policy.read_only.iter().chain(&policy.state_dir) {
-        if std::fs::symlink_metadata(path).is_ok() {
-            bind_read_only(path)?;
-        }
-    }
-    for path in &policy.masked {
-        mask(path)?;
-    }
+    super::view::build(policy)?;
     let status = Command::new(exe)
         .arg(INIT_ARG)
         .arg(json)
@@ -131,54 +126,12 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
     Ok(exit_code(status))
 }
 
-/// Bind-mounts `path` read-only over itself, keeping the flags the kernel locks for a
-/// mount inherited into a user namespace (`nosuid`, `nodev`, `noexec`, atime).
-fn bind_read_only(path: &Path) -> Result<(), String> {
-    let fail = |what: &str, error: rustix::io::Errno| {
-        format!("mounting `{}` read-only ({what}): {error}", path.display())
-    };
-    mount_bind(path, path).map_err(|error| fail("bind", error))?;
-    let mut flags = MountFlags::BIND | MountFlags::RDONLY;
-    if let Ok(stat) = rustix::fs::statvfs(path) {
-        use rustix::fs::StatVfsMountFlags as St;
-        for (st, ms) in [
-            (St::NOSUID, MountFlags::NOSUID),
-            (St::NODEV, MountFlags::NODEV),
-            (St::NOEXEC, MountFlags::NOEXEC),
-            (St::NOATIME, MountFlags::NOATIME),
-            (St::NODIRATIME, MountFlags::NODIRATIME),
-            (St::RELATIME, MountFlags::RELATIME),
-        ] {
-            if stat.f_flag.contains(st) {
-                flags |= ms;
-            }
-        }
-    }
-    mount_remount(path, flags, "").map_err(|error| fail("remount", error))
-}
-
-/// Hides `path` (when it exists): an empty tmpfs over a directory, `/dev/null` over
-/// anything else.
-fn mask(path: &Path) -> Result<(), String> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    let result = if meta.is_dir() {
-        rustix::mount::mount(
-            "tmpfs",
-            path,
-            "tmpfs",
-            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
-            None,
-        )
-    } else {
-        mount_bind("/dev/null", path)
-    };
-    result.map_err(|error| format!("masking `{}`: {error}", path.display()))
-}
-
 fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
     die_with_parent()?;
+    close_fds::set_fds_cloexec(3, &[]);
+    // A session of its own: no controlling terminal, so `/dev/tty` cannot be opened and
+    // nothing can be typed into (TIOCSTI) or drawn on the operator's terminal.
+    rustix::process::setsid().map_err(|error| format!("setsid: {error}"))?;
     // A /proc of this PID namespace; where the kernel refuses (a masked /proc in a
     // container), the outer one stays and Landlock still hides other processes' secrets.
     let _ = rustix::mount::mount(
@@ -197,7 +150,10 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
             .stderr(Stdio::null())
             .status();
     }
-    landlock(&policy.writable)?;
+    let mut writable = policy.writable.clone();
+    writable.extend(super::view::PRIVATE_TEMP.iter().map(PathBuf::from));
+    landlock(&writable)?;
+    no_root_privileges();
     let child = Command::new(&argv[0])
         .args(&argv[1..])
         .current_dir(&policy.work_dir)
@@ -216,6 +172,15 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
             Err(error) => return Err(format!("waiting for the command: {error}")),
         }
     }
+}
+
+/// Makes uid 0 an ordinary user for everything this process starts (`SECBIT_NOROOT`,
+/// locked): a command run by root gets no capability in the sandbox's user namespace, so
+/// file modes (the read mask's `000`) hold for it as for anyone. Without the capability to
+/// set it (any other user), there is nothing to take away.
+fn no_root_privileges() {
+    use rustix::thread::CapabilitiesSecureBits as Bits;
+    let _ = rustix::thread::set_capabilities_secure_bits(Bits::NO_ROOT | Bits::NO_ROOT_LOCKED);
 }
 
 /// Applies the Landlock rules to this process (inherited by everything it starts).

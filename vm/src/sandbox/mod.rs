@@ -29,13 +29,15 @@ pub mod env;
 mod launcher;
 mod policy;
 mod spec;
+#[cfg(target_os = "linux")]
+mod view;
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-pub use policy::Policy;
+pub use policy::{Access, Confinement, Policy};
 pub use spec::{Grant, OnUnavailable, Spec};
 
 /// The argv[1] that makes fuseraft's binary the launcher.
@@ -187,8 +189,13 @@ pub fn command(
     program: &str,
     args: &[&str],
 ) -> Result<Command, String> {
+    let mut temp = None;
     let mut cmd = match available(&spec.launcher) {
-        Ok(launcher) => wrapped(launcher, policy, program, args),
+        Ok(launcher) => {
+            // The sandbox's temp dir is its private `/tmp`, wherever `$TMPDIR` points.
+            temp = Some("/tmp");
+            wrapped(launcher, policy, program, args)
+        }
         Err(reason) => match spec.on_unavailable {
             OnUnavailable::Refuse => {
                 say_once(&reason, OnUnavailable::Refuse);
@@ -209,6 +216,9 @@ pub fn command(
         .envs(env::child_env())
         .env("GIT_TERMINAL_PROMPT", "0")
         .current_dir(&policy.work_dir);
+    if let Some(temp) = temp {
+        cmd.env("TMPDIR", temp);
+    }
     Ok(cmd)
 }
 

@@ -1,6 +1,6 @@
-//! The policy one sandboxed command runs under, as the launcher receives it (JSON on its
-//! command line): the work dir, the writable roots, the paths mounted read-only, and
-//! whether the network is reachable.
+//! The run's one [`Confinement`] and the [`Policy`] of each process drawn from it, as the
+//! launcher receives it (JSON on its command line): the work dir, the writable roots, the
+//! paths mounted read-only, the read mask, and whether the network is reachable.
 
 use std::path::{Path, PathBuf};
 
@@ -12,15 +12,17 @@ pub(super) const STATE_DIR: &str = ".fuseraft";
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Policy {
     pub work_dir: PathBuf,
-    /// Landlock grants every access beneath these (the work dir, the temp dirs).
+    /// Bound writable into the view, and Landlock grants every access beneath them (the
+    /// work dir unless the process only reads, `.git` when it may write it); the private
+    /// `/tmp` and `/dev/shm` are always writable.
     pub writable: Vec<PathBuf>,
     /// Bind-mounted read-only over themselves (those that exist).
     pub read_only: Vec<PathBuf>,
     /// fuseraft's state directory: created when missing (so that a command cannot plant
     /// one), then mounted read-only.
     pub state_dir: Option<PathBuf>,
-    /// Hidden from the command (an empty tmpfs over a directory, `/dev/null` over a
-    /// file): the sockets of daemons that would run anything for it ([`masked_sockets`]).
+    /// Hidden from the command (an empty directory or file of mode `000` over it): the read
+    /// mask and the sockets of daemons that would run anything for it ([`masked_sockets`]).
     #[serde(default)]
     pub masked: Vec<PathBuf>,
     pub network: bool,
@@ -87,43 +89,127 @@ fn add(list: &mut Vec<PathBuf>, path: PathBuf) {
     }
 }
 
-impl Policy {
-    /// The policy for a command in `work_dir`: writes to the work dir and the temp dirs;
-    /// `.fuseraft/` and the paths in `protect` read-only; `.git` read-only unless
-    /// `git_writable` (then a `gitdir:` target outside the work dir is writable too).
-    pub fn new(work_dir: &Path, protect: &[PathBuf], git_writable: bool, network: bool) -> Policy {
-        let work_dir = std::fs::canonicalize(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
-        let mut writable = vec![work_dir.clone()];
-        for temp in [
-            std::env::temp_dir(),
-            PathBuf::from("/tmp"),
-            PathBuf::from("/dev/shm"),
-        ] {
-            if let Ok(temp) = std::fs::canonicalize(temp) {
-                add(&mut writable, temp);
-            }
+/// Where the user keeps credentials, relative to their home: read by no sandboxed process
+/// (`Confinement`'s read mask), whatever a config says.
+const CREDENTIALS: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".gnupg",
+    ".local/share/keyrings",
+    ".password-store",
+    ".config/gh",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".pypirc",
+    ".pgpass",
+    ".local/state/fuseraft",
+];
+
+/// The default read mask: [`CREDENTIALS`] under `home`.
+pub(super) fn credential_paths(home: Option<&Path>) -> Vec<PathBuf> {
+    home.map(|home| CREDENTIALS.iter().map(|path| home.join(path)).collect())
+        .unwrap_or_default()
+}
+
+/// What one started process may do besides reading: write the confinement's root, write
+/// git metadata, reach the network.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Access {
+    /// The root (the work dir or the sandbox path) is writable; else only the private temp.
+    pub write: bool,
+    /// `.git` (and a worktree's git dirs found at the start) is writable.
+    pub git_write: bool,
+    pub network: bool,
+}
+
+/// The one confinement of a run, computed once at its start from the config and the
+/// command line, never from what a command writes later: the root, where its git metadata
+/// really lives (`.git`, a `gitdir:` target and its common dir, resolved now), the paths
+/// no command may write (the change log), and the read mask (credentials, fuseraft's key,
+/// the user's additions, the daemons' sockets). Every process fuseraft starts for a config,
+/// a model or a repository runs under a [`Policy`] drawn from it ([`Confinement::policy`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confinement {
+    root: PathBuf,
+    git_dirs: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+    masked: Vec<PathBuf>,
+}
+
+impl Confinement {
+    /// The confinement of `root` (canonicalized): `protected` read-only, `deny_read` added
+    /// to the default read mask (the credentials under `$HOME`, the daemons' sockets).
+    pub fn new(root: &Path, protected: &[PathBuf], deny_read: &[PathBuf]) -> Confinement {
+        let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut masked = Vec::new();
+        for path in credential_paths(home.as_deref())
+            .into_iter()
+            .chain(deny_read.iter().cloned())
+            .chain(masked_sockets())
+        {
+            add(&mut masked, path);
         }
-        let state_dir = work_dir.join(STATE_DIR);
-        let mut read_only = Vec::new();
-        for path in protect {
-            add(&mut read_only, path.clone());
+        Confinement {
+            git_dirs: git_dirs(&root),
+            protected: protected.to_vec(),
+            masked,
+            root,
         }
-        for dir in git_dirs(&work_dir) {
-            if git_writable {
-                add(&mut writable, dir);
+    }
+
+    /// The root every process starts in and may write (given [`Access::write`]).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The read mask: what no started process can read.
+    pub fn masked(&self) -> &[PathBuf] {
+        &self.masked
+    }
+
+    /// The policy of one process with `access`.
+    pub fn policy(&self, access: Access) -> Policy {
+        let mut writable = Vec::new();
+        if access.write {
+            writable.push(self.root.clone());
+        }
+        let mut read_only = self.protected.clone();
+        for dir in &self.git_dirs {
+            if access.git_write {
+                add(&mut writable, dir.clone());
             } else {
-                add(&mut read_only, dir);
+                add(&mut read_only, dir.clone());
             }
         }
         Policy {
-            work_dir,
+            work_dir: self.root.clone(),
             writable,
             read_only,
-            state_dir: Some(state_dir),
-            masked: masked_sockets(),
-            network,
+            state_dir: Some(self.root.join(STATE_DIR)),
+            masked: self.masked.clone(),
+            network: access.network,
             parent: std::process::id(),
         }
+    }
+}
+
+impl Policy {
+    /// The policy of a process in `work_dir` with its own confinement (no extra read mask):
+    /// for callers without a run (the probe, tests).
+    pub fn new(work_dir: &Path, protect: &[PathBuf], git_writable: bool, network: bool) -> Policy {
+        Confinement::new(work_dir, protect, &[]).policy(Access {
+            write: true,
+            git_write: git_writable,
+            network,
+        })
     }
 
     pub fn to_json(&self) -> String {

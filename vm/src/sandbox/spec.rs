@@ -6,11 +6,11 @@
 //! value counts as `refuse`: a typo must not open the sandbox); unset, it is `refuse` under
 //! the `locked-down` preset and `warn` otherwise.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fuseraft_compiler::ir::{Action, Category, Permissions, Preset, SandboxMode};
 
-use super::Policy;
+use super::{Access, Confinement, Policy};
 
 /// What the permission policy says about one category.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -48,6 +48,8 @@ pub struct Spec {
     pub git_write: Grant,
     pub network: Grant,
     pub commands: Grant,
+    /// `file_write_delete`: under `block`, no started process writes the root either.
+    pub files: Grant,
     pub on_unavailable: OnUnavailable,
 }
 
@@ -77,6 +79,7 @@ impl Spec {
             git_write: Grant::of(permissions, Category::GitWrite),
             network: Grant::of(permissions, Category::NetworkApi),
             commands: Grant::of(permissions, Category::CommandExecution),
+            files: Grant::of(permissions, Category::FileWriteDelete),
             on_unavailable,
         }
     }
@@ -84,11 +87,11 @@ impl Spec {
     /// The policy for a `shell_run` command that the permission check let through. A
     /// command classified as a git write under `require-approval` was approved, and so may
     /// write `.git`; any other command under `require-approval` for its category was
-    /// approved too, and so gets the network when `network_api` is `require-approval`.
+    /// approved too, and so gets the network when `network_api` is `require-approval`. The
+    /// root is writable unless `file_write_delete` is `block`.
     pub fn for_tool_command(
         &self,
-        work_dir: &Path,
-        protect: &[PathBuf],
+        confinement: &Confinement,
         classified_git_write: bool,
     ) -> Policy {
         let approved = if classified_git_write {
@@ -96,22 +99,23 @@ impl Spec {
         } else {
             self.commands == Grant::OnApproval
         };
-        let git = self.git_write == Grant::Allow
-            || (classified_git_write && self.git_write == Grant::OnApproval);
-        let network =
-            self.network == Grant::Allow || (approved && self.network == Grant::OnApproval);
-        Policy::new(work_dir, protect, git, network)
+        confinement.policy(Access {
+            write: self.files != Grant::Block,
+            git_write: self.git_write == Grant::Allow
+                || (classified_git_write && self.git_write == Grant::OnApproval),
+            network: self.network == Grant::Allow
+                || (approved && self.network == Grant::OnApproval),
+        })
     }
 
     /// The policy for a validator or contract command (from the config; nobody approves
     /// it): git writes and network only when the policy allows them outright.
-    pub fn for_check_command(&self, work_dir: &Path) -> Policy {
-        Policy::new(
-            work_dir,
-            &[],
-            self.git_write == Grant::Allow,
-            self.network == Grant::Allow,
-        )
+    pub fn for_check_command(&self, confinement: &Confinement) -> Policy {
+        confinement.policy(Access {
+            write: true,
+            git_write: self.git_write == Grant::Allow,
+            network: self.network == Grant::Allow,
+        })
     }
 }
 
@@ -164,12 +168,12 @@ mod tests {
             ],
         };
         let spec = Spec::new(&[], &permissions);
-        let dir = std::env::temp_dir();
-        let commit = spec.for_tool_command(&dir, &[], true);
+        let confinement = Confinement::new(&std::env::temp_dir(), &[], &[]);
+        let commit = spec.for_tool_command(&confinement, true);
         assert!(commit.network);
-        let other = spec.for_tool_command(&dir, &[], false);
+        let other = spec.for_tool_command(&confinement, false);
         assert!(!other.network, "an unapproved command gets no network");
-        let check = spec.for_check_command(&dir);
+        let check = spec.for_check_command(&confinement);
         assert!(!check.network);
     }
 }

@@ -24,7 +24,7 @@ use tokio::process::Command;
 
 use super::process::{self, kill_group, Capture, Shared};
 use super::record::record_into;
-use super::shell::{is_git_write, protected_paths};
+use super::shell::is_git_write;
 use super::{Args, Outcome, ToolContext};
 
 /// The most jobs running at once in one run.
@@ -126,9 +126,9 @@ pub(crate) async fn start(args: &Args, ctx: &ToolContext) -> Outcome {
             ids.join(", ")
         ));
     }
-    let policy =
-        ctx.sandbox
-            .for_tool_command(&ctx.work_dir, &protected_paths(ctx), is_git_write(command));
+    let policy = ctx
+        .sandbox
+        .for_tool_command(&ctx.confinement, is_git_write(command));
     let script = format!("exec 2>&1; {command}");
     let mut cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", &script]) {
         Ok(cmd) => Command::from(cmd),

@@ -82,6 +82,9 @@ pub struct ToolContext {
     pub limits: Limits,
     /// The OS sandbox `shell_run` commands run in (`crate::sandbox`).
     pub sandbox: crate::sandbox::Spec,
+    /// The run's one confinement, computed at its start: every process a tool starts
+    /// (`shell_run`, background jobs, git) runs under a policy drawn from it.
+    pub confinement: std::sync::Arc<crate::sandbox::Confinement>,
     /// The run's background jobs (`shell_run_background`): one table per run, shared by
     /// every call's context; the jobs die with the last handle.
     pub jobs: Jobs,
@@ -105,8 +108,11 @@ impl ToolContext {
                 work_dir.display()
             )
         })?;
+        let change_log = work_dir.join(DEFAULT_PATH);
+        let confinement = crate::sandbox::Confinement::new(&work_dir, &[change_log.clone()], &[]);
         Ok(ToolContext {
-            change_log: work_dir.join(DEFAULT_PATH),
+            change_log,
+            confinement: std::sync::Arc::new(confinement),
             work_dir,
             session_id: session_id.to_string(),
             agent: agent.to_string(),

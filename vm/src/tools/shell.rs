@@ -185,9 +185,9 @@ async fn run_text(
 /// Runs `bash -c SCRIPT` and renders its result with the validators' prefixes; `command` is
 /// what the model asked for (it decides whether `.git` is writable).
 async fn execute(command: &str, script: &str, timeout: Duration, ctx: &ToolContext) -> Outcome {
-    let policy =
-        ctx.sandbox
-            .for_tool_command(&ctx.work_dir, &protected_paths(ctx), is_git_write(command));
+    let policy = ctx
+        .sandbox
+        .for_tool_command(&ctx.confinement, is_git_write(command));
     let cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", script]) {
         Ok(cmd) => Command::from(cmd),
         Err(refused) => return Outcome::error(refused),
@@ -202,14 +202,6 @@ async fn execute(command: &str, script: &str, timeout: Duration, ctx: &ToolConte
         }
     };
     render(ended, &output, timeout)
-}
-
-/// The paths a command must not write besides `.git` and `.fuseraft/`: the change log.
-pub(crate) fn protected_paths(ctx: &ToolContext) -> Vec<std::path::PathBuf> {
-    (!ctx.change_log.as_os_str().is_empty())
-        .then(|| ctx.change_log.clone())
-        .into_iter()
-        .collect()
 }
 
 /// A finished command's result (a shell command's or git's): its output, or `[EXIT n]`/
@@ -235,7 +227,7 @@ pub(crate) fn render(ended: Ended, output: &str, timeout: Duration) -> Outcome {
 async fn git_head(ctx: &ToolContext) -> Option<String> {
     // In the sandbox too (read-only `.git`, no network): the repository's config is the
     // command's to write when git writes are allowed.
-    let policy = crate::sandbox::Policy::new(&ctx.work_dir, &[], false, false);
+    let policy = ctx.confinement.policy(crate::sandbox::Access::default());
     let args = ["log", "-1", "--format=%H %s"];
     let mut cmd = Command::from(crate::sandbox::command(&ctx.sandbox, &policy, "git", &args).ok()?);
     cmd.stdin(Stdio::null())

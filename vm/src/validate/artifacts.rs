@@ -31,6 +31,8 @@ pub(super) struct Env<'a> {
     pub check: &'a Check,
     pub context: &'a CheckContext,
     pub work_dir: &'a Path,
+    /// The run's confinement of the work dir, for the commands a check runs.
+    pub confinement: &'a crate::sandbox::Confinement,
 }
 
 /// A file the check reads: the path as shown to the agent (relative, after `{session_id}`

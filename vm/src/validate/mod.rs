@@ -35,19 +35,26 @@ use std::path::Path;
 use fuseraft_compiler::ir::{PredicateType, Validator};
 
 use crate::effect::{Check, CheckContext, CheckKind, CheckResult};
+use crate::sandbox::Confinement;
 
 pub use artifacts::{DEFAULT_ASSERTION_PATTERNS, DEFAULT_BRIEF_PATH, DEFAULT_TEST_REPORT_PATH};
 
 /// Evaluates one validator or contract predicate against `context` and the files under
-/// `work_dir`. The names are those of the registries in `ir` (`ir::Validator`,
+/// `work_dir`; a command it runs is confined by `confinement` (the run's, of `work_dir`). The names are those of the registries in `ir` (`ir::Validator`,
 /// `ir::PredicateType`), which the lowering enforces; a name outside them (a hand-written
 /// IR program, a checkpoint from elsewhere) fails the check naming the valid ones, never
 /// silently passes it.
-pub fn run(check: &Check, context: &CheckContext, work_dir: &Path) -> CheckResult {
+pub fn run(
+    check: &Check,
+    context: &CheckContext,
+    work_dir: &Path,
+    confinement: &Confinement,
+) -> CheckResult {
     let env = artifacts::Env {
         check,
         context,
         work_dir,
+        confinement,
     };
     match check.kind {
         CheckKind::Validator => match Validator::parse(&check.name) {

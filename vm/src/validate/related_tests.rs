@@ -14,7 +14,6 @@
 //! `a;rm -rf ~` would run as a command).
 
 use std::io::Read;
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -80,18 +79,18 @@ fn spawn_reader(stream: Option<impl Read + Send + 'static>) -> mpsc::Receiver<St
     receiver
 }
 
-/// Runs `command` with `bash -c` in `work_dir` under the OS sandbox as `spec` says
+/// Runs `command` with `bash -c` in the confinement's root under the OS sandbox as `spec` says
 /// (`crate::sandbox`: git writes and network only when the policy allows them outright;
 /// an allow-listed environment), killing it (and its process group, and with it the
 /// sandbox's whole process tree) after `timeout`. An error when bash could not be started,
 /// the sandbox could not be set up, or `spec` refuses to run without it.
 pub(super) fn run_shell(
     command: &str,
-    work_dir: &Path,
     timeout: Duration,
     spec: &crate::sandbox::Spec,
+    confinement: &crate::sandbox::Confinement,
 ) -> Result<Outcome, String> {
-    let policy = spec.for_check_command(work_dir);
+    let policy = spec.for_check_command(confinement);
     let mut builder = crate::sandbox::command(spec, &policy, "bash", &["-c", command])?;
     builder
         .stdin(Stdio::null())
@@ -183,7 +182,7 @@ fn run_related(
     if let Some(find_related) = find_related {
         for file in changed.iter().filter(|file| !file.trim().is_empty()) {
             let command = find_related.replace("{file}", &shell_quote(file));
-            let outcome = run_shell(&command, env.work_dir, timeout, &spec)?;
+            let outcome = run_shell(&command, timeout, &spec, env.confinement)?;
             if !outcome.succeeded() {
                 continue;
             }
@@ -205,7 +204,7 @@ fn run_related(
         let quoted: Vec<String> = targets.iter().map(|target| shell_quote(target)).collect();
         format!("{} {}", full_suite.trim_end(), quoted.join(" "))
     };
-    let outcome = run_shell(&command, env.work_dir, timeout, &spec)?;
+    let outcome = run_shell(&command, timeout, &spec, env.confinement)?;
     if outcome.succeeded() {
         return Ok(());
     }
@@ -393,6 +392,7 @@ mod tests {
             check: &check,
             context: &context,
             work_dir: fx.dir(),
+            confinement: &crate::sandbox::Confinement::new(fx.dir(), &[], &[]),
         };
         let started = Instant::now();
         let result = require_related_tests_pass_within(&env, Duration::from_millis(300));
@@ -453,6 +453,7 @@ mod tests {
             check: &check,
             context: &context,
             work_dir: fx.dir(),
+            confinement: &crate::sandbox::Confinement::new(fx.dir(), &[], &[]),
         };
         assert_fail(
             &related_tests_pass_within(&env, Duration::from_millis(200)),

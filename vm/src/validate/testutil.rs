@@ -95,7 +95,8 @@ impl Fixture {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         };
-        super::run(&check, &self.context(messages), &self.dir)
+        let confinement = crate::sandbox::Confinement::new(&self.dir, &[], &[]);
+        super::run(&check, &self.context(messages), &self.dir, &confinement)
     }
 
     pub(super) fn validator(

@@ -282,6 +282,7 @@ async fn a_compaction_is_a_model_call_on_the_wire_and_its_summary_replaces_the_h
     std::fs::create_dir_all(&work).unwrap();
     let env = Env {
         work_dir: work.clone(),
+        deny_read: Vec::new(),
         approvals: Approvals::All,
         pause: None,
     };

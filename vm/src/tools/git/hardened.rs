@@ -29,7 +29,6 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::sandbox::Policy;
 use crate::tools::process::{self, Ended};
 use crate::tools::{Outcome, ToolContext};
 
@@ -190,13 +189,17 @@ async fn spawn(
             "the Git tools' arguments may not contain a NUL character",
         ));
     }
-    let protect = crate::tools::shell::protected_paths(ctx);
+    // The read tools write nothing, not even the work tree.
     let (writable, network) = match access {
         Access::Read => (false, false),
         Access::Write => (true, false),
         Access::WriteNetwork => (true, true),
     };
-    let mut policy = Policy::new(&ctx.work_dir, &protect, writable, network);
+    let mut policy = ctx.confinement.policy(crate::sandbox::Access {
+        write: writable,
+        git_write: writable,
+        network,
+    });
     policy.work_dir = dir.to_path_buf();
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();
     let cmd =
