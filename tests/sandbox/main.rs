@@ -11,6 +11,7 @@ mod git_plugin;
 mod keys;
 mod network;
 mod tree;
+mod view;
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;

@@ -1,0 +1,284 @@
+//! The filesystem view every started process gets, one test per layer: the root is
+//! read-only, `/tmp` is private, the credentials are masked, there is no terminal, and no
+//! descriptor fuseraft inherited reaches the command; and the confinement, computed at the
+//! start of the run, is not widened by what a command writes.
+
+use super::*;
+
+/// A directory outside the work dir and outside `/tmp` (which every command sees a private
+/// copy of), owned by the user running the tests.
+fn outside(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("view-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn failed(results: &BTreeMap<String, (bool, String)>, command: &str) -> String {
+    let (succeeded, output) = results
+        .get(command)
+        .unwrap_or_else(|| panic!("`{command}` did not run: {results:?}"));
+    assert!(!succeeded, "`{command}` got through: {output}");
+    output.clone()
+}
+
+#[test]
+fn the_root_is_read_only_so_chmod_touch_and_rename_fail_outside() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("read-only-root");
+    let victim_dir = outside("victim");
+    let victim = victim_dir.join("victim.txt");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let before = std::fs::metadata(&victim).unwrap();
+    let v = victim.display();
+    let commands = [
+        format!("chmod 600 {v}"),
+        format!("touch -m -d '2001-01-01 00:00' {v}"),
+        format!("mv {v} {v}.moved"),
+        format!("ln -s /etc/passwd {}/link", victim_dir.display()),
+    ];
+    let control = "touch inside.txt && chmod 600 inside.txt";
+    let mut list: Vec<(&str, Option<f64>)> = commands.iter().map(|c| (c.as_str(), None)).collect();
+    list.push((control, None));
+    write_run(&dir, "    Sandbox: refuse", "", &list);
+    let results = run_ok(&dir);
+    for command in &commands {
+        failed(&results, command);
+    }
+    assert!(
+        results[control].0,
+        "the work dir stays writable: {}",
+        results[control].1
+    );
+    let after = std::fs::metadata(&victim).expect("not moved");
+    assert_eq!(after.permissions().mode() & 0o777, 0o644, "mode unchanged");
+    assert_eq!(
+        after.modified().unwrap(),
+        before.modified().unwrap(),
+        "mtime unchanged"
+    );
+    assert!(!victim_dir.join("link").exists());
+}
+
+#[test]
+fn the_temp_dirs_are_private_so_planted_files_and_sockets_are_invisible() {
+    use std::os::unix::net::UnixListener;
+    let dir = scratch("private-temp");
+    let pid = std::process::id();
+    let planted = PathBuf::from(format!("/tmp/fuseraft-planted-{pid}.txt"));
+    std::fs::write(&planted, "planted-secret\n").unwrap();
+    let socket = PathBuf::from(format!("/tmp/fuseraft-planted-{pid}.sock"));
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let leak = PathBuf::from(format!("/tmp/fuseraft-leak-{pid}"));
+    let shm_leak = PathBuf::from(format!("/dev/shm/fuseraft-leak-{pid}"));
+    let read = format!("cat {}", planted.display());
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}')\"",
+        socket.display()
+    );
+    let write = format!(
+        "echo leak > {} && echo leak > {} && cat {}",
+        leak.display(),
+        shm_leak.display(),
+        leak.display()
+    );
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(&read, None), (&connect, None), (&write, None)],
+    );
+    let results = run_ok(&dir);
+    assert!(!failed(&results, &read).contains("planted-secret"));
+    failed(&results, &connect);
+    assert!(
+        results[&write].0,
+        "the private /tmp is writable: {}",
+        results[&write].1
+    );
+    assert!(
+        !leak.exists() && !shm_leak.exists(),
+        "a command's temp files stay in its view"
+    );
+    match listener.accept() {
+        Err(error) if error.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("a sandboxed command reached a socket in /tmp: {other:?}"),
+    }
+    let _ = std::fs::remove_file(planted);
+    let _ = std::fs::remove_file(socket);
+}
+
+/// The credentials every run masks, relative to the home (files, and directories with a
+/// file inside).
+const CREDENTIAL_FILES: &[&str] = &[
+    ".ssh/id_ed25519",
+    ".aws/credentials",
+    ".config/gcloud/application_default_credentials.json",
+    ".azure/msal_token_cache.json",
+    ".kube/config",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".gnupg/private-keys-v1.d/key",
+    ".local/share/keyrings/login.keyring",
+    ".local/state/fuseraft/session.key",
+];
+
+#[test]
+fn credentials_the_session_key_and_deny_read_paths_read_as_denied() {
+    let dir = scratch("read-mask");
+    let home = outside("home");
+    let secret = format!("credential-{}", std::process::id());
+    for file in CREDENTIAL_FILES {
+        let path = home.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &secret).unwrap();
+    }
+    std::fs::write(home.join("notes.txt"), "visible\n").unwrap();
+    let extra = outside("extra").join("private.txt");
+    std::fs::write(&extra, &secret).unwrap();
+    let mut commands: Vec<String> = CREDENTIAL_FILES
+        .iter()
+        .map(|file| format!("cat \"$HOME/{file}\""))
+        .collect();
+    commands.push("ls -A \"$HOME/.ssh\"".into());
+    commands.push(format!("cat {}", extra.display()));
+    let control = "cat \"$HOME/notes.txt\"";
+    let mut list: Vec<(&str, Option<f64>)> = commands.iter().map(|c| (c.as_str(), None)).collect();
+    list.push((control, None));
+    write_run(&dir, "    Sandbox: refuse", "", &list);
+    let output = exec_command(&dir)
+        .env("HOME", &home)
+        .env_remove("FUSERAFT_SESSION_KEY")
+        .env_remove("XDG_STATE_HOME")
+        .arg("--deny-read")
+        .arg(&extra)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        home.join(".local/state/fuseraft/session.key").exists(),
+        "the run made its key where the mask covers it"
+    );
+    let results = results(&dir);
+    for command in &commands {
+        let out = failed(&results, command);
+        assert!(
+            !out.contains(&secret),
+            "`{command}` read a credential: {out}"
+        );
+    }
+    assert!(
+        results[control].0,
+        "the rest of the home reads: {}",
+        results[control].1
+    );
+}
+
+#[test]
+fn commands_have_no_terminal_to_open_or_type_into() {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    let dir = scratch("no-terminal");
+    let open_tty = "exec 3<>/dev/tty && echo opened";
+    let tiocsti = "python3 -c \"import fcntl, termios\nfor fd in (0, 1, 2):\n    try:\n        fcntl.ioctl(fd, termios.TIOCSTI, b'x'); print('typed', fd)\n    except OSError:\n        pass\" | grep typed";
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(open_tty, None), (tiocsti, None)],
+    );
+    // fuseraft runs with a pseudo-terminal as its controlling terminal, as at a prompt.
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("a pty");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .unwrap();
+    let exec = exec_command(&dir);
+    let output = Command::new("setsid")
+        .arg("--ctty")
+        .arg(exec.get_program())
+        .args(exec.get_args())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::from(slave))
+        .output()
+        .expect("setsid (util-linux) runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = results(&dir);
+    assert!(!failed(&results, open_tty).contains("opened"));
+    assert!(!failed(&results, tiocsti).contains("typed"));
+    drop(master);
+}
+
+#[test]
+fn a_descriptor_fuseraft_inherited_never_reaches_a_command() {
+    let dir = scratch("inherited-fd");
+    let target = outside("fd").join("inherited.txt");
+    std::fs::write(&target, "").unwrap();
+    let write = "echo pwned >&9";
+    let list = "ls /proc/self/fd | tr '\\n' ' '";
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(write, None), (list, None)],
+    );
+    let exec = exec_command(&dir);
+    let output = Command::new("bash")
+        .arg("-c")
+        .arg("exec 9>>\"$0\" && exec \"$@\"")
+        .arg(&target)
+        .arg(exec.get_program())
+        .args(exec.get_args())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = results(&dir);
+    failed(&results, write);
+    let (ok, fds) = &results[list];
+    assert!(ok, "{fds}");
+    // 0, 1, 2 and the directory `ls` reads.
+    assert!(
+        fds.split_whitespace().count() <= 4 && !fds.split_whitespace().any(|fd| fd == "9"),
+        "open descriptors: {fds}"
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
+}
+
+#[test]
+fn a_git_file_planted_by_one_command_does_not_widen_the_next_ones_sandbox() {
+    let dir = scratch("gitdir");
+    let work = repo(&dir);
+    let victim = outside("gitdir-target");
+    let plant = format!(
+        "mv .git .git-aside; printf 'gitdir: {}\\n' > .git; cat .git",
+        victim.display()
+    );
+    let escape = format!("echo pwned > {}/pwned", victim.display());
+    // The default policy: git writes and commands allowed.
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(&plant, None), (&escape, None)],
+    );
+    let results = run_ok(&dir);
+    failed(&results, &escape);
+    assert!(
+        !victim.join("pwned").exists(),
+        "the planted gitdir became writable"
+    );
+    assert!(
+        work.join(".git").is_dir(),
+        "the repository's .git stays in place"
+    );
+}
