@@ -62,11 +62,16 @@ pub fn launcher() -> Option<PathBuf> {
 }
 
 /// Marks this process non-dumpable, so that no other process of the user (a command it
-/// runs included) can read its `/proc/<pid>/environ` or `mem`. Errors are ignored: the
-/// sandbox's Landlock domain blocks the same reads.
+/// runs included) can read its `/proc/<pid>/environ` or `mem` (errors are ignored: the
+/// sandbox's Landlock domain blocks the same reads), and every descriptor it inherited past
+/// standard error close-on-exec, so nothing it starts inherits one.
 pub fn harden_self() {
     #[cfg(target_os = "linux")]
-    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+    {
+        let _ =
+            rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+        close_fds::set_fds_cloexec(3, &[]);
+    }
 }
 
 /// The launcher's entry: `args` are the arguments after `argv[0]`, starting with
