@@ -3,14 +3,15 @@
 //! refuses a multi-threaded caller), so `main` dispatches to it first.
 //!
 //! Stage 1 (`__sandbox`, in fuseraft's PID namespace): dies with fuseraft
-//! (`PR_SET_PDEATHSIG`); unshares a user, mount and PID namespace, and a network namespace
-//! unless the policy allows the network; maps its uid and gid onto themselves; makes every
-//! mount private; bind-mounts the read-only paths (`.git`, fuseraft's state) read-only;
-//! masks the sockets of daemons that would act for it (`Policy::masked`);
-//! starts stage 2 (the first process it starts becomes the namespace's pid 1) and exits
-//! with its code.
+//! (`PR_SET_PDEATHSIG`); marks inherited descriptors close-on-exec; unshares a user, mount
+//! and PID namespace, and a network namespace unless the policy allows the network; maps
+//! its uid and gid onto themselves; makes every mount private and builds the file system
+//! view (`view.rs`: read-only everywhere, private temp dirs, the writable roots bound back,
+//! `.git` and fuseraft's state read-only, the read mask); starts stage 2 (the first process
+//! it starts becomes the namespace's pid 1) and exits with its code.
 //!
-//! Stage 2 (`__sandbox-init`, pid 1 of the new PID namespace): dies with stage 1; mounts a
+//! Stage 2 (`__sandbox-init`, pid 1 of the new PID namespace): dies with stage 1; starts a
+//! session of its own (no controlling terminal); mounts a
 //! fresh `/proc` (processes outside the namespace are not listed); applies Landlock (reads
 //! everywhere, writes only beneath the writable roots and to a few devices; signals and
 //! abstract UNIX sockets scoped to the sandbox; `ptrace` and `/proc/<pid>/environ` of
@@ -37,7 +38,7 @@ use super::{Policy, INIT_ARG, SETUP_FAILED, SETUP_FAILED_MARK};
 const LANDLOCK_ABI: ABI = ABI::V7;
 
 /// Devices a command may write (and open) wherever it runs.
-const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
 /// Runs stage 1 (`init == false`) or stage 2; `args` follow the stage's argv[1].
 pub(super) fn main(init: bool, args: &[OsString]) -> i32 {

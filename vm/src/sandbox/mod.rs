@@ -3,18 +3,20 @@
 //!
 //! ```text
 //!  fuseraft ──spawn──▶ fuseraft __sandbox <policy> -- bash -c CMD      (launcher.rs)
-//!                        unshare user+mount+pid(+net) · uid/gid map · .git, .fuseraft ro
+//!                        unshare user+mount+pid(+net) · uid/gid map · the view (view.rs)
 //!                        └─spawn─▶ fuseraft __sandbox-init …   (pid 1 of the new namespace)
-//!                                    PDEATHSIG · fresh /proc · Landlock · spawn, reap
+//!                                    PDEATHSIG · setsid · fresh /proc · Landlock · spawn, reap
 //!                                    └─▶ bash -c CMD
 //! ```
 //!
 //! - The launcher is fuseraft's own binary re-executed (the CLI registers it with
 //!   [`install_launcher`]); the policy ([`Policy`]) travels as JSON on its command line.
-//! - Writes are allowed only under the work dir, the temp dir and `/dev/shm`, plus the
-//!   devices `/dev/null`, `/dev/zero`, `/dev/full`, `/dev/tty` (Landlock); `.git` (and a
-//!   `gitdir:` target and its common dir) is mounted read-only unless git writes are
-//!   allowed, fuseraft's state (`.fuseraft/`, the change log) always. Reads stay allowed.
+//! - Every process runs under a [`Policy`] drawn from the run's one [`Confinement`],
+//!   computed at its start: a read-only view of the file system with the writable roots
+//!   bound back (the work dir unless the process only reads, `.git` only with git writes),
+//!   fuseraft's state read-only, private `/tmp` and `/dev/shm`, the credentials and the
+//!   session key masked (`view.rs`); Landlock denies the same writes again.
+//! - No controlling terminal and no descriptor past stderr reach the command.
 //! - Without network permission the command gets an empty network namespace.
 //! - The command's whole process tree lives in a PID namespace whose init ends with the
 //!   command: daemons (`setsid`, `nohup`) die with it, and a killed fuseraft takes the tree
