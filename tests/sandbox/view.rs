@@ -282,3 +282,16 @@ fn a_git_file_planted_by_one_command_does_not_widen_the_next_ones_sandbox() {
         "the repository's .git stays in place"
     );
 }
+
+#[test]
+fn a_config_adds_to_the_read_mask() {
+    let dir = scratch("config-mask");
+    let secret_dir = outside("config-mask");
+    let secret = secret_dir.join("service-token");
+    std::fs::write(&secret, "config-secret\n").unwrap();
+    let read = format!("cat {}", secret.display());
+    let security = format!("    Sandbox: refuse\n    DenyRead: [{}]", secret.display());
+    write_run(&dir, &security, "", &[(&read, None)]);
+    let results = run_ok(&dir);
+    assert!(!failed(&results, &read).contains("config-secret"));
+}

@@ -477,11 +477,12 @@ pub async fn drive<M: Models>(
     }
     let mut saved_turn = None;
     let protected = [change_log.clone()];
-    let confinement = Confinement::new(&sandbox, &protected, &env.deny_read);
+    let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
+    let confinement = Confinement::new(&sandbox, &protected, &deny_read);
     let check_confinement = Arc::new(if sandbox == env.work_dir {
         confinement.clone()
     } else {
-        Confinement::new(&env.work_dir, &protected, &env.deny_read)
+        Confinement::new(&env.work_dir, &protected, &deny_read)
     });
     let tools = ToolRunner {
         program,
@@ -739,6 +740,9 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
             "is inside `.git/` or fuseraft's own state, which the file tools may not change"
                 .to_string()
         }
+        Ok(root) if !inside(&root, work_dir) => {
+            "leaves the work dir, so the tools would act outside the project".to_string()
+        }
         Ok(root) if root.is_dir() => return Ok(root),
         Ok(_) => "is not a directory".to_string(),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => "does not exist".to_string(),
@@ -749,6 +753,32 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
         path.display(),
         work_dir.display()
     ))
+}
+
+/// Whether `path` (canonical) is `dir` or beneath it, `dir` taken as it really is.
+fn inside(path: &Path, dir: &Path) -> bool {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    path.starts_with(dir)
+}
+
+/// What no started process may read besides the default mask: the command line's paths
+/// (`given`) and the config's `Security.DenyRead` (one path a line; `~/` is the home,
+/// a relative path is relative to the work dir). A config only adds to the list.
+fn deny_read(program: &Program, work_dir: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let configured = program
+        .settings
+        .iter()
+        .filter(|(key, _)| key.eq_ignore_ascii_case("Security.DenyRead"))
+        .flat_map(|(_, value)| value.lines())
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .filter_map(|line| match (line.strip_prefix("~/"), &home) {
+            (Some(rest), Some(home)) => Some(home.join(rest)),
+            (Some(_), None) => None,
+            (None, _) => Some(work_dir.join(line)),
+        });
+    given.iter().cloned().chain(configured).collect()
 }
 
 /// Whether a directory lies in a `.git` directory or in `.fuseraft/{sessions,state,checkpoints}`

@@ -177,6 +177,7 @@ pub(crate) const SETTING_SECTIONS: &[(&str, &[&str])] = &[
             "DenyCredentialFiles",
             "Permissions",
             "Sandbox",
+            "DenyRead",
         ],
     ),
     ("TestSelector", &["FindRelatedCommand", "FullSuiteCommand"]),

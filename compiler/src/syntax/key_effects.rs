@@ -174,6 +174,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Validation", "TestAssertionPatterns", Acts),
     ("Security", "FileSystemSandboxPath", Acts),
     ("Security", "HttpAllowedHosts", Acts),
+    ("Security", "DenyRead", Acts),
     ("Security", "AllowPrivateHosts", Acts),
     ("Security", "ReadFileSizeLimit", Acts),
     ("Security", "ChangeEnvelope", Acts),
