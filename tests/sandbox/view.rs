@@ -295,3 +295,20 @@ fn a_config_adds_to_the_read_mask() {
     let results = run_ok(&dir);
     assert!(!failed(&results, &read).contains("config-secret"));
 }
+
+#[test]
+fn a_command_holds_no_capability_even_as_root() {
+    let dir = scratch("no-capability");
+    let caps = "grep -E '^Cap(Inh|Prm|Eff|Amb)' /proc/self/status | tr -s '\\t' ' '";
+    write_run(&dir, "    Sandbox: refuse", "", &[(caps, None)]);
+    let results = run_ok(&dir);
+    let (ok, out) = &results[caps];
+    assert!(ok, "{out}");
+    assert_eq!(
+        out.lines()
+            .filter(|line| line.ends_with(" 0000000000000000"))
+            .count(),
+        4,
+        "{out}"
+    );
+}

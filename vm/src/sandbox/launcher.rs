@@ -116,6 +116,7 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
     )
     .map_err(|error| format!("making mounts private: {error}"))?;
     super::view::build(policy)?;
+    keep_mount_capability();
     let status = Command::new(exe)
         .arg(INIT_ARG)
         .arg(json)
@@ -151,13 +152,30 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
             .stderr(Stdio::null())
             .status();
     }
+    // The mount capability stage 1 passed on is not the command's.
+    let _ = rustix::thread::clear_ambient_capability_set();
+    if let Ok(mut sets) = rustix::thread::capabilities(None) {
+        sets.inheritable = rustix::thread::CapabilitySet::empty();
+        let _ = rustix::thread::set_capabilities(None, sets);
+    }
     let mut writable = policy.writable.clone();
     writable.extend(super::view::PRIVATE_TEMP.iter().map(PathBuf::from));
     landlock(&writable)?;
     no_root_privileges();
-    let child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .current_dir(&policy.work_dir)
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).current_dir(&policy.work_dir);
+    // A terminal handed over as a standard stream is not the command's to read or draw on.
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        command.stdin(Stdio::null());
+    }
+    if std::io::stdout().is_terminal() {
+        command.stdout(Stdio::null());
+    }
+    if std::io::stderr().is_terminal() {
+        command.stderr(Stdio::null());
+    }
+    let child = command
         .spawn()
         .map_err(|error| format!("starting `{}`: {error}", argv[0].to_string_lossy()))?;
     let pid = child.id();
@@ -171,6 +189,22 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
             }
             Ok(_) | Err(rustix::io::Errno::INTR) => continue,
             Err(error) => return Err(format!("waiting for the command: {error}")),
+        }
+    }
+}
+
+/// Lets stage 2 keep `CAP_SYS_ADMIN` of the new user namespace across its exec (an ambient
+/// capability), so that it can mount the `/proc` of its PID namespace when the user is not
+/// root (an exec drops every other capability of a non-root user); stage 2 clears the
+/// ambient set before it starts the command. Where this fails, stage 2 keeps the outer
+/// `/proc`, and Landlock still denies other processes' secrets.
+fn keep_mount_capability() {
+    use rustix::thread::CapabilitySet;
+    if let Ok(mut sets) = rustix::thread::capabilities(None) {
+        sets.inheritable |= CapabilitySet::SYS_ADMIN;
+        if rustix::thread::set_capabilities(None, sets).is_ok() {
+            let _ =
+                rustix::thread::configure_capability_in_ambient_set(CapabilitySet::SYS_ADMIN, true);
         }
     }
 }
