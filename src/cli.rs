@@ -43,7 +43,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Run a workflow.
     #[command(visible_alias = "run", after_help = examples::EXEC)]
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
     #[command(after_help = examples::TEST)]
     Test(TestArgs),
