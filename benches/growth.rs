@@ -291,6 +291,7 @@ fn test_case(count: usize, runs: usize) -> Sample {
         coverage: false,
         style: Style::plain(),
         threads: 1,
+        trust_mcp: false,
     };
     let accepted = scenario::run_all(&scenarios, settings);
     assert!(accepted

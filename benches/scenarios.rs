@@ -105,6 +105,7 @@ fn main() {
         coverage: false,
         style: Style::plain(),
         threads,
+        trust_mcp: false,
     };
     // Accept once (also the warm-up), then check.
     let reports = scenario::run_all(&scenarios, settings);

@@ -43,7 +43,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Run a workflow.
     #[command(visible_alias = "run", after_help = examples::EXEC)]
-    Exec(ExecArgs),
+    Exec(Box<ExecArgs>),
     /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
     #[command(after_help = examples::TEST)]
     Test(TestArgs),
@@ -157,6 +157,14 @@ pub struct TestArgs {
     /// Report, per config, the exits of its IR that no scenario took.
     #[arg(long)]
     pub coverage: bool,
+    /// Start the MCP servers the scenarios' configs declare (otherwise such a scenario
+    /// cannot run), e.g. `--trust-mcp`.
+    #[arg(long)]
+    pub trust_mcp: bool,
+    /// Let `${VAR}` expand in the configs' MCP `Url`, `Headers`, `Env` and `Args`;
+    /// repeatable, e.g. `--mcp-env MCP_REGION`.
+    #[arg(long, value_name = "VAR")]
+    pub mcp_env: Vec<String>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -261,6 +269,16 @@ pub struct ExecArgs {
     /// session key), whose files fuseraft cannot tell unaltered.
     #[arg(long, requires = "resume")]
     pub allow_unverified: bool,
+    /// Start the config's stdio MCP servers without asking: you trust the programs this
+    /// config names (otherwise each is asked for on a terminal, listed in
+    /// `~/.config/fuseraft/trusted-mcp`, or refused), e.g. `--trust-mcp`.
+    #[arg(long)]
+    pub trust_mcp: bool,
+    /// Let `${VAR}` expand in the config's MCP `Url`, `Headers`, `Env` and `Args` (else the
+    /// run is refused naming it; a model's key never expands); repeatable, e.g.
+    /// `--mcp-env GITHUB_TOKEN --mcp-env MCP_REGION`.
+    #[arg(long, value_name = "VAR")]
+    pub mcp_env: Vec<String>,
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
@@ -344,13 +362,15 @@ Examples:
   fuseraft exec fuseraft.yaml --task \"Add a --verbose flag.\" --model openai:gpt-4o-mini
   fuseraft exec fuseraft.yaml --task \"...\" --work-dir /tmp/run --events events.jsonl --json
   fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml
-  fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser";
+  fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser
+  fuseraft exec fuseraft.yaml --task \"...\" --trust-mcp --mcp-env GITHUB_TOKEN   # its MCP servers";
     pub const TEST: &str = "\
 Examples:
   fuseraft test                      # every *.scenario.yaml under the current directory
   fuseraft test fixtures/scenarios --coverage
   fuseraft test --accept             # accept the reviewed new traces
-  fuseraft test --format junit > junit.xml";
+  fuseraft test --format junit > junit.xml
+  fuseraft test --trust-mcp          # scenarios whose configs start MCP servers";
     pub const SESSIONS: &str = "\
 Examples:
   fuseraft sessions list --work-dir /tmp/run

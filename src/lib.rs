@@ -5,6 +5,7 @@ pub mod cli;
 pub mod commands;
 pub mod disk;
 pub mod events;
+pub mod mcp_trust;
 pub mod render;
 pub mod replay_file;
 pub mod report;

@@ -209,6 +209,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     if let Err(message) = driver::sandbox_root(&program, &work_dir) {
         return usage_error(&format!("{message} (in `{}`)", args.input.display()));
     }
+    // Before the first turn: no server the user did not trust starts, no variable they did
+    // not allow expands.
+    if let Err(message) = mcp_consent(args, &program) {
+        return usage_error(&message);
+    }
     let events = match &args.events {
         Some(path) => match EventsFile::open(path) {
             Ok(file) => file,
@@ -571,6 +576,19 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{}", json_line(&object));
     }
     code
+}
+
+/// The user's consent to the MCP servers the run starts (`crate::mcp_trust`): asked on a
+/// terminal, else refused unless trusted already.
+fn mcp_consent(args: &ExecArgs, program: &Program) -> Result<(), String> {
+    crate::mcp_trust::allow_variables(&args.mcp_env);
+    crate::mcp_trust::check_variables(program)?;
+    if args.trust_mcp || program.mcp_servers.is_empty() || !std::io::stdin().is_terminal() {
+        return crate::mcp_trust::check(program, args.trust_mcp, crate::mcp_trust::Ask::Never);
+    }
+    let stopped = watch_stop_signals();
+    let ask = move |question: &str| crate::terminal::ask(question, &stopped).unwrap_or(false);
+    crate::mcp_trust::check(program, false, crate::mcp_trust::Ask::Terminal(&ask))
 }
 
 /// Merges the run's change-log records into `changes.json`, so that it alone holds them all

@@ -41,7 +41,9 @@ pub fn run(args: &TestArgs, style: Style) -> u8 {
         coverage: args.coverage,
         style,
         threads: pool::default_threads(),
+        trust_mcp: args.trust_mcp,
     };
+    crate::mcp_trust::allow_variables(&args.mcp_env);
     let reports = scenario::run_all(&scenarios, settings);
     let elapsed = started.elapsed();
     let report = match args.format {

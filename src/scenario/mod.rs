@@ -75,6 +75,8 @@ pub struct Settings {
     pub style: Style,
     /// Worker threads (at least 1).
     pub threads: usize,
+    /// `--trust-mcp`: start the MCP servers a config declares.
+    pub trust_mcp: bool,
 }
 
 /// Runs every scenario (in parallel, results in input order). A scenario that fails or
@@ -128,7 +130,7 @@ fn run_one(path: &Path, settings: Settings) -> Report {
             )
         }
     };
-    let ran = match run::run(&scenario) {
+    let ran = match run::run(&scenario, settings.trust_mcp) {
         Ok(ran) => ran,
         Err(failure) => {
             return error_report(path, failure.message, failure.short);

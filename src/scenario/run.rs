@@ -63,8 +63,9 @@ fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs a loaded scenario to its end.
-pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
+/// Runs a loaded scenario to its end; its config's MCP servers start only when `trust_mcp`
+/// (`--trust-mcp`) says so.
+pub fn run(scenario: &Scenario, trust_mcp: bool) -> Result<Ran, RunError> {
     let compiled = fuseraft_compiler::compile(&scenario.config, &Project::new());
     let Some(program) = compiled.program else {
         let rendered = render::all(&compiled.diagnostics, &compiled.sources, Style::plain());
@@ -87,6 +88,7 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
             ),
         });
     };
+    mcp_allowed(scenario, &program, trust_mcp).map_err(RunError::plain)?;
     // Removed when dropped; canonical, so the `<sandbox>` replacement below matches the paths
     // the run reports.
     let temp = tempfile::Builder::new()
@@ -146,4 +148,25 @@ pub fn run(scenario: &Scenario) -> Result<Ran, RunError> {
         summary,
         scrub,
     })
+}
+
+/// Whether the MCP servers `program` starts may start: only with `--trust-mcp` (a scenario
+/// is someone's config, run unattended), and only with the variables the user allowed.
+fn mcp_allowed(scenario: &Scenario, program: &Program, trust_mcp: bool) -> Result<(), String> {
+    let used = fuseraft_vm::mcp::used(program);
+    let Some((server, _)) = program.mcp_servers.iter().zip(used).find(|(_, used)| *used) else {
+        return Ok(());
+    };
+    if !trust_mcp {
+        let what = fuseraft_vm::mcp::command_line(server)
+            .map_or_else(String::new, |line| format!(", which runs `{line}`"));
+        return Err(format!(
+            "{}: the config `{}` starts MCP server `{}`{what}; `fuseraft test` starts MCP servers only with `--trust-mcp`",
+            scenario.path.display(),
+            scenario.config.display(),
+            server.name
+        ));
+    }
+    crate::mcp_trust::check_variables(program)
+        .map_err(|reason| format!("{}: {reason}", scenario.path.display()))
 }

@@ -77,10 +77,12 @@ pub fn case_with(name: &str, port: Option<u16>, endpoint: &str) -> Case {
 }
 
 impl Case {
+    /// Runs the case as a user who trusts their own config (`--trust-mcp`).
     pub fn exec(&self, extra: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_fuseraft"))
             .arg("exec")
             .arg(&self.config)
+            .arg("--trust-mcp")
             .args(["--task", "Use the tools."])
             .arg("--replay")
             .arg(&self.replay)

@@ -1,7 +1,8 @@
 //! Connecting to one MCP server with the official SDK (`rmcp`): a child process over stdio
 //! (spawned with the allow-listed environment, in its own process group, its standard error
-//! kept for error messages) or streamable HTTP. `${VAR}` in an environment value, a URL or a
-//! header is expanded here, as upstream does; a model's API key is never expanded.
+//! kept for error messages) or streamable HTTP. `${VAR}` in an argument, an environment
+//! value, the URL or a header is expanded here (`vars.rs`: only the variables the user
+//! allowed), and an expanded value is redacted from every message.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -15,6 +16,8 @@ use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt as _};
+
+use super::vars;
 use tokio::io::AsyncReadExt as _;
 
 /// A live connection.
@@ -77,20 +80,20 @@ pub(super) async fn start(
                     dir.display()
                 ));
             }
-            let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args)
-                .env_clear()
-                .envs(crate::sandbox::env::child_env())
-                .current_dir(dir);
-            for (name, value) in env {
-                cmd.env(name, expand(value)?);
+            let mut values = Vec::new();
+            let mut argv = Vec::with_capacity(args.len());
+            for arg in args {
+                let expanded = vars::expand(arg)?;
+                values.extend(expanded.values);
+                argv.push(expanded.text);
             }
-            let mut wrapped = CommandWrap::from(cmd);
-            wrapped.wrap(ProcessGroup::leader());
-            let (process, stderr) = TokioChildProcess::builder(wrapped)
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|error| format!("cannot start `{command}`: {error}"))?;
+            let mut envs = Vec::with_capacity(env.len());
+            for (name, value) in env {
+                let expanded = vars::expand(value)?;
+                values.extend(expanded.values);
+                envs.push((name.as_str(), expanded.text));
+            }
+            let (process, stderr) = spawn(command, &argv, &envs, &dir)?;
             let process_group = process.id();
             let tail = StderrTail::default();
             if let Some(mut stderr) = stderr {
@@ -112,26 +115,36 @@ pub(super) async fn start(
                     // Give the dying process a moment to say why on its standard error.
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     kill_group(process_group);
-                    Err(with_stderr(
-                        format!("`{command}` did not complete the MCP handshake ({error})"),
-                        &tail,
+                    Err(vars::redact(
+                        with_stderr(
+                            format!("`{command}` did not complete the MCP handshake ({error})"),
+                            &tail,
+                        ),
+                        &values,
                     ))
                 }
                 Err(_) => {
                     kill_group(process_group);
-                    Err(with_stderr(
-                        format!("did not finish starting within {} s", limit.as_secs()),
-                        &tail,
+                    Err(vars::redact(
+                        with_stderr(
+                            format!("did not finish starting within {} s", limit.as_secs()),
+                            &tail,
+                        ),
+                        &values,
                     ))
                 }
             }
         }
         McpTransport::Http { url, headers } => {
-            let url = expand(url)?;
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone());
+            // Messages show the URL as written: an expanded value is never printed.
+            let expanded = vars::expand(url)?;
+            let mut values = expanded.values;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(expanded.text);
             let mut custom = HashMap::new();
             for (name, value) in headers {
-                let value = expand(value)?;
+                let expanded = vars::expand(value)?;
+                values.extend(expanded.values);
+                let value = expanded.text;
                 if name.eq_ignore_ascii_case("authorization") {
                     if let Some(token) = value.strip_prefix("Bearer ") {
                         config = config.auth_header(token.trim().to_string());
@@ -149,7 +162,10 @@ pub(super) async fn start(
             let client = match tokio::time::timeout(limit, ().serve(transport)).await {
                 Ok(Ok(client)) => client,
                 Ok(Err(error)) => {
-                    return Err(format!("no MCP server answered at `{url}` ({error})"))
+                    return Err(vars::redact(
+                        format!("no MCP server answered at `{url}` ({error})"),
+                        &values,
+                    ))
                 }
                 Err(_) => {
                     return Err(format!(
@@ -188,30 +204,29 @@ pub(super) fn with_stderr(message: String, tail: &StderrTail) -> String {
     }
 }
 
-/// `text` with each `${VAR}` replaced by that environment variable (unset: empty, as
-/// upstream). A model's API key (`ApiKeyEnvVar`, a well-known provider key) is refused: a
-/// shared config must not be able to send it to an MCP server.
-pub(super) fn expand(text: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
-            return Ok(out);
-        };
-        let name = &after[..end];
-        if crate::sandbox::env::is_model_key(name) {
-            return Err(format!(
-                "`${{{name}}}` names a model API key, which is never sent to an MCP server"
-            ));
-        }
-        out.push_str(&std::env::var(name).unwrap_or_default());
-        rest = &after[end + 1..];
+/// Starts a stdio server's process: `command args…` in `dir`, with the allow-listed
+/// environment plus `envs`, in its own process group, its standard error piped. The one
+/// place a server's process is spawned.
+fn spawn(
+    command: &str,
+    args: &[String],
+    envs: &[(&str, String)],
+    dir: &Path,
+) -> Result<(TokioChildProcess, Option<tokio::process::ChildStderr>), String> {
+    let mut cmd = tokio::process::Command::new(command);
+    cmd.args(args)
+        .env_clear()
+        .envs(crate::sandbox::env::child_env())
+        .current_dir(dir);
+    for (name, value) in envs {
+        cmd.env(name, value);
     }
-    out.push_str(rest);
-    Ok(out)
+    let mut wrapped = CommandWrap::from(cmd);
+    wrapped.wrap(ProcessGroup::leader());
+    TokioChildProcess::builder(wrapped)
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot start `{command}`: {error}"))
 }
 
 #[cfg(test)]
@@ -245,19 +260,5 @@ mod tests {
                 && error.ends_with("no-such-dir` is not a directory"),
             "{error}"
         );
-    }
-
-    #[test]
-    fn variables_expand_but_model_keys_never_do() {
-        crate::sandbox::env::withhold(["MY_MODEL_KEY_FOR_MCP_TEST"]);
-        assert_eq!(
-            expand("Bearer ${FUSERAFT_SURELY_UNSET_VARIABLE}!").unwrap(),
-            "Bearer !"
-        );
-        assert_eq!(expand("a ${unterminated").unwrap(), "a ${unterminated");
-        for text in ["${OPENAI_API_KEY}", "x ${my_model_key_for_mcp_test} y"] {
-            let error = expand(text).unwrap_err();
-            assert!(error.contains("model API key"), "{error}");
-        }
     }
 }

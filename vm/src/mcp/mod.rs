@@ -15,6 +15,11 @@
 
 mod connect;
 mod result;
+mod trust;
+mod vars;
+
+pub use trust::{command_line, used};
+pub use vars::{allow as allow_variables, references, refusal, Reference};
 
 use std::path::Path;
 use std::time::Duration;
@@ -83,21 +88,13 @@ impl McpServers {
     /// Starts every server some agent lists, concurrently, and lists its tools. `Err` names
     /// the first server that failed and why; every server started is shut down first.
     pub async fn start(program: &Program, work_dir: &Path) -> Result<McpServers, String> {
-        let used: Vec<bool> = (0..program.mcp_servers.len() as u32)
-            .map(|id| {
-                program.agents.iter().any(|agent| {
-                    program
-                        .mcp_servers_of(&agent.tools)
-                        .contains(&McpServerId(id))
-                })
-            })
-            .collect();
+        let used = used(program);
         let starts = program
             .mcp_servers
             .iter()
-            .zip(&used)
+            .zip(used)
             .map(|(server, used)| async move {
-                if !*used {
+                if !used {
                     return Ok(None);
                 }
                 let limit = server.timeout_seconds.map_or(CONNECT_TIMEOUT, |seconds| {

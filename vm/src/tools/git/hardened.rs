@@ -9,21 +9,13 @@
 //!   `GIT_SEQUENCE_EDITOR=true`, `GIT_MERGE_AUTOEDIT=no` and `GIT_CEILING_DIRECTORIES` set
 //!   to the sandbox root's parent (git never finds a repository above the root);
 //! - the [`FIXED`] overrides (command-line `-c` wins over every config file): no hooks,
-//!   no fsmonitor, no pager, no external diff, no credential helper or askpass, plain
-//!   `ssh`, no signing, no auto-gc, no submodule recursion, and only the `https`, `http`
-//!   and `ssh` transports (`file`, local paths and `ext::` are refused, so a push cannot run
-//!   a local repository's hooks or a command);
-//! - for every driver the repository's config names (read first with `git config --list
-//!   --name-only`, includes followed), its program emptied: `filter.*.clean`, `.smudge`,
-//!   `.process` (and `.required` false), `diff.*.textconv`, `diff.*.command`,
-//!   `merge.*.driver`. An emptied filter is skipped; an emptied diff or merge driver fails
-//!   the command instead of running anything. Diffs are shown with `--no-ext-diff
-//!   --no-textconv`, so they still work;
-//! - a repository whose config sets `core.worktree` is refused (git would act on another
-//!   directory), and so is one whose config listing is too large to read whole
-//!   ([`PROBE_CAP`]) or too slow to read: no driver may hide in what was not read.
+//!   no fsmonitor, no pager, no external diff, no credential helper, askpass or git proxy,
+//!   plain `ssh`, no signing, no auto-gc, no submodule looked into or recursed into;
+//! - the overrides of `probe.rs`, read from the configuration before each call: every
+//!   transport's `protocol.<name>.allow` (only `https`, `http` and `ssh`), every driver's
+//!   program emptied, every submodule ignored; a config that sets `core.worktree`, or that
+//!   is too large or too slow to read whole, is refused.
 
-use crate::history::DenialKind;
 use std::path::Path;
 use std::time::Duration;
 
@@ -51,19 +43,17 @@ pub(super) const FIXED: &[&str] = &[
     "merge.verifySignatures=false",
     "gc.auto=0",
     "maintenance.auto=false",
-    "submodule.recurse=false",
+    "core.gitProxy=",
     "color.ui=false",
-    "protocol.allow=never",
-    "protocol.https.allow=always",
-    "protocol.http.allow=always",
-    "protocol.ssh.allow=always",
+    // No submodule is looked into or recursed into (`probe.rs` adds each submodule's own
+    // `submodule.<name>.ignore=all`, which would otherwise win over `diff.ignoreSubmodules`).
+    "submodule.recurse=false",
+    "diff.ignoreSubmodules=all",
+    "diff.submodule=short",
+    "status.submoduleSummary=false",
+    "fetch.recurseSubmodules=false",
+    "push.recurseSubmodules=no",
 ];
-
-/// How long the configuration probe may take.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
-/// The most config names the probe reads, in bytes: a config padded past it is refused, so
-/// no driver can hide in output that was cut.
-const PROBE_CAP: usize = 4 * 1024 * 1024;
 
 /// What one git invocation may do.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -90,9 +80,13 @@ pub(super) async fn git(
     args: &[String],
     timeout: Duration,
 ) -> Result<Finished, Outcome> {
-    let overrides = driver_overrides(ctx, dir).await?;
+    let overrides = super::probe::overrides(ctx, dir).await?;
     let mut argv: Vec<String> = vec!["--no-pager".to_string()];
-    for item in FIXED.iter().map(|item| item.to_string()).chain(overrides) {
+    let fixed = FIXED.iter().map(|item| item.to_string());
+    for item in fixed
+        .chain(super::probe::transport_overrides())
+        .chain(overrides)
+    {
         argv.push("-c".to_string());
         argv.push(item);
     }
@@ -102,80 +96,8 @@ pub(super) async fn git(
     Ok(Finished { ended, output })
 }
 
-/// The `-c` items that empty the programs of the drivers the config names; an error for a
-/// config git must not run with.
-async fn driver_overrides(ctx: &ToolContext, dir: &Path) -> Result<Vec<String>, Outcome> {
-    let argv: Vec<String> = ["--no-pager", "config", "--list", "--name-only", "-z"]
-        .iter()
-        .map(|arg| arg.to_string())
-        .collect();
-    let (ended, output) = spawn(
-        ctx,
-        dir,
-        Access::Read,
-        &argv,
-        PROBE_TIMEOUT,
-        PROBE_CAP,
-        false,
-    )
-    .await?;
-    // Outside a repository `git config --list` still lists the user's own config (exit 0).
-    match ended {
-        Ended::Exited(0) => {}
-        Ended::TimedOut => {
-            return Err(Outcome::denied(DenialKind::Git,format!(
-                "reading the repository's config took over {}s; the Git tools refuse to run with a config they could not check",
-                PROBE_TIMEOUT.as_secs()
-            )))
-        }
-        // A config git cannot read stops every git command the same way.
-        _ => return Ok(Vec::new()),
-    }
-    // Names never hold a newline, so this is the capture's own cut.
-    if output.contains("\n[output truncated: ") {
-        return Err(Outcome::denied(DenialKind::Git,format!(
-            "the repository's config names over {} MiB of settings; the Git tools refuse to run with a config they could not check",
-            PROBE_CAP / (1024 * 1024)
-        )));
-    }
-    let mut overrides = Vec::new();
-    for name in output
-        .split('\0')
-        .map(str::trim)
-        .filter(|name| !name.is_empty())
-    {
-        let lower = name.to_ascii_lowercase();
-        if lower == "core.worktree" {
-            return Err(Outcome::denied(
-                DenialKind::Git,
-                "the repository's config sets `core.worktree`, which points git at another directory; the Git tools refuse to run there",
-            ));
-        }
-        let Some((section, rest)) = lower.split_once('.') else {
-            continue;
-        };
-        let Some((_, key)) = rest.rsplit_once('.') else {
-            continue;
-        };
-        // The subsection keeps its case: take it from the name as git printed it.
-        let prefix = &name[..name.len() - key.len()];
-        let value = match (section, key) {
-            ("filter", "clean" | "smudge" | "process") => "",
-            ("filter", "required") => "false",
-            ("diff", "textconv" | "command") => "",
-            ("merge", "driver") => "",
-            _ => continue,
-        };
-        let item = format!("{prefix}{key}={value}");
-        if !overrides.contains(&item) {
-            overrides.push(item);
-        }
-    }
-    Ok(overrides)
-}
-
 /// Starts `git argv…` in the sandbox with the hardened environment and waits for it.
-async fn spawn(
+pub(super) async fn spawn(
     ctx: &ToolContext,
     dir: &Path,
     access: Access,

@@ -24,10 +24,14 @@
 
 mod arguments;
 mod hardened;
+mod probe;
 mod schemas;
 
 #[cfg(all(test, unix))]
 mod tests;
+
+#[cfg(all(test, unix))]
+mod hostile_tests;
 
 use crate::history::DenialKind;
 use std::path::PathBuf;
@@ -49,6 +53,10 @@ pub(crate) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
         Err(outcome) => outcome,
     }
 }
+
+/// Given to every command that takes it: no submodule is looked into, whatever the
+/// repository's `submodule.<name>.ignore` says (`probe.rs` overrides that for the others).
+const NO_SUBMODULES: &str = "--ignore-submodules=all";
 
 /// What one call will run.
 struct Plan {
@@ -82,10 +90,10 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
     };
     let mut max_lines = 0;
     let args: Vec<String> = match tool {
-        Tool::GitStatus => strings(&["status", "--short", "--branch"]),
+        Tool::GitStatus => strings(&["status", "--short", "--branch", NO_SUBMODULES]),
         Tool::GitDiff => {
             max_lines = lines(args, 200)?;
-            let mut list = strings(&["diff", "--no-ext-diff", "--no-textconv"]);
+            let mut list = strings(&["diff", "--no-ext-diff", "--no-textconv", NO_SUBMODULES]);
             if flag(args, "staged")? {
                 list.push("--cached".into());
             }
@@ -108,7 +116,13 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
             if let Some(path) = blob_path(&rev).filter(|path| super::is_credential_path(path)) {
                 return Err(super::sandbox::credential_denial(path));
             }
-            let mut list = strings(&["show", "--no-ext-diff", "--no-textconv", "--no-color"]);
+            let mut list = strings(&[
+                "show",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-color",
+                NO_SUBMODULES,
+            ]);
             list.push(rev);
             list.push("--".into());
             list
@@ -241,8 +255,20 @@ fn plan(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Plan, Outcome> {
     })
 }
 
-async fn execute(tool: Tool, plan: Plan, ctx: &ToolContext) -> Outcome {
+async fn execute(tool: Tool, mut plan: Plan, ctx: &ToolContext) -> Outcome {
     let timeout = ctx.limits.shell_timeout;
+    if tool == Tool::GitAdd {
+        // `git add` never meets a submodule (it would look into it): each is excluded.
+        let pathspec = plan.args[2..].to_vec();
+        match probe::gitlinks(ctx, &plan.dir, &pathspec).await {
+            Ok(links) => plan.args.extend(
+                links
+                    .iter()
+                    .map(|path| format!(":(exclude,top,literal){path}")),
+            ),
+            Err(outcome) => return outcome,
+        }
+    }
     let head_before = match tool {
         Tool::GitCommit | Tool::GitPull => head(ctx, &plan).await,
         _ => None,

@@ -15,7 +15,7 @@ use crate::tools::tests::Temp;
 use crate::tools::{execute, ToolContext};
 
 /// Runs the real git in `dir` (for setting repositories up), failing the test on error.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let output = Command::new("git")
         .args(args)
         .current_dir(dir)
@@ -27,7 +27,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository with an identity and one commit of `README`.
-fn repo(name: &str) -> (Temp, ToolContext) {
+pub(super) fn repo(name: &str) -> (Temp, ToolContext) {
     let temp = Temp::new(name);
     git(&temp.0, &["init", "-q", "-b", "main"]);
     git(&temp.0, &["config", "user.name", "Tester"]);
@@ -39,7 +39,7 @@ fn repo(name: &str) -> (Temp, ToolContext) {
     (temp, ctx)
 }
 
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
+pub(super) async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
     let mut call = ToolCall {
         id: "c".into(),
         name: name.into(),
@@ -52,17 +52,17 @@ async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
     call
 }
 
-fn text(call: &ToolCall) -> &str {
+pub(super) fn text(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap_or_default()
 }
 
 #[track_caller]
-fn assert_ok(call: &ToolCall) {
+pub(super) fn assert_ok(call: &ToolCall) {
     assert!(call.ok, "{} failed: {}", call.name, text(call));
 }
 
 #[track_caller]
-fn assert_refused(call: &ToolCall, needle: &str) {
+pub(super) fn assert_refused(call: &ToolCall, needle: &str) {
     assert!(!call.ok, "{} succeeded: {}", call.name, text(call));
     assert!(
         text(call).contains(needle),
@@ -71,7 +71,7 @@ fn assert_refused(call: &ToolCall, needle: &str) {
     );
 }
 
-fn policy(overrides: &[(Category, Action)]) -> crate::sandbox::Spec {
+pub(super) fn policy(overrides: &[(Category, Action)]) -> crate::sandbox::Spec {
     crate::sandbox::Spec::new(
         &[],
         &Permissions {
