@@ -451,11 +451,20 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
+    let protected = [change_log.clone()];
+    let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
+    let confinement = Confinement::new(&sandbox, &protected, &deny_read);
+    let check_confinement = Arc::new(if sandbox == env.work_dir {
+        confinement.clone()
+    } else {
+        Confinement::new(&env.work_dir, &protected, &deny_read)
+    });
     // MCP servers start before the first turn; one that cannot start ends the run here.
     let mcp = if program.mcp_servers.is_empty() {
         crate::mcp::McpServers::none()
     } else {
-        match crate::mcp::McpServers::start(program, &sandbox).await {
+        let spec = crate::sandbox::Spec::new(&program.settings, &program.permissions);
+        match crate::mcp::McpServers::start(program, &sandbox, &spec, &confinement).await {
             Ok(servers) => servers,
             Err(reason) => {
                 let run = machine.into_run();
@@ -476,14 +485,6 @@ pub async fn drive<M: Models>(
         on_event(&event, machine.run());
     }
     let mut saved_turn = None;
-    let protected = [change_log.clone()];
-    let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
-    let confinement = Confinement::new(&sandbox, &protected, &deny_read);
-    let check_confinement = Arc::new(if sandbox == env.work_dir {
-        confinement.clone()
-    } else {
-        Confinement::new(&env.work_dir, &protected, &deny_read)
-    });
     let tools = ToolRunner {
         program,
         env,

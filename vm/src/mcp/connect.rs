@@ -62,6 +62,7 @@ pub(super) async fn start(
     server: &McpServer,
     work_dir: &Path,
     limit: Duration,
+    confined: &Confined<'_>,
 ) -> Result<Started, String> {
     match &server.transport {
         McpTransport::Stdio {
@@ -93,7 +94,7 @@ pub(super) async fn start(
                 values.extend(expanded.values);
                 envs.push((name.as_str(), expanded.text));
             }
-            let (process, stderr) = spawn(command, &argv, &envs, &dir)?;
+            let (process, stderr) = spawn(confined, command, &argv, &envs, &dir)?;
             let process_group = process.id();
             let tail = StderrTail::default();
             if let Some(mut stderr) = stderr {
@@ -204,24 +205,32 @@ pub(super) fn with_stderr(message: String, tail: &StderrTail) -> String {
     }
 }
 
-/// Starts a stdio server's process: `command args…` in `dir`, with the allow-listed
-/// environment plus `envs`, in its own process group, its standard error piped. The one
-/// place a server's process is spawned.
+/// The confinement a stdio server runs in: the run's sandbox settings and the server's
+/// policy, drawn from the run's one confinement.
+pub(super) struct Confined<'a> {
+    pub spec: &'a crate::sandbox::Spec,
+    pub policy: &'a crate::sandbox::Policy,
+}
+
+/// Starts a stdio server's process: `command args…` in `dir`, in the OS sandbox under
+/// `confined` (the allow-listed environment plus `envs`; refused where the sandbox is
+/// unavailable and `Security.Sandbox` says `refuse`), in its own process group, its
+/// standard error piped. The one place a server's process is spawned.
 fn spawn(
+    confined: &Confined<'_>,
     command: &str,
     args: &[String],
     envs: &[(&str, String)],
     dir: &Path,
 ) -> Result<(TokioChildProcess, Option<tokio::process::ChildStderr>), String> {
-    let mut cmd = tokio::process::Command::new(command);
-    cmd.args(args)
-        .env_clear()
-        .envs(crate::sandbox::env::child_env())
-        .current_dir(dir);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut policy = confined.policy.clone();
+    policy.work_dir = dir.to_path_buf();
+    let mut cmd = crate::sandbox::command(confined.spec, &policy, command, &args)?;
     for (name, value) in envs {
         cmd.env(name, value);
     }
-    let mut wrapped = CommandWrap::from(cmd);
+    let mut wrapped = CommandWrap::from(tokio::process::Command::from(cmd));
     wrapped.wrap(ProcessGroup::leader());
     TokioChildProcess::builder(wrapped)
         .stderr(Stdio::piped())
@@ -251,8 +260,14 @@ mod tests {
             .build()
             .unwrap();
         let work_dir = std::env::temp_dir();
+        let spec = crate::sandbox::Spec::default();
+        let policy = crate::sandbox::Policy::new(&work_dir, &[], false, false);
+        let confined = Confined {
+            spec: &spec,
+            policy: &policy,
+        };
         let error = runtime
-            .block_on(start(&server, &work_dir, Duration::from_secs(5)))
+            .block_on(start(&server, &work_dir, Duration::from_secs(5), &confined))
             .err()
             .unwrap();
         assert!(

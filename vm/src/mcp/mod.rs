@@ -76,6 +76,29 @@ pub struct McpServers {
     connections: Vec<Option<Connection>>,
 }
 
+/// Whether some agent listing server `id` may write files: an agent whose `FileSystem`
+/// capabilities are narrowed to reading (no `write`, no `delete`) acts read-only, and a
+/// server only such agents use cannot write the work dir either.
+fn writers(program: &Program, id: usize) -> bool {
+    use fuseraft_compiler::ir::{Capability, Plugin};
+    let id = McpServerId(id as u32);
+    program
+        .agents
+        .iter()
+        .filter(|agent| program.mcp_servers_of(&agent.tools).contains(&id))
+        .any(|agent| {
+            agent
+                .capabilities
+                .iter()
+                .find(|(plugin, _)| *plugin == Plugin::FileSystem)
+                .is_none_or(|(_, granted)| {
+                    granted
+                        .iter()
+                        .any(|cap| matches!(cap, Capability::Write | Capability::Delete))
+                })
+        })
+}
+
 impl McpServers {
     /// No server: a program without `McpServers`.
     pub fn none() -> McpServers {
@@ -87,20 +110,33 @@ impl McpServers {
 
     /// Starts every server some agent lists, concurrently, and lists its tools. `Err` names
     /// the first server that failed and why; every server started is shut down first.
-    pub async fn start(program: &Program, work_dir: &Path) -> Result<McpServers, String> {
+    /// A stdio server runs in the run's confinement (`crate::sandbox`), under the policy
+    /// `spec` gives a server that agents use ([`writers`]).
+    pub async fn start(
+        program: &Program,
+        work_dir: &Path,
+        spec: &crate::sandbox::Spec,
+        confinement: &crate::sandbox::Confinement,
+    ) -> Result<McpServers, String> {
         let used = used(program);
         let starts = program
             .mcp_servers
             .iter()
             .zip(used)
-            .map(|(server, used)| async move {
+            .enumerate()
+            .map(|(id, (server, used))| async move {
                 if !used {
                     return Ok(None);
                 }
+                let policy = spec.for_mcp_server(confinement, writers(program, id));
+                let confined = connect::Confined {
+                    spec,
+                    policy: &policy,
+                };
                 let limit = server.timeout_seconds.map_or(CONNECT_TIMEOUT, |seconds| {
                     Duration::from_secs(seconds.into())
                 });
-                let started = match connect::start(server, work_dir, limit).await {
+                let started = match connect::start(server, work_dir, limit, &confined).await {
                     Ok(started) => started,
                     Err(reason) => {
                         return Err(format!(

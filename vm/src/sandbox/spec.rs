@@ -108,6 +108,18 @@ impl Spec {
         })
     }
 
+    /// The policy for a stdio MCP server, started once for the run: the network only when
+    /// `network_api` is `allow` (nobody approves a server's own connections), never git
+    /// writes, and the root writable only when `file_write_delete` is not `block` and
+    /// `agents_write` (some agent that lists the server may write files).
+    pub fn for_mcp_server(&self, confinement: &Confinement, agents_write: bool) -> Policy {
+        confinement.policy(Access {
+            write: agents_write && self.files != Grant::Block,
+            git_write: false,
+            network: self.network == Grant::Allow,
+        })
+    }
+
     /// The policy for a validator or contract command (from the config; nobody approves
     /// it): git writes and network only when the policy allows them outright.
     pub fn for_check_command(&self, confinement: &Confinement) -> Policy {
