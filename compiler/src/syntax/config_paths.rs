@@ -1,6 +1,6 @@
 //! Paths a config hands fuseraft (the sandbox, the change log, the brief, `file:` context
 //! sources, ...) stay in the project: a config may come from anyone, and a path of `..`,
-//! `/home/me` or a symlink out would point the tools, or fuseraft's own writes, at the
+//! an absolute path or a symlink out would point the tools, or fuseraft's own writes, at the
 //! user's files.
 //!
 //! Every such path is relative to the run's work dir, which `check` and `compile` do not
