@@ -115,6 +115,32 @@ impl FileReader for Disk {
     }
 }
 
+/// Where `path` leads when a symlink on it leaves `project` (walked from the project's
+/// descriptor, as includes are read); `None` when it stays inside or cannot be walked.
+#[cfg(unix)]
+fn leaves(project: &Path, path: &Path) -> Option<String> {
+    use fuseraft_vm::confine::{Error, Root, Walk};
+    let rel = normalize(path).strip_prefix(project).ok()?.to_path_buf();
+    let root = if project.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        project
+    };
+    let walk = Walk {
+        follow_final: true,
+        missing_dirs: true,
+    };
+    match Root::open(root).ok()?.resolve(&rel, walk) {
+        Err(Error::Escapes(place)) => Some(place),
+        _ => None,
+    }
+}
+
+#[cfg(not(unix))]
+fn leaves(_project: &Path, _path: &Path) -> Option<String> {
+    None
+}
+
 /// The reader of one compilation: the first file read fixes the project directory (as the
 /// compiler's loader does) and is read like [`Disk`] reads; every later file must be a
 /// regular file physically inside the project.
@@ -199,5 +225,10 @@ impl FileReader for Project {
 
     fn exists(&self, path: &Path) -> bool {
         path.exists()
+    }
+
+    fn leaves_project(&self, path: &Path) -> Option<String> {
+        let project = self.project.get()?;
+        leaves(project, path)
     }
 }

@@ -2,7 +2,8 @@
 //! tama agent that reaches outside the project through a symlink is refused at the key that
 //! names it, a FIFO include is refused at once (no wait for a writer), a symlink that stays
 //! inside the project keeps working, and a `Security.FileSystemSandboxPath` that does not
-//! exist stops `exec` before the first turn.
+//! exist stops `exec` before the first turn. Configured paths (the sandbox, the change log)
+//! symlinked out of the project are `FR004` at their key for `check`, `compile` and `exec`.
 
 #![cfg(unix)]
 
@@ -213,4 +214,119 @@ fn exec_refuses_a_missing_sandbox_path_before_the_first_turn() {
     );
     assert!(text.contains("sandbox-missing/config.yaml"), "{text}");
     assert!(!work.join("notes.txt").exists(), "a turn ran");
+}
+
+/// `fixtures/paths/sandbox-symlink` copied into a fresh project, its `box` a symlink to
+/// `target` (relative to the project).
+fn sandbox_project(name: &str, target: &Path) -> Scratch {
+    let project = Scratch::new(name);
+    for file in ["config.yaml", "replay.yaml"] {
+        let text =
+            std::fs::read_to_string(root().join("fixtures/paths/sandbox-symlink").join(file));
+        project.write(file, &text.unwrap());
+    }
+    std::os::unix::fs::symlink(target, project.path("box")).unwrap();
+    project
+}
+
+fn exec_in(project: &Scratch) -> Output {
+    let config = project.path("config.yaml");
+    let replay = project.path("replay.yaml");
+    let (output, _) = run(&[
+        "exec".as_ref(),
+        config.as_os_str(),
+        "--task".as_ref(),
+        "Write files.".as_ref(),
+        "--replay".as_ref(),
+        replay.as_os_str(),
+        "--work-dir".as_ref(),
+        project.0.as_os_str(),
+    ]);
+    output
+}
+
+#[test]
+fn a_sandbox_symlinked_out_of_the_project_is_refused_at_its_key() {
+    let home = Scratch::new("sandbox-home");
+    let project = sandbox_project("sandbox-symlink-out", &home.0);
+    let config = project.path("config.yaml");
+    for command in ["check", "compile"] {
+        let (output, _) = run(&[command.as_ref(), config.as_os_str()]);
+        let text = flat(&output);
+        assert_eq!(output.status.code(), Some(1), "{command}: {text}");
+        assert!(text.contains("FR004"), "{command}: {text}");
+        assert!(
+            text.contains("`Security.FileSystemSandboxPath: box` leaves the project directory"),
+            "{command}: {text}"
+        );
+        assert!(
+            text.contains("config.yaml:7:"),
+            "{command}: not at the key: {text}"
+        );
+    }
+    let output = exec_in(&project);
+    let text = flat(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("FR004"), "{text}");
+    assert!(
+        !home.path(".bashrc").exists(),
+        "the tools wrote outside the project"
+    );
+
+    // With the config elsewhere (no `box` beside it), the work dir's symlink is refused
+    // where the run resolves it.
+    let elsewhere = Scratch::new("sandbox-config-elsewhere");
+    let copied = std::fs::read_to_string(&config).unwrap();
+    elsewhere.write("config.yaml", &copied);
+    let moved = elsewhere.path("config.yaml");
+    let replay = project.path("replay.yaml");
+    let (output, _) = run(&[
+        "exec".as_ref(),
+        moved.as_os_str(),
+        "--task".as_ref(),
+        "Write files.".as_ref(),
+        "--replay".as_ref(),
+        replay.as_os_str(),
+        "--work-dir".as_ref(),
+        project.0.as_os_str(),
+    ]);
+    let text = flat(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(text.contains("outside the work dir"), "{text}");
+    assert!(
+        !home.path(".bashrc").exists(),
+        "the tools wrote outside the work dir"
+    );
+
+    // A symlink that stays inside the project keeps working.
+    let project = sandbox_project("sandbox-symlink-in", Path::new("real"));
+    std::fs::create_dir_all(project.path("real")).unwrap();
+    let output = exec_in(&project);
+    assert_eq!(output.status.code(), Some(0), "{}", flat(&output));
+    assert!(project.path("real/.bashrc").exists(), "{}", flat(&output));
+}
+
+#[test]
+fn a_change_log_symlinked_out_of_the_project_is_refused_at_its_key() {
+    let home = Scratch::new("changelog-home");
+    let project = sandbox_project("changelog-symlink-out", Path::new("real"));
+    std::fs::create_dir_all(project.path("real")).unwrap();
+    std::os::unix::fs::symlink(&home.0, project.path("logs")).unwrap();
+    let config = std::fs::read_to_string(project.path("config.yaml")).unwrap();
+    let config = config.replace(
+        "  Agents:",
+        "  ChangeTracking: { Path: logs/.bash_aliases }\n  Agents:",
+    );
+    project.write("config.yaml", &config);
+    let output = exec_in(&project);
+    let text = flat(&output);
+    assert_eq!(output.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("`ChangeTracking.Path: logs/.bash_aliases` leaves the project directory"),
+        "{text}"
+    );
+    assert!(
+        !home.path(".bash_aliases").exists(),
+        "fuseraft wrote outside the project"
+    );
 }

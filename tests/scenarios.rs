@@ -356,3 +356,63 @@ fn coverage_tells_apart_two_structured_routes_to_the_same_agent() {
     let snap = std::fs::read_to_string(scratch.0.join("revise.scenario.snap")).unwrap();
     assert!(snap.contains("when verdict == 'revise' → Writer"), "{snap}");
 }
+
+/// What a secret file outside the project holds: it must never be shown.
+const SECRET: &str = "aws_secret_access_key = SECRET-LINE-1234\n";
+
+#[test]
+#[cfg(unix)]
+fn scenario_paths_leaving_the_project_are_refused_without_quoting_the_file() {
+    let scratch = Scratch::new("outside");
+    scratch.write("secret/credentials", SECRET);
+    scratch.write("secret/config.yaml", SECRET);
+    scratch.write("secret/replay.yaml", SECRET);
+    let keyword = std::fs::read_to_string(root().join(KEYWORD_CONFIG)).unwrap();
+    scratch.write("project/config.yaml", &keyword);
+    let secret_config = scratch.0.join("secret/config.yaml");
+    scratch.write(
+        "project/absolute.scenario.yaml",
+        &format!(
+            "config: {}\ntask: x\nreplies: {{}}\n",
+            secret_config.display()
+        ),
+    );
+    scratch.write(
+        "project/dotdot.scenario.yaml",
+        "config: config.yaml\ntask: x\nreplay: ../secret/replay.yaml\n",
+    );
+    scratch.write("project/snap.scenario.yaml", APPROVED);
+    std::os::unix::fs::symlink(
+        scratch.0.join("secret/credentials"),
+        scratch.0.join("project/snap.scenario.snap"),
+    )
+    .unwrap();
+    let output = fuseraft(&["test", "."], &scratch.0.join("project"));
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        !out.contains("SECRET") && !err.contains("SECRET"),
+        "{out}\n{err}"
+    );
+    assert_eq!(
+        err.matches("leaves the scenario's project").count(),
+        3,
+        "{err}"
+    );
+    assert!(err.contains("absolute.scenario.yaml:1:9"), "{err}");
+    assert!(err.contains("dotdot.scenario.yaml:3:9"), "{err}");
+    assert!(err.contains("the snapshot `snap.scenario.snap`"), "{err}");
+    assert_eq!(
+        SECRET,
+        std::fs::read_to_string(scratch.0.join("secret/credentials")).unwrap()
+    );
+
+    // In a repository, a scenario may name files anywhere in it (`..` included).
+    std::fs::create_dir_all(scratch.0.join(".git")).unwrap();
+    scratch.write(
+        "project/tests/up.scenario.yaml",
+        &APPROVED.replace("config.yaml", "../config.yaml"),
+    );
+    let output = fuseraft(&["test", "tests", "--accept"], &scratch.0.join("project"));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -168,6 +168,7 @@ fn compile_config(
     let root = loader.parse(file)?;
     let dir = loader.sources.get(file).dir().to_path_buf();
     let mut config = crate::syntax::fuseraft::read_config(root, &dir, loader)?;
+    crate::syntax::config_paths::check(&config, loader);
     if keep == Keep::Program {
         // Only the checks walk the tree as written; the lowering reads the typed config.
         config.root = Node::new(config.root.span, NodeKind::Null);

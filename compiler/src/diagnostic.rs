@@ -63,6 +63,7 @@ codes! {
     MissingRoot = "FR012", "missing-root";
     MissingFile = "FR013", "missing-file";
     UnsupportedFeature = "FR014", "unsupported-feature";
+    McpServerStarts = "FR015", "mcp-server-starts";
     UnknownAgent = "FR101", "unknown-agent";
     UnknownState = "FR102", "unknown-state";
     UnknownInitial = "FR103", "unknown-initial";

@@ -165,6 +165,13 @@ pub trait FileReader {
     fn read(&self, path: &Path) -> std::io::Result<String>;
     fn is_dir(&self, path: &Path) -> bool;
     fn exists(&self, path: &Path) -> bool;
+
+    /// Where `path` (an existing path under the project directory) physically leads when
+    /// a symlink on it takes it out of the project; `None` when it stays inside, does not
+    /// exist, or the reader does not know (in-memory files have no symlinks).
+    fn leaves_project(&self, _path: &Path) -> Option<String> {
+        None
+    }
 }
 
 /// Files held in memory: a [`FileReader`] for tests, benchmarks, fuzzing and tools that

@@ -170,6 +170,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             diagnostic.code != fuseraft_compiler::diagnostic::Code::UnknownModelAlias
         });
     }
+    // What `check` says would start, this run starts: not a finding to show before it.
+    diagnostics.retain(|diagnostic| {
+        diagnostic.code != fuseraft_compiler::diagnostic::Code::McpServerStarts
+    });
     eprint!("{}", render::all(&diagnostics, &compiled.sources, style));
     let Some(program) = compiled.program else {
         super::early::record_compile_failure(&compiled);

@@ -21,6 +21,7 @@ pub mod run;
 pub mod snapshot;
 pub mod spec;
 pub mod trace;
+pub mod within;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

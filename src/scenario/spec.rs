@@ -13,7 +13,8 @@
 //! ```
 //!
 //! Keys are exact; an unknown key is an error with a did-you-mean. Every error carries the
-//! file, and the line and column of the offending key or value.
+//! file, and the line and column of the offending key or value. `config`, `replay` and the
+//! snapshots must stay in the scenario's project (`within.rs`).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -24,6 +25,7 @@ use fuseraft_vm::replay::{OnExhausted, Script};
 use serde_json::{json, Value as Json};
 
 use super::discover::normalize;
+use super::within::{outside_project, Project};
 
 /// The keys a scenario file may have.
 pub const KEYS: &[&str] = &[
@@ -81,7 +83,18 @@ pub fn load(path: &Path) -> Result<Scenario, Box<LoadError>> {
         Ok(root) => root,
         Err(diag) => return Err(Box::new(LoadError { sources, diag })),
     };
-    let (mut scenario, replay_file) = match read(path, &root) {
+    let Some(project) = Project::of(path) else {
+        let message = format!(
+            "cannot resolve the directory of scenario `{}`",
+            path.display()
+        );
+        let diag = Diagnostic::error(Code::MissingFile, message);
+        return Err(Box::new(LoadError { sources, diag }));
+    };
+    if let Some(diag) = snapshot_outside(path, &project, root.span) {
+        return Err(Box::new(LoadError { sources, diag }));
+    }
+    let (mut scenario, replay_file) = match read(path, &root, &project) {
         Ok(read) => read,
         Err(diag) => return Err(Box::new(LoadError { sources, diag })),
     };
@@ -121,7 +134,24 @@ fn confined(path: &str) -> bool {
             .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }
 
-fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnostic> {
+/// The error for a snapshot of the scenario at `path` (`.snap` or `.snap.new`) that is a
+/// symlink out of the project: `fuseraft test` reads it into a diff and writes it.
+fn snapshot_outside(path: &Path, project: &Project, span: Span) -> Option<Diagnostic> {
+    let snap = super::snapshot::snap_path(path);
+    [super::snapshot::pending_path(&snap), snap]
+        .into_iter()
+        .find_map(|file| {
+            let name = file.file_name()?.to_string_lossy().to_string();
+            let place = project.leaves(Path::new(&name))?;
+            Some(outside_project("snapshot", &name, &place, project, span))
+        })
+}
+
+fn read(
+    path: &Path,
+    root: &Node,
+    project: &Project,
+) -> Result<(Scenario, Option<PathBuf>), Diagnostic> {
     let NodeKind::Map(entries) = &root.kind else {
         return Err(invalid(
             root.span,
@@ -172,6 +202,16 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
 
     let config_node = required("config")?;
     let config_text = string_value("config", config_node)?;
+    if let Some(place) = project.leaves(Path::new(&config_text)) {
+        let span = config_node.span;
+        return Err(outside_project(
+            "config",
+            &config_text,
+            &place,
+            project,
+            span,
+        ));
+    }
     let config = normalize(&dir.join(&config_text));
     if !config.exists() {
         return Err(Diagnostic::error(
@@ -206,7 +246,17 @@ fn read(path: &Path, root: &Node) -> Result<(Scenario, Option<PathBuf>), Diagnos
                     "move this into the replay file",
                 ));
             }
-            let file = normalize(&dir.join(string_value("replay", value)?));
+            let written = string_value("replay", value)?;
+            if let Some(place) = project.leaves(Path::new(&written)) {
+                return Err(outside_project(
+                    "replay file",
+                    &written,
+                    &place,
+                    project,
+                    value.span,
+                ));
+            }
+            let file = normalize(&dir.join(&written));
             if !file.is_file() {
                 return Err(Diagnostic::error(
                     Code::MissingFile,

@@ -726,7 +726,7 @@ fn key_variables(program: &Program) -> Vec<String> {
 
 /// `Security.FileSystemSandboxPath` (relative to the work dir), canonical, or the work dir
 /// itself when it is not set. A configured path that does not exist or is not a directory
-/// is an error naming it: the sandbox never silently widens to the work dir.
+/// is an error naming it: the sandbox never silently widens to the work dir, nor leaves it.
 pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, String> {
     let Some((_, value)) = program
         .settings
@@ -736,13 +736,16 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
         return Ok(work_dir.to_path_buf());
     };
     let path = work_dir.join(value.trim());
+    let base = std::fs::canonicalize(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
     let problem = match std::fs::canonicalize(&path) {
+        // `..`, an absolute path or a symlink out (the compiler refuses the first two where
+        // the config names them; the work dir here may be another than the config's).
+        Ok(root) if !root.starts_with(&base) => {
+            format!("resolves to `{}`, outside the work dir", root.display())
+        }
         Ok(root) if is_state_dir(&root) => {
             "is inside `.git/` or fuseraft's own state, which the file tools may not change"
                 .to_string()
-        }
-        Ok(root) if !inside(&root, work_dir) => {
-            "leaves the work dir, so the tools would act outside the project".to_string()
         }
         Ok(root) if root.is_dir() => return Ok(root),
         Ok(_) => "is not a directory".to_string(),
@@ -754,12 +757,6 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
         path.display(),
         work_dir.display()
     ))
-}
-
-/// Whether `path` (canonical) is `dir` or beneath it, `dir` taken as it really is.
-fn inside(path: &Path, dir: &Path) -> bool {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    path.starts_with(dir)
 }
 
 /// What no started process may read besides the default mask: the command line's paths

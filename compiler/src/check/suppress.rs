@@ -2,6 +2,7 @@
 //! node (or at the end of its first line) silences those codes for the node and its
 //! subtree, the lines indented deeper below it. A reason is required (`FR902`), an unknown
 //! code is reported (`FR903`), and so is a suppression that silenced nothing (`FR901`).
+//! `FR015` (an MCP server that would start) is never silenced: the config is what it audits.
 //! JSON has no comments, so JSON configs cannot suppress.
 
 use std::sync::OnceLock;
@@ -44,7 +45,9 @@ pub(crate) fn apply(sources: &SourceMap, diagnostics: &mut Vec<Diagnostic>) -> V
     let mut suppressed = Vec::new();
     let mut kept = Vec::new();
     for diag in diagnostics.drain(..) {
-        let hit = diag.span().and_then(|span| {
+        // What a config would start is reported whatever the config says about it.
+        let audited = diag.code == Code::McpServerStarts;
+        let hit = diag.span().filter(|_| !audited).and_then(|span| {
             allows.iter_mut().find_map(|allow| {
                 let (file, start, end) = allow.scope;
                 if file != span.file

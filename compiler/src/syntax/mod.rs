@@ -8,6 +8,7 @@ pub use json::parse as parse_json;
 pub use node::{Budget, Node, NodeKind};
 pub use yaml::parse as parse_yaml;
 
+pub mod config_paths;
 pub mod fields;
 pub mod fuseraft;
 pub mod key_effects;

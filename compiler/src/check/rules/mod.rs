@@ -8,6 +8,7 @@
 mod fr005_ignored_section;
 mod fr006_incompatible_settings;
 mod fr007_inert_key;
+mod fr015_mcp_server_starts;
 mod fr105_unknown_model_alias;
 mod fr106_unused_definition;
 mod fr201_unreachable_state;
@@ -51,6 +52,7 @@ pub(crate) fn run(ctx: &mut Ctx<'_>) {
     fr005_ignored_section::check(ctx);
     fr006_incompatible_settings::check(ctx);
     fr007_inert_key::check(ctx);
+    fr015_mcp_server_starts::check(ctx);
     fr205_terminal_has_transitions::check(ctx);
     fr305_invalid_regex::check(ctx);
     fr306_pattern_always_matches::check(ctx);
@@ -125,6 +127,7 @@ pub const RULE_DOCS: &[&str] = &[
     include_str!("fr005_ignored_section.rs"),
     include_str!("fr006_incompatible_settings.rs"),
     include_str!("fr007_inert_key.rs"),
+    include_str!("fr015_mcp_server_starts.rs"),
     include_str!("fr105_unknown_model_alias.rs"),
     include_str!("fr106_unused_definition.rs"),
     include_str!("fr201_unreachable_state.rs"),

@@ -1,0 +1,191 @@
+//! Paths a config hands fuseraft (the sandbox, the change log, the brief, `file:` context
+//! sources, ...) stay in the project: a config may come from anyone, and a path of `..`,
+//! an absolute path or a symlink out would point the tools, or fuseraft's own writes, at the
+//! user's files.
+//!
+//! Every such path is relative to the run's work dir, which `check` and `compile` do not
+//! know; the project directory (the config's directory, the usual work dir) stands in for
+//! it. Lexically, an absolute path or a `..` that climbs above its start is an error
+//! whatever the root. Physically, a path that exists and leads out through a symlink is
+//! the reader's to find ([`FileReader::leaves_project`]: `src/disk.rs` walks it from the
+//! project's descriptor); it is reported at the same key. Keys fuseraft never acts on
+//! (`Events.Path`, `Checkpoint.Path`, ..., inert by `key_effects`) are not judged.
+
+use std::path::{Component, Path};
+
+use super::fields::Spanned;
+use super::fuseraft::{Config, ContextSourceDecl};
+use super::load::Loader;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::ir::{ContextSource, SourceKind};
+
+/// The settings whose value is a path fuseraft reads or writes (all relative to the work
+/// dir). A test keeps this list in step with `key_effects`.
+pub const PATH_SETTINGS: &[&str] = &[
+    "Security.FileSystemSandboxPath",
+    "ChangeTracking.Path",
+    "Validation.BriefPath",
+    "Validation.TestReportPath",
+    "Validation.ChangeLogPath",
+    "Chatroom.Path",
+];
+
+/// The parameters of contract predicates that name a file.
+const PATH_PARAMS: &[&str] = &["Path", "Source", "PatternSource"];
+
+/// Reports every configured path of `config` that leaves the project.
+pub fn check(config: &Config, loader: &mut Loader<'_>) {
+    let mut paths: Vec<(String, &Spanned<String>)> = Vec::new();
+    for (key, value) in &config.settings {
+        if PATH_SETTINGS.contains(&key.as_str()) {
+            paths.push((key.clone(), value));
+        }
+    }
+    let mut sources: Vec<&ContextSourceDecl> = Vec::new();
+    for agent in &config.agents {
+        sources.extend(&agent.context);
+    }
+    for state in config
+        .selection
+        .state_machine
+        .iter()
+        .flat_map(|m| &m.states)
+    {
+        for transition in &state.transitions {
+            sources.extend(&transition.handoff_context);
+            if let Some(path) = &transition.review_artifact_path {
+                paths.push(("ReviewArtifactPath".to_string(), path));
+            }
+        }
+    }
+    let files: Vec<(String, Spanned<String>)> = sources
+        .iter()
+        .filter_map(|decl| file_of(&decl.source))
+        .collect();
+    for (key, path) in &files {
+        paths.push((key.clone(), path));
+    }
+    for predicate in config.contracts.iter().flat_map(|c| &c.requires) {
+        for (name, value) in &predicate.params {
+            if PATH_PARAMS.contains(&name.as_str()) {
+                paths.push((name.clone(), value));
+            }
+        }
+    }
+    for server in &config.mcp_servers {
+        if let Some(dir) = &server.working_directory {
+            paths.push(("WorkingDirectory".to_string(), dir));
+        }
+    }
+    for (key, path) in paths {
+        if let Some(diag) = judge(&key, path, loader) {
+            loader.diags.push(diag);
+        }
+    }
+}
+
+/// The path a `file:PATH` context source names, at the source's span.
+fn file_of(source: &Spanned<String>) -> Option<(String, Spanned<String>)> {
+    let parsed = ContextSource {
+        source: source.value.clone(),
+        max_chars: 0,
+        label: None,
+    };
+    match parsed.kind() {
+        SourceKind::File(path) if !path.is_empty() => Some((
+            "file".to_string(),
+            Spanned::new(path.to_string(), source.span),
+        )),
+        _ => None,
+    }
+}
+
+/// The error for `path` when it leaves the project, lexically or through a symlink.
+fn judge(key: &str, path: &Spanned<String>, loader: &Loader<'_>) -> Option<Diagnostic> {
+    let value = path.value.trim();
+    if leaves_lexically(Path::new(value)) {
+        return Some(path_outside_project(key, value, None, path));
+    }
+    let project = loader.project()?;
+    let place = loader.reader.leaves_project(&project.join(value))?;
+    Some(path_outside_project(key, value, Some(&place), path))
+}
+
+/// Whether `path` is absolute or climbs above where it starts.
+pub fn leaves_lexically(path: &Path) -> bool {
+    let mut depth = 0usize;
+    for part in path.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => return true,
+            Component::ParentDir if depth == 0 => return true,
+            Component::ParentDir => depth -= 1,
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+        }
+    }
+    false
+}
+
+/// `FR004` at the key: a configured path that leaves the project (`place`: where a symlink
+/// leads, when that is how it leaves).
+fn path_outside_project(
+    key: &str,
+    value: &str,
+    place: Option<&str>,
+    at: &Spanned<String>,
+) -> Diagnostic {
+    let written = if key == "file" {
+        format!("file:{value}")
+    } else {
+        format!("{key}: {value}")
+    };
+    let message = match place {
+        None => format!("`{written}` leaves the project directory"),
+        Some(place) => {
+            format!("`{written}` leaves the project directory: it resolves to `{place}`")
+        }
+    };
+    Diagnostic::error(Code::InvalidValue, message)
+        .with_label(at.span, "this path leaves the project directory")
+        .with_help(
+            "configured paths are relative to the work dir and must stay inside it (after `..` and symlinks are resolved); to work elsewhere, run with `--work-dir` instead",
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::key_effects::{effect, KeyEffect};
+
+    #[test]
+    fn paths_that_climb_or_start_at_a_root_leave() {
+        for path in ["..", "../x", "a/../../x", "/etc", "/", "a/../.."] {
+            assert!(leaves_lexically(Path::new(path)), "{path}");
+        }
+        for path in [
+            ".",
+            "",
+            "a",
+            "a/../b",
+            "./.fuseraft/{session_id}/x.json",
+            "~/x",
+        ] {
+            assert!(!leaves_lexically(Path::new(path)), "{path}");
+        }
+    }
+
+    #[test]
+    fn every_acting_path_setting_is_judged() {
+        for (section, keys) in super::super::fuseraft::SETTING_SECTIONS {
+            for key in keys.iter().filter(|key| key.ends_with("Path")) {
+                let dotted = format!("{section}.{key}");
+                let acts = matches!(effect(section, key), Some((_, KeyEffect::Acts)));
+                assert_eq!(
+                    acts,
+                    PATH_SETTINGS.contains(&dotted.as_str()),
+                    "{dotted}: judge it exactly when fuseraft acts on it"
+                );
+            }
+        }
+    }
+}
