@@ -9,6 +9,7 @@
 mod files;
 mod git_plugin;
 mod keys;
+mod mcp;
 mod network;
 mod tree;
 mod view;

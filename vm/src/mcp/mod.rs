@@ -119,12 +119,8 @@ impl McpServers {
         confinement: &crate::sandbox::Confinement,
     ) -> Result<McpServers, String> {
         let used = used(program);
-        let starts = program
-            .mcp_servers
-            .iter()
-            .zip(used)
-            .enumerate()
-            .map(|(id, (server, used))| async move {
+        let starts = program.mcp_servers.iter().zip(used).enumerate().map(
+            |(id, (server, used))| async move {
                 if !used {
                     return Ok(None);
                 }
@@ -177,7 +173,8 @@ impl McpServers {
                     })
                     .collect();
                 Ok(Some((started, tools)))
-            });
+            },
+        );
         let results = futures::future::join_all(starts).await;
         let mut servers = McpServers::none();
         let mut failure = None;
