@@ -116,13 +116,14 @@ pub(super) async fn start(
                     // Give the dying process a moment to say why on its standard error.
                     tokio::time::sleep(Duration::from_millis(200)).await;
                     kill_group(process_group);
-                    Err(vars::redact(
-                        with_stderr(
+                    let message = match not_started(&tail) {
+                        Some(reason) => format!("cannot start `{command}`: {reason}"),
+                        None => with_stderr(
                             format!("`{command}` did not complete the MCP handshake ({error})"),
                             &tail,
                         ),
-                        &values,
-                    ))
+                    };
+                    Err(vars::redact(message, &values))
                 }
                 Err(_) => {
                     kill_group(process_group);
@@ -203,6 +204,17 @@ pub(super) fn with_stderr(message: String, tail: &StderrTail) -> String {
         Some(text) => format!("{message}; its standard error ends with:\n{text}"),
         None => message,
     }
+}
+
+/// Why the sandbox's launcher could not start the server's program (not installed, not
+/// executable), from its standard error: the launcher's own first line, without the
+/// program's name it repeats.
+fn not_started(tail: &StderrTail) -> Option<String> {
+    let text = tail.text()?;
+    let line = text.lines().next()?;
+    let rest = line.strip_prefix(crate::sandbox::SETUP_FAILED_MARK)?.trim();
+    let reason = rest.strip_prefix("starting `")?.split_once("`: ")?.1;
+    Some(reason.to_string())
 }
 
 /// The confinement a stdio server runs in: the run's sandbox settings and the server's
