@@ -363,7 +363,8 @@ Examples:
   fuseraft exec fuseraft.yaml --task \"...\" --work-dir /tmp/run --events events.jsonl --json
   fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml
   fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser
-  fuseraft exec fuseraft.yaml --task \"...\" --trust-mcp --mcp-env GITHUB_TOKEN   # its MCP servers";
+  fuseraft exec fuseraft.yaml --task \"...\" --trust-mcp --mcp-env GITHUB_TOKEN   # its MCP servers
+  fuseraft exec fuseraft.yaml --task \"...\" --deny-read ~/work/other-client   # hide more from commands";
     pub const TEST: &str = "\
 Examples:
   fuseraft test                      # every *.scenario.yaml under the current directory

@@ -33,8 +33,9 @@ impl Scratch {
         std::fs::write(self.dir.join(name), text).unwrap();
     }
 
+    /// In the work dir: a started server runs confined there (`docs/security.md`).
     fn marker(&self) -> PathBuf {
-        self.dir.join("server-ran")
+        self.dir.join("work/server-ran")
     }
 
     fn fuseraft(&self, args: &[&str]) -> Command {
@@ -160,11 +161,21 @@ fn fuseraft_test_starts_no_server_unless_asked() {
     assert!(text.contains("starts MCP server `evil`"), "{text}");
     assert!(text.contains("`--trust-mcp`"), "{text}");
     assert!(!scratch.marker().exists(), "the server ran");
-    scratch
+    // With the flag the server starts, confined to the scenario's own fresh work dir (so it
+    // leaves no marker here): its failed handshake shows in the trace.
+    let trusted = scratch
         .fuseraft(&["test", ".", "--trust-mcp"])
         .output()
         .unwrap();
-    assert!(wait_for(&scratch.marker()), "with `--trust-mcp` it starts");
+    let text = String::from_utf8_lossy(&trusted.stdout);
+    assert!(
+        text.contains("MCP server `evil` failed to start: `sh` did not complete the MCP handshake"),
+        "with `--trust-mcp` it starts: {text}"
+    );
+    assert!(
+        !scratch.marker().exists(),
+        "the server ran outside its work dir"
+    );
 }
 
 #[test]

@@ -166,3 +166,29 @@ fn nothing_cites_a_path_of_the_machine_it_was_written_on() {
         found.join("\n")
     );
 }
+
+#[test]
+fn only_the_sandbox_starts_processes() {
+    // Every process fuseraft starts for a config, a model or a repository runs in the run's
+    // confinement: `vm/src/sandbox/` builds every `Command`, the rest only takes one from
+    // `sandbox::command` (docs/security.md, "The confinement").
+    let mut found = Vec::new();
+    for path in rust_files(&["src", "vm/src"]) {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let test_module = name == "tests.rs" || name.ends_with("_tests.rs");
+        if path.starts_with(root().join("vm/src/sandbox")) || test_module {
+            continue;
+        }
+        for (index, line) in shipped_code(&path).lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or_default();
+            if code_part.contains("Command::new(") {
+                found.push(format!("{}:{}", relative(&path), index + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a process started outside `sandbox::command` runs unconfined:\n{}",
+        found.join("\n")
+    );
+}

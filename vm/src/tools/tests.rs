@@ -1176,6 +1176,8 @@ async fn tools_shell_spawn_failure_is_an_error() {
     let s = setup("spawn");
     let mut ctx = s.ctx.clone();
     ctx.work_dir = s.sandbox.path("does-not-exist");
+    ctx.confinement =
+        std::sync::Arc::new(crate::sandbox::Confinement::new(&ctx.work_dir, &[], &[]));
     let run = call(&ctx, "shell_run", json!({"command": "true"})).await;
     assert_error(&run, "could not start");
     let read = call(&ctx, "read_file", json!({"path": "x"})).await;
