@@ -451,7 +451,12 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
-    let protected = [change_log.clone()];
+    // The change log with its append log and lock: no started process writes them.
+    let protected = [
+        change_log.clone(),
+        crate::changes::store::append_log_path(&change_log),
+        crate::changes::store::lock_path(&change_log),
+    ];
     let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
     let confinement = Confinement::new(&sandbox, &protected, &deny_read);
     let check_confinement = Arc::new(if sandbox == env.work_dir {

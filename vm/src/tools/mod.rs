@@ -109,7 +109,12 @@ impl ToolContext {
             )
         })?;
         let change_log = work_dir.join(DEFAULT_PATH);
-        let confinement = crate::sandbox::Confinement::new(&work_dir, &[change_log.clone()], &[]);
+        let protected = [
+            change_log.clone(),
+            crate::changes::store::append_log_path(&change_log),
+            crate::changes::store::lock_path(&change_log),
+        ];
+        let confinement = crate::sandbox::Confinement::new(&work_dir, &protected, &[]);
         Ok(ToolContext {
             change_log,
             confinement: std::sync::Arc::new(confinement),
