@@ -35,6 +35,30 @@ pub struct StateDir {
     path: PathBuf,
 }
 
+/// Why a state directory could not be opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirError {
+    /// What is wrong with which path, and how to fix it.
+    pub message: String,
+    /// A link, another user's directory or one others may write: never used, the run must
+    /// not start. Otherwise the directory is merely unusable (not a directory, an I/O
+    /// error), which costs the run its saving, as a full disk would.
+    pub refused: bool,
+}
+
+impl std::fmt::Display for DirError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+fn unusable(message: String) -> DirError {
+    DirError {
+        message,
+        refused: false,
+    }
+}
+
 /// How a file of a state directory is opened.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -64,25 +88,31 @@ fn normal_parts(rel: &Path) -> Option<Vec<&OsStr>> {
 }
 
 /// Why a directory found at `path` (described by `stat`) cannot hold fuseraft's state.
-fn unfit_dir(path: &Path, stat: &rustix::fs::Stat) -> Option<String> {
+fn unfit_dir(path: &Path, stat: &rustix::fs::Stat) -> Option<DirError> {
     let shown = path.display();
     let kind = FileType::from_raw_mode(stat.st_mode);
+    let refuse = |message: String| {
+        Some(DirError {
+            message,
+            refused: true,
+        })
+    };
     if kind != FileType::Directory {
-        return Some(format!(
+        return Some(unusable(format!(
             "`{shown}` is {}, not a directory; fuseraft keeps its own state there: remove it",
             describe(kind)
-        ));
+        )));
     }
     let me = rustix::process::geteuid().as_raw();
     if stat.st_uid != me {
-        return Some(format!(
+        return refuse(format!(
             "`{shown}` is owned by uid {}, not by you (uid {me}); fuseraft keeps its own state there: remove it",
             stat.st_uid
         ));
     }
     let mode = stat.st_mode & 0o7777;
     if mode & 0o022 != 0 {
-        return Some(format!(
+        return refuse(format!(
             "`{shown}` is writable by other users (mode {mode:04o}); fuseraft keeps its own state there: run `chmod go-w {shown}` or remove it"
         ));
     }
@@ -123,26 +153,28 @@ impl StateDir {
     /// Opens `rel` (relative, plain names only) under the user's `work_dir`, creating missing
     /// directories (0700), following no symlink below the work dir; `Err` says what is wrong
     /// with which path and how to fix it.
-    pub fn open(work_dir: &Path, rel: &Path) -> Result<StateDir, String> {
+    pub fn open(work_dir: &Path, rel: &Path) -> Result<StateDir, DirError> {
         Self::walk(work_dir, rel, true).and_then(|dir| {
-            dir.ok_or_else(|| format!("`{}` does not exist", work_dir.join(rel).display()))
+            dir.ok_or_else(|| {
+                unusable(format!("`{}` does not exist", work_dir.join(rel).display()))
+            })
         })
     }
 
     /// [`StateDir::open`] without creating anything: `Ok(None)` when a directory is missing.
-    pub fn find(work_dir: &Path, rel: &Path) -> Result<Option<StateDir>, String> {
+    pub fn find(work_dir: &Path, rel: &Path) -> Result<Option<StateDir>, DirError> {
         Self::walk(work_dir, rel, false)
     }
 
-    fn walk(work_dir: &Path, rel: &Path, create: bool) -> Result<Option<StateDir>, String> {
+    fn walk(work_dir: &Path, rel: &Path, create: bool) -> Result<Option<StateDir>, DirError> {
         let Some(parts) = normal_parts(rel) else {
-            return Err(format!(
-                "`{}` is not a plain path under the work dir",
-                rel.display()
-            ));
+            return Err(DirError {
+                message: format!("`{}` is not a plain path under the work dir", rel.display()),
+                refused: true,
+            });
         };
         let cannot = |path: &Path, error: &dyn std::fmt::Display| {
-            format!("cannot open `{}`: {error}", path.display())
+            unusable(format!("cannot open `{}`: {error}", path.display()))
         };
         let mut fd = match rustix::fs::open(
             work_dir,
@@ -197,19 +229,22 @@ impl StateDir {
         name: &OsStr,
         path: &Path,
         stat: &rustix::fs::Stat,
-    ) -> String {
+    ) -> DirError {
         if FileType::from_raw_mode(stat.st_mode) != FileType::Symlink {
             return unfit_dir(path, stat)
-                .unwrap_or_else(|| format!("cannot open `{}`", path.display()));
+                .unwrap_or_else(|| unusable(format!("cannot open `{}`", path.display())));
         }
         let target = rustix::fs::readlinkat(parent, name, Vec::new())
             .map(|target| target.to_string_lossy().into_owned())
             .unwrap_or_default();
-        format!(
-            "`{}` is a symlink (to `{}`); fuseraft keeps its own state there and never follows a link: remove it",
-            path.display(),
-            target.escape_default()
-        )
+        DirError {
+            message: format!(
+                "`{}` is a symlink (to `{}`); fuseraft keeps its own state there and never follows a link: remove it",
+                path.display(),
+                target.escape_default()
+            ),
+            refused: true,
+        }
     }
 
     /// A directory the user named (trusted: opened by its path, links followed), created
@@ -345,6 +380,13 @@ impl StateDir {
         let stat = rustix::fs::statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         (FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile)
             .then_some(stat.st_size as u64)
+    }
+
+    /// The device and inode of `name` (a link itself, not followed), when it exists.
+    pub fn identity(&self, name: &str) -> Option<(u64, u64)> {
+        let stat = rustix::fs::statat(&*self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        #[allow(clippy::unnecessary_cast)]
+        Some((stat.st_dev as u64, stat.st_ino as u64))
     }
 
     /// Whether `name` exists (as anything: a link is not followed).

@@ -17,7 +17,10 @@ fn scratch(name: &str) -> PathBuf {
 fn refusal(work: &Path, rel: &str) -> String {
     match StateDir::open(work, Path::new(rel)) {
         Ok(dir) => panic!("`{rel}` opened as {dir:?}"),
-        Err(message) => message,
+        Err(error) => {
+            assert!(error.refused, "{error}");
+            error.message
+        }
     }
 }
 
@@ -86,7 +89,9 @@ fn a_directory_others_can_write_is_refused_saying_how_to_fix_it() {
     );
     assert!(message.contains("chmod go-w"), "{message}");
     std::fs::write(work.join("plain"), "").unwrap();
-    assert!(refusal(&work, "plain/x").contains("not a directory"));
+    let unusable = StateDir::open(&work, Path::new("plain/x")).unwrap_err();
+    assert!(unusable.message.contains("not a directory"), "{unusable}");
+    assert!(!unusable.refused);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
