@@ -810,13 +810,41 @@ fn a_config_that_does_not_compile_leaves_no_session_behind() {
 const PLANTED: &[(&str, &str, &str)] = &[
     // (the planted path, a symlink target under `dir` or a mode, the path named)
     (".fuseraft", "outside", ".fuseraft` is a symlink"),
-    (".fuseraft/sessions", "outside", ".fuseraft/sessions` is a symlink"),
-    (".fuseraft/state", "outside", ".fuseraft/state` is a symlink"),
-    (".fuseraft/state/changes.jsonl", "outside/.bashrc", "changes.jsonl` is a symlink"),
-    (".fuseraft/state/changes.json", "outside/.bashrc", "changes.json` is a symlink"),
-    (".fuseraft/state/changes.lock", "outside/.bashrc", "changes.lock` is a symlink"),
-    (".fuseraft", "0777", ".fuseraft` is writable by other users (mode 0777)"),
-    (".fuseraft/sessions", "0775", "sessions` is writable by other users (mode 0775)"),
+    (
+        ".fuseraft/sessions",
+        "outside",
+        ".fuseraft/sessions` is a symlink",
+    ),
+    (
+        ".fuseraft/state",
+        "outside",
+        ".fuseraft/state` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.jsonl",
+        "outside/.bashrc",
+        "changes.jsonl` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.json",
+        "outside/.bashrc",
+        "changes.json` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.lock",
+        "outside/.bashrc",
+        "changes.lock` is a symlink",
+    ),
+    (
+        ".fuseraft",
+        "0777",
+        ".fuseraft` is writable by other users (mode 0777)",
+    ),
+    (
+        ".fuseraft/sessions",
+        "0775",
+        "sessions` is writable by other users (mode 0775)",
+    ),
 ];
 
 /// Plants `path` in `work`: a symlink to `dir/target`, or a directory of mode `target`.
@@ -858,7 +886,11 @@ fn a_repository_cannot_redirect_fuseraft_state_through_links_or_shared_dirs() {
             ],
         );
         let message = stderr(&output);
-        assert_eq!(output.status.code(), Some(2), "{path} -> {target}: {message}");
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{path} -> {target}: {message}"
+        );
         assert!(message.contains(named), "{path} -> {target}: {message}");
         assert!(
             message.contains("remove it") && !message.contains("panicked"),
@@ -887,7 +919,10 @@ fn session_files_are_never_read_or_listed_through_a_link() {
     let output = resume(&dir, KEYWORD, KEYWORD_REPLAY, &id, &[]);
     let message = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{message}");
-    assert!(message.contains(".messages.jsonl` is a symlink"), "{message}");
+    assert!(
+        message.contains(".messages.jsonl` is a symlink"),
+        "{message}"
+    );
     // A session directory that is a link is not listed from either.
     let sessions = work.join(".fuseraft/sessions");
     std::fs::rename(&sessions, dir.join("sessions")).unwrap();
