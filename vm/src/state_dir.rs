@@ -176,6 +176,10 @@ impl StateDir {
         let cannot = |path: &Path, error: &dyn std::fmt::Display| {
             unusable(format!("cannot open `{}`: {error}", path.display()))
         };
+        if create {
+            // The work dir is the user's: made by its path, as before.
+            std::fs::create_dir_all(work_dir).map_err(|error| cannot(work_dir, &error))?;
+        }
         let mut fd = match rustix::fs::open(
             work_dir,
             OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
