@@ -416,3 +416,52 @@ fn scenario_paths_leaving_the_project_are_refused_without_quoting_the_file() {
     let output = fuseraft(&["test", "tests", "--accept"], &scratch.0.join("project"));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// A repository under test is untrusted (issue 27): a snapshot linked to a secret outside the
+/// project (or to `/proc/self/environ`) is refused and nothing of it printed; a `.snap.new`
+/// linked to a dotfile is replaced, never written through, with or without `--accept`.
+#[cfg(unix)]
+#[test]
+fn snapshot_links_out_of_the_project_are_never_read_or_written_through() {
+    use std::os::unix::fs::symlink;
+    let project = keyword_project("snapshot-links");
+    let outside = Scratch::new("snapshot-links-outside");
+    let secret = outside.write("secret.txt", "OPENAI_API_KEY=sk-file-secret\n");
+    let dotfile = outside.write(".bashrc", "kept\n");
+    let dir = &project.0;
+    symlink(&secret, dir.join("approved.scenario.snap")).unwrap();
+    symlink("/proc/self/environ", dir.join("revised.scenario.snap")).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["test", "."])
+        .current_dir(dir)
+        .env("OPENAI_API_KEY", "sk-environ-secret")
+        .output()
+        .unwrap();
+    let shown = format!("{}{}", stdout(&output), stderr(&output));
+    assert!(!output.status.success(), "{shown}");
+    assert!(!shown.contains("sk-"), "{shown}");
+    assert!(shown.contains("leaves the scenario's project"), "{shown}");
+
+    for accept in [false, true] {
+        let _ = std::fs::remove_file(dir.join("approved.scenario.snap"));
+        let _ = std::fs::remove_file(dir.join("approved.scenario.snap.new"));
+        symlink(&dotfile, dir.join("approved.scenario.snap.new")).unwrap();
+        let mut args = vec!["test", "approved.scenario.yaml"];
+        if accept {
+            args.insert(1, "--accept");
+        }
+        let output = fuseraft(&args, dir);
+        assert_eq!(std::fs::read_to_string(&dotfile).unwrap(), "kept\n");
+        let written = match accept {
+            true => "approved.scenario.snap",
+            false => "approved.scenario.snap.new",
+        };
+        let snap = std::fs::read_to_string(dir.join(written)).unwrap();
+        assert!(
+            snap.contains("signal APPROVED → end"),
+            "{}",
+            stdout(&output)
+        );
+        assert!(!dir.join(written).symlink_metadata().unwrap().is_symlink());
+    }
+}

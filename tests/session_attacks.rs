@@ -803,3 +803,133 @@ fn a_config_that_does_not_compile_leaves_no_session_behind() {
     assert!(!work.join(".fuseraft").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What a hostile cloned repository plants under the work dir, and the path the refusal
+/// must name (issue 27: no repository content redirects fuseraft's own writes).
+#[cfg(unix)]
+const PLANTED: &[(&str, &str, &str)] = &[
+    // (the planted path, a symlink target under `dir` or a mode, the path named)
+    (".fuseraft", "outside", ".fuseraft` is a symlink"),
+    (
+        ".fuseraft/sessions",
+        "outside",
+        ".fuseraft/sessions` is a symlink",
+    ),
+    (
+        ".fuseraft/state",
+        "outside",
+        ".fuseraft/state` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.jsonl",
+        "outside/.bashrc",
+        "changes.jsonl` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.json",
+        "outside/.bashrc",
+        "changes.json` is a symlink",
+    ),
+    (
+        ".fuseraft/state/changes.lock",
+        "outside/.bashrc",
+        "changes.lock` is a symlink",
+    ),
+    (
+        ".fuseraft",
+        "0777",
+        ".fuseraft` is writable by other users (mode 0777)",
+    ),
+    (
+        ".fuseraft/sessions",
+        "0775",
+        "sessions` is writable by other users (mode 0775)",
+    ),
+];
+
+/// Plants `path` in `work`: a symlink to `dir/target`, or a directory of mode `target`.
+#[cfg(unix)]
+fn plant(dir: &Path, work: &Path, path: &str, target: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let planted = work.join(path);
+    std::fs::create_dir_all(planted.parent().unwrap()).unwrap();
+    match u32::from_str_radix(target, 8) {
+        Ok(mode) => {
+            std::fs::create_dir_all(&planted).unwrap();
+            let permissions = std::fs::Permissions::from_mode(mode);
+            std::fs::set_permissions(&planted, permissions).unwrap();
+        }
+        Err(_) => std::os::unix::fs::symlink(dir.join(target), &planted).unwrap(),
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_repository_cannot_redirect_fuseraft_state_through_links_or_shared_dirs() {
+    for (number, (path, target, named)) in PLANTED.iter().enumerate() {
+        let dir = scratch(&format!("planted-{number}"));
+        let work = dir.join("work");
+        std::fs::create_dir_all(dir.join("outside")).unwrap();
+        std::fs::write(dir.join("outside/.bashrc"), "kept\n").unwrap();
+        plant(&dir, &work, path, target);
+        let output = fuseraft(
+            &dir,
+            &[
+                "exec",
+                "fixtures/run/change-envelope/config.yaml",
+                "--replay",
+                "fixtures/run/change-envelope/replay.yaml",
+                "--work-dir",
+                work.to_str().unwrap(),
+                "--task",
+                "Add answer().",
+            ],
+        );
+        let message = stderr(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{path} -> {target}: {message}"
+        );
+        assert!(message.contains(named), "{path} -> {target}: {message}");
+        assert!(
+            message.contains("remove it") && !message.contains("panicked"),
+            "{message}"
+        );
+        // Before the first turn: nothing written outside, and no file the agent wrote.
+        let outside: Vec<_> = std::fs::read_dir(dir.join("outside")).unwrap().collect();
+        assert_eq!(outside.len(), 1, "{path} -> {target}");
+        let kept = std::fs::read_to_string(dir.join("outside/.bashrc")).unwrap();
+        assert_eq!(kept, "kept\n", "{path} -> {target}");
+        assert!(!work.join("src/lib.rs").exists(), "{path} -> {target}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn session_files_are_never_read_or_listed_through_a_link() {
+    let dir = scratch("session-file-link");
+    let id = start(&dir, KEYWORD, KEYWORD_REPLAY, "1", &[]);
+    let work = dir.join("work");
+    let log = log_path(&dir, &id);
+    let moved = dir.join("elsewhere.jsonl");
+    std::fs::rename(&log, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &log).unwrap();
+    let output = resume(&dir, KEYWORD, KEYWORD_REPLAY, &id, &[]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{message}");
+    assert!(
+        message.contains(".messages.jsonl` is a symlink"),
+        "{message}"
+    );
+    // A session directory that is a link is not listed from either.
+    let sessions = work.join(".fuseraft/sessions");
+    std::fs::rename(&sessions, dir.join("sessions")).unwrap();
+    std::os::unix::fs::symlink(dir.join("sessions"), &sessions).unwrap();
+    let work_dir = work.to_str().unwrap();
+    let listed = fuseraft(&dir, &["sessions", "list", "--work-dir", work_dir]);
+    assert_eq!(listed.status.code(), Some(2), "{}", stderr(&listed));
+    assert!(stderr(&listed).contains("sessions` is a symlink"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

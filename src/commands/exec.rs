@@ -218,6 +218,12 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     if let Err(message) = mcp_consent(args, &program) {
         return usage_error(&message);
     }
+    // fuseraft's own state under the work dir is never reached through a link: a planted
+    // `.fuseraft/state -> ~` or `changes.jsonl -> ~/.bashrc` stops the run here.
+    let change_log = driver::change_log_path(&program, &work_dir, &session);
+    if let Err(message) = fuseraft_vm::changes::store::Files::open(&work_dir, &change_log) {
+        return usage_error(&message);
+    }
     let events = match &args.events {
         Some(path) => match EventsFile::open(path) {
             Ok(file) => file,

@@ -10,6 +10,9 @@ pub fn run(args: &SessionsArgs) -> u8 {
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match &args.action {
         SessionsAction::List => {
+            if let Err(error) = session::existing_dir(&work_dir) {
+                return fail(&error.message);
+            }
             let key = Key::load_or_create();
             let listed = session::list(&work_dir, key.as_ref().ok());
             if listed.is_empty() {
@@ -71,17 +74,18 @@ pub fn run(args: &SessionsArgs) -> u8 {
                 Ok(lock) => lock,
                 Err(error) => return fail(&error.message(id)),
             };
-            let state = session::path(&work_dir, id);
-            if !state.exists() {
-                return fail(&format!(
-                    "no session `{id}` in `{}`",
-                    work_dir.join(session::DIR).display()
-                ));
+            let dir = match session::dir(&work_dir) {
+                Ok(dir) => dir,
+                Err(error) => return fail(&error.message),
+            };
+            let state = format!("{id}.json");
+            if !dir.exists(&state) {
+                return fail(&format!("no session `{id}` in `{}`", dir.path().display()));
             }
-            let _ = std::fs::remove_file(session::messages_path(&work_dir, id));
-            let _ = std::fs::remove_file(session::config::text_path(&work_dir, id));
-            let _ = std::fs::remove_file(super::exec::transcript::path(&work_dir, id));
-            match std::fs::remove_file(state) {
+            for extension in ["messages.jsonl", "config.fir", "transcript.md"] {
+                let _ = dir.remove(&format!("{id}.{extension}"));
+            }
+            match dir.remove(&state) {
                 Ok(()) => {
                     eprintln!("removed session `{id}`");
                     exit::OK

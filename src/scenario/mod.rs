@@ -141,7 +141,7 @@ fn run_one(path: &Path, settings: Settings) -> Report {
     let verdict = match snapshot::check(path, &trace, settings.accept) {
         Ok(verdict) => verdict,
         Err(error) => {
-            let message = format!("{}: cannot write the snapshot: {error}", path.display());
+            let message = format!("{}: snapshot refused: {error}", path.display());
             Verdict::Error {
                 short: message.clone(),
                 message,

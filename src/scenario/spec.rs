@@ -134,17 +134,14 @@ fn confined(path: &str) -> bool {
             .all(|part| matches!(part, Component::Normal(_) | Component::CurDir))
 }
 
-/// The error for a snapshot of the scenario at `path` (`.snap` or `.snap.new`) that is a
-/// symlink out of the project: `fuseraft test` reads it into a diff and writes it.
+/// The error for the snapshot of the scenario at `path` that is a symlink out of the
+/// project: `fuseraft test` reads it into a diff. (A `.snap.new` is only ever written, as
+/// a fresh file that replaces whatever link is there: `snapshot.rs`.)
 fn snapshot_outside(path: &Path, project: &Project, span: Span) -> Option<Diagnostic> {
     let snap = super::snapshot::snap_path(path);
-    [super::snapshot::pending_path(&snap), snap]
-        .into_iter()
-        .find_map(|file| {
-            let name = file.file_name()?.to_string_lossy().to_string();
-            let place = project.leaves(Path::new(&name))?;
-            Some(outside_project("snapshot", &name, &place, project, span))
-        })
+    let name = snap.file_name()?.to_string_lossy().to_string();
+    let place = project.leaves(Path::new(&name))?;
+    Some(outside_project("snapshot", &name, &place, project, span))
 }
 
 fn read(

@@ -6,10 +6,11 @@
 //! nothing while any change of agents, states, routes, prompts or settings does. The text
 //! itself is kept once in `<id>.config.fir` (0600) to name the first differing line.
 
-use std::io::Write;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use fuseraft_compiler::ir::{self, Program};
+use fuseraft_vm::state_dir::Access;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -134,16 +135,8 @@ pub fn digest(text: &str) -> String {
 
 /// Keeps the normalized text of a session's config (atomically, 0600).
 pub fn save_text(work_dir: &Path, id: &str, text: &str) -> std::io::Result<()> {
-    let dir = work_dir.join(super::DIR);
-    super::private_dir(&dir)?;
-    let temp = dir.join(format!(".{id}.config.fir.tmp"));
-    let written =
-        super::private_file(&temp, false).and_then(|mut file| file.write_all(text.as_bytes()));
-    let renamed = written.and_then(|()| std::fs::rename(&temp, text_path(work_dir, id)));
-    if renamed.is_err() {
-        let _ = std::fs::remove_file(&temp);
-    }
-    renamed
+    let dir = super::dir(work_dir).map_err(super::dir_error)?;
+    dir.replace(&format!("{id}.config.fir"), text.as_bytes())
 }
 
 /// Says how the config `now` (normalized, from `now_path`) differs from the one session `id`
@@ -162,8 +155,16 @@ pub fn difference(
     let mut message = format!(
         "session `{id}` ran with another config: it recorded `{recorded_path}`, and `{now_path}` now compiles to a different program"
     );
-    let recorded = std::fs::read_to_string(text_path(work_dir, id))
+    let recorded = super::existing_dir(work_dir)
         .ok()
+        .flatten()
+        .and_then(|dir| {
+            let mut text = String::new();
+            let mut file = dir
+                .open_file(&format!("{id}.config.fir"), Access::Read)
+                .ok()?;
+            file.read_to_string(&mut text).ok().map(|_| text)
+        })
         .filter(|text| digest(text) == recorded_digest);
     match recorded {
         Some(recorded) => message.push_str(&first_difference(&recorded, now)),

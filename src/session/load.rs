@@ -9,7 +9,10 @@
 //! that verifies. Sessions written without MACs (before session keys, or without a key) are
 //! refused unless the caller allows unverified sessions (`--allow-unverified`).
 
+use std::io::Read;
 use std::path::Path;
+
+use fuseraft_vm::state_dir::{Access, StateDir};
 
 use serde_json::Value as Json;
 
@@ -237,7 +240,15 @@ fn malformed(id: &str, number: usize, kind: &str, log_path: &Path, why: &str) ->
 }
 
 fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Result<Loaded, String> {
-    let mut snapshot = load_state(work_dir, id)?;
+    if !valid_id(id) {
+        return Err(invalid_id(id));
+    }
+    let dir = match super::existing_dir(work_dir) {
+        Ok(Some(dir)) => dir,
+        Ok(None) => return Err(no_session(work_dir, id)),
+        Err(error) => return Err(error.message),
+    };
+    let mut snapshot = load_state(&dir, work_dir, id)?;
     let snapshot_verified = verify_snapshot(trust.key.ok(), id, &mut snapshot);
     if snapshot_verified == Some(false) {
         return Err(format!(
@@ -246,7 +257,11 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
         ));
     }
     let log_path = messages_path(work_dir, id);
-    let bytes = std::fs::read(&log_path).map_err(|error| {
+    let mut bytes = Vec::new();
+    let read = dir
+        .open_file(&format!("{id}.messages.jsonl"), Access::Read)
+        .and_then(|mut file| file.read_to_end(&mut bytes));
+    read.map_err(|error| {
         format!(
             "cannot read the session's messages `{}`: {error}",
             log_path.display()
@@ -357,9 +372,8 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
     let mut messages = log.messages;
     messages.truncate(message_count(&state));
     if repair && end < bytes.len() {
-        let file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&log_path)
+        let file = dir
+            .open_file(&format!("{id}.messages.jsonl"), Access::Update)
             .map_err(|error| format!("cannot repair `{}`: {error}", log_path.display()))?;
         file.set_len(end as u64)
             .and_then(|_| file.sync_all())
@@ -374,17 +388,22 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
     })
 }
 
+fn no_session(work_dir: &Path, id: &str) -> String {
+    format!(
+        "no session `{id}` in `{}` (is `--work-dir` the one the session ran in?)",
+        work_dir.join(DIR).display()
+    )
+}
+
 /// Reads a session's state file only.
-fn load_state(work_dir: &Path, id: &str) -> Result<Json, String> {
-    if !valid_id(id) {
-        return Err(invalid_id(id));
-    }
+fn load_state(dir: &StateDir, work_dir: &Path, id: &str) -> Result<Json, String> {
     let file = path(work_dir, id);
-    let text = std::fs::read_to_string(&file).map_err(|error| match error.kind() {
-        std::io::ErrorKind::NotFound => format!(
-            "no session `{id}` in `{}` (is `--work-dir` the one the session ran in?)",
-            work_dir.join(DIR).display()
-        ),
+    let mut text = String::new();
+    let read = dir
+        .open_file(&format!("{id}.json"), Access::Read)
+        .and_then(|mut opened| opened.read_to_string(&mut text));
+    read.map_err(|error| match error.kind() {
+        std::io::ErrorKind::NotFound => no_session(work_dir, id),
         _ => format!("cannot read `{}`: {error}", file.display()),
     })?;
     let state: Json = serde_json::from_str(&text)

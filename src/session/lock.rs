@@ -10,6 +10,8 @@ use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
+use fuseraft_vm::state_dir::{Access, StateDir};
+
 /// Why a session could not be locked.
 #[derive(Debug)]
 pub enum LockError {
@@ -37,7 +39,8 @@ impl LockError {
 #[derive(Debug)]
 pub struct RunLock {
     _file: File,
-    path: PathBuf,
+    dir: StateDir,
+    name: String,
 }
 
 pub fn path(work_dir: &Path, id: &str) -> PathBuf {
@@ -46,16 +49,18 @@ pub fn path(work_dir: &Path, id: &str) -> PathBuf {
 
 /// Takes the lock of session `id` without waiting.
 pub fn acquire(work_dir: &Path, id: &str) -> Result<RunLock, LockError> {
-    let path = path(work_dir, id);
-    super::private_dir(&work_dir.join(super::DIR)).map_err(LockError::Io)?;
+    let dir = super::dir(work_dir).map_err(|error| LockError::Io(super::dir_error(error)))?;
+    let name = format!("{id}.lock");
     loop {
-        let mut file = open(&path).map_err(LockError::Io)?;
+        let mut file = dir
+            .open_file(&name, Access::Update)
+            .map_err(LockError::Io)?;
         match try_lock(&file, false) {
             Ok(true) => {}
             Ok(false) => return Err(LockError::Busy(holder(&mut file))),
             Err(error) => return Err(LockError::Io(error)),
         }
-        if !same_file(&file, &path) {
+        if !same_file(&file, &dir, &name) {
             // Its holder removed it between our open and our lock: take the new one.
             continue;
         }
@@ -64,14 +69,18 @@ pub fn acquire(work_dir: &Path, id: &str) -> Result<RunLock, LockError> {
             .and_then(|()| file.rewind())
             .and_then(|()| file.write_all(pid.as_bytes()))
             .map_err(LockError::Io)?;
-        return Ok(RunLock { _file: file, path });
+        return Ok(RunLock {
+            _file: file,
+            dir,
+            name,
+        });
     }
 }
 
 /// Whether session `id` is locked by a run now: `Some(pid)` of the holder when it is.
 pub fn holder_of(work_dir: &Path, id: &str) -> Option<Option<u32>> {
-    let path = path(work_dir, id);
-    let mut file = std::fs::File::open(&path).ok()?;
+    let dir = super::existing_dir(work_dir).ok()??;
+    let mut file = dir.open_file(&format!("{id}.lock"), Access::Read).ok()?;
     match try_lock(&file, true) {
         Ok(false) => Some(holder(&mut file)),
         _ => None,
@@ -99,17 +108,6 @@ fn try_lock(_: &File, _: bool) -> std::io::Result<bool> {
     Ok(true)
 }
 
-fn open(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
-}
-
 /// The pid written in a lock file.
 fn holder(file: &mut File) -> Option<u32> {
     let mut text = String::new();
@@ -118,24 +116,19 @@ fn holder(file: &mut File) -> Option<u32> {
     text.trim().parse().ok()
 }
 
-#[cfg(unix)]
-fn same_file(file: &File, path: &Path) -> bool {
+/// Whether `name` in `dir` is still the file `file` holds.
+fn same_file(file: &File, dir: &StateDir, name: &str) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (file.metadata(), std::fs::metadata(path)) {
-        (Ok(open), Ok(named)) => open.dev() == named.dev() && open.ino() == named.ino(),
+    match (file.metadata(), dir.identity(name)) {
+        (Ok(open), Some(named)) => (open.dev(), open.ino()) == named,
         _ => false,
     }
-}
-
-#[cfg(not(unix))]
-fn same_file(_: &File, path: &Path) -> bool {
-    path.exists()
 }
 
 impl Drop for RunLock {
     fn drop(&mut self) {
         // Removed while held, so no run can lock this file and then find it gone.
-        let _ = std::fs::remove_file(&self.path);
+        let _ = self.dir.remove(&self.name);
         // Closing the file (dropping it after this) releases the lock.
     }
 }

@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fuseraft_vm::history::Message;
+use fuseraft_vm::state_dir::{Access, StateDir};
 use serde_json::Value as Json;
 
 use super::key::{self, Key, Tag};
 use super::Chain;
 use super::{
-    messages_path, path, private_file, snapshot_mac, DIR, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN,
-    RECORD_OPEN, SNAPSHOT_INTERVAL, SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
+    snapshot_mac, LOG_DOMAIN, MAC_CLOSE, MAC_OPEN, RECORD_OPEN, SNAPSHOT_INTERVAL,
+    SNAPSHOT_MAC_KEY, SYNC_INTERVAL,
 };
 
 /// The most bytes of redoable checkpoints held before they are written.
@@ -28,6 +29,9 @@ pub(super) const HOLD_INTERVAL: Duration = Duration::from_millis(50);
 /// Nothing touches the disk before the first checkpoint.
 pub(super) struct LogFile {
     work_dir: PathBuf,
+    /// The session directory, opened at the first write (once for the run, no link
+    /// followed: `super::dir`).
+    dir: Option<StateDir>,
     id: String,
     file: Option<File>,
     /// The bytes of the log up to its last whole checkpoint.
@@ -63,6 +67,7 @@ impl LogFile {
     pub(super) fn new(work_dir: &Path, id: &str, key: Option<Arc<Key>>, chain: Chain) -> LogFile {
         LogFile {
             work_dir: work_dir.to_path_buf(),
+            dir: None,
             id: id.to_string(),
             file: None,
             len: 0,
@@ -83,7 +88,20 @@ impl LogFile {
     /// Whether `<id>.json` exists (written by this run or the one it resumes), so that
     /// `--resume` can continue the session.
     pub(super) fn resumable(&self) -> bool {
-        self.last_snapshot.is_some() || path(&self.work_dir, &self.id).exists()
+        self.last_snapshot.is_some()
+            || super::existing_dir(&self.work_dir)
+                .ok()
+                .flatten()
+                .is_some_and(|dir| dir.exists(&format!("{}.json", self.id)))
+    }
+
+    /// The session directory, opened now if it was not.
+    fn dir(&mut self) -> std::io::Result<StateDir> {
+        if let Some(dir) = &self.dir {
+            return Ok(dir.clone());
+        }
+        let dir = super::dir(&self.work_dir).map_err(super::dir_error)?;
+        Ok(self.dir.insert(dir).clone())
     }
 
     /// Appends a checkpoint: its new `messages` and its `state` (the state record's JSON
@@ -249,14 +267,14 @@ impl LogFile {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let file = match &mut self.file {
-            Some(file) => file,
-            None => {
-                super::private_dir(&self.work_dir.join(DIR))?;
-                let file = private_file(&messages_path(&self.work_dir, &self.id), true)?;
-                self.len = file.metadata()?.len();
-                self.file.insert(file)
-            }
+        if self.file.is_none() {
+            let name = format!("{}.messages.jsonl", self.id);
+            let file = self.dir()?.open_file(&name, Access::Append)?;
+            self.len = file.metadata()?.len();
+            self.file = Some(file);
+        }
+        let Some(file) = &mut self.file else {
+            return Ok(());
         };
         if let Err(error) = file.write_all(&self.buffer) {
             // A partial write is undone so the log still ends with a whole checkpoint.
@@ -303,7 +321,7 @@ impl LogFile {
                 );
             }
         }
-        save(&self.work_dir, &self.id, &state)?;
+        save(&self.dir()?, &self.id, &state)?;
         self.last_snapshot = Some(Instant::now());
         Ok(())
     }
@@ -315,7 +333,9 @@ impl LogFile {
             self.held_since = None;
             if self.len == 0 && self.last_snapshot.is_none() {
                 // Nothing was saved: leave no empty log behind.
-                let _ = std::fs::remove_file(messages_path(&self.work_dir, &self.id));
+                if let Some(dir) = &self.dir {
+                    let _ = dir.remove(&format!("{}.messages.jsonl", self.id));
+                }
             }
         }
         result
@@ -332,23 +352,11 @@ impl Drop for LogFile {
     }
 }
 
-/// Writes the session's state file, atomically.
-fn save(work_dir: &Path, id: &str, checkpoint: &Json) -> std::io::Result<()> {
-    let dir = work_dir.join(DIR);
-    super::private_dir(&dir)?;
-    let target = path(work_dir, id);
-    let temp = dir.join(format!(".{id}.json.tmp"));
+/// Writes the session's state file, atomically (a fresh file, synced, renamed over it, and
+/// the directory synced).
+fn save(dir: &StateDir, id: &str, checkpoint: &Json) -> std::io::Result<()> {
     let text = serde_json::to_string_pretty(checkpoint).map_err(std::io::Error::other)?;
-    let written = private_file(&temp, false).and_then(|mut file| {
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    });
-    if let Err(error) = written.and_then(|_| std::fs::rename(&temp, &target)) {
-        let _ = std::fs::remove_file(&temp);
-        return Err(error);
-    }
-    if let Ok(dir) = File::open(&dir) {
-        let _ = dir.sync_all();
-    }
+    dir.replace(&format!("{id}.json"), text.as_bytes())?;
+    dir.sync();
     Ok(())
 }

@@ -56,6 +56,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use fuseraft_vm::state_dir::{Access, DirError, StateDir};
 use serde_json::Value as Json;
 
 pub mod config;
@@ -138,16 +139,20 @@ pub fn messages_path(work_dir: &Path, id: &str) -> PathBuf {
     work_dir.join(DIR).join(format!("{id}.messages.jsonl"))
 }
 
-/// Creates the session directory (and missing parents) for its owner only (0700).
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir)
+/// The session directory of `work_dir`, opened without following a link at any component
+/// (`fuseraft_vm::state_dir`) and made (0700) when missing.
+pub fn dir(work_dir: &Path) -> Result<StateDir, DirError> {
+    StateDir::open(work_dir, Path::new(DIR))
+}
+
+/// [`dir`] when it exists; a reader makes nothing.
+pub fn existing_dir(work_dir: &Path) -> Result<Option<StateDir>, DirError> {
+    StateDir::find(work_dir, Path::new(DIR))
+}
+
+/// A directory that could not be opened, as an I/O error carrying its message.
+pub(crate) fn dir_error(error: DirError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::PermissionDenied, error.message)
 }
 
 /// Opens a file readable and writable by its owner only (0600 on creation).
@@ -200,19 +205,23 @@ pub struct Listed {
 /// The sessions of `work_dir`, newest first. With a key, a snapshot that fails to verify is
 /// listed `altered` and one without a MAC `unverified`.
 pub fn list(work_dir: &Path, key: Option<&Key>) -> Vec<Listed> {
-    let Ok(entries) = std::fs::read_dir(work_dir.join(DIR)) else {
+    let Ok(Some(dir)) = existing_dir(work_dir) else {
         return Vec::new();
     };
-    let mut listed: Vec<Listed> = entries
-        .filter_map(|entry| entry.ok())
-        .filter_map(|entry| {
-            let name = entry.file_name().to_string_lossy().to_string();
+    let Ok(names) = dir.names() else {
+        return Vec::new();
+    };
+    let mut listed: Vec<Listed> = names
+        .into_iter()
+        .filter_map(|name| {
             let id = name.strip_suffix(".json")?.to_string();
             if !valid_id(&id) {
                 return None;
             }
-            let mut json: Json =
-                serde_json::from_str(&std::fs::read_to_string(entry.path()).ok()?).ok()?;
+            let mut text = String::new();
+            let mut file = dir.open_file(&name, Access::Read).ok()?;
+            std::io::Read::read_to_string(&mut file, &mut text).ok()?;
+            let mut json: Json = serde_json::from_str(&text).ok()?;
             let verified = verify_snapshot(key, &id, &mut json);
             let machine = json.get("Machine").cloned().unwrap_or(Json::Null);
             let outcome = machine.get("Outcome").and_then(Json::as_str);

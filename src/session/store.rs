@@ -37,6 +37,9 @@ impl Store {
                 "warning: {problem}; this session is saved without authentication, and resuming it will need `--allow-unverified`"
             );
         }
+        if resuming {
+            refuse_unfit_dir(work_dir)?;
+        }
         let lock = match resuming {
             true => Some(lock::acquire(work_dir, id).map_err(|error| error.message(id))?),
             false => None,
@@ -56,6 +59,7 @@ impl Store {
             return Ok(());
         }
         if self.lock.is_none() {
+            refuse_unfit_dir(work_dir)?;
             match lock::acquire(work_dir, id) {
                 Ok(lock) => self.lock = Some(lock),
                 Err(error @ LockError::Busy(_)) => return Err(error.message(id)),
@@ -75,5 +79,15 @@ impl Store {
             );
         }
         Ok(())
+    }
+}
+
+/// `Err` when the session directory is a link, another user's or writable by others (a
+/// cloned repository's planted `.fuseraft/sessions`): the run must not start. A directory
+/// that is merely unusable (a file in its place) costs the run its saving, reported once.
+fn refuse_unfit_dir(work_dir: &Path) -> Result<(), String> {
+    match super::dir(work_dir) {
+        Err(error) if error.refused => Err(error.message),
+        _ => Ok(()),
     }
 }

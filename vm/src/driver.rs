@@ -423,6 +423,12 @@ pub async fn drive<M: Models>(
     crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
+    // The change log's directory, opened once for the run without following a link: a
+    // repository's planted `.fuseraft/state -> ~` ends the run before the first turn.
+    if let Err(reason) = crate::changes::store::Files::open(&env.work_dir, &change_log) {
+        let run = machine.into_run();
+        return Summary::cut_short(run, Outcome::Error, reason, 0, Cost::default());
+    }
     let sandbox = match sandbox_root(program, &env.work_dir) {
         Ok(sandbox) => sandbox,
         Err(reason) => {

@@ -30,6 +30,8 @@ pub mod mcp;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;
+#[cfg(unix)]
+pub mod state_dir;
 pub mod tools;
 pub mod validate;
 mod words;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use fuseraft_vm::driver::Summary;
 use fuseraft_vm::history::Role;
+use fuseraft_vm::state_dir::Access;
 
 /// The most characters of one tool result the transcript shows.
 const RESULT_CHARS: usize = 400;
@@ -125,10 +126,9 @@ pub fn write(
     summary: &Summary,
 ) -> std::io::Result<PathBuf> {
     let path = path(work_dir, session);
-    if let Some(dir) = path.parent() {
-        crate::session::private_dir(dir)?;
-    }
-    let file = crate::session::private_file(&path, false)?;
+    let dir = crate::session::dir(work_dir).map_err(crate::session::dir_error)?;
+    let name = format!("{session}.transcript.md");
+    let file = dir.open_file(&name, Access::Truncate)?;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
     let written = render_to(&mut out, session, task, summary).and_then(|()| {
         out.into_inner()
@@ -137,7 +137,7 @@ pub fn write(
     });
     if let Err(error) = written {
         // A full disk leaves no partial transcript behind.
-        let _ = std::fs::remove_file(&path);
+        let _ = dir.remove(&name);
         return Err(error);
     }
     Ok(path)

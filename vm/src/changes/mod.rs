@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+mod files;
 pub mod store;
 
 use serde_json::{json, Value as Json};
@@ -84,19 +85,7 @@ impl ChangeLog {
 
     /// Reads the snapshot `changes.json` alone; `None` when it does not exist.
     pub fn load_snapshot(path: &Path) -> Result<Option<ChangeLog>, String> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => {
-                return Err(format!(
-                    "could not read change log `{}`: {error}",
-                    path.display()
-                ))
-            }
-        };
-        ChangeLog::parse(&text)
-            .map(Some)
-            .map_err(|error| format!("change log `{}` is not valid: {error}", path.display()))
+        store::load_snapshot(path)
     }
 
     pub fn parse(text: &str) -> Result<ChangeLog, String> {

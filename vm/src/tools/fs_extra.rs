@@ -337,6 +337,12 @@ pub(crate) fn set_permissions(args: &Args, root: &Path, ctx: &ToolContext) -> Ou
     if let Err(outcome) = deny_protected(&root, &resolved, raw, ctx) {
         return outcome;
     }
+    if let Some(what) = super::sandbox::mode_protected(&resolved.rel) {
+        return Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is {what}, whose permissions the tools do not change"),
+        );
+    }
     if resolved.rel.is_empty() || resolved.place.name().is_none() {
         return Outcome::denied(
             DenialKind::Sandbox,

@@ -112,6 +112,21 @@ pub(super) fn protected_state(rel: &str) -> Option<&'static str> {
     }
 }
 
+/// Whose mode or owner the tools may not change: fuseraft's and git's state
+/// ([`protected_state`]) and the `.fuseraft` directory itself, whose mode guards the session
+/// store (a world-writable `.fuseraft` would let anyone swap `sessions` for a link; fuseraft
+/// refuses to run in it). Judged on the resolved path, ignoring case.
+pub(super) fn mode_protected(rel: &str) -> Option<&'static str> {
+    protected_state(rel).or_else(|| {
+        let lower = rel.to_ascii_lowercase().replace('\\', "/");
+        let mut parts = lower
+            .split('/')
+            .filter(|part| !part.is_empty() && *part != ".");
+        (parts.next() == Some(".fuseraft") && parts.next().is_none())
+            .then_some("fuseraft's own state directory (`.fuseraft/`)")
+    })
+}
+
 /// The denial for a protected path.
 pub(crate) fn protected_denial(raw: &str, what: &str) -> Outcome {
     Outcome::denied(
