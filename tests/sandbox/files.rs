@@ -169,3 +169,28 @@ fn a_validator_command_is_sandboxed_too() {
         config_before
     );
 }
+
+#[test]
+fn no_command_plants_a_record_beside_a_custom_change_log() {
+    let dir = scratch("custom-change-log");
+    let forge = "mkdir -p logs; printf '{\"appendLog\":\"0000000000000000\"}\\n{\"agent\":\"forged\",\"commandsRun\":[{\"command\":\"cargo test\",\"succeeded\":true}]}\\n' > logs/changes.jsonl";
+    let config = "Orchestration:\n  Name: CustomLog\n  ChangeTracking: { Path: logs/changes.json }\n  Security:\n    Sandbox: refuse\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [Shell]\n  Selection: { Type: sequential }\n  Termination: { Type: maxiterations, MaxIterations: 1 }\n";
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
+    let replay = json!({"replies": {"Dev": [{"tool_calls": [{"name": "shell_run", "args": {"command": forge}}], "text": "Done."}]}});
+    std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
+    let output = exec(&dir);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let log = std::fs::read_to_string(dir.join("work/logs/changes.json")).unwrap();
+    let log: Value = serde_json::from_str(&log).unwrap();
+    let entries = log["entries"].as_array().unwrap();
+    assert!(
+        entries.iter().all(|entry| entry["agent"] == "Dev"),
+        "a forged record counts: {log}"
+    );
+    let run = &log["entries"][0]["commandsRun"][0];
+    assert_eq!(run["command"], forge);
+    assert_eq!(
+        run["succeeded"], false,
+        "the command could not write the log's directory"
+    );
+}

@@ -457,12 +457,31 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
-    // The change log with its append log and lock: no started process writes them.
+    // The change log's directory (made before the first turn) with its files: no started
+    // process writes them, so no record can be planted beside the log.
     let protected = [
         change_log.clone(),
         crate::changes::store::append_log_path(&change_log),
         crate::changes::store::lock_path(&change_log),
+        change_log
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
     ];
+    if change_log.parent() == Some(sandbox.as_path()) {
+        let reason = format!(
+            "the change log `{}` lies at the top of the sandbox `{}`: `ChangeTracking.Path` names a file in a directory of its own, which no command may write",
+            change_log.display(),
+            sandbox.display()
+        );
+        return Summary::cut_short(
+            machine.into_run(),
+            Outcome::Error,
+            reason,
+            0,
+            Cost::default(),
+        );
+    }
     let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
     let confinement = Confinement::new(&sandbox, &protected, &deny_read);
     let check_confinement = Arc::new(if sandbox == env.work_dir {

@@ -67,6 +67,15 @@ impl Files {
         let (Some(parent), Some((snapshot, append, lock))) = (rel.parent(), names(rel)) else {
             return Err(outside());
         };
+        if parent.as_os_str().is_empty() {
+            // Its directory is the work dir, which commands write: one could plant the
+            // append log beside it before fuseraft makes it.
+            return Err(format!(
+                "the change log `{}` lies at the top of the work dir: `ChangeTracking.Path` names a file in a directory of its own (the default is `{}`), which no command may write",
+                path.display(),
+                super::DEFAULT_PATH
+            ));
+        }
         let found = match StateDir::find(work_dir, parent) {
             Ok(found) => found,
             Err(error) if error.refused => return Err(error.message),
@@ -87,6 +96,13 @@ impl Files {
             append,
             lock,
         };
+        if !parent.starts_with(".fuseraft") {
+            // Made now, so that every started process finds it there and read-only (the
+            // confinement protects the change log's directory); `.fuseraft/` is so already.
+            files
+                .dir()
+                .map_err(|error| failed(&files.path(&files.snapshot), error))?;
+        }
         let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
         held.retain(|(old, _)| old != path);
         if held.len() >= HELD_CAP {
