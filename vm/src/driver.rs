@@ -457,12 +457,12 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
-    // The change log's directory (made before the first turn) with its files: no started
-    // process writes them, so no record can be planted beside the log.
+    // The change log's directory (made before the first turn) and the log: no started
+    // process writes them, so no record can be planted beside the log. (Its append log is
+    // removed and made again by compactions, so it is protected through its directory,
+    // never bound by name.)
     let protected = [
         change_log.clone(),
-        crate::changes::store::append_log_path(&change_log),
-        crate::changes::store::lock_path(&change_log),
         change_log
             .parent()
             .map(Path::to_path_buf)

@@ -111,8 +111,10 @@ impl ToolContext {
         let change_log = work_dir.join(DEFAULT_PATH);
         let protected = [
             change_log.clone(),
-            crate::changes::store::append_log_path(&change_log),
-            crate::changes::store::lock_path(&change_log),
+            change_log
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
         ];
         let confinement = crate::sandbox::Confinement::new(&work_dir, &protected, &[]);
         Ok(ToolContext {
