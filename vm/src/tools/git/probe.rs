@@ -207,7 +207,19 @@ async fn list_capped(
                 PROBE_TIMEOUT.as_secs()
             )))
         }
-        _ => return Ok(None),
+        // The probe did not run (the sandbox could not start it; git never exits 125):
+        // git must not run unchecked, so the call is refused rather than made without the
+        // overrides.
+        Ended::Exited(crate::sandbox::SETUP_FAILED) => {
+            return Err(Outcome::denied(DenialKind::Git, "the repository's config could not be read (the OS sandbox could not start git); the Git tools refuse to run with a config they could not check"));
+        }
+        Ended::Failed(error) => {
+            return Err(Outcome::denied(DenialKind::Git, format!(
+                "the repository's config could not be read ({error}); the Git tools refuse to run with a config they could not check"
+            )))
+        }
+        // git's own refusal (no `.gitmodules` in the index, not a repository): nothing set.
+        Ended::Exited(_) => return Ok(None),
     }
     // Names never hold a newline, so this is the capture's own cut.
     if output.contains("\n[output truncated: ") {
