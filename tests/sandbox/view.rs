@@ -63,7 +63,7 @@ fn the_root_is_read_only_so_chmod_touch_and_rename_fail_outside() {
 }
 
 #[test]
-fn the_temp_dirs_are_private_so_planted_files_and_sockets_are_invisible() {
+fn the_temp_dirs_are_the_runs_own_so_planted_files_and_sockets_are_invisible() {
     use std::os::unix::net::UnixListener;
     let dir = scratch("private-temp");
     let pid = std::process::id();
@@ -86,13 +86,27 @@ fn the_temp_dirs_are_private_so_planted_files_and_sockets_are_invisible() {
         shm_leak.display(),
         leak.display()
     );
+    let shared = format!("cat {} {}", leak.display(), shm_leak.display());
     write_run(
         &dir,
         "    Sandbox: refuse",
         "",
-        &[(&read, None), (&connect, None), (&write, None)],
+        &[
+            (&read, None),
+            (&connect, None),
+            (&write, None),
+            (&shared, None),
+        ],
     );
-    let results = run_ok(&dir);
+    let child = exec_command(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let fuseraft = child.id();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = results(&dir);
     assert!(!failed(&results, &read).contains("planted-secret"));
     failed(&results, &connect);
     assert!(
@@ -102,8 +116,22 @@ fn the_temp_dirs_are_private_so_planted_files_and_sockets_are_invisible() {
     );
     assert!(
         !leak.exists() && !shm_leak.exists(),
-        "a command's temp files stay in its view"
+        "a command's temp files stay in its run"
     );
+    let (ok, out) = &results[&shared];
+    assert!(
+        *ok && out.matches("leak").count() == 2,
+        "the run's commands share /tmp: {out}"
+    );
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            name.starts_with(&format!("fuseraft-run-{fuseraft}-"))
+        })
+        .collect();
+    assert!(left.is_empty(), "the run's temp dir outlived it: {left:?}");
     match listener.accept() {
         Err(error) if error.kind() == ErrorKind::WouldBlock => {}
         other => panic!("a sandboxed command reached a socket in /tmp: {other:?}"),

@@ -483,11 +483,12 @@ pub async fn drive<M: Models>(
         );
     }
     let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
-    let confinement = Confinement::new(&sandbox, &protected, &deny_read);
+    // One `/tmp` for every process of the run, removed with the confinement at its end.
+    let confinement = Confinement::new(&sandbox, &protected, &deny_read).with_run_temp();
     let check_confinement = Arc::new(if sandbox == env.work_dir {
         confinement.clone()
     } else {
-        Confinement::new(&env.work_dir, &protected, &deny_read)
+        Confinement::new(&env.work_dir, &protected, &deny_read).sharing_temp(&confinement)
     });
     // MCP servers start before the first turn; one that cannot start ends the run here.
     let mcp = if program.mcp_servers.is_empty() {

@@ -28,6 +28,41 @@ pub struct Policy {
     pub network: bool,
     /// The pid of the fuseraft that starts the launcher (0: not checked).
     pub parent: u32,
+    /// The run's own temp dir, bound onto `/tmp` (its `shm` onto `/dev/shm`), so that the
+    /// processes of one run share their temp files and nothing else does; without one,
+    /// each process gets empty ones.
+    #[serde(default)]
+    pub temp: Option<PathBuf>,
+}
+
+/// A run's temp dir: `fuseraft-run-<pid>-<n>` (0700) in the user's temp dir, with `shm/`,
+/// removed with everything in it when the run's confinement is dropped.
+#[derive(Debug, PartialEq)]
+struct RunTemp(PathBuf);
+
+impl RunTemp {
+    fn make() -> Option<RunTemp> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        for _ in 0..100 {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = std::env::temp_dir().join(format!("fuseraft-run-{}-{n}", std::process::id()));
+            if builder.create(&dir).is_ok() {
+                let made = RunTemp(dir);
+                return builder.create(made.0.join("shm")).is_ok().then_some(made);
+            }
+        }
+        None
+    }
+}
+
+impl Drop for RunTemp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Sockets of daemons that run what a client asks with their own rights (the container
@@ -141,6 +176,7 @@ pub struct Confinement {
     git_dirs: Vec<PathBuf>,
     protected: Vec<PathBuf>,
     masked: Vec<PathBuf>,
+    temp: Option<std::sync::Arc<RunTemp>>,
 }
 
 impl Confinement {
@@ -162,7 +198,22 @@ impl Confinement {
             protected: protected.to_vec(),
             masked,
             root,
+            temp: None,
         }
+    }
+
+    /// This confinement with a temp dir of its own, shared by every process drawn from it
+    /// (the run's commands see one `/tmp`); where it cannot be made, each process gets an
+    /// empty one.
+    pub fn with_run_temp(mut self) -> Confinement {
+        self.temp = RunTemp::make().map(std::sync::Arc::new);
+        self
+    }
+
+    /// This confinement sharing `other`'s temp dir.
+    pub fn sharing_temp(mut self, other: &Confinement) -> Confinement {
+        self.temp = other.temp.clone();
+        self
     }
 
     /// The root every process starts in and may write (given [`Access::write`]).
@@ -197,6 +248,7 @@ impl Confinement {
             masked: self.masked.clone(),
             network: access.network,
             parent: std::process::id(),
+            temp: self.temp.as_ref().map(|temp| temp.0.clone()),
         }
     }
 }

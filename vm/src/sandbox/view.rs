@@ -4,8 +4,9 @@
 //! 1. every place the view binds back is opened first (`O_PATH`), before anything hides it;
 //! 2. every mount is remounted read-only, so nothing outside the writable roots can be
 //!    written, created, renamed, `chmod`ed or `touch`ed;
-//! 3. `/tmp` and `/dev/shm` become private, empty tmpfs (the user's sockets and files in
-//!    the shared temp dirs are out of sight);
+//! 3. `/tmp` and `/dev/shm` become the run's own temp dir (shared by the run's processes
+//!    only), or private empty tmpfs without one: the user's sockets and files in the shared
+//!    temp dirs are out of sight;
 //! 4. the writable roots are bound back writable, then `.git` and fuseraft's state inside
 //!    them read-only, shallowest first (a root under `/tmp` is bound into the private one);
 //! 5. the masked paths (credentials, fuseraft's key, daemons' sockets) are covered by an
@@ -39,10 +40,20 @@ struct Bind {
 
 /// Builds the view `policy` describes in the current (new, private) mount namespace.
 pub(super) fn build(policy: &Policy) -> Result<(), String> {
+    let run_temp = hold_run_temp(policy)?;
     let binds = hold(policy)?;
     read_only_everywhere()?;
-    for dir in PRIVATE_TEMP {
-        private_temp(Path::new(dir))?;
+    match run_temp {
+        Some(temps) => {
+            for bind in &temps {
+                bind.apply()?;
+            }
+        }
+        None => {
+            for dir in PRIVATE_TEMP {
+                private_temp(Path::new(dir))?;
+            }
+        }
     }
     for bind in &binds {
         bind.apply()?;
@@ -97,6 +108,26 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
         });
     }
     Ok(binds)
+}
+
+/// The run's temp dir and its `shm/`, held to be bound onto `/tmp` and `/dev/shm`.
+fn hold_run_temp(policy: &Policy) -> Result<Option<Vec<Bind>>, String> {
+    let Some(temp) = &policy.temp else {
+        return Ok(None);
+    };
+    let mut binds = Vec::new();
+    for (source, target) in [(temp.clone(), "/tmp"), (temp.join("shm"), "/dev/shm")] {
+        let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::DIRECTORY;
+        let source = rustix::fs::open(&source, flags, Mode::empty())
+            .map_err(|error| format!("the run's temp dir `{}`: {error}", source.display()))?;
+        binds.push(Bind {
+            target: PathBuf::from(target),
+            source,
+            dir: true,
+            kind: Kind::Writable,
+        });
+    }
+    Ok(Some(binds))
 }
 
 fn is_private_temp(path: &Path) -> bool {
@@ -222,10 +253,12 @@ fn private_temp(dir: &Path) -> Result<(), String> {
 }
 
 /// Covers every existing path of `masked`: a directory by an empty read-only tmpfs of mode
-/// `000`, anything else by an empty file of mode `000` (made in the private `/tmp`, bound,
+/// `000`, anything else by an empty file of mode `000` (made in the view's `/tmp`, bound,
 /// then unlinked).
 fn mask_all(masked: &[PathBuf]) -> Result<(), String> {
-    let blank = Path::new("/tmp/.fuseraft-masked");
+    // Unique: the run's `/tmp` is shared by the launchers of its commands.
+    let blank = PathBuf::from(format!("/tmp/.fuseraft-masked-{}", std::process::id()));
+    let blank = blank.as_path();
     let mut made_blank = false;
     for path in masked {
         let Ok(meta) = std::fs::metadata(path) else {
