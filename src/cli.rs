@@ -207,9 +207,11 @@ pub enum CheckFormat {
     Github,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ExecArgs {
-    /// The workflow to run (a config, a tama fsm AGENT.md or project directory, or a .fir file).
+    /// The workflow to run: a config, a directory holding one (`fuseraft.yaml`, `.yml`,
+    /// `.json`, or `.fuseraft/config/orchestration.yaml`), a tama fsm AGENT.md or project
+    /// directory, or a .fir file.
     pub input: PathBuf,
     /// The task given to the first agent.
     #[arg(long)]
@@ -228,8 +230,8 @@ pub struct ExecArgs {
     /// session key). Repeatable; a config can add to the list, never remove from it.
     #[arg(long, value_name = "PATH")]
     pub deny_read: Vec<PathBuf>,
-    /// Stop after this many turns (outcome `max_turns`).
-    #[arg(long, value_name = "N")]
+    /// Stop after this many turns (outcome `max_turns`); at least 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Answer human approvals without asking: `all` approves, `none` refuses.
     #[arg(long, value_enum)]
@@ -290,7 +292,7 @@ pub struct ExecArgs {
 }
 
 /// `exec`'s model request timeouts, in seconds (boxed: `Command` stays small).
-#[derive(Debug, Default, clap::Args)]
+#[derive(Clone, Debug, Default, clap::Args)]
 pub struct Timeouts {
     /// The overall limit of one model request, in seconds, streaming included (default
     /// 1800; a slow but steady stream is otherwise ended only by `--idle-timeout`).
@@ -311,9 +313,10 @@ pub enum Approve {
     None,
 }
 
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct CompileArgs {
-    /// The workflow to compile.
+    /// The workflow to compile (as `exec` takes it: a directory stands for its
+    /// `fuseraft.yaml` unless it is a tama project).
     pub input: PathBuf,
     /// What to print: the IR text form, JSON, Graphviz DOT or a Mermaid flowchart.
     #[arg(long, value_enum, default_value_t = Emit::Ir)]

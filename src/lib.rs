@@ -35,9 +35,22 @@ pub fn run(cli: &Cli) -> u8 {
         style.width = 100;
     }
     match &cli.command {
-        Command::Compile(args) => commands::compile::run(args, style),
+        Command::Compile(args) => {
+            let input = commands::inputs::workflow_in(&args.input);
+            commands::compile::run(
+                &cli::CompileArgs {
+                    input,
+                    ..args.clone()
+                },
+                style,
+            )
+        }
         Command::Check(args) => commands::check::run(args, style),
-        Command::Exec(args) => commands::early::exec(args, style),
+        Command::Exec(args) => {
+            let mut args = args.clone();
+            args.input = commands::inputs::workflow_in(&args.input);
+            commands::early::exec(&args, style)
+        }
         Command::Test(args) => commands::test::run(args, style),
         Command::Sessions(args) => commands::sessions::run(args),
         Command::Init(args) => commands::init::run(args),

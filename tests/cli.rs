@@ -134,3 +134,50 @@ fn help_names_every_input_kind() {
         assert!(help.contains(needle), "help mentions {needle}: {help}");
     }
 }
+
+#[test]
+fn a_directory_holding_a_config_stands_for_it_and_zero_turns_are_refused() {
+    let dir = scratch("dir-input");
+    let keyword = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/keyword/config.yaml"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("fuseraft.yaml"), keyword).unwrap();
+    let dir_arg = dir.to_string_lossy().to_string();
+    let compiled = fuseraft(&["compile", &dir_arg]);
+    assert_eq!(compiled.status.code(), Some(0), "{}", stderr(&compiled));
+    assert!(
+        stdout(&compiled).contains("fuseraft.yaml"),
+        "{}",
+        stdout(&compiled)
+    );
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let replay = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/keyword/replay.yaml");
+    let (replay, work) = (replay.to_string_lossy(), work.to_string_lossy());
+    let ran = fuseraft(&[
+        "exec",
+        &dir_arg,
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--work-dir",
+        &work,
+        "--ephemeral",
+    ]);
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    let zero = fuseraft(&[
+        "exec",
+        &dir_arg,
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--max-turns",
+        "0",
+    ]);
+    assert_eq!(zero.status.code(), Some(2), "{}", stderr(&zero));
+    assert!(stderr(&zero).contains("--max-turns"), "{}", stderr(&zero));
+    let _ = std::fs::remove_dir_all(dir);
+}

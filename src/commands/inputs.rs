@@ -34,6 +34,29 @@ pub const STDIN_NAME: &str = "<stdin>";
 /// Resolves the command line's inputs, in order; a directory's and a glob's in path order.
 /// `stdin` reads standard input (once, for `-`). An error is a usage error: a glob or
 /// directory that holds no workflow, a second `-`, unreadable standard input.
+/// The config names a directory given as a workflow is searched for, in order (the last is
+/// where upstream's `run` looks by default).
+pub const CONFIG_NAMES: &[&str] = &[
+    "fuseraft.yaml",
+    "fuseraft.yml",
+    "fuseraft.json",
+    ".fuseraft/config/orchestration.yaml",
+];
+
+/// The workflow a path names for `exec` and `compile`: a directory that is not a tama
+/// project (no `tama.toml`) stands for the first of [`CONFIG_NAMES`] in it; anything else
+/// is itself.
+pub fn workflow_in(path: &Path) -> PathBuf {
+    if !path.is_dir() || path.join("tama.toml").is_file() {
+        return path.to_path_buf();
+    }
+    CONFIG_NAMES
+        .iter()
+        .map(|name| path.join(name))
+        .find(|config| config.is_file())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
 pub fn resolve(
     given: &[PathBuf],
     stdin_name: Option<&Path>,
