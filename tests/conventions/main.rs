@@ -7,6 +7,7 @@ mod completions;
 mod exec_json;
 mod init;
 mod man;
+mod readme;
 #[cfg(unix)]
 mod pipes;
 
