@@ -7,9 +7,9 @@ mod completions;
 mod exec_json;
 mod init;
 mod man;
-mod readme;
 #[cfg(unix)]
 mod pipes;
+mod readme;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
