@@ -457,17 +457,8 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
-    // The change log's directory (made before the first turn) and the log: no started
-    // process writes them, so no record can be planted beside the log. (Its append log is
-    // removed and made again by compactions, so it is protected through its directory,
-    // never bound by name.)
-    let protected = [
-        change_log.clone(),
-        change_log
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default(),
-    ];
+    // No record can be planted beside the log (its directory is made before the first turn).
+    let protected = crate::changes::store::protected_paths(&change_log);
     if change_log.parent() == Some(sandbox.as_path()) {
         let reason = format!(
             "the change log `{}` lies at the top of the sandbox `{}`: `ChangeTracking.Path` names a file in a directory of its own, which no command may write",

@@ -60,6 +60,14 @@ pub fn append_log_path(path: &Path) -> PathBuf {
     sibling(path, "jsonl")
 }
 
+/// What no process fuseraft starts may write for the change log at `path`: the log and its
+/// directory (the append log is removed and made again by compactions, so it is covered
+/// through the directory, never named).
+pub fn protected_paths(path: &Path) -> [PathBuf; 2] {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    [path.to_path_buf(), dir]
+}
+
 /// The lock file beside the change log `path`.
 pub fn lock_path(path: &Path) -> PathBuf {
     sibling(path, "lock")

@@ -276,8 +276,12 @@ fn mask_all(masked: &[PathBuf]) -> Result<(), String> {
             .map_err(fail)?;
         } else {
             if !made_blank {
-                rustix::fs::open(blank, OFlags::CREATE | OFlags::WRONLY, Mode::empty())
-                    .map_err(fail)?;
+                rustix::fs::open(
+                    blank,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY,
+                    Mode::empty(),
+                )
+                .map_err(fail)?;
                 made_blank = true;
             }
             mount_bind(blank, path).map_err(fail)?;

@@ -109,13 +109,7 @@ impl ToolContext {
             )
         })?;
         let change_log = work_dir.join(DEFAULT_PATH);
-        let protected = [
-            change_log.clone(),
-            change_log
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default(),
-        ];
+        let protected = crate::changes::store::protected_paths(&change_log);
         let confinement = crate::sandbox::Confinement::new(&work_dir, &protected, &[]);
         Ok(ToolContext {
             change_log,
