@@ -282,6 +282,26 @@ fn a_required_tool_is_called_once_a_turn_then_the_agent_answers() {
 }
 
 #[test]
+fn required_over_two_tools_completes_or_names_tool_choice() {
+    let run = run("required-tools");
+    assert_ends_as_its_case_says(&run);
+    let story = run.story();
+    let first = run.requests.first().expect("a request");
+    assert_eq!(first["tool_choice"], json!("required"), "{story}");
+    assert_eq!(first["tools"].as_array().map(Vec::len), Some(2), "{story}");
+    if run.case["outcome"] == "error" {
+        let reason = run.summary["error_message"].as_str().unwrap_or_default();
+        for name in strings(&run.case["error_names"]) {
+            assert!(reason.contains(&name), "the error names {name}: {story}");
+        }
+        // Streamed, then once unstreamed; retrying a request the server failed both ways
+        // would only repeat it.
+        assert_eq!(run.requests.len(), 2, "{story}");
+        assert_eq!(run.requests[1]["stream"], json!(false), "{story}");
+    }
+}
+
+#[test]
 fn a_keyword_agent_that_only_chats_stops_stuck() {
     assert_ends_as_its_case_says(&run("keyword-chat"));
 }

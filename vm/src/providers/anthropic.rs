@@ -119,6 +119,8 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         ],
         auth: target.key.clone().map(|key| ("x-api-key", key)),
         body: Body::Json(Json::Object(body)),
+        // The API honours `{"type": "any"}` over any number of tools.
+        forced: None,
     }
 }
 

@@ -32,6 +32,10 @@ pub(crate) struct Failure {
     pub after: Option<Duration>,
     /// The HTTP status of an error response.
     pub status: Option<u16>,
+    /// A streamed reply that ended before anything of it arrived: what a server that fails
+    /// inside its streaming path sends (llama.cpp's Python server answers a `tool_choice`
+    /// its chat format cannot honour by an empty 200 stream).
+    pub empty_stream: bool,
 }
 
 impl Failure {
@@ -42,6 +46,7 @@ impl Failure {
             retry: false,
             after: None,
             status: None,
+            empty_stream: false,
         }
     }
 
@@ -52,6 +57,15 @@ impl Failure {
             retry: true,
             after: None,
             status: None,
+            empty_stream: false,
+        }
+    }
+
+    /// A streamed reply that ended before any of it arrived.
+    pub(super) fn empty_stream() -> Failure {
+        Failure {
+            empty_stream: true,
+            ..Failure::transient("the stream ended before any reply arrived (no `data: [DONE]`)")
         }
     }
 }
@@ -89,6 +103,9 @@ pub(crate) struct Post {
     /// The credential header (`authorization: Bearer …`, `x-api-key`, `api-key`), if any.
     pub auth: Option<(&'static str, Secret)>,
     pub body: Body,
+    /// The tool call the request forces, as its failure names it (`tool_choice` `"required"`
+    /// over 2 tools), when it forces one.
+    pub forced: Option<String>,
 }
 
 /// The HTTP clients and the resilience settings.
@@ -263,6 +280,7 @@ impl Http {
                 retry,
                 after,
                 status: Some(code),
+                empty_stream: false,
             });
         }
         let whole = response

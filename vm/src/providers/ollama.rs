@@ -58,6 +58,7 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
         // Ollama itself takes no key; a proxy in front of it may (ApiKeyEnvVar).
         auth: target.key.clone().map(|key| ("authorization", key)),
         body: Body::Json(Json::Object(body)),
+        forced: None,
     }
 }
 

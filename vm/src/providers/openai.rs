@@ -15,8 +15,8 @@ use super::{Kind, Target};
 use crate::effect::ModelCall;
 
 /// The request for `call`, its body written on from `bodies` (`openai_body.rs`); `choice`
-/// (the agent's `FunctionChoice`) is sent as `tool_choice` `"required"` (or the one tool by
-/// name) or `"none"` (`"auto"` is the API's default with tools).
+/// (the agent's `FunctionChoice`) is sent as `tool_choice` `"auto"`, `"required"` (or the
+/// one tool by name) or `"none"`.
 pub(crate) fn request(
     target: &Target,
     call: &ModelCall,
@@ -44,6 +44,8 @@ pub(crate) fn request(
         let header = if azure { "api-key" } else { "authorization" };
         (header, key)
     });
+    let forced = (choice == ToolChoice::Required && call.tools.len() > 1)
+        .then(|| format!("`tool_choice` \"required\" over {} tools", call.tools.len()));
     Post {
         label: target.label(),
         url: target.url.clone(),
@@ -51,6 +53,7 @@ pub(crate) fn request(
         headers: vec![("accept", "text/event-stream".to_string())],
         auth,
         body,
+        forced,
     }
 }
 

@@ -227,7 +227,9 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
         out.extend_from_slice(b",\"tools\":");
         bodies.write_tools(&mut out, &call.tools);
         match options.choice {
-            ToolChoice::Auto => {}
+            // `"auto"` is the API's default with tools, but llama.cpp's Python server reads
+            // a missing `tool_choice` as `"none"` and leaves the tools out of the prompt.
+            ToolChoice::Auto => out.extend_from_slice(b",\"tool_choice\":\"auto\""),
             ToolChoice::Required => {
                 out.extend_from_slice(b",\"tool_choice\":");
                 write_json(&mut out, &required_choice(call));

@@ -61,7 +61,9 @@ fn reference(call: &ModelCall, options: &Options<'_>) -> Json {
             .collect();
         body.insert("tools".into(), Json::Array(tools));
         match options.choice {
-            ToolChoice::Auto => {}
+            ToolChoice::Auto => {
+                body.insert("tool_choice".into(), json!("auto"));
+            }
             ToolChoice::Required => {
                 let choice = match &call.tools[..] {
                     [only] => json!({ "type": "function", "function": { "name": only.name } }),

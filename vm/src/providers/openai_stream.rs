@@ -349,6 +349,9 @@ impl Decoder for Stream {
             self.show(from);
         }
         if !self.done {
+            if self.text.is_empty() && self.calls.is_empty() {
+                return Err(Failure::empty_stream());
+            }
             return Err(Failure::transient(
                 "the stream ended before `data: [DONE]` (truncated response)",
             ));

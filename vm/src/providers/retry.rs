@@ -32,9 +32,12 @@ impl How<'_> {
 }
 
 /// Whether a failure may be a server refusing to stream: llama.cpp's server answers a
-/// streamed request with tools by a 500, others by a 501, or by a 400 or 422 whose message
-/// speaks of streaming.
+/// streamed request with tools by a 500, or by an empty stream when its chat format fails
+/// the request, others by a 501, or by a 400 or 422 whose message speaks of streaming.
 fn rejects_streaming(failure: &Failure) -> bool {
+    if failure.empty_stream {
+        return true;
+    }
     match failure.status {
         Some(500 | 501) => true,
         Some(400 | 422) => failure.message.to_ascii_lowercase().contains("stream"),
@@ -44,10 +47,12 @@ fn rejects_streaming(failure: &Failure) -> bool {
 
 impl Http {
     /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
-    /// succeed on another attempt. A streamed request the server refuses with an error status
-    /// is tried once without streaming; if that succeeds, `how.unstreamed` remembers it for
-    /// the run. Each retry is announced through `how.notice` first. The error names the
-    /// endpoint and never the key.
+    /// succeed on another attempt. A streamed request the server refuses (an error status,
+    /// or an empty stream) is sent without streaming from then on, and if that succeeds,
+    /// `how.unstreamed` remembers it for the run. A request forcing a tool call that the
+    /// server failed both ways is not retried, and its error names the forced choice. Each
+    /// retry is announced through `how.notice` first. The error names the endpoint and
+    /// never the key.
     pub(super) async fn send<D: Decoder>(
         &self,
         post: &Post,
@@ -104,11 +109,12 @@ impl Http {
                 )));
                 continue;
             }
-            if fell_back && !streaming && can_stream {
-                // Not streaming did not help either: back to the usual retries.
-                streaming = !how.unstreamed.load(Ordering::Relaxed);
-            }
-            if failure.retry && attempt < self.settings.max_retries {
+            // Not streaming did not help either: the usual retries, still unstreamed (the
+            // streamed form already failed, and a server that drops the connection after
+            // a failed stream resets the next request on it), unless the request forces a
+            // tool call and the server answered it with an error both ways: it would again.
+            let forced_twice = fell_back && failure.status.is_some() && post.forced.is_some();
+            if failure.retry && attempt < self.settings.max_retries && !forced_twice {
                 let wait = match failure.after {
                     Some(after) => after.min(MAX_RETRY_AFTER),
                     None => backoff(self.settings.base_backoff, attempt),
@@ -130,8 +136,14 @@ impl Http {
             } else {
                 String::new()
             };
+            let forced = match &post.forced {
+                Some(forced) if fell_back || failure.status.is_some_and(|code| code >= 500) => {
+                    format!("; the server may not support {forced}: set the agent's `FunctionChoice: auto`, or give it one tool")
+                }
+                _ => String::new(),
+            };
             return Err(scrub(format!(
-                "{}: {}{attempts}",
+                "{}: {}{attempts}{forced}",
                 post.label, failure.message
             )));
         }

@@ -127,7 +127,9 @@ async fn openai_tool_turns_carry_empty_content_and_ids() {
         !server.requests()[0].body.contains("null"),
         "no null anywhere (llama.cpp's server answers `content: null` with a 500)"
     );
-    assert!(sent.get("tool_choice").is_none(), "auto is the default");
+    // The API's default, said outright: llama.cpp's Python server reads no `tool_choice`
+    // as `none` and leaves the tools out of the prompt.
+    assert_eq!(sent["tool_choice"], json!("auto"));
 }
 
 #[tokio::test]
@@ -332,6 +334,74 @@ async fn a_server_refusing_streamed_tools_is_asked_without_streaming_for_the_res
     assert!(
         notices[0].1.contains("HTTP 500") && notices[0].1.contains("trying once without streaming"),
         "{notices:?}"
+    );
+}
+
+/// A call of `Planner` on `model` whose history is the task only, so a forced choice applies.
+fn fresh(model: &ir::Model) -> ModelCall {
+    let mut fresh = call("Planner", Some(model.clone()));
+    fresh.messages.truncate(2);
+    fresh
+}
+
+#[tokio::test]
+async fn an_empty_stream_is_asked_again_without_streaming() {
+    // llama.cpp's Python server fails a request its chat format cannot honour (automatic
+    // tool choice that picks a tool) inside its streaming path: a 200 with no event.
+    let server = Server::start(vec![
+        sse(""),
+        status(200, "OK", &[], &completion("one")),
+        status(200, "OK", &[], &completion("two")),
+    ])
+    .await;
+    let model = openai_model(&server);
+    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    for _ in 0..2 {
+        let reply = providers.call(&fresh(&model)).await.unwrap();
+        assert_eq!(reply.tool_calls[0].name, "handoff");
+    }
+    let sent: Vec<Json> = server.requests().iter().map(body).collect();
+    assert_eq!(sent.len(), 3, "one empty stream, then one request per call");
+    assert_eq!(sent[0]["stream"], json!(true));
+    assert_eq!(
+        sent[0]["tool_choice"],
+        json!("auto"),
+        "auto is said, not implied"
+    );
+    assert_eq!(sent[1]["stream"], json!(false));
+    assert_eq!(sent[2]["stream"], json!(false), "remembered for the run");
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].1.contains("before any reply arrived")
+            && notices[0].1.contains("trying once without streaming"),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn required_over_several_tools_failed_both_ways_names_tool_choice_at_once() {
+    // The same server with `tool_choice: "required"` over two tools: an empty stream, then
+    // a 500 unstreamed. Retrying cannot help; the error says what to change.
+    let server = Server::start(vec![
+        sse(""),
+        status(
+            500,
+            "Internal Server Error",
+            &[],
+            r#"{"detail": "AssertionError"}"#,
+        ),
+        sse(&openai_text_stream("never asked")),
+    ])
+    .await;
+    let model = openai_model(&server);
+    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+    let error = providers.call(&fresh(&model)).await.unwrap_err();
+    assert_eq!(server.requests().len(), 2, "{error}");
+    assert!(
+        error.contains("`tool_choice` \"required\" over 2 tools")
+            && error.contains("`FunctionChoice: auto`"),
+        "{error}"
     );
 }
 
