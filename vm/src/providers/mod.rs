@@ -308,10 +308,9 @@ impl Providers {
             return Ok(std::borrow::Cow::Borrowed(call));
         };
         // Room for the reply: what the request asks for, else what the provider defaults to.
-        let reserve = target.max_tokens.unwrap_or(match target.kind {
-            Kind::Anthropic => anthropic::DEFAULT_MAX_TOKENS,
-            _ => (window / 4).min(4096),
-        });
+        let reserve = target
+            .max_tokens
+            .unwrap_or((window / 4).min(resolve::DEFAULT_REPLY_TOKENS));
         match fit::fit(call, window, reserve, &target.model)? {
             None => Ok(std::borrow::Cow::Borrowed(call)),
             Some(fitted) => {

@@ -49,6 +49,26 @@ pub(crate) struct Target {
     pub context_window: Option<u64>,
 }
 
+/// The bound on a reply when the model sets no `MaxTokens`, for servers that set none of
+/// their own (llama.cpp's, vLLM's and Ollama's generate until the context is full: one reply
+/// of a small local model ran to 8,001 tokens over 273 s).
+pub(crate) const DEFAULT_REPLY_TOKENS: u64 = 4096;
+
+/// The `max_tokens` a request carries when the model sets none: Anthropic's API requires
+/// one; OpenAI's and Azure's own services bound replies by the model (and count reasoning
+/// tokens in the bound, so a small default would cut reasoning models short); every other
+/// server gets [`DEFAULT_REPLY_TOKENS`].
+fn default_reply_tokens(kind: Kind) -> Option<u64> {
+    match kind {
+        Kind::Anthropic => Some(super::anthropic::DEFAULT_MAX_TOKENS),
+        Kind::OpenAi { official: true, .. } => None,
+        Kind::OpenAi {
+            official: false, ..
+        }
+        | Kind::Ollama => Some(DEFAULT_REPLY_TOKENS),
+    }
+}
+
 pub(crate) const OPENAI_ENDPOINT: &str = "https://api.openai.com/v1";
 pub(crate) const ANTHROPIC_ENDPOINT: &str = "https://api.anthropic.com";
 pub(crate) const OLLAMA_ENDPOINT: &str = "http://localhost:11434";
@@ -363,7 +383,7 @@ impl Target {
             key,
             key_variable: variable,
             temperature,
-            max_tokens: model.max_tokens,
+            max_tokens: model.max_tokens.or(default_reply_tokens(kind)),
             reasoning_effort: model
                 .reasoning_effort
                 .as_ref()

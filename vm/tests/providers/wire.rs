@@ -55,6 +55,30 @@ async fn openai_compatible_servers_get_max_tokens_and_no_openai_key() {
 }
 
 #[tokio::test]
+async fn a_reply_is_bounded_when_the_model_sets_no_max_tokens() {
+    // llama.cpp's, vLLM's and Ollama's servers generate until the context is full unless
+    // asked for less: one small model's reply ran to 8,001 tokens over 273 s.
+    let server = Server::start(vec![
+        sse(&openai_text_stream("ok")),
+        ndjson(&ollama_stream()),
+        sse(&anthropic_stream()),
+    ])
+    .await;
+    let compatible = model(None, "qwen2.5-coder", &format!("{}/v1", server.url));
+    let ollama = model(Some("ollama"), "qwen3", &server.url);
+    for model in [compatible, ollama, anthropic_model(&server)] {
+        assert_eq!(model.max_tokens, None);
+        let (reply, _, _) = ask(model, quick()).await;
+        reply.unwrap();
+    }
+    let requests = server.requests();
+    let body = |idx: usize| serde_json::from_str::<serde_json::Value>(&requests[idx].body).unwrap();
+    assert_eq!(body(0)["max_tokens"], json!(4096));
+    assert_eq!(body(1)["options"]["num_predict"], json!(4096));
+    assert_eq!(body(2)["max_tokens"], json!(8192));
+}
+
+#[tokio::test]
 async fn azure_sends_the_key_as_api_key_to_the_deployment() {
     let server = Server::start(vec![sse(&openai_text_stream("ok"))]).await;
     let model = model(Some("azure"), "gpt4o-prod", &server.url);
