@@ -237,9 +237,7 @@ impl Http {
         };
         let sent = request.headers(headers).body(body).send();
         let mut response = match tokio::time::timeout(idle, sent).await {
-            Ok(sent) => sent.map_err(|error| {
-                Failure::transient(format!("request failed: {}", describe(error)))
-            })?,
+            Ok(sent) => sent.map_err(|error| Failure::transient(unsent(error)))?,
             Err(_) => return Err(stalled(idle, "before the response began")),
         };
         let status = response.status();
@@ -363,6 +361,41 @@ fn describe(error: reqwest::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Why a request could not be sent, in a user's words and with what to check, instead of
+/// the client's chain of errors (`error sending request: client error (Connect): tcp connect
+/// error: Connection refused (os error 111)`). The label before it names the endpoint.
+fn unsent(error: reqwest::Error) -> String {
+    let connect = error.is_connect();
+    let timeout = error.is_timeout();
+    let error = error.without_url();
+    let (cause, refused) = {
+        let mut innermost: &dyn std::error::Error = &error;
+        let mut refused = false;
+        while let Some(cause) = innermost.source() {
+            if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+                refused |= io.kind() == std::io::ErrorKind::ConnectionRefused;
+            }
+            innermost = cause;
+        }
+        (innermost.to_string(), refused)
+    };
+    let chain = describe(error).to_ascii_lowercase();
+    if !connect {
+        return format!("the request could not be sent: {cause}");
+    }
+    if refused {
+        "cannot connect: connection refused (nothing listens there: is the server running, and is the endpoint right?)".to_string()
+    } else if chain.contains("dns error") || chain.contains("lookup address") {
+        "cannot connect: the host name does not resolve (check the endpoint's spelling, the network and any proxy settings)".to_string()
+    } else if timeout {
+        "cannot connect: no answer before the connect timeout (is the host reachable? `--connect-timeout` sets the wait)".to_string()
+    } else if chain.contains("certificate") || chain.contains("tls") {
+        format!("cannot connect: the TLS handshake failed: {cause} (a local server usually speaks `http://`, not `https://`)")
+    } else {
+        format!("cannot connect: {cause}")
+    }
 }
 
 /// `120s`, `0.2s`.

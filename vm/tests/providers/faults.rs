@@ -296,6 +296,11 @@ async fn a_refused_connection_is_retried_then_reported() {
     );
     let (reply, _, _) = ask(model, quick()).await;
     let error = reply.unwrap_err();
-    assert!(error.contains("request failed"), "{error}");
+    // In a user's words, with what to check; not the client's chain of errors.
+    assert!(
+        error.contains("cannot connect: connection refused (nothing listens there: is the server running, and is the endpoint right?)"),
+        "{error}"
+    );
+    assert!(!error.contains("client error (Connect)"), "{error}");
     assert!(error.ends_with("(gave up after 3 attempts)"), "{error}");
 }
