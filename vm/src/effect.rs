@@ -56,6 +56,10 @@ pub struct ModelCall {
     pub tools: Arc<[ToolSchema]>,
     /// The turn this call belongs to (for error messages).
     pub turn: u32,
+    /// The JSON fields (dot paths) a structured state's routes read from the reply, when
+    /// the agent routes by them: a provider whose server can constrain its output asks for
+    /// a JSON object holding them. Empty: the reply is free text.
+    pub reply_fields: Arc<[String]>,
 }
 
 /// A model's answer.

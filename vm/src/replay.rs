@@ -478,6 +478,7 @@ mod tests {
             messages: Vec::new(),
             tools: Vec::new().into(),
             turn,
+            reply_fields: Default::default(),
         }
     }
 

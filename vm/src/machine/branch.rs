@@ -240,6 +240,7 @@ mod tests {
             messages: Vec::new(),
             tools: Vec::new().into(),
             turn: 3,
+            reply_fields: Default::default(),
         };
         Branch::new("BackendWork".to_string(), call, 3)
     }

@@ -222,6 +222,7 @@ impl Machine<'_> {
             messages,
             tools: Vec::new().into(),
             turn: self.run.turn,
+            reply_fields: Default::default(),
         }))
     }
 

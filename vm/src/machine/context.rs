@@ -173,6 +173,7 @@ fn fixed_prompt(
     guide::FixedPrompt {
         system: system.into(),
         tools: tools.into(),
+        reply_fields: choices.fields.into(),
     }
 }
 
@@ -201,6 +202,7 @@ impl Machine<'_> {
                 messages: Vec::new(),
                 tools: Vec::new().into(),
                 turn: self.run.turn,
+                reply_fields: Default::default(),
             };
         }
         let state = program.state(state_id);
@@ -339,6 +341,7 @@ impl Machine<'_> {
             messages,
             tools: fixed.tools.clone(),
             turn: self.run.turn,
+            reply_fields: fixed.reply_fields.clone(),
         }
     }
 
@@ -382,6 +385,7 @@ impl Machine<'_> {
                 messages: Vec::new(),
                 tools: Vec::new().into(),
                 turn: self.run.turn,
+                reply_fields: Default::default(),
             };
         }
         let candidates: Vec<String> = state
@@ -410,6 +414,7 @@ impl Machine<'_> {
                 messages: vec![chat(ChatRole::User, filled)],
                 tools: Vec::new().into(),
                 turn: self.run.turn,
+                reply_fields: Default::default(),
             };
         }
         let mut system = prompt.unwrap_or_else(|| {
@@ -430,6 +435,7 @@ impl Machine<'_> {
             messages,
             tools: Vec::new().into(),
             turn: self.run.turn,
+            reply_fields: Default::default(),
         }
     }
 
@@ -539,6 +545,28 @@ mod tests {
             cut.starts_with(&format!("{}\n", "🦀".repeat(keep))),
             "{cut}"
         );
+    }
+
+    #[test]
+    fn a_structured_state_asks_each_agent_for_the_fields_its_routes_read() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/run/structured/config.yaml");
+        let text = std::fs::read_to_string(&path).expect("the fixture");
+        let files = fuseraft_compiler::MemoryFiles::new().with("config.yaml", text);
+        let compiled = fuseraft_compiler::compile(std::path::Path::new("config.yaml"), &files);
+        let program = compiled.program.expect("the fixture compiles");
+        let fields = |agent: &str| -> Vec<String> {
+            let mut fields: Vec<String> = program
+                .state_ids()
+                .flat_map(|state| fixed_prompt(&program, state, agent).reply_fields.to_vec())
+                .collect();
+            fields.dedup();
+            fields
+        };
+        // Each route reads its source agent's reply; the publisher's is free text.
+        assert_eq!(fields("Writer"), ["content"]);
+        assert_eq!(fields("Editor"), ["verdict"]);
+        assert!(fields("Publisher").is_empty());
     }
 
     #[test]

@@ -14,6 +14,8 @@ use crate::effect::ToolSchema;
 pub(super) struct FixedPrompt {
     pub system: Arc<str>,
     pub tools: Arc<[ToolSchema]>,
+    /// The JSON fields the state's structured routes read, for the reply's format.
+    pub reply_fields: Arc<[String]>,
 }
 
 /// The [`FixedPrompt`]s of a run, each built on its first model call for its (state, agent)
@@ -268,6 +270,7 @@ mod tests {
                 FixedPrompt {
                     system: format!("{agent} in {state}").into(),
                     tools: Vec::new().into(),
+                    reply_fields: Default::default(),
                 }
             })
         };

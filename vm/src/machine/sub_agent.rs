@@ -116,6 +116,7 @@ impl SubAgent {
             ],
             tools: schemas.into(),
             turn,
+            reply_fields: Default::default(),
         };
         let mut sub_agent = SubAgent {
             caller: caller.name.clone(),

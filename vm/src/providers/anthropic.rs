@@ -484,6 +484,7 @@ mod tests {
             ],
             tools: Vec::new().into(),
             turn: 0,
+            reply_fields: Default::default(),
         };
         let target = Target {
             kind: super::super::Kind::Anthropic,

@@ -221,6 +221,7 @@ mod tests {
             messages,
             tools: Vec::new().into(),
             turn: 7,
+            reply_fields: Default::default(),
         }
     }
 

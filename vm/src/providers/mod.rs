@@ -37,6 +37,7 @@ mod openai_chunk;
 mod openai_framed;
 mod openai_stream;
 mod pricing;
+mod reply_format;
 mod resolve;
 mod retry;
 mod sse;
@@ -134,6 +135,9 @@ pub struct Providers {
     /// Per client: its server refused a streamed request and answered an unstreamed one,
     /// so the rest of the run asks it without streaming.
     unstreamed: Vec<AtomicBool>,
+    /// Per client: its server refused a reply format, so the rest of the run asks it for
+    /// none.
+    unformatted: Vec<AtomicBool>,
     /// Each agent's `FunctionChoice`.
     choices: Vec<(String, ir::ToolChoice)>,
     /// Replies whose server reported no token usage.
@@ -265,6 +269,7 @@ impl Providers {
         Ok(Providers {
             http: http::Http::new(settings, &connects)?,
             unstreamed: clients.iter().map(|_| AtomicBool::new(false)).collect(),
+            unformatted: clients.iter().map(|_| AtomicBool::new(false)).collect(),
             prices,
             timeouts,
             clients,
@@ -392,6 +397,7 @@ impl Models for Providers {
         };
         let how = retry::How {
             unstreamed: &self.unstreamed[idx],
+            unformatted: &self.unformatted[idx],
             notice: &notice,
             timeouts: self.timeouts[idx],
         };

@@ -50,6 +50,13 @@ pub(crate) fn request(target: &Target, call: &ModelCall, choice: ToolChoice) -> 
     if !options.is_empty() {
         body.insert("options".into(), Json::Object(options));
     }
+    if !call.reply_fields.is_empty() {
+        // Ollama constrains the reply to a JSON Schema given as `format`.
+        body.insert(
+            "format".into(),
+            super::reply_format::schema(&call.reply_fields),
+        );
+    }
     Post {
         label: target.label(),
         url: target.url.clone(),

@@ -30,6 +30,8 @@ pub(crate) fn request(
     // Only OpenAI's own service is sent `prompt_cache_key`: servers that validate their
     // requests strictly (Mistral's, some proxies) refuse fields they do not know.
     let cache_key = (official && !azure).then(|| prompt_cache_key(&call.agent, &target.model));
+    let format = (!call.reply_fields.is_empty())
+        .then(|| super::reply_format::openai(&call.reply_fields, official));
     let options = Options {
         model: &target.model,
         choice,
@@ -38,6 +40,7 @@ pub(crate) fn request(
         official,
         reasoning_effort: target.reasoning_effort.as_deref(),
         cache_key: cache_key.as_deref(),
+        format: format.as_ref(),
     };
     let body = openai_body::write(call, &options, bodies);
     let auth = target.key.clone().map(|key| {
@@ -110,6 +113,7 @@ mod tests {
             }],
             tools: Vec::new().into(),
             turn: 0,
+            reply_fields: Default::default(),
         }
     }
 
@@ -162,6 +166,27 @@ mod tests {
         assert_eq!(post.auth.as_ref().map(|(name, _)| *name), Some("api-key"));
         // Azure and other compatible servers are not sent fields they may refuse.
         assert!(post.body.json().get("prompt_cache_key").is_none());
+    }
+
+    #[test]
+    fn openai_itself_is_asked_for_a_named_json_schema() {
+        let official = Kind::OpenAi {
+            azure: false,
+            official: true,
+        };
+        let mut structured = call();
+        structured.reply_fields = vec!["verdict".to_string()].into();
+        let post = request(
+            &target(official),
+            &structured,
+            ToolChoice::Auto,
+            &mut Bodies::default(),
+        );
+        assert_eq!(
+            post.body.json()["response_format"],
+            json!({ "type": "json_schema", "json_schema": { "name": "routing", "schema": {
+                "type": "object", "properties": { "verdict": {} }, "required": ["verdict"] } } })
+        );
     }
 }
 

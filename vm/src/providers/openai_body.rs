@@ -203,11 +203,13 @@ pub(crate) struct Options<'a> {
     pub reasoning_effort: Option<&'a str>,
     /// `prompt_cache_key`, for servers that take it.
     pub cache_key: Option<&'a str>,
+    /// `response_format`, when the reply must be JSON (`reply_format.rs`).
+    pub format: Option<&'a Json>,
 }
 
 /// The body of `call`: `{"model", "messages", "tools"?, "tool_choice"?, "stream",
 /// "stream_options", "temperature"?, "max_tokens" | "max_completion_tokens"?,
-/// "reasoning_effort"?, "prompt_cache_key"?}`, in that order.
+/// "reasoning_effort"?, "prompt_cache_key"?, "response_format"?}`, in that order.
 pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies) -> Body {
     bodies.calls += 1;
     let mut head = Vec::with_capacity(64);
@@ -263,6 +265,12 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
         out.extend_from_slice(b",\"prompt_cache_key\":");
         write_str(&mut out, key);
     }
+    let format = options.format.map(|format| {
+        let start = out.len();
+        out.extend_from_slice(b",\"response_format\":");
+        write_json(&mut out, format);
+        start..out.len()
+    });
     out.push(b'}');
     let bytes = Bytes::from(out);
     bodies.last.insert(
@@ -277,6 +285,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
     Body::Written {
         bytes,
         stream: Some(stream),
+        format,
     }
 }
 

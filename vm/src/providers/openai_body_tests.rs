@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value as Json};
 use super::{same, write, Bodies, Options};
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 use crate::history::ToolCall;
+use crate::providers::body::Form;
 
 /// The body as one JSON document, serialised by `serde_json`: the reference.
 fn reference(call: &ModelCall, options: &Options<'_>) -> Json {
@@ -94,6 +95,9 @@ fn reference(call: &ModelCall, options: &Options<'_>) -> Json {
     }
     if let Some(key) = options.cache_key {
         body.insert("prompt_cache_key".into(), json!(key));
+    }
+    if let Some(format) = options.format {
+        body.insert("response_format".into(), format.clone());
     }
     Json::Object(body)
 }
@@ -234,8 +238,10 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             messages: history.clone(),
             tools: std::sync::Arc::clone(&tools),
             turn: case,
+            reply_fields: Default::default(),
         };
         let temperatures = [None, Some(0.0), Some(0.2), Some(1.0 / 3.0), Some(1e-7)];
+        let format = json!({ "type": "json_object", "schema": { "type": "object" } });
         let options = Options {
             model: ["gpt-4o", "qwen \"2.5\"", ""][random.below(3)],
             choice: [ToolChoice::Auto, ToolChoice::Required, ToolChoice::None][random.below(3)],
@@ -244,6 +250,7 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             official: random.below(2) == 0,
             reasoning_effort: [None, Some("low"), Some("high")][random.below(3)],
             cache_key: [None, Some("fuseraft-0123456789abcdef")][random.below(2)],
+            format: [None, Some(&format)][random.below(2)],
         };
         // How many messages the agent's last body carries again, in front.
         let kept = bodies.last.get(&call.agent).map_or(0, |last| {
@@ -255,7 +262,11 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         });
         let body = write(&call, &options, &mut bodies);
         let expected = reference(&call, &options);
-        let written = body.bytes(false).unwrap();
+        let form = |unstreamed, unformatted| Form {
+            unstreamed,
+            unformatted,
+        };
+        let written = body.bytes(form(false, false)).unwrap();
         assert_eq!(
             String::from_utf8_lossy(&written),
             serde_json::to_string(&expected).unwrap(),
@@ -265,7 +276,14 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
         let mut unstreamed = expected;
         unstreamed["stream"] = json!(false);
         unstreamed.as_object_mut().unwrap().remove("stream_options");
-        let sent: Json = serde_json::from_slice(&body.bytes(true).unwrap()).unwrap();
+        let sent: Json = serde_json::from_slice(&body.bytes(form(true, false)).unwrap()).unwrap();
+        assert_eq!(sent, unstreamed, "case {case}");
+        // Without a reply format too: the same, and no `response_format`.
+        unstreamed
+            .as_object_mut()
+            .unwrap()
+            .remove("response_format");
+        let sent: Json = serde_json::from_slice(&body.bytes(form(true, true)).unwrap()).unwrap();
         assert_eq!(sent, unstreamed, "case {case}");
         total += history.len();
         reused += kept;
@@ -296,6 +314,7 @@ fn plain_options() -> Options<'static> {
         official: false,
         reasoning_effort: None,
         cache_key: None,
+        format: None,
     }
 }
 
@@ -311,6 +330,7 @@ fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
             messages: vec![user("task"), user(&content)],
             tools: Vec::new().into(),
             turn: 0,
+            reply_fields: Default::default(),
         };
         let body = write(&call, &options, &mut bodies).json();
         assert_eq!(body["messages"][1]["content"], json!(content));
@@ -327,15 +347,16 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
         messages: messages.to_vec(),
         tools: Vec::new().into(),
         turn: 0,
+        reply_fields: Default::default(),
     };
     let mut bodies = Bodies::default();
     let mut history = vec![message("task"), message(&"long ".repeat(1000))];
     let first = write(&call(&history), &options, &mut bodies);
-    let first_at = first.bytes(false).unwrap().as_ptr();
+    let first_at = first.bytes(Form::default()).unwrap().as_ptr();
     drop(first);
     history.push(message("next"));
     let second = write(&call(&history), &options, &mut bodies);
-    let second_bytes = second.bytes(false).unwrap();
+    let second_bytes = second.bytes(Form::default()).unwrap();
     assert_eq!(
         second_bytes.as_ptr(),
         first_at,
@@ -347,7 +368,10 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
     history[1] = message("changed");
     let third = write(&call(&history), &options, &mut bodies);
     assert_eq!(&second_bytes[..], &before[..]);
-    assert_ne!(third.bytes(false).unwrap().as_ptr(), second_bytes.as_ptr());
+    assert_ne!(
+        third.bytes(Form::default()).unwrap().as_ptr(),
+        second_bytes.as_ptr()
+    );
     assert_eq!(third.json()["messages"][1]["content"], json!("changed"));
     assert_eq!(third.json()["messages"][2]["content"], json!("next"));
 }

@@ -108,6 +108,7 @@ fn call(agent: &str) -> ModelCall {
         ],
         tools: Vec::new().into(),
         turn: 1,
+        reply_fields: Default::default(),
     }
 }
 
@@ -117,8 +118,10 @@ async fn openai_itself_gets_one_prompt_cache_key_per_agent_and_others_none() {
     let settings = Settings::default();
     let http = Http::new(settings, &[]).unwrap();
     let unstreamed = AtomicBool::new(false);
+    let unformatted = AtomicBool::new(false);
     let how = retry::How {
         unstreamed: &unstreamed,
+        unformatted: &unformatted,
         notice: &|_: &str| {},
         timeouts: Timeouts {
             overall: settings.timeout,

@@ -7,6 +7,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::body::Form;
 use super::http::{seconds, Decoder, Failure, Http, Post, MAX_RETRY_AFTER};
 use super::{redact, Timeouts};
 use crate::effect::ModelReply;
@@ -19,6 +20,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub(crate) struct How<'a> {
     /// Set once a server refused a streamed request and answered an unstreamed one.
     pub unstreamed: &'a AtomicBool,
+    /// Set once a server refused a request's reply format.
+    pub unformatted: &'a AtomicBool,
     /// Receives a one-line notice before each retry (key already scrubbed).
     pub notice: &'a (dyn Fn(&str) + Sync),
     /// The model's timeouts.
@@ -45,6 +48,15 @@ fn rejects_streaming(failure: &Failure) -> bool {
     }
 }
 
+/// Whether a failure is a server refusing the reply format it was asked for: a 400 or 422
+/// whose message speaks of a format or schema (LM Studio takes only `json_schema`, some
+/// servers no `response_format` at all).
+fn rejects_format(failure: &Failure) -> bool {
+    let message = failure.message.to_ascii_lowercase();
+    matches!(failure.status, Some(400 | 422))
+        && (message.contains("format") || message.contains("schema"))
+}
+
 impl Http {
     /// Sends `post`, decoding the body with a fresh decoder per attempt, retrying what may
     /// succeed on another attempt. A streamed request the server refuses (an error status,
@@ -66,16 +78,19 @@ impl Http {
         };
         let can_stream = post.body.streams();
         let mut streaming = can_stream && !how.unstreamed.load(Ordering::Relaxed);
-        // The body as written, and the one without streaming, each serialised when first
-        // sent (most calls never need the second).
-        let mut bodies: [Option<bytes::Bytes>; 2] = [None, None];
+        // The body in each form it is sent in, serialised when first sent (most calls only
+        // ever need the one as written).
+        let mut bodies: [Option<bytes::Bytes>; 4] = [None, None, None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
         loop {
-            let unstreamed = can_stream && !streaming;
-            let slot = &mut bodies[usize::from(unstreamed)];
+            let form = Form {
+                unstreamed: can_stream && !streaming,
+                unformatted: how.unformatted.load(Ordering::Relaxed),
+            };
+            let slot = &mut bodies[form.index()];
             if slot.is_none() {
-                *slot = Some(post.body.bytes(unstreamed)?);
+                *slot = Some(post.body.bytes(form)?);
             }
             let body = slot.clone().unwrap_or_default();
             let overall = how.timeouts.overall;
@@ -100,6 +115,14 @@ impl Http {
                 }
                 Err(failure) => failure,
             };
+            if post.body.formats() && !form.unformatted && rejects_format(&failure) {
+                how.unformatted.store(true, Ordering::Relaxed);
+                how.notice(&scrub(format!(
+                    "{}: {}; asking again without a reply format",
+                    post.label, failure.message
+                )));
+                continue;
+            }
             if streaming && !fell_back && rejects_streaming(&failure) {
                 fell_back = true;
                 streaming = false;

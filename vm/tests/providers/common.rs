@@ -117,6 +117,7 @@ pub fn call(agent: &str, model: Option<ir::Model>) -> ModelCall {
         ]
         .into(),
         turn: 3,
+        reply_fields: Default::default(),
     }
 }
 

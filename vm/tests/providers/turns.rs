@@ -405,6 +405,90 @@ async fn required_over_several_tools_failed_both_ways_names_tool_choice_at_once(
     );
 }
 
+/// A call of `Planner` whose reply must hold `verdict` and `review.score` (a structured
+/// state's routes read them).
+fn structured(model: &ir::Model) -> ModelCall {
+    let mut call = fresh(model);
+    call.reply_fields = vec!["verdict".to_string(), "review.score".to_string()].into();
+    call
+}
+
+#[tokio::test]
+async fn a_structured_reply_is_asked_for_as_json_where_the_server_can_constrain_it() {
+    let server = Server::start(vec![
+        sse(&openai_text_stream("{}")),
+        ndjson(&ollama_text("{}")),
+        sse(&anthropic_stream()),
+    ])
+    .await;
+    for model in [
+        openai_model(&server),
+        ollama_model(&server),
+        anthropic_model(&server),
+    ] {
+        let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+        providers.call(&structured(&model)).await.unwrap();
+    }
+    let sent: Vec<Json> = server.requests().iter().map(body).collect();
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "verdict": {},
+            "review": { "type": "object", "properties": { "score": {} }, "required": ["score"] },
+        },
+        "required": ["verdict", "review"],
+    });
+    // A compatible server (llama.cpp's, vLLM's): a JSON object with its schema.
+    assert_eq!(
+        sent[0]["response_format"],
+        json!({ "type": "json_object", "schema": schema })
+    );
+    // Ollama: the schema as `format`.
+    assert_eq!(sent[1]["format"], schema);
+    // Anthropic has no reply format: the routing block asks for the JSON.
+    assert!(sent[2].get("response_format").is_none() && sent[2].get("format").is_none());
+    // A free-text reply asks for nothing.
+    let server = Server::start(vec![sse(&openai_text_stream("ok"))]).await;
+    let model = openai_model(&server);
+    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    providers.call(&fresh(&model)).await.unwrap();
+    assert!(body(&server.requests()[0]).get("response_format").is_none());
+}
+
+#[tokio::test]
+async fn a_server_refusing_the_reply_format_is_asked_without_it_for_the_rest_of_the_run() {
+    // LM Studio takes only `json_schema`; other servers no `response_format` at all.
+    let refusal = r#"{"error": "'response_format.type' must be 'json_schema'"}"#;
+    let server = Server::start(vec![
+        status(400, "Bad Request", &[], refusal),
+        sse(&openai_text_stream(r#"{"verdict": "ok"}"#)),
+        sse(&openai_text_stream(r#"{"verdict": "ok"}"#)),
+    ])
+    .await;
+    let model = openai_model(&server);
+    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    for _ in 0..2 {
+        let reply = providers.call(&structured(&model)).await.unwrap();
+        assert_eq!(reply.text, r#"{"verdict": "ok"}"#);
+    }
+    let sent: Vec<Json> = server.requests().iter().map(body).collect();
+    assert_eq!(sent.len(), 3, "one refusal, then one request per call");
+    assert!(sent[0].get("response_format").is_some());
+    assert!(sent[1].get("response_format").is_none());
+    assert!(
+        sent[2].get("response_format").is_none(),
+        "remembered for the run"
+    );
+    assert_eq!(sent[1]["stream"], json!(true), "still streamed");
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].1.contains("HTTP 400")
+            && notices[0].1.contains("asking again without a reply format"),
+        "{notices:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_bad_request_about_something_else_is_not_retried_unstreamed() {
     let server = Server::start(vec![status(

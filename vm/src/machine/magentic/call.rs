@@ -31,6 +31,7 @@ impl Machine<'_> {
             messages: Vec::new(),
             tools: Vec::new().into(),
             turn: self.run.turn,
+            reply_fields: Default::default(),
         };
         if self.options.skip_prompts {
             return call;
