@@ -391,6 +391,52 @@ mod tests {
         }
     }
 
+    /// The lowering's errors with `yaml` (an agent `A` is added).
+    fn invalid_values(yaml: &str) -> Vec<String> {
+        let text = format!("Orchestration:\n  Agents:\n    - Name: A\n{yaml}");
+        let files = crate::source::MemoryFiles::new().with("c.yaml", text);
+        let compiled = crate::compile(std::path::Path::new("c.yaml"), &files);
+        compiled
+            .diagnostics
+            .iter()
+            .filter(|diag| diag.is_error())
+            .map(|diag| diag.message.clone())
+            .collect()
+    }
+
+    /// The sets the lowering matches by string (no `ir` enum of their own): each name is
+    /// accepted where the lowering reads it.
+    #[test]
+    fn every_name_the_lowering_matches_by_string_lowers() {
+        for name in (FUNCTION_CHOICES.names)() {
+            let found = invalid_values(&format!("      FunctionChoice: {name}\n"));
+            assert!(found.is_empty(), "{name}: {found:?}");
+        }
+        for name in (ISOLATIONS.names)() {
+            let found = invalid_values(&format!("      Isolation: {name}\n"));
+            assert!(found.is_empty(), "{name}: {found:?}");
+        }
+        for name in (TERMINATION_TYPES.names)() {
+            let termination = format!(
+                "  Termination:\n    Type: {name}\n    Pattern: DONE\n    MaxIterations: 3\n    Strategies: [{{ Type: maxiterations, MaxIterations: 2 }}]\n    Condition: {{ Field: done, Is: 'true' }}\n    MaxTokens: 100\n"
+            );
+            let found = invalid_values(&termination);
+            assert!(
+                !found
+                    .iter()
+                    .any(|message| message.contains("termination type")),
+                "{name}: {found:?}"
+            );
+        }
+        for name in (HTTP_MODES.names)() {
+            let server = format!(
+                "  McpServers:\n    - Name: web\n      Transport: http\n      Url: https://example.com/mcp\n      TransportMode: {name}\n"
+            );
+            let found = invalid_values(&server);
+            assert!(found.is_empty(), "{name}: {found:?}");
+        }
+    }
+
     #[test]
     fn paths_that_leave_the_project_are_refused() {
         let leaves = regex::Regex::new(LEAVES).expect("the pattern compiles");
