@@ -261,15 +261,32 @@ pub(crate) fn positive() -> Value {
     })
 }
 
-/// The keys of `Security.Permissions`: `Preset`, and each category to an action.
+/// The keys of `Security.Permissions`: `Preset`, and each category to an action. The
+/// canonical keys are `properties` (for completion), every spelling the parser folds is a
+/// pattern, and any other key is refused naming the canonical ones.
 fn permissions() -> Value {
+    let mut canonical = vec!["Preset"];
+    canonical.extend((CATEGORIES.names)());
+    let mut properties = Map::new();
     let mut patterns = Map::new();
+    properties.insert("Preset".into(), one_of(&PRESETS));
     patterns.insert(single_pattern("Preset"), one_of(&PRESETS));
+    for category in (CATEGORIES.names)() {
+        properties.insert(category.into(), one_of(&ACTIONS));
+    }
     patterns.insert(pattern(&CATEGORIES), one_of(&ACTIONS));
+    let spellings: Vec<&String> = patterns.keys().collect();
+    let names = json!({
+        "anyOf": [
+            { "enum": canonical },
+            { "pattern": spellings.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|") },
+        ],
+    });
     json!({
         "type": ["object", "null"],
+        "properties": properties,
         "patternProperties": patterns,
-        "additionalProperties": false,
+        "propertyNames": names,
     })
 }
 
