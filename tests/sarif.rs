@@ -136,3 +136,49 @@ fn the_upstream_corpus_gives_a_log_github_accepts() {
     let findings = validate("corpus", &inputs);
     assert!(findings.is_empty(), "{}", findings.join("\n"));
 }
+
+/// The log of `fuseraft check --format sarif INPUTS` run in `dir` (relative to the
+/// repository root), parsed.
+fn log_in(dir: &str, inputs: &[&str]) -> serde_json::Value {
+    let checked = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join(dir))
+        .args(["check", "--format", "sarif"])
+        .args(inputs)
+        .output()
+        .unwrap();
+    serde_json::from_slice(&checked.stdout).expect("the log is JSON")
+}
+
+#[test]
+fn the_run_names_its_tool_in_full_and_its_analysis_by_the_configs_checked() {
+    // Azure DevOps and GitHub Advanced Security flag a run without these two.
+    let one = log_in(".", &["fixtures/check/FR004_fail_doc.yaml"]);
+    let run = &one["runs"][0];
+    assert_eq!(
+        run["tool"]["driver"]["fullName"],
+        format!("fuseraft workflow linter {}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(
+        run["automationDetails"]["id"],
+        "fuseraft/check/fixtures/check/FR004_fail_doc.yaml/"
+    );
+    // The id names the config, not the directory it was checked from: the same config
+    // checked from elsewhere is the same analysis.
+    let elsewhere = log_in("fixtures", &["check/../check/FR004_fail_doc.yaml"]);
+    assert_eq!(
+        elsewhere["runs"][0]["automationDetails"],
+        run["automationDetails"]
+    );
+    // Several configs: each, sorted, whatever order they were given in.
+    let two = log_in(
+        ".",
+        &[
+            "fixtures/check/FR101_pass_doc.yaml",
+            "fixtures/check/FR001_pass_doc.yaml",
+        ],
+    );
+    assert_eq!(
+        two["runs"][0]["automationDetails"]["id"],
+        "fuseraft/check/fixtures/check/FR001_pass_doc.yaml,fixtures/check/FR101_pass_doc.yaml/"
+    );
+}

@@ -41,8 +41,20 @@ impl Root {
     /// `file` as a URI relative to the root (`uriBaseId` `%SRCROOT%`), or an absolute
     /// `file:` URI when it lies outside.
     fn artifact(&self, file: &str) -> Value {
+        let normal = self.absolute(file);
+        match normal.strip_prefix(&self.dir) {
+            Ok(relative) => json!({
+                "uri": uri_path(&relative.to_string_lossy()),
+                "uriBaseId": "%SRCROOT%",
+            }),
+            Err(_) => json!({ "uri": format!("file://{}", uri_path(&normal.to_string_lossy())) }),
+        }
+    }
+
+    /// `file` made absolute against the working directory, `.` and `..` resolved lexically.
+    fn absolute(&self, file: &str) -> PathBuf {
         let path = self.cwd.join(file);
-        let normal: PathBuf = path.components().fold(PathBuf::new(), |mut out, part| {
+        path.components().fold(PathBuf::new(), |mut out, part| {
             match part {
                 std::path::Component::CurDir => {}
                 std::path::Component::ParentDir => {
@@ -51,14 +63,19 @@ impl Root {
                 other => out.push(other),
             }
             out
-        });
-        match normal.strip_prefix(&self.dir) {
-            Ok(relative) => json!({
-                "uri": uri_path(&relative.to_string_lossy()),
-                "uriBaseId": "%SRCROOT%",
-            }),
-            Err(_) => json!({ "uri": format!("file://{}", uri_path(&normal.to_string_lossy())) }),
-        }
+        })
+    }
+
+    /// `file` relative to the root with `/` separators (`.` for the root itself), or
+    /// absolute when it lies outside.
+    fn relative(&self, file: &str) -> String {
+        let normal = self.absolute(file);
+        let shown = match normal.strip_prefix(&self.dir) {
+            Ok(relative) if relative.as_os_str().is_empty() => ".".to_string(),
+            Ok(relative) => relative.to_string_lossy().into_owned(),
+            Err(_) => normal.to_string_lossy().into_owned(),
+        };
+        shown.replace('\\', "/")
     }
 
     fn base_uri(&self) -> String {
@@ -82,6 +99,20 @@ fn uri_path(path: &str) -> String {
         }
     }
     out
+}
+
+/// The run's `automationDetails.id`: `fuseraft/check/<inputs>/`, the checked files relative
+/// to the repository root (sorted, comma-separated). The trailing `/` makes the whole id the
+/// analysis category, so GitHub and Azure DevOps keep one result set per set of configs and
+/// a later run of the same command replaces it.
+fn automation_id(checked: &[Checked<'_>], root: &Root) -> String {
+    let mut inputs: Vec<String> = checked
+        .iter()
+        .map(|input| root.relative(&input.input.to_string_lossy()))
+        .collect();
+    inputs.sort();
+    inputs.dedup();
+    format!("fuseraft/check/{}/", inputs.join(","))
 }
 
 pub fn render(checked: &[Checked<'_>], root: &Root) -> String {
@@ -125,10 +156,12 @@ pub fn render(checked: &[Checked<'_>], root: &Root) -> String {
         "runs": [{
             "tool": { "driver": {
                 "name": "fuseraft",
+                "fullName": concat!("fuseraft workflow linter ", env!("CARGO_PKG_VERSION")),
                 "version": env!("CARGO_PKG_VERSION"),
                 "informationUri": DOCS,
                 "rules": rules,
             }},
+            "automationDetails": { "id": automation_id(checked, root) },
             "originalUriBaseIds": { "%SRCROOT%": { "uri": root.base_uri() } },
             "columnKind": "unicodeCodePoints",
             "results": results,

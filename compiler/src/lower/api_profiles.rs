@@ -9,7 +9,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::syntax::fuseraft::Config;
 
 const PREFIX: &str = "ApiProfiles.";
-const KEYS: [&str; 3] = ["BaseUrl", "DefaultHeaders", "TimeoutSeconds"];
+use crate::syntax::fuseraft::API_PROFILE_KEYS as KEYS;
 
 pub(super) fn check_api_profiles(config: &Config, builder: &mut Builder<'_>) {
     // Each profile seen, with the span of its first key and whether it has a `BaseUrl`.
@@ -85,7 +85,7 @@ pub(super) fn check_api_profiles(config: &Config, builder: &mut Builder<'_>) {
                     format!("unknown key `{field}` in API profile `{name}`"),
                 )
                 .with_label(value.span, "the value of this key is never read");
-                diag = diag.with_help(match did_you_mean(field, KEYS) {
+                diag = diag.with_help(match did_you_mean(field, KEYS.iter().copied()) {
                     Some(hint) => hint,
                     None => "the keys are `BaseUrl`, `DefaultHeaders`, `TimeoutSeconds`".to_string(),
                 });

@@ -8,17 +8,7 @@ use crate::diagnostic::{did_you_mean, Code, Diagnostic};
 use crate::ir::{McpServer, McpTransport, Plugin, UPSTREAM_PLUGINS};
 use crate::syntax::fields::Spanned;
 use crate::syntax::fuseraft::Config;
-use crate::syntax::mcp::McpServerDecl;
-
-/// `TransportMode` values meaning streamable HTTP (upstream also has `sse`, which the SDK
-/// fuseraft uses does not speak).
-const HTTP_MODES: &[&str] = &[
-    "auto",
-    "autodetect",
-    "streamable-http",
-    "streamablehttp",
-    "streamable",
-];
+use crate::syntax::mcp::{McpServerDecl, HTTP_MODES, TRANSPORTS};
 
 pub(super) fn lower_mcp_servers(config: &Config, builder: &mut Builder<'_>) {
     for decl in &config.mcp_servers {
@@ -141,7 +131,7 @@ fn lower_server(decl: &McpServerDecl, builder: &mut Builder<'_>) -> Option<McpSe
                 format!("MCP server `{}`: unknown `Transport: {kind}`", name.value),
             )
             .with_label(span, "not `stdio` or `http`");
-            if let Some(hint) = did_you_mean(&kind, ["stdio", "http"]) {
+            if let Some(hint) = did_you_mean(&kind, TRANSPORTS.iter().copied()) {
                 diag = diag.with_help(hint);
             }
             builder.diags.push(diag);

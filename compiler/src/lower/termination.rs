@@ -8,13 +8,7 @@ use crate::ir::{
 };
 use crate::syntax::fuseraft::{Config, TerminationDecl};
 
-const TYPES: &[&str] = &[
-    "regex",
-    "maxiterations",
-    "composite",
-    "structured",
-    "tokenbudget",
-];
+use crate::syntax::fuseraft::TERMINATION_TYPES as TYPES;
 
 pub(super) fn lower_termination(config: &Config, kind: SelectionKind, builder: &mut Builder<'_>) {
     let mut termination = std::mem::take(&mut builder.program.termination);

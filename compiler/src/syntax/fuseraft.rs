@@ -119,6 +119,25 @@ pub(crate) const TERMINATION_KEYS: &[&str] = &[
     "MaxTokens",
 ];
 
+/// The `Termination.Type` values (compared trimmed and case-insensitively).
+pub(crate) const TERMINATION_TYPES: &[&str] = &[
+    "regex",
+    "maxiterations",
+    "composite",
+    "structured",
+    "tokenbudget",
+];
+
+/// The `FunctionChoice` values (compared trimmed and case-insensitively) the lowering maps
+/// to tool choices.
+pub(crate) const FUNCTION_CHOICES: &[&str] = &["auto", "required", "none"];
+
+/// The `Isolation` values (compared case-insensitively) the lowering maps to context modes.
+pub(crate) const ISOLATIONS: &[&str] = &["fresh", "shared", "fork"];
+
+/// The keys of an `ApiProfiles` entry.
+pub(crate) const API_PROFILE_KEYS: &[&str] = &["BaseUrl", "DefaultHeaders", "TimeoutSeconds"];
+
 pub(crate) const CONTRACT_KEYS: &[&str] = &["Name", "Requires", "Description"];
 
 pub(crate) const PREDICATE_KEYS: &[&str] = &[

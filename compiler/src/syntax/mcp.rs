@@ -21,6 +21,19 @@ pub const MCP_SERVER_KEYS: &[&str] = &[
     "TimeoutSeconds",
 ];
 
+/// The `Transport` values (compared trimmed and case-insensitively; `stdio` when absent).
+pub const TRANSPORTS: &[&str] = &["stdio", "http"];
+
+/// `TransportMode` values meaning streamable HTTP (upstream also has `sse`, which the SDK
+/// fuseraft uses does not speak).
+pub const HTTP_MODES: &[&str] = &[
+    "auto",
+    "autodetect",
+    "streamable-http",
+    "streamablehttp",
+    "streamable",
+];
+
 /// One `McpServers` entry as written.
 #[derive(Clone, Debug, Default)]
 pub struct McpServerDecl {

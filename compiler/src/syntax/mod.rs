@@ -16,6 +16,8 @@ pub mod load;
 pub mod mcp;
 pub mod model_limits;
 pub mod schema;
+mod schema_required;
+mod schema_values;
 pub mod selection;
 pub mod tama;
 

@@ -8,6 +8,9 @@ use serde_json::{json, Map, Value};
 
 use super::fuseraft as config;
 use super::key_effects::{effect, KeyEffect};
+use super::schema_required::requirements;
+use super::schema_values as values;
+use super::schema_values::Closed;
 use super::selection as sel;
 
 /// A value's shape.
@@ -28,8 +31,19 @@ pub(crate) enum Ty {
     Sections(&'static Section),
     /// A scalar shorthand or a mapping with the section's keys (`Model: fast`).
     TextOr(&'static Section),
-    /// A list whose items are scalars or mappings with the section's keys (`Context`).
-    TextsOr(&'static Section),
+    /// A list of context sources: scalars (`file:PATH`, `session_context`) or mappings with
+    /// the section's keys (`Context`, `HandoffContext`).
+    Sources(&'static Section),
+    /// One value of a closed set.
+    Name(&'static Closed),
+    /// A list of values of a closed set.
+    Names(&'static Closed),
+    /// A path relative to the work dir, which may not leave it.
+    Path,
+    /// A decimal in 0.0–1.0.
+    Fraction,
+    /// A shape of its own (`Capabilities`, `Security.Permissions`).
+    Custom(fn() -> Value),
     /// A mapping of names the author chooses to values of one shape.
     Named(&'static Ty),
     /// A list of values of one shape.
@@ -38,7 +52,7 @@ pub(crate) enum Ty {
     Either(&'static Ty, &'static Ty),
     /// A one-key mapping naming one of `kinds`, whose value has the section's keys
     /// (`- FileExists: { Path: brief.json }`).
-    OneKey(&'static [&'static str], &'static Section),
+    OneKey(&'static Closed, &'static Section),
 }
 
 /// One mapping of the config: its name in `$defs`, the keys it accepts (the reader's
@@ -85,7 +99,11 @@ pub(crate) static PRICING: Section = Section {
 static CONTEXT_SOURCE: Section = Section {
     name: "ContextSource",
     keys: config::CONTEXT_SOURCE_KEYS,
-    types: &[("Source", Text), ("MaxChars", Whole), ("Label", Text)],
+    types: &[
+        ("Source", Custom(values::context_source)),
+        ("MaxChars", Whole),
+        ("Label", Text),
+    ],
 };
 
 static CONTEXT_WINDOW: Section = Section {
@@ -95,10 +113,11 @@ static CONTEXT_WINDOW: Section = Section {
         ("TextOnly", Flag),
         ("ExcludeAgents", Texts),
         ("MaxTailMessages", Whole),
-        ("ContextCapFraction", Number),
+        ("ContextCapFraction", Fraction),
         ("MaxTurnAge", Whole),
         ("MaxToolResultChars", Whole),
         ("MaxReplayChars", Whole),
+        ("ToolResultCharOverrides", Custom(values::tool_overrides)),
     ],
 };
 
@@ -111,15 +130,16 @@ static AGENT: Section = Section {
         ("Description", Text),
         ("Model", TextOr(&MODEL)),
         ("Plugins", Texts),
-        ("FunctionChoice", Text),
+        ("FunctionChoice", Name(&values::FUNCTION_CHOICES)),
         ("TrustScore", Number),
-        ("Capabilities", Named(&Texts)),
+        ("Capabilities", Custom(values::capabilities)),
         ("ContextWindow", Section(&CONTEXT_WINDOW)),
-        ("Context", TextsOr(&CONTEXT_SOURCE)),
-        ("Isolation", Text),
+        ("Context", Sources(&CONTEXT_SOURCE)),
+        ("Isolation", Name(&values::ISOLATIONS)),
         ("MaxToolCallsPerTurn", Whole),
         ("SubAgentMaxToolCalls", Whole),
-        ("AgentFile", Text),
+        ("SubAgentPlugins", Names(&values::PLUGINS)),
+        ("AgentFile", Path),
         ("EnableMemory", Flag),
     ],
 };
@@ -140,12 +160,12 @@ static TERMINATION: Section = Section {
     name: "Termination",
     keys: config::TERMINATION_KEYS,
     types: &[
-        ("Type", Text),
+        ("Type", Name(&values::TERMINATION_TYPES)),
         ("Pattern", Text),
         ("MaxIterations", Whole),
         ("AgentNames", Texts),
         ("Strategies", Sections(&TERMINATION)),
-        ("Validators", Texts),
+        ("Validators", Names(&values::VALIDATORS)),
         ("Condition", TextOr(&CONDITION)),
         ("MaxTokens", Whole),
     ],
@@ -155,12 +175,12 @@ static PREDICATE: Section = Section {
     name: "Predicate",
     keys: config::PREDICATE_KEYS,
     types: &[
-        ("Type", Text),
-        ("Source", Text),
+        ("Type", Name(&values::PREDICATE_TYPES)),
+        ("Source", Path),
         ("Field", Text),
-        ("Path", Text),
+        ("Path", Path),
         ("Pattern", Text),
-        ("PatternSource", Text),
+        ("PatternSource", Path),
         ("PatternField", Text),
         ("NoFailures", Flag),
         ("HasAssertions", Flag),
@@ -176,7 +196,7 @@ static CONTRACT: Section = Section {
             "Requires",
             ListOf(&Either(
                 &Section(&PREDICATE),
-                &OneKey(config::PREDICATE_TYPES, &PREDICATE),
+                &OneKey(&values::PREDICATE_TYPES, &PREDICATE),
             )),
         ),
         ("Description", Text),
@@ -186,7 +206,10 @@ static CONTRACT: Section = Section {
 static FAILURE_RULE: Section = Section {
     name: "FailureRule",
     keys: config::FAILURE_RULE_KEYS,
-    types: &[("Action", Text), ("Threshold", Whole)],
+    types: &[
+        ("Action", Name(&values::FAILURE_ACTIONS)),
+        ("Threshold", Whole),
+    ],
 };
 
 static FAILURE: Section = Section {
@@ -208,8 +231,8 @@ static ROUTE: Section = Section {
     types: &[
         ("Keyword", Text),
         ("Agent", Text),
-        ("Validator", Text),
-        ("Validators", Texts),
+        ("Validator", Name(&values::VALIDATORS)),
+        ("Validators", Names(&values::VALIDATORS)),
         ("SourceAgents", Texts),
         ("RequiredCommandPattern", Text),
         ("ShellFallbackPattern", Text),
@@ -234,7 +257,7 @@ static STRUCTURED_ROUTE: Section = Section {
 static MERGE: Section = Section {
     name: "Merge",
     keys: sel::MERGE_KEYS,
-    types: &[("Strategy", Text), ("Agent", Text)],
+    types: &[("Strategy", Name(&values::MERGES)), ("Agent", Text)],
 };
 
 static TRANSITION: Section = Section {
@@ -250,9 +273,9 @@ static TRANSITION: Section = Section {
         ("Parallel", Flag),
         ("Targets", Texts),
         ("Merge", Section(&MERGE)),
-        ("HandoffContext", TextsOr(&CONTEXT_SOURCE)),
+        ("HandoffContext", Sources(&CONTEXT_SOURCE)),
         ("MaxRevisits", Whole),
-        ("ReviewArtifactPath", Text),
+        ("ReviewArtifactPath", Path),
     ],
 };
 
@@ -281,7 +304,7 @@ static NODE: Section = Section {
         ("Terminal", Flag),
         ("Parallel", Flag),
         ("SubGraphId", Text),
-        ("Validators", Texts),
+        ("Validators", Names(&values::VALIDATORS)),
     ],
 };
 
@@ -292,8 +315,8 @@ static EDGE: Section = Section {
         ("From", Text),
         ("To", Text),
         ("Keyword", Text),
-        ("Validator", Text),
-        ("Validators", Texts),
+        ("Validator", Name(&values::VALIDATORS)),
+        ("Validators", Names(&values::VALIDATORS)),
         ("RequiredCommandPattern", Text),
         ("ShellFallbackPattern", Text),
         ("SourceAgents", Texts),
@@ -370,7 +393,7 @@ static SELECTION: Section = Section {
     name: "Selection",
     keys: sel::SELECTION_KEYS,
     types: &[
-        ("Type", Text),
+        ("Type", Name(&values::SELECTION_TYPES)),
         ("Prompt", Text),
         ("Model", TextOr(&MODEL)),
         ("Routes", Sections(&ROUTE)),
@@ -403,6 +426,35 @@ static ORCHESTRATION: Section = Section {
         ("Contracts", Sections(&CONTRACT)),
         ("FailureHandling", Section(&FAILURE)),
         ("RoutingInstructions", Flag),
+        ("McpServers", Sections(&MCP_SERVER)),
+        ("ApiProfiles", Named(&Section(&API_PROFILE))),
+    ],
+};
+
+static MCP_SERVER: Section = Section {
+    name: "McpServer",
+    keys: super::mcp::MCP_SERVER_KEYS,
+    types: &[
+        ("Name", Custom(values::mcp_server_name)),
+        ("Transport", Name(&values::TRANSPORTS)),
+        ("Command", Text),
+        ("Args", Texts),
+        ("Env", Named(&Text)),
+        ("WorkingDirectory", Path),
+        ("Url", Text),
+        ("Headers", Named(&Text)),
+        ("TransportMode", Name(&values::HTTP_MODES)),
+        ("TimeoutSeconds", Whole),
+    ],
+};
+
+static API_PROFILE: Section = Section {
+    name: "ApiProfile",
+    keys: config::API_PROFILE_KEYS,
+    types: &[
+        ("BaseUrl", Custom(values::http_url)),
+        ("DefaultHeaders", Named(&Text)),
+        ("TimeoutSeconds", Custom(values::positive)),
     ],
 };
 
@@ -436,6 +488,8 @@ pub(crate) fn sections() -> Vec<&'static Section> {
         &MAGENTIC,
         &MAP_REDUCE,
         &SCATTER_GATHER,
+        &MCP_SERVER,
+        &API_PROFILE,
     ]
 }
 
@@ -470,10 +524,15 @@ fn ty(shape: &Ty) -> Value {
         Section(section) => reference(section),
         Sections(section) => json!({ "type": ["array", "null"], "items": reference(section) }),
         TextOr(section) => json!({ "anyOf": [ty(&Text), reference(section)] }),
-        TextsOr(section) => json!({
+        Sources(section) => json!({
             "type": ["array", "null"],
-            "items": { "anyOf": [ty(&Text), reference(section)] },
+            "items": { "anyOf": [values::context_source(), reference(section)] },
         }),
+        Name(set) => values::one_of(set),
+        Names(set) => json!({ "type": ["array", "null"], "items": values::one_of(set) }),
+        Path => values::path(),
+        Fraction => values::fraction(),
+        Custom(shape) => shape(),
         Named(value) => json!({
             "type": ["object", "null"],
             "additionalProperties": ty(value),
@@ -484,7 +543,7 @@ fn ty(shape: &Ty) -> Value {
             "type": "object",
             "minProperties": 1,
             "maxProperties": 1,
-            "propertyNames": { "enum": kinds },
+            "propertyNames": { "pattern": values::pattern(kinds) },
             "additionalProperties": reference(section),
         }),
     }
@@ -501,19 +560,23 @@ fn definition(section: &Section) -> Value {
         properties.insert((*key).to_string(), mark_inert(section.name, key, shape));
     }
     // A section left empty (`ContextWindow:`) is `null`, which the readers take as absent.
-    json!({
-        "type": ["object", "null"],
-        "properties": properties,
-        "additionalProperties": false,
-    })
+    let mut out = Map::new();
+    out.insert("type".into(), json!(["object", "null"]));
+    out.insert("properties".into(), Value::Object(properties));
+    out.insert("additionalProperties".into(), json!(false));
+    out.extend(requirements(section.name));
+    Value::Object(out)
 }
 
-/// The sections read only for settings (`Security`, `Validation`, ...): their keys, any
-/// values.
+/// The sections read only for settings (`Security`, `Validation`, ...): their keys, with
+/// the values fuseraft judges typed (`schema_values::setting`), any others open.
 fn setting_definition(section: &str, keys: &[&str]) -> Value {
     let properties: Map<String, Value> = keys
         .iter()
-        .map(|key| ((*key).to_string(), mark_inert(section, key, json!({}))))
+        .map(|key| {
+            let shape = values::setting(section, key).unwrap_or_else(|| json!({}));
+            ((*key).to_string(), mark_inert(section, key, shape))
+        })
         .collect();
     json!({ "type": ["object", "null"], "properties": properties, "additionalProperties": false })
 }
