@@ -16,7 +16,7 @@ pub mod ui;
 use std::io::{ErrorKind, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Exit codes shared by every command (DESIGN.md §5).
+/// Exit codes shared by every command (README.md lists them per command).
 pub mod exit {
     /// Success.
     pub const OK: u8 = 0;

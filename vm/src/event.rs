@@ -1,4 +1,4 @@
-//! Run events: everything observable in a run, in the JSONL format of DESIGN.md §4
+//! Run events: everything observable in a run, in the JSONL format of `docs/events.md`
 //! (`{"ts", "session", "turn", "agent", "event_type", "payload"}`), names following upstream.
 //!
 //! The machine emits events without a timestamp (it has no clock); the driver stamps them.
@@ -122,7 +122,7 @@ impl Outcome {
         }
     }
 
-    /// DESIGN.md §5: 0 when ended by a terminal state or a termination strategy (including
+    /// README.md's exit codes: 0 when ended by a terminal state or a termination strategy (including
     /// the iteration cap), 1 when stuck, over budget or on error.
     pub fn exit_code(self) -> u8 {
         match self {

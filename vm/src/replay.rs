@@ -1,6 +1,6 @@
 //! The `replay` model provider: answers model calls from a script instead of a network.
 //!
-//! The script is the replay file of DESIGN.md §4 (per-agent queues consumed in order,
+//! The script is the replay file of `docs/replay-format.md` (per-agent queues consumed in order,
 //! `times`, a `"*"` fallback queue, `on_exhausted: error | repeat-last`), given here as JSON;
 //! the CLI reads YAML or JSON files into that JSON. Tools named in a reply run for real.
 

@@ -161,7 +161,7 @@ mod tests {
     #[test]
     fn underscores_make_a_relaxed_keyword_unmatchable() {
         // Upstream's matcher cannot see it (FR308 reports that); fuseraft's runtime
-        // normalises the keyword too and does (DESIGN.md, docs/semantics.md).
+        // normalises the keyword too and does (docs/semantics.md).
         assert!(unmatchable(Matcher::Relaxed, "DEPLOYMENT_COMPLETE").is_some());
         assert!(line_matches(
             Matcher::Relaxed,

@@ -144,7 +144,7 @@ pub(super) fn eq_ignore_case(a: &str, b: &str) -> bool {
 ///
 /// The keyword is normalised the same way, so `DEPLOYMENT_COMPLETE` matches the line
 /// `DEPLOYMENT_COMPLETE`. Upstream normalises only the line, which makes such keywords
-/// unmatchable in text; DESIGN.md follows upstream's docs here (`docs/semantics.md`), and
+/// unmatchable in text; fuseraft follows upstream's docs here (`docs/semantics.md`), and
 /// `fuseraft check` warns (FR308) that upstream cannot see them.
 fn relaxed_line(line: &str, keyword: &str) -> bool {
     if line.is_ascii() && keyword.is_ascii() {
@@ -302,7 +302,7 @@ mod tests {
                 "{line:?} should not match"
             );
         }
-        // Underscores are removed from the line and from the keyword (DESIGN.md; upstream
+        // Underscores are removed from the line and from the keyword (as upstream's docs say; upstream
         // removes them from the line only).
         assert!(Matcher::Relaxed.matches_line("DEPLOYMENT_COMPLETE", "DEPLOYMENT_COMPLETE"));
         assert!(Matcher::Relaxed.matches_line("**DEPLOYMENT_COMPLETE**", "DEPLOYMENT_COMPLETE"));
