@@ -1,6 +1,9 @@
 //! Guards on the code's shape, in the spirit of rust-analyzer's `xtask/tidy.rs`: every
 //! source file says what it is, the compiler stays pure, the machine never awaits or does IO,
-//! and nothing in the repository cites a path of the machine it was written on.
+//! the VM sees only the compiler's `ir`, only the providers and the Http tools speak HTTP,
+//! test files are only tests, no shipped file grows past a size without being listed, and
+//! nothing in the repository cites a path of the machine it was written on. Each rule is a
+//! function over files' text, and fails on a violation planted in its own test.
 
 use std::path::{Path, PathBuf};
 
@@ -35,13 +38,60 @@ fn rust_files(dirs: &[&str]) -> Vec<PathBuf> {
     out
 }
 
-/// A file's code before its first `#[cfg(test)]` (unit tests sit at the end of a module).
+/// A file's shipped code: its text with every `#[cfg(test)]` item blanked out (a `mod …;`
+/// line, or an item up to its matching closing brace), lines kept so numbers stay true.
 fn shipped_code(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    match text.find("#[cfg(test)]") {
-        Some(at) => text[..at].to_string(),
-        None => text,
+    strip_test_items(&std::fs::read_to_string(path).unwrap())
+}
+
+/// Whether an attribute line compiles what follows for tests only: `#[cfg(test)]`, or
+/// `#[cfg(all(test, …))]`.
+fn test_only(attribute: &str) -> bool {
+    let attribute = attribute.trim();
+    attribute == "#[cfg(test)]" || attribute.starts_with("#[cfg(all(test,")
+}
+
+/// Whether a file is a test module by its name (`tests.rs`, `*_tests.rs`).
+fn is_test_file(name: &str) -> bool {
+    name == "tests.rs" || name.ends_with("_tests.rs")
+}
+
+/// `text` with each `#[cfg(test)]` item replaced by blank lines.
+fn strip_test_items(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    let mut at = 0;
+    while at < lines.len() {
+        if !test_only(lines[at]) {
+            out.push(lines[at]);
+            at += 1;
+            continue;
+        }
+        // The item: up to a line ending in `;` at depth 0, or the `}` closing its first `{`.
+        let mut depth = 0i32;
+        let mut opened = false;
+        let mut end = at;
+        for (index, line) in lines.iter().enumerate().skip(at + 1) {
+            end = index;
+            let code = line.split("//").next().unwrap_or_default();
+            for ch in code.chars() {
+                match ch {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if (opened && depth <= 0) || (!opened && code.trim_end().ends_with(';')) {
+                break;
+            }
+        }
+        out.extend(std::iter::repeat_n("", end + 1 - at));
+        at = end + 1;
     }
+    out.join("\n")
 }
 
 fn relative(path: &Path) -> String {
@@ -66,21 +116,286 @@ fn every_rust_file_opens_with_a_module_doc() {
     );
 }
 
-/// Words that shipped code of a module must not contain, with why.
-fn forbidden_in(dirs: &[&str], words: &[&str], why: &str) {
+/// The shipped code of every Rust file under `dirs` but test modules, by path relative to
+/// the root.
+fn shipped(dirs: &[&str]) -> Vec<(String, String)> {
+    rust_files(dirs)
+        .iter()
+        .filter(|path| !is_test_file(&path.file_name().unwrap_or_default().to_string_lossy()))
+        .map(|path| (relative(path), shipped_code(path)))
+        .collect()
+}
+
+/// Where `files`' code (comments aside) contains one of `words`: `path:line: `word``.
+fn words_in(files: &[(String, String)], words: &[&str]) -> Vec<String> {
     let mut found = Vec::new();
-    for path in rust_files(dirs) {
-        let code = shipped_code(&path);
+    for (path, code) in files {
         for (index, line) in code.lines().enumerate() {
             let code_part = line.split("//").next().unwrap_or_default();
             for word in words {
                 if code_part.contains(word) {
-                    found.push(format!("{}:{}: `{word}`", relative(&path), index + 1));
+                    found.push(format!("{path}:{}: `{word}`", index + 1));
                 }
             }
         }
     }
+    found
+}
+
+/// Words that shipped code of a module must not contain, with why.
+fn forbidden_in(dirs: &[&str], words: &[&str], why: &str) {
+    let found = words_in(&shipped(dirs), words);
     assert!(found.is_empty(), "{why}:\n{}", found.join("\n"));
+}
+
+#[test]
+fn a_test_module_in_the_middle_of_a_file_hides_nothing_after_it() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn t() { std::fs::read(\"x\"); }\n}\n\n#[cfg(test)]\n#[path = \"x_tests.rs\"]\nmod x;\nfn b() { std::fs::write(\"y\", \"\"); }\n";
+    let stripped = strip_test_items(text);
+    assert_eq!(stripped.lines().count(), text.lines().count());
+    let found = words_in(&[("planted.rs".to_string(), stripped)], &["std::fs"]);
+    assert_eq!(found, ["planted.rs:10: `std::fs`"]);
+}
+
+/// Where the VM's shipped code uses the compiler beyond its `ir` (the one contract between
+/// the two: the VM knows nothing of YAML, pest or diagnostics).
+fn compiler_uses_beyond_ir(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, code) in files {
+        for (index, line) in code.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or_default();
+            for (at, _) in code_part.match_indices("fuseraft_compiler::") {
+                let rest = &code_part[at + "fuseraft_compiler::".len()..];
+                let ir = rest.strip_prefix("ir").is_some_and(|after| {
+                    !after.starts_with(|ch: char| ch.is_alphanumeric() || ch == '_')
+                });
+                if !ir {
+                    found.push(format!("{path}:{}: {}", index + 1, code_part.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_vm_sees_only_the_compilers_ir() {
+    let found = compiler_uses_beyond_ir(&shipped(&["vm/src"]));
+    assert!(
+        found.is_empty(),
+        "the VM uses only `fuseraft_compiler::ir` (docs/ARCHITECTURE.md):\n{}",
+        found.join("\n")
+    );
+    let planted = [(
+        "vm/src/planted.rs".to_string(),
+        "use fuseraft_compiler::ir::Program;\nuse fuseraft_compiler::syntax::json::short_escape;\nuse fuseraft_compiler::irish::X;\n".to_string(),
+    )];
+    assert_eq!(compiler_uses_beyond_ir(&planted).len(), 2);
+}
+
+/// Where code outside the model providers and the Http tools names reqwest.
+fn http_outside_its_places(files: &[(String, String)]) -> Vec<String> {
+    let allowed = |path: &str| {
+        path.starts_with("vm/src/providers/")
+            || (path.starts_with("vm/src/tools/http") && path.ends_with(".rs"))
+    };
+    let outside: Vec<(String, String)> = files
+        .iter()
+        .filter(|(path, _)| !allowed(path))
+        .cloned()
+        .collect();
+    words_in(&outside, &["reqwest"])
+}
+
+#[test]
+fn only_the_providers_and_the_http_tools_speak_http() {
+    let found = http_outside_its_places(&shipped(&["src", "vm/src", "compiler/src"]));
+    assert!(
+        found.is_empty(),
+        "HTTP goes through `vm/src/providers/` (models) or the Http tools (`vm/src/tools/http*.rs`):\n{}",
+        found.join("\n")
+    );
+    let planted = [
+        (
+            "vm/src/tools/fs.rs".to_string(),
+            "let client = reqwest::Client::new();\n".to_string(),
+        ),
+        (
+            "vm/src/tools/http.rs".to_string(),
+            "let client = reqwest::Client::new();\n".to_string(),
+        ),
+    ];
+    assert_eq!(
+        http_outside_its_places(&planted),
+        ["vm/src/tools/fs.rs:1: `reqwest`"]
+    );
+}
+
+/// Test files (`tests.rs`, `*_tests.rs`) that a module declares without `#[cfg(test)]`, and
+/// test files no module declares under it: such a name is for tests only (the rules above
+/// skip test code, so a shipped file must not hide behind it).
+fn test_files_not_under_cfg_test(files: &[(String, String)]) -> Vec<String> {
+    let mut declared_under_test = std::collections::BTreeSet::new();
+    let mut found = Vec::new();
+    for (path, text) in files {
+        let dir = Path::new(path).parent().unwrap_or(Path::new(""));
+        let stem = Path::new(path)
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        for (index, line) in lines.iter().enumerate() {
+            let line = line.trim();
+            let Some(module) = line
+                .strip_prefix("pub(crate) mod ")
+                .or_else(|| line.strip_prefix("pub(super) mod "))
+                .or_else(|| line.strip_prefix("pub mod "))
+                .or_else(|| line.strip_prefix("mod "))
+                .and_then(|rest| rest.strip_suffix(';'))
+            else {
+                continue;
+            };
+            // The attributes right above the declaration.
+            let attributes: Vec<&str> = lines[..index]
+                .iter()
+                .rev()
+                .map(|line| line.trim())
+                .take_while(|line| line.starts_with("#["))
+                .collect();
+            let file = attributes
+                .iter()
+                .find_map(|attribute| {
+                    attribute
+                        .strip_prefix("#[path = \"")
+                        .and_then(|rest| rest.strip_suffix("\"]"))
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| format!("{module}.rs"));
+            let base = if stem == "mod" || stem == "lib" || stem == "main" {
+                dir.to_path_buf()
+            } else {
+                dir.join(&stem)
+            };
+            let named = Path::new(&file)
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .to_string();
+            let target = if attributes.iter().any(|a| a.starts_with("#[path")) {
+                dir.join(&file)
+            } else {
+                base.join(&file)
+            };
+            if is_test_file(&named) {
+                if attributes.iter().any(|attribute| test_only(attribute)) {
+                    declared_under_test.insert(target.display().to_string());
+                } else {
+                    found.push(format!(
+                        "{path}:{}: `{line}` is not under `#[cfg(test)]`",
+                        index + 1
+                    ));
+                }
+            }
+        }
+    }
+    for (path, _) in files {
+        let name = Path::new(path)
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        if is_test_file(&name) && !declared_under_test.contains(path) {
+            found.push(format!(
+                "{path}: a test file no module declares under `#[cfg(test)]`"
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn test_file_names_are_for_tests_only() {
+    let mut files = Vec::new();
+    for path in rust_files(&["src", "vm/src", "compiler/src"]) {
+        files.push((relative(&path), std::fs::read_to_string(&path).unwrap()));
+    }
+    let found = test_files_not_under_cfg_test(&files);
+    assert!(
+        found.is_empty(),
+        "`tests.rs` and `*_tests.rs` are test modules only (tidy rules skip them):\n{}",
+        found.join("\n")
+    );
+    let planted = [
+        (
+            "vm/src/validate/mod.rs".to_string(),
+            "mod related_tests;\n#[cfg(test)]\nmod tests;\n".to_string(),
+        ),
+        (
+            "vm/src/validate/related_tests.rs".to_string(),
+            "//! Runs commands.\n".to_string(),
+        ),
+        (
+            "vm/src/validate/tests.rs".to_string(),
+            "//! Tests.\n".to_string(),
+        ),
+        (
+            "vm/src/tools/loose_tests.rs".to_string(),
+            "//! Orphan.\n".to_string(),
+        ),
+    ];
+    let found = test_files_not_under_cfg_test(&planted);
+    assert_eq!(found.len(), 3, "{found:#?}");
+    assert!(
+        found[0].starts_with("vm/src/validate/mod.rs:1:"),
+        "{found:#?}"
+    );
+}
+
+/// The most lines of shipped code a module has before it must be listed in
+/// [`LARGE_MODULES`]: a module of one idea stays well under it.
+const MAX_SHIPPED_LINES: usize = 800;
+
+/// Modules over [`MAX_SHIPPED_LINES`], each waiting to be split along its ideas.
+const LARGE_MODULES: &[&str] = &[
+    "compiler/src/ir/parse.rs",
+    "compiler/src/ir/print.rs",
+    "compiler/src/syntax/fuseraft.rs",
+];
+
+/// Modules over the cap and not listed, and listed modules that are no longer over it.
+fn oversized(files: &[(String, String)], listed: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, code) in files {
+        let lines = code.lines().filter(|line| !line.trim().is_empty()).count();
+        let over = lines > MAX_SHIPPED_LINES;
+        let on_list = listed.contains(&path.as_str());
+        if over && !on_list {
+            found.push(format!(
+                "{path}: {lines} lines of shipped code (cap {MAX_SHIPPED_LINES})"
+            ));
+        } else if on_list && !over {
+            found.push(format!(
+                "{path}: {lines} lines, under the cap: take it off `LARGE_MODULES`"
+            ));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_grows_past_the_cap_unlisted() {
+    let found = oversized(&shipped(&["src", "vm/src", "compiler/src"]), LARGE_MODULES);
+    assert!(found.is_empty(), "module sizes:\n{}", found.join("\n"));
+    let big = "fn f() {}\n".repeat(MAX_SHIPPED_LINES + 1);
+    let planted = [
+        ("vm/src/big.rs".to_string(), big.clone()),
+        ("vm/src/listed.rs".to_string(), big),
+        ("vm/src/small.rs".to_string(), "fn f() {}\n".to_string()),
+    ];
+    let found = oversized(&planted, &["vm/src/listed.rs", "vm/src/small.rs"]);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].starts_with("vm/src/big.rs") && found[1].starts_with("vm/src/small.rs"));
 }
 
 #[test]
@@ -175,8 +490,7 @@ fn only_the_sandbox_starts_processes() {
     let mut found = Vec::new();
     for path in rust_files(&["src", "vm/src"]) {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let test_module = name == "tests.rs" || name.ends_with("_tests.rs");
-        if path.starts_with(root().join("vm/src/sandbox")) || test_module {
+        if path.starts_with(root().join("vm/src/sandbox")) || is_test_file(&name) {
             continue;
         }
         for (index, line) in shipped_code(&path).lines().enumerate() {

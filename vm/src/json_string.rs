@@ -44,9 +44,38 @@ fn write_escape(out: &mut Vec<u8>, byte: u8) {
     out.extend_from_slice(&[b'\\', short]);
 }
 
+/// The character a two-byte JSON escape `\` + `byte` stands for (`\"`, `\\`, `\/`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`); `None` for `u` (four hex digits follow) and any other byte. The
+/// stream reader decodes these (`providers/openai_chunk.rs`); the config reader's
+/// `syntax::json` knows the same table.
+pub(crate) fn short_escape(byte: u8) -> Option<char> {
+    Some(match byte {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_escapes_are_the_config_readers() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(
+                short_escape(byte),
+                fuseraft_compiler::syntax::json::short_escape(byte),
+                "{byte}"
+            );
+        }
+    }
 
     fn check(text: &str) {
         let mut ours = Vec::new();

@@ -432,7 +432,7 @@ impl JsonParser<'_> {
 
 /// The character a two-byte JSON escape `\` + `byte` stands for (`\"`, `\\`, `\/`, `\b`,
 /// `\f`, `\n`, `\r`, `\t`); `None` for `u` (four hex digits follow) and for any other byte.
-/// Shared with the VM's stream reader, which decodes the same escapes.
+/// The VM's stream reader has its own copy (`json_string::short_escape`, tested equal).
 pub fn short_escape(byte: u8) -> Option<char> {
     Some(match byte {
         b'"' => '"',

@@ -13,7 +13,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use fuseraft_compiler::syntax::json::short_escape;
+use crate::json_string::short_escape;
 
 use crate::words;
 

@@ -21,7 +21,7 @@ mod acceptance;
 mod artifacts;
 mod brief;
 mod predicates;
-mod related_tests;
+mod related;
 mod review;
 mod session_context;
 mod shell;
@@ -64,9 +64,7 @@ pub fn run(
             Some(Validator::RequireShellPass) => shell::require_shell_pass(&env),
             Some(Validator::TestReportValid) => test_report::test_report_valid(&env),
             Some(Validator::RequireReviewJudgement) => review::require_review_judgement(&env),
-            Some(Validator::RequireRelatedTestsPass) => {
-                related_tests::require_related_tests_pass(&env)
-            }
+            Some(Validator::RequireRelatedTestsPass) => related::require_related_tests_pass(&env),
             Some(Validator::RequireAcceptanceCriteriaPassed) => {
                 acceptance::require_acceptance_criteria_passed(&env)
             }
@@ -84,7 +82,7 @@ pub fn run(
             Some(PredicateType::CommandSucceeded) => predicates::command_succeeded(&env),
             Some(PredicateType::FileExists) => predicates::file_exists(&env),
             Some(PredicateType::TestReport) => predicates::test_report(&env),
-            Some(PredicateType::RelatedTestsPass) => related_tests::related_tests_pass(&env),
+            Some(PredicateType::RelatedTestsPass) => related::related_tests_pass(&env),
             None => CheckResult::fail(format!(
                 "unknown predicate type `{}`. Valid: {}.",
                 check.name,

@@ -1,6 +1,6 @@
 //! Contract predicates (`Contracts: - Requires: - Type: ...`): FilesWritten,
 //! CommandSucceeded, FileExists and TestReport. (RelatedTestsPass lives with its validator
-//! in `related_tests.rs`.) A contract ANDs its predicates; the machine stops at the first
+//! in `related.rs`.) A contract ANDs its predicates; the machine stops at the first
 //! failure, so each message here explains one predicate.
 
 use serde_json::Value as Json;

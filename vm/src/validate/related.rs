@@ -14,7 +14,7 @@
 //! `a;rm -rf ~` would run as a command).
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -115,11 +115,15 @@ pub(super) fn run_shell(
                 #[cfg(unix)]
                 {
                     // The whole group: bash and whatever it started.
-                    let _ = Command::new("kill")
-                        .args(["-KILL", "--", &format!("-{}", child.id())])
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status();
+                    if let Some(group) = i32::try_from(child.id())
+                        .ok()
+                        .and_then(rustix::process::Pid::from_raw)
+                    {
+                        let _ = rustix::process::kill_process_group(
+                            group,
+                            rustix::process::Signal::KILL,
+                        );
+                    }
                 }
                 let _ = child.kill();
                 let _ = child.wait();
