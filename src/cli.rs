@@ -65,6 +65,30 @@ pub enum Command {
     /// Print the JSON Schema of the config format, for editors and CI validators.
     #[command(after_help = examples::SCHEMA)]
     Schema,
+    /// List the built-in plugins and their tools, with the capability that offers each tool
+    /// and the permission category its calls fall in.
+    #[command(after_help = examples::PLUGINS)]
+    Plugins(PluginsArgs),
+    /// List the models fuseraft knows without being told: context window and list price.
+    #[command(after_help = examples::MODELS)]
+    Models(ModelsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PluginsArgs {
+    /// Only this plugin, each tool with the first sentence of its description.
+    #[arg(long, value_name = "NAME")]
+    pub plugin: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ModelsArgs {
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -399,6 +423,15 @@ Examples:
   fuseraft schema > fuseraft.schema.json
   # then, first line of a config, for the YAML language server (VS Code, Neovim, ...):
   # yaml-language-server: $schema=./fuseraft.schema.json";
+    pub const PLUGINS: &str = "\
+Examples:
+  fuseraft plugins                     # every plugin and tool
+  fuseraft plugins --plugin FileSystem # one plugin, each tool described
+  fuseraft plugins --json | jq '.[].tools[] | select(.category == \"command_execution\") | .name'";
+    pub const MODELS: &str = "\
+Examples:
+  fuseraft models
+  fuseraft models --json | jq '.models[] | select(.provider == \"anthropic\")'";
     pub const UI: &str = "\
 Examples:
   fuseraft ui                        # the sessions of the current directory

@@ -56,6 +56,8 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Init(args) => commands::init::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Schema => commands::schema::run(),
+        Command::Plugins(args) => commands::plugins::run(args),
+        Command::Models(args) => commands::models::run(args),
         Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),
     }

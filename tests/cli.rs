@@ -181,3 +181,55 @@ fn a_directory_holding_a_config_stands_for_it_and_zero_turns_are_refused() {
     assert!(stderr(&zero).contains("--max-turns"), "{}", stderr(&zero));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn plugins_lists_every_tool_once_with_its_capability_and_category() {
+    let output = fuseraft(&["plugins"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    insta::assert_snapshot!("plugins", stdout(&output));
+    // The JSON names each built-in tool exactly once, as the compiler knows them.
+    let output = fuseraft(&["plugins", "--json"]);
+    let plugins: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let mut names: Vec<String> = plugins
+        .as_array()
+        .expect("a list")
+        .iter()
+        .flat_map(|plugin| plugin["tools"].as_array().cloned().unwrap_or_default())
+        .map(|tool| tool["name"].as_str().unwrap_or_default().to_string())
+        .collect();
+    names.sort();
+    let mut known: Vec<String> = fuseraft_compiler::ir::Tool::ALL
+        .iter()
+        .map(|tool| tool.name().to_string())
+        .collect();
+    known.sort();
+    assert_eq!(names, known);
+    // One plugin, described; a misspelt one is refused with a suggestion.
+    let output = fuseraft(&["plugins", "--plugin", "git"]);
+    assert_eq!(output.status.code(), Some(0));
+    insta::assert_snapshot!("plugins_git", stdout(&output));
+    let output = fuseraft(&["plugins", "--plugin", "filesytem"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no plugin is named `filesytem`; did you mean `FileSystem`?"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn models_lists_the_bundled_windows_and_prices() {
+    let output = fuseraft(&["models"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    insta::assert_snapshot!("models", stdout(&output));
+    let output = fuseraft(&["models", "--json"]);
+    let models: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("JSON");
+    let gpt4o = models["models"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .find(|model| model["model"] == "gpt-4o")
+        .expect("gpt-4o is known");
+    assert_eq!(gpt4o["context_window"], 128_000);
+    assert_eq!(gpt4o["input_per_million"], 2.5);
+}

@@ -8,6 +8,8 @@ pub mod exec;
 pub mod init;
 pub mod inputs;
 pub mod man;
+pub mod models;
+pub mod plugins;
 pub mod schema;
 pub mod sessions;
 pub mod test;

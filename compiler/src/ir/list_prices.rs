@@ -62,6 +62,15 @@ const ANTHROPIC: &[(&str, f64, f64)] = &[
     ("claude-3-haiku", 0.25, 1.25),
 ];
 
+/// The table of `list`: (model id prefix, input, output) in US dollars per million tokens,
+/// as `fuseraft models` lists it.
+pub fn entries(list: PriceList) -> &'static [(&'static str, f64, f64)] {
+    match list {
+        PriceList::OpenAi => OPENAI,
+        PriceList::Anthropic => ANTHROPIC,
+    }
+}
+
 /// The list price of `model` in `list`, if the table knows it.
 pub fn list_price(list: PriceList, model: &str) -> Option<Pricing> {
     let table = match list {

@@ -56,7 +56,7 @@ use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 pub use self::timeouts::TimeoutFlags;
 pub(crate) use self::timeouts::Timeouts;
-pub use self::window::{context_window, TABLE_DATE as WINDOW_TABLE_DATE};
+pub use self::window::{context_window, known_windows, TABLE_DATE as WINDOW_TABLE_DATE};
 use crate::driver::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;

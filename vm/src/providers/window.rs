@@ -29,6 +29,11 @@ const WINDOWS: &[(&str, u64)] = &[
     ("claude-3-haiku", 200_000),
 ];
 
+/// The table: (model id prefix, context window in tokens), as `fuseraft models` lists it.
+pub fn known_windows() -> &'static [(&'static str, u64)] {
+    WINDOWS
+}
+
 /// The context window of `model`: `configured` (its `MaxContextTokens`), else the table's.
 pub fn context_window(model: &str, configured: Option<u64>) -> Option<u64> {
     if let Some(window) = configured.filter(|window| *window > 0) {
