@@ -481,6 +481,7 @@ fn state_kind(sizes: Sizes) -> BoxedStrategy<StateKind> {
                 join,
                 merge,
                 merge_agent,
+                per_item: None,
             })
         });
     let style = prop_oneof![

@@ -436,6 +436,10 @@ pub struct Fork {
     pub merge: Merge,
     /// The agent that merges for `ranked` and `semantic_diff`.
     pub merge_agent: Option<AgentId>,
+    /// `mapreduce`: the branch runs once per item of the JSON list at this path (dot
+    /// segments) in the reply before the fork, each run given its item; `None`: each branch
+    /// runs once.
+    pub per_item: Option<Vec<String>>,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -979,6 +979,7 @@ impl Builder {
         let mut join = Target::End;
         let mut merge = Merge::Union;
         let mut merge_agent = None;
+        let mut per_item = None;
         let mut agent = None;
         for part in line.into_inner() {
             match part.as_rule() {
@@ -990,6 +991,10 @@ impl Builder {
                 Rule::target => join = self.target(&part)?,
                 Rule::merge => merge = merge_strategy(&part),
                 Rule::fork_merge_agent => merge_agent = Some(self.agent_ref(&first(&part)?)?),
+                Rule::fork_per_item => {
+                    let path = string(&first(&part)?)?;
+                    per_item = Some(path.split('.').map(str::to_string).collect());
+                }
                 Rule::state_agent => agent = Some(self.agent_ref(&first(&part)?)?),
                 _ => {}
             }
@@ -999,6 +1004,7 @@ impl Builder {
             join,
             merge,
             merge_agent,
+            per_item,
         };
         Ok((fork, agent))
     }

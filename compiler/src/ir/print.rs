@@ -635,6 +635,10 @@ impl Printer<'_> {
             self.out.push_str(" merge_agent ");
             self.agent_ref(id);
         }
+        if let Some(path) = &fork.per_item {
+            self.out.push_str(" per_item ");
+            push_quoted(&mut self.out, &path.join("."));
+        }
     }
 
     fn select(&mut self, select: &Select, state: &State) {

@@ -175,12 +175,19 @@ fn state_json(program: &Program, state: &State) -> Json {
             TerminalMode::EndNow => "end_now",
             TerminalMode::RunUntilTermination => "run_until_termination",
         }}),
-        StateKind::Fork(fork) => json!({"fork": {
-            "branches": fork.branches.iter().map(|id| program.state(*id).name.clone()).collect::<Vec<_>>(),
-            "join": target_name(program, &fork.join),
-            "merge": fork.merge.as_str(),
-            "merge_agent": fork.merge_agent.map(|id| program.agent(id).name.clone()),
-        }}),
+        StateKind::Fork(fork) => {
+            let mut json = json!({
+                "branches": fork.branches.iter().map(|id| program.state(*id).name.clone()).collect::<Vec<_>>(),
+                "join": target_name(program, &fork.join),
+                "merge": fork.merge.as_str(),
+                "merge_agent": fork.merge_agent.map(|id| program.agent(id).name.clone()),
+            });
+            // Only a `mapreduce` fork has it.
+            if let Some(path) = &fork.per_item {
+                json["per_item"] = json!(path.join("."));
+            }
+            json!({ "fork": json })
+        }
         StateKind::Select(select) => json!({"select": {
             "style": format!("{:?}", select.style),
             "manager": select.manager.as_ref().map(model_json),

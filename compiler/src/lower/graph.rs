@@ -199,6 +199,7 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
                     join,
                     merge: Merge::Union,
                     merge_agent: None,
+                    per_item: None,
                 }),
                 None,
             );

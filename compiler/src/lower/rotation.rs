@@ -128,7 +128,8 @@ pub(super) fn lower_select(
     Some(())
 }
 
-/// `mapreduce`: splitter, then the mapper per item, then the reducer.
+/// `mapreduce`: splitter, then the mapper once per item of the splitter's list, then the
+/// reducer.
 /// `scattergather`: every participant at once, then the synthesizer.
 pub(super) fn lower_fan_out(
     config: &Config,
@@ -136,11 +137,21 @@ pub(super) fn lower_fan_out(
     builder: &mut Builder<'_>,
 ) -> Option<()> {
     let selection = &config.selection;
+    let mut per_item = None;
     let (first, workers, last, span) = if kind == SelectionKind::MapReduce {
         let Some(block) = &selection.map_reduce else {
             missing_block(builder, "MapReduce", kind, selection.span);
             return None;
         };
+        per_item = Some(
+            block
+                .items_json_path
+                .as_ref()
+                .map_or("items", |path| path.value.trim())
+                .split('.')
+                .map(str::to_string)
+                .collect(),
+        );
         (
             block.splitter.clone(),
             block.mapper.iter().cloned().collect::<Vec<_>>(),
@@ -205,6 +216,7 @@ pub(super) fn lower_fan_out(
             join: Target::End,
             merge: Merge::Union,
             merge_agent: None,
+            per_item: None,
         }),
         Some(span),
     );
@@ -218,6 +230,7 @@ pub(super) fn lower_fan_out(
         join: Target::State(join),
         merge: Merge::Union,
         merge_agent: None,
+        per_item,
     });
     builder.program.entry = fork;
     if let Some(splitter) = splitter {

@@ -195,6 +195,7 @@ fn lower_transition(
                 join: Target::State(to),
                 merge,
                 merge_agent,
+                per_item: None,
             }),
             Some(decl.span),
         );

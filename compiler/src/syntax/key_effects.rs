@@ -308,7 +308,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("MapReduce", "Splitter", Acts),
     ("MapReduce", "Mapper", Acts),
     ("MapReduce", "Reducer", Acts),
-    ("MapReduce", "ItemsJsonPath", Inert("fuseraft does not implement a JSON path to the splitter's items yet")),
+    ("MapReduce", "ItemsJsonPath", Acts),
     ("MapReduce", "MaxConcurrency", Inert(CONCURRENCY)),
     ("MapReduce", "MaxSplitterRetries", Inert("fuseraft does not retry the splitter yet")),
     ("ScatterGather", "Participants", Acts),

@@ -263,6 +263,8 @@ pub struct MapReduceDecl {
     pub splitter: Option<Spanned<String>>,
     pub mapper: Option<Spanned<String>>,
     pub reducer: Option<Spanned<String>>,
+    /// `ItemsJsonPath`: where the splitter's reply holds the items (default `items`).
+    pub items_json_path: Option<Spanned<String>>,
 }
 
 #[derive(Clone, Debug)]
@@ -543,6 +545,7 @@ fn read_map_reduce(node: &Node, diags: &mut Vec<Diagnostic>) -> MapReduceDecl {
         splitter: fields.non_empty_str("Splitter", diags),
         mapper: fields.non_empty_str("Mapper", diags),
         reducer: fields.non_empty_str("Reducer", diags),
+        items_json_path: fields.non_empty_str("ItemsJsonPath", diags),
     }
 }
 

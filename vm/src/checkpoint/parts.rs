@@ -84,7 +84,9 @@ pub(super) fn fork_of(program: &Program, fork: ForkRecord<'_>) -> Result<Vec<Bra
     fork.done
         .into_iter()
         .map(|branch| {
-            if program.state_named(&branch.state).is_none() {
+            // A `mapreduce` run is named after its state: `Mapper #2`.
+            let base = crate::machine::branch_state_name(&branch.state);
+            if program.state_named(&branch.state).is_none() && program.state_named(base).is_none() {
                 return Err(format!(
                     "the checkpoint's fork has a branch `{}` the program no longer has",
                     branch.state

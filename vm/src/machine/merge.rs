@@ -1,7 +1,9 @@
 //! Forks: starting the branches, keeping those that finish, and their merge: `union`, `consensus`, `vote`, and `ranked`/`semantic_diff`
-//! through the merge agent (falling back to `union` when it is missing or fails).
+//! through the merge agent (falling back to `union` when it is missing or fails). A
+//! `mapreduce` fork runs its branch once per item of the splitter's list (`per_item`).
 
-use fuseraft_compiler::ir::{Merge, StateKind, Target};
+use fuseraft_compiler::ir::{Fork, Merge, StateId, StateKind, Target};
+use serde_json::Value as Json;
 use std::sync::Arc;
 
 use super::{Branch, BranchDone, Machine, Phase};
@@ -63,10 +65,89 @@ pub(crate) fn vote(branches: &[(String, String)]) -> Option<String> {
     })
 }
 
+/// One run of a fork's branch: the branch state, the name it goes by (the state's, or
+/// `State #N` for the Nth item of a `mapreduce` list) and the item it is given.
+pub(super) struct BranchRun {
+    pub state: StateId,
+    pub name: String,
+    pub item: Option<String>,
+}
+
+/// The items of a `mapreduce` splitter's reply: the JSON list at `path` in the object the
+/// reply holds (extracted as structured routing extracts it), or the reply itself when it
+/// is a JSON list. A string item is its text, any other its JSON.
+pub(super) fn items(reply: &str, path: &[String]) -> Option<Vec<String>> {
+    let list = match serde_json::from_str::<Json>(reply.trim()) {
+        Ok(Json::Array(list)) => list,
+        _ => {
+            let mut value = fuseraft_compiler::ir::extract_json(reply)?;
+            for segment in path {
+                value = value.as_object_mut()?.remove(segment)?;
+            }
+            match value {
+                Json::Array(list) => list,
+                _ => return None,
+            }
+        }
+    };
+    let items: Vec<String> = list
+        .into_iter()
+        .map(|item| match item {
+            Json::String(text) => text,
+            other => other.to_string(),
+        })
+        .collect();
+    (!items.is_empty()).then_some(items)
+}
+
+/// The state a branch run's name stands for: `Mapper #2` → `Mapper`.
+pub(crate) fn branch_state_name(run: &str) -> &str {
+    match run.rsplit_once(" #") {
+        Some((state, n)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => state,
+        _ => run,
+    }
+}
+
 impl<'p> Machine<'p> {
-    /// Starts the fork of the current state: one [`Branch`] per branch state with an agent
-    /// that has not finished yet. A fork already under way (a resumed run) keeps the
-    /// branches that finished; the others start again from their start, told so.
+    /// The runs of `fork`'s branches that have an agent, in declaration order (for a
+    /// `mapreduce` fork, its branch once per item of the newest reply's list, or once on
+    /// the whole reply when it holds no list).
+    pub(super) fn branch_runs(&self, fork: &Fork) -> Vec<BranchRun> {
+        let with_agent = fork
+            .branches
+            .iter()
+            .filter(|branch| self.program.state(**branch).agent.is_some());
+        let listed = fork.per_item.as_ref().and_then(|path| {
+            let reply = self
+                .run
+                .history
+                .iter()
+                .rev()
+                .find(|message| message.role == Role::Assistant)?;
+            items(&reply.content, path)
+        });
+        let mut runs = Vec::new();
+        for &state in with_agent {
+            let name = &self.program.state(state).name;
+            match &listed {
+                Some(items) => runs.extend(items.iter().enumerate().map(|(idx, item)| BranchRun {
+                    state,
+                    name: format!("{name} #{}", idx + 1),
+                    item: Some(item.clone()),
+                })),
+                None => runs.push(BranchRun {
+                    state,
+                    name: name.clone(),
+                    item: None,
+                }),
+            }
+        }
+        runs
+    }
+
+    /// Starts the fork of the current state: one [`Branch`] per branch run that has not
+    /// finished yet. A fork already under way (a resumed run) keeps the branches that
+    /// finished; the others start again from their start, told so.
     pub(super) fn start_fork(&mut self) -> Request {
         let state = self.program.state(self.run.state);
         let StateKind::Fork(fork) = &state.kind else {
@@ -74,16 +155,44 @@ impl<'p> Machine<'p> {
         };
         let resumed = self.run.fork.is_some();
         let done = self.run.fork.get_or_insert_with(Vec::new).clone();
+        let runs = self.branch_runs(fork);
+        if let Some(path) = fork
+            .per_item
+            .as_ref()
+            .filter(|_| runs.iter().all(|run| run.item.is_none()))
+        {
+            let message = format!(
+                "the splitter's reply holds no JSON list at `{}`: the mapper runs once, on the whole reply",
+                path.join(".")
+            );
+            self.emit(
+                None,
+                EventKind::Warning {
+                    message,
+                    reason: Some("mapreduce_no_items".to_string()),
+                },
+            );
+        }
+        let count = runs.len();
         let mut branches = Vec::new();
         let mut agents = Vec::new();
-        for branch in &fork.branches {
-            let Some(mut call) = self.branch_call(*branch) else {
+        for run in runs {
+            let Some(mut call) = self.branch_call(run.state) else {
                 continue;
             };
             agents.push(call.agent.clone());
-            let name = &self.program.state(*branch).name;
+            let name = &run.name;
             if done.iter().any(|finished| &finished.state == name) {
                 continue;
+            }
+            if let Some(item) = &run.item {
+                let position = name.rsplit_once(" #").map_or("1", |(_, n)| n);
+                call.messages.push(ChatMessage {
+                    role: ChatRole::User,
+                    content: format!("[fuseraft: item {position} of {count} from the splitter; handle this item only]\n{item}").into(),
+                    tool_calls: Vec::new(),
+                    tool_call_id: None,
+                });
             }
             if resumed {
                 call.messages.push(ChatMessage {
@@ -113,16 +222,14 @@ impl<'p> Machine<'p> {
         Request::Fork(branches)
     }
 
-    /// The branch states of the current fork that have an agent (those that run).
-    fn branch_states(&self) -> Vec<&'p str> {
+    /// The names of the current fork's branch runs (those that run).
+    fn branch_states(&self) -> Vec<String> {
         let StateKind::Fork(fork) = &self.program.state(self.run.state).kind else {
             return Vec::new();
         };
-        fork.branches
-            .iter()
-            .map(|branch| self.program.state(*branch))
-            .filter(|state| state.agent.is_some())
-            .map(|state| state.name.as_str())
+        self.branch_runs(fork)
+            .into_iter()
+            .map(|run| run.name)
             .collect()
     }
 
@@ -139,9 +246,7 @@ impl<'p> Machine<'p> {
         let branches = self.branch_states();
         let finished = self.run.fork.get_or_insert_with(Vec::new);
         // A branch this fork does not have, or one already in, is a driver bug: ignored.
-        if branches.contains(&done.state.as_str())
-            && !finished.iter().any(|seen| seen.state == done.state)
-        {
+        if branches.contains(&done.state) && !finished.iter().any(|seen| seen.state == done.state) {
             finished.push(done);
         }
     }
@@ -153,13 +258,22 @@ impl<'p> Machine<'p> {
             return;
         };
         let fork = fork.clone();
+        let runs = self.branch_runs(&fork);
         let mut finished = self.run.fork.take().unwrap_or_default();
         let mut branches = Vec::new();
         let mut tool_calls = Vec::new();
-        for branch in &fork.branches {
-            let name = &self.program.state(*branch).name;
+        for run in &runs {
+            let name = &run.name;
             let Some(at) = finished.iter().position(|done| &done.state == name) else {
                 continue;
+            };
+            // A `mapreduce` run's output is headed by its item's name, not its agent's.
+            let label = |agent: String| {
+                if run.item.is_some() {
+                    name.clone()
+                } else {
+                    agent
+                }
             };
             let done = finished.swap_remove(at);
             if !self.add_usage(done.usage, done.spend) {
@@ -172,14 +286,14 @@ impl<'p> Machine<'p> {
                         state: name.clone(),
                     };
                     self.emit(Some(&done.agent), kind);
-                    branches.push((done.agent, done.text));
+                    branches.push((label(done.agent), done.text));
                 }
                 Some(error) => {
                     let kind = EventKind::BranchError {
                         error: error.clone(),
                     };
                     self.emit(Some(&done.agent), kind);
-                    branches.push((done.agent, format!("[error: {error}]")));
+                    branches.push((label(done.agent), format!("[error: {error}]")));
                 }
             }
         }
@@ -290,6 +404,41 @@ mod tests {
             .enumerate()
             .map(|(idx, text)| (format!("A{idx}"), text.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_splitters_items_are_its_list_at_the_path_or_the_reply_itself() {
+        let path = |text: &str| -> Vec<String> { text.split('.').map(str::to_string).collect() };
+        assert_eq!(
+            items(r#"Here: {"items": ["a", {"b": 1}, 2]}"#, &path("items")),
+            Some(vec![
+                "a".to_string(),
+                r#"{"b":1}"#.to_string(),
+                "2".to_string()
+            ])
+        );
+        assert_eq!(
+            items(
+                "```json\n{\"work\": {\"files\": [\"x\"]}}\n```",
+                &path("work.files")
+            ),
+            Some(vec!["x".to_string()])
+        );
+        assert_eq!(
+            items(r#"["x", "y"]"#, &path("items")),
+            Some(vec!["x".into(), "y".into()])
+        );
+        // No list there, an empty list, or no JSON: no items.
+        assert_eq!(items(r#"{"items": "a, b"}"#, &path("items")), None);
+        assert_eq!(items(r#"{"items": []}"#, &path("items")), None);
+        assert_eq!(items("1. a\n2. b", &path("items")), None);
+    }
+
+    #[test]
+    fn a_runs_name_stands_for_its_state() {
+        assert_eq!(branch_state_name("Mapper #12"), "Mapper");
+        assert_eq!(branch_state_name("Mapper"), "Mapper");
+        assert_eq!(branch_state_name("Issue #x"), "Issue #x");
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub use branch::{Branch, BranchDone};
 pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};
+pub(crate) use merge::branch_state_name;
 pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 
 use std::collections::{HashMap, HashSet};

@@ -2,7 +2,8 @@
 //!
 //! ## What it does
 //! Finds parallel transitions that list the same target twice, and fan-outs with a single
-//! branch (mapreduce and scattergather with one worker included).
+//! branch (a scatter-gather with one participant included; a mapreduce's one mapper runs
+//! once per item, so it is no single branch).
 //!
 //! ## Why is this bad?
 //! A duplicate target runs the same agent twice on the same snapshot and skews `vote` and
