@@ -235,11 +235,37 @@ pub enum CheckFormat {
 pub struct ExecArgs {
     /// The workflow to run: a config, a directory holding one (`fuseraft.yaml`, `.yml`,
     /// `.json`, or `.fuseraft/config/orchestration.yaml`), a tama fsm AGENT.md or project
-    /// directory, or a .fir file.
+    /// directory, or a .fir file. Upstream's form: with `-c FILE`, or when no such path
+    /// exists and no task is given, the argument is the task (and the config defaults to
+    /// `.fuseraft/config/orchestration.yaml`).
+    #[arg(
+        value_name = "INPUT|TASK",
+        default_value = "",
+        hide_default_value = true,
+        value_parser = clap::builder::TypedValueParser::map(clap::builder::OsStringValueParser::new(), PathBuf::from)
+    )]
     pub input: PathBuf,
+    /// The workflow to run (upstream's `-c`); the positional argument is then the task.
+    #[arg(short = 'c', long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
     /// The task given to the first agent.
     #[arg(long)]
     pub task: Option<String>,
+    /// Read the task from this file (upstream's `-f`).
+    #[arg(
+        short = 'f',
+        long = "task-file",
+        value_name = "FILE",
+        conflicts_with = "task"
+    )]
+    pub task_file: Option<PathBuf>,
+    /// A specification file appended to the task under `## Specification` (the task is
+    /// "Implement the specification." when none is given).
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+    /// A text file appended to the task under `## Attached files`; repeatable.
+    #[arg(long = "context-file", value_name = "FILE")]
+    pub context_files: Vec<PathBuf>,
     /// Answer every model call from this replay file instead of a model (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
@@ -284,8 +310,9 @@ pub struct ExecArgs {
     /// Model request timeouts.
     #[command(flatten)]
     pub timeouts: Box<Timeouts>,
-    /// Continue the session with this id from its checkpoint.
-    #[arg(long, value_name = "ID")]
+    /// Continue the session with this id from its checkpoint; `-r` alone: the newest
+    /// resumable session of the work dir (on a terminal with several, a choice).
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
     pub resume: Option<String>,
     /// Keep no session: no checkpoint is written, so the run cannot be resumed (for CI
     /// runs and benchmarks that do not need durability).
@@ -311,7 +338,7 @@ pub struct ExecArgs {
     /// Show the run live in a web page, and answer its approvals and pauses there: `--ui` listens on a
     /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
     /// with its token, is printed on standard error.
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    #[arg(long, visible_alias = "devui", value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub ui: Option<String>,
 }
 
@@ -391,7 +418,12 @@ Examples:
   fuseraft exec fuseraft.yaml --resume 1a2b3c4d --work-dir /tmp/run --replay replay.yaml
   fuseraft exec fuseraft.yaml --task \"...\" --replay replay.yaml --ui   # watch it in a browser
   fuseraft exec fuseraft.yaml --task \"...\" --trust-mcp --mcp-env GITHUB_TOKEN   # its MCP servers
-  fuseraft exec fuseraft.yaml --task \"...\" --deny-read ~/work/other-client   # hide more from commands";
+  fuseraft exec fuseraft.yaml --task \"...\" --deny-read ~/work/other-client   # hide more from commands
+  # upstream fuseraft-cli's spellings work too:
+  fuseraft run -c .fuseraft/config/orchestration.yaml \"Add a --verbose flag.\"
+  fuseraft run \"Add a --verbose flag.\"          # .fuseraft/config/orchestration.yaml
+  fuseraft run -f task.md --spec spec.md --context-file notes.md
+  fuseraft run -r                                 # the newest resumable session";
     pub const TEST: &str = "\
 Examples:
   fuseraft test                      # every *.scenario.yaml under the current directory

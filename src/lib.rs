@@ -47,7 +47,13 @@ pub fn run(cli: &Cli) -> u8 {
         }
         Command::Check(args) => commands::check::run(args, style),
         Command::Exec(args) => {
-            let mut args = args.clone();
+            let mut args = match commands::run_line::read((**args).clone()) {
+                Ok(args) => args,
+                Err(message) => {
+                    eprintln!("error: {message}");
+                    return commands::exit::USAGE;
+                }
+            };
             args.input = commands::inputs::workflow_in(&args.input);
             commands::early::exec(&args, style)
         }

@@ -233,3 +233,117 @@ fn models_lists_the_bundled_windows_and_prices() {
     assert_eq!(gpt4o["context_window"], 128_000);
     assert_eq!(gpt4o["input_per_million"], 2.5);
 }
+
+/// A project laid out as upstream's users have it: `.fuseraft/config/orchestration.yaml`, a
+/// replay, a task file, a spec and notes.
+fn upstream_project(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".fuseraft/config")).expect("project dirs");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/keyword");
+    std::fs::copy(
+        root.join("config.yaml"),
+        dir.join(".fuseraft/config/orchestration.yaml"),
+    )
+    .expect("config");
+    std::fs::copy(root.join("replay.yaml"), dir.join("replay.yaml")).expect("replay");
+    std::fs::write(dir.join("task.md"), "Add a --verbose flag.\n").expect("task");
+    std::fs::write(dir.join("spec.md"), "The flag prints each step.\n").expect("spec");
+    std::fs::write(dir.join("notes.md"), "Steps go to stderr.\n").expect("notes");
+    dir
+}
+
+/// `fuseraft ARGS --replay replay.yaml --json` in `dir`: the exit code and the summary.
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, serde_json::Value) {
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(args)
+        .args(["--replay", "replay.yaml", "--json"])
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the fuseraft binary runs");
+    let summary = serde_json::from_str(stdout(&output).trim()).unwrap_or_else(|error| {
+        panic!(
+            "{args:?}: no JSON summary ({error}); stderr:\n{}",
+            stderr(&output)
+        )
+    });
+    (output.status.code(), summary)
+}
+
+#[test]
+fn upstreams_run_command_lines_run_unchanged() {
+    let dir = upstream_project("run-forms");
+    // (command line, the task the run was given)
+    let forms: &[(&[&str], &str)] = &[
+        (
+            &[
+                "run",
+                "-c",
+                ".fuseraft/config/orchestration.yaml",
+                "Add a flag.",
+            ],
+            "Add a flag.",
+        ),
+        (
+            &[
+                "run",
+                "--config",
+                ".fuseraft/config/orchestration.yaml",
+                "Add a flag.",
+            ],
+            "Add a flag.",
+        ),
+        (&["run", "Add a flag."], "Add a flag."),
+        (&["run", "-f", "task.md"], "Add a --verbose flag."),
+        (
+            &["run", "--task-file", "task.md", "--devui=127.0.0.1:0"],
+            "Add a --verbose flag.",
+        ),
+        (
+            &["run", "--spec", "spec.md"],
+            "Implement the specification.\n\n## Specification\n\nThe flag prints each step.",
+        ),
+        (
+            &["run", "Add a flag.", "--context-file", "notes.md"],
+            "Add a flag.\n\n## Attached files\n\n### notes.md\n\nSteps go to stderr.\n",
+        ),
+        // fuseraft's own spelling means what it meant.
+        (
+            &[
+                "exec",
+                ".fuseraft/config/orchestration.yaml",
+                "--task",
+                "Add a flag.",
+            ],
+            "Add a flag.",
+        ),
+    ];
+    for (args, task) in forms {
+        let (code, summary) = run_in(&dir, args);
+        assert_eq!(code, Some(0), "{args:?}: {summary}");
+        assert_eq!(summary["outcome"], "completed", "{args:?}: {summary}");
+        assert_eq!(summary["task"], *task, "{args:?}");
+    }
+    // `-r` alone resumes the newest resumable session.
+    let (_, stopped) = run_in(&dir, &["run", "Resume me.", "--max-turns", "1"]);
+    assert_eq!(stopped["outcome"], "max_turns", "{stopped}");
+    let (code, resumed) = run_in(&dir, &["run", "-r"]);
+    assert_eq!(code, Some(0), "{resumed}");
+    assert_eq!(resumed["session_id"], stopped["session_id"], "{resumed}");
+    assert_eq!(resumed["task"], "Resume me.");
+    // Nothing to run: a clear refusal naming both spellings.
+    let empty = scratch("run-forms-empty");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["run", "Add a flag."])
+        .current_dir(&empty)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("no `.fuseraft/config/orchestration.yaml` here"),
+        "{}",
+        stderr(&output)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

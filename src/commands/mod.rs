@@ -10,6 +10,7 @@ pub mod inputs;
 pub mod man;
 pub mod models;
 pub mod plugins;
+pub mod run_line;
 pub mod schema;
 pub mod sessions;
 pub mod test;
