@@ -620,7 +620,10 @@ pub enum NoMatch {
     Correct { nudge: bool },
     /// Continue at another state (keyword `DefaultAgent`).
     Fallback(StateId),
-    /// Stop the run with an error (tama: "no transition for key").
+    /// A tama finish key no transition routes: correct the agent naming the keys that do
+    /// (a reply without `finish` is key `done`), and stop the run `stuck` at the state's
+    /// threshold; a state with no keyed exit at all stops with an error ("no transition for
+    /// key").
     Fail,
     /// Nothing to match: the state has unconditional exits or none.
     Never,

@@ -204,8 +204,20 @@ pub(super) fn block(choices: &Choices, tool_choice: ToolChoice) -> Option<String
             };
             format!("one of {}{any}", listed.join(", "))
         };
+        // A reply without `finish` is key `done`: say so where `done` does not route.
+        let implicit = if choices.any_key
+            || choices.keys.is_empty()
+            || choices
+                .keys
+                .iter()
+                .any(|key| key.eq_ignore_ascii_case("done"))
+        {
+            ""
+        } else {
+            " A reply without a `finish` call counts as key `done`, which this step does not route: always call `finish`."
+        };
         return Some(format!(
-            "## Finishing\nTo end this step, call the `finish` tool with `key` set to {keys}, and `value` set to the result handed to the next step."
+            "## Finishing\nTo end this step, call the `finish` tool with `key` set to {keys}, and `value` set to the result handed to the next step.{implicit}"
         ));
     }
     None

@@ -95,6 +95,13 @@ impl Machine<'_> {
                 );
                 self.move_to(Target::State(target), None, &reply.agent, None);
             }
+            NoMatch::Fail
+                if !guide::choices(self.program, self.run.state, &reply.agent)
+                    .keys
+                    .is_empty() =>
+            {
+                self.wrong_key(reply)
+            }
             NoMatch::Fail => {
                 self.emit(
                     Some(&reply.agent),
@@ -219,6 +226,61 @@ impl Machine<'_> {
             Some(&reply.agent),
             EventKind::CorrectionInjected {
                 reason: "no routing signal".to_string(),
+            },
+        );
+        self.phase = Phase::Ready;
+    }
+
+    /// A tama step finished with a key its state does not route: count it, stop the run as
+    /// stuck at the threshold naming the keys that route, else tell the agent those keys and
+    /// run it again. A reply without `finish` counts as key `done`, and is told so.
+    fn wrong_key(&mut self, reply: &Reply) {
+        let name = self.state_name();
+        let count = failure::bump(&mut self.run.failures, &format!("{name}::no-key"));
+        let keys = guide::choices(self.program, self.run.state, &reply.agent).keys;
+        self.emit(
+            Some(&reply.agent),
+            EventKind::KeywordNotFound {
+                state: name.clone(),
+                expected_signals: Some(keys.clone()),
+                key: Some(reply.key.clone()),
+                consecutive: Some(count),
+                foreign_signals: None,
+            },
+        );
+        let listed = format!("`{}`", keys.join("`, `"));
+        let called = if !reply.finished {
+            format!(
+                "a reply without a `finish` call counts as key `{}`",
+                reply.key
+            )
+        } else {
+            format!("`finish` was called with key `{}`", reply.key)
+        };
+        let limit = self.no_match_threshold().unwrap_or(3);
+        if count >= limit {
+            self.finish(
+                Outcome::Stuck,
+                Some(format!(
+                    "stuck in state `{name}`: no transition for key `{}` {count} times ({called}); the state routes {listed}",
+                    reply.key
+                )),
+            );
+            return;
+        }
+        let correction = format!(
+            "FINISH ERROR ({count}/{limit}): this step has no transition for key `{}` ({called}). Call `finish` with `key` set to one of {listed}, and `value` set to your result.",
+            reply.key
+        );
+        // A tama step reads only its input (`ContextMode::Value`): it runs again on that
+        // input, followed by the correction.
+        let input = reply.input.clone().unwrap_or_else(|| self.run.task.clone());
+        self.run.value = Some(format!("{input}\n\n{correction}"));
+        self.inject(correction);
+        self.emit(
+            Some(&reply.agent),
+            EventKind::CorrectionInjected {
+                reason: "no transition for the finish key".to_string(),
             },
         );
         self.phase = Phase::Ready;

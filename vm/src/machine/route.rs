@@ -21,6 +21,10 @@ pub(super) struct Reply {
     pub(super) value: Option<String>,
     pub(super) json: Option<serde_json::Value>,
     pub(super) made_tool_calls: bool,
+    /// The reply called `finish` (else its key is the implicit `done`).
+    pub(super) finished: bool,
+    /// The value the step was given (`None`: the task), kept while routing reads the reply.
+    pub(super) input: Option<String>,
 }
 
 /// The routing view of `message`, its text copied into `buffer` (whose allocation is kept).
@@ -49,6 +53,8 @@ pub(super) fn read_reply(message: &Message, mut buffer: String) -> Reply {
         value,
         json: None,
         made_tool_calls: message.tool_calls.iter().any(|call| !call.is_routing()),
+        finished: finish.is_some(),
+        input: None,
     }
 }
 
@@ -115,8 +121,9 @@ impl Machine<'_> {
     pub(super) fn route(&mut self, reply: Reply) {
         let mut reply = reply;
         let value = reply.value.take();
-        // Nothing reads the value while routing; `None` tells whether an exit set one.
-        self.run.value = None;
+        // Nothing reads the value while routing; `None` tells whether an exit (or a
+        // correction, which gives the step its input again) set one.
+        reply.input = self.run.value.take();
         self.route_on(&mut reply);
         if self.run.value.is_none() {
             self.run.value = Some(value.unwrap_or(reply.text));
