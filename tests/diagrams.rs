@@ -2,6 +2,7 @@
 //! diagram fixtures) and every upstream corpus config is rendered by Graphviz and by
 //! mermaid-cli in headless Chromium (`.ci/diagram-deps.sh` installs both), and labels full
 //! of each format's syntax come out as the text they are.
+#![cfg(feature = "tool-tests")]
 
 mod common;
 

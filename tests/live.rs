@@ -4,6 +4,7 @@
 //! every test here fails, naming the script). A recording proxy between the two keeps every
 //! request, so a test sees what reached the server as well as how the run ended.
 //! Deterministic: temperature 0 in every config and a fixed server seed.
+#![cfg(feature = "live-tests")]
 
 mod common;
 #[path = "live/proxy.rs"]

@@ -6,6 +6,7 @@
 //! The servers are installed by `.ci/mcp-deps.sh` into a cache directory
 //! (`FUSERAFT_MCP_DEPS`, else `${XDG_CACHE_HOME:-$HOME/.cache}/fuseraft-ci/mcp`); without
 //! them these tests fail, saying so.
+#![cfg(feature = "mcp-tests")]
 
 #[path = "mcp/harness.rs"]
 mod harness;

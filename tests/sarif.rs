@@ -1,13 +1,16 @@
 //! `fuseraft check --format sarif` as its consumers take it: every check fixture, a missing
 //! input, a file outside the repository and the upstream corpus, validated by Microsoft's
 //! SARIF Multitool with its SARIF and GitHub ingestion rules (`.ci/sarif-deps.sh` installs
-//! it). The validator's own findings must be none.
+//! it; those tests are the `tool-tests` tier). The validator's own findings must be none.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "tool-tests")]
+use std::path::PathBuf;
 use std::process::Command;
 
+#[cfg(feature = "tool-tests")]
 /// The Multitool installed by `.ci/sarif-deps.sh` (or named by `FUSERAFT_SARIF_MULTITOOL`).
 fn multitool() -> PathBuf {
     if let Some(path) = std::env::var_os("FUSERAFT_SARIF_MULTITOOL") {
@@ -28,6 +31,7 @@ fn multitool() -> PathBuf {
     path
 }
 
+#[cfg(feature = "tool-tests")]
 /// Runs `fuseraft check --format sarif` on `inputs` (from the repository root), validates
 /// the log and returns the validator's findings, one line each.
 fn validate(name: &str, inputs: &[&str]) -> Vec<String> {
@@ -82,6 +86,7 @@ fn validate(name: &str, inputs: &[&str]) -> Vec<String> {
     findings
 }
 
+#[cfg(feature = "tool-tests")]
 #[test]
 fn every_check_fixture_gives_a_log_github_accepts() {
     let mut inputs: Vec<String> =
@@ -103,6 +108,7 @@ fn every_check_fixture_gives_a_log_github_accepts() {
     assert!(findings.is_empty(), "{}", findings.join("\n"));
 }
 
+#[cfg(feature = "tool-tests")]
 #[test]
 fn a_missing_input_and_a_file_outside_the_repository_still_have_locations() {
     let outside = std::env::temp_dir().join(format!(
@@ -121,6 +127,7 @@ fn a_missing_input_and_a_file_outside_the_repository_still_have_locations() {
     assert!(findings.is_empty(), "{}", findings.join("\n"));
 }
 
+#[cfg(feature = "tool-tests")]
 #[test]
 fn the_upstream_corpus_gives_a_log_github_accepts() {
     // Absent outside the developers' machines and CI: `corpus_root` says so.

@@ -5,6 +5,7 @@
 //!
 //! Screenshots go to a temporary directory; with `FUSERAFT_SCREENSHOTS=DIR` they are written
 //! there instead (`FUSERAFT_SCREENSHOTS=docs/images` refreshes the documentation's).
+#![cfg(feature = "browser-tests")]
 
 #[path = "web_view/webdriver.rs"]
 #[allow(dead_code)]

@@ -3,6 +3,7 @@
 //! review) and shows the fork as one column per branch, each holding its branch's card,
 //! then the merge; a reload draws the same. The run's shell calls need approval, which
 //! holds it while the page is looked at.
+#![cfg(feature = "browser-tests")]
 
 #[path = "web_view/launch.rs"]
 #[allow(dead_code)]

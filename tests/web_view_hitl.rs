@@ -3,6 +3,7 @@
 //! reaches the team between the right turns (shown as text, never markup), Quit stops the
 //! run `cancelled` and resumable. Hostile names and replies stay text. Without `--hitl`, the
 //! page's Redirect answers an escalated failure with the operator's direction.
+#![cfg(feature = "browser-tests")]
 
 #[path = "web_view/launch.rs"]
 #[allow(dead_code)]

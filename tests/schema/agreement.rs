@@ -15,6 +15,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "tool-tests")]
 use std::process::Command;
 
 use fuseraft_compiler::{Code, Severity};
@@ -151,6 +152,7 @@ fn the_schema_accepts_what_check_accepts_and_rejects_its_key_and_value_errors() 
     judge("the jsonschema crate", &measured, &rejected);
 }
 
+#[cfg(feature = "tool-tests")]
 /// The `check-jsonschema` installed by `.ci/schema-deps.sh` (or named by
 /// `FUSERAFT_CHECK_JSONSCHEMA`).
 fn check_jsonschema() -> PathBuf {
@@ -172,6 +174,7 @@ fn check_jsonschema() -> PathBuf {
     path
 }
 
+#[cfg(feature = "tool-tests")]
 #[test]
 fn check_jsonschema_accepts_what_check_accepts_and_rejects_its_key_and_value_errors() {
     let tool = check_jsonschema();
