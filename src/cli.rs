@@ -312,7 +312,7 @@ pub struct ExecArgs {
     pub timeouts: Box<Timeouts>,
     /// Continue the session with this id from its checkpoint; `-r` alone: the newest
     /// resumable session of the work dir (on a terminal with several, a choice).
-    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    #[arg(short = 'r', long, value_name = "ID", num_args = 0..=1, default_missing_value = crate::commands::run_line::NEWEST)]
     pub resume: Option<String>,
     /// Keep no session: no checkpoint is written, so the run cannot be resumed (for CI
     /// runs and benchmarks that do not need durability).

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use crate::cli::ExecArgs;
 use crate::session::{self, Key};
 
+/// What `-r`/`--resume` without an id stands for: a NUL, which no argument can hold, so an
+/// explicit `--resume ""` stays an invalid id.
+pub const NEWEST: &str = "\0";
+
 /// Upstream's default config, relative to the current directory.
 pub const DEFAULT_CONFIG: &str = ".fuseraft/config/orchestration.yaml";
 
@@ -74,7 +78,7 @@ pub fn read(mut args: ExecArgs) -> Result<ExecArgs, String> {
         }
         args.task = Some(task);
     }
-    if args.resume.as_deref() == Some("") {
+    if args.resume.as_deref() == Some(NEWEST) {
         args.resume = Some(newest_resumable(args.work_dir.as_deref())?);
     }
     Ok(args)
