@@ -347,3 +347,55 @@ fn upstreams_run_command_lines_run_unchanged() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `fuseraft exec` of the keyword fixture with `extra` arguments in a fresh work dir: the
+/// exit code, standard error, and whether a session was written.
+fn exec_keyword(name: &str, extra: &[&str]) -> (Option<i32>, String, bool) {
+    let work = scratch(name);
+    let _ = std::fs::remove_dir_all(&work);
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", "fixtures/run/keyword/config.yaml", "--task", "t"])
+        .args(extra)
+        .arg("--work-dir")
+        .arg(&work)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("ANTHROPIC_API_KEY", "sk-test")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    let sessions = std::fs::read_dir(work.join(".fuseraft/sessions"))
+        .map(|entries| entries.count() > 0)
+        .unwrap_or(false);
+    let _ = std::fs::remove_dir_all(&work);
+    (output.status.code(), stderr(&output), sessions)
+}
+
+#[test]
+fn a_model_that_cannot_be_meant_is_refused_before_the_first_turn() {
+    let cases: &[(&[&str], &str)] = &[
+        // A misspelt provider, with the one meant.
+        (
+            &["--model", "antropic:claude-sonnet-4-5"],
+            "`antropic` is not a provider; did you mean `anthropic`?",
+        ),
+        // No provider and no OpenAI id either.
+        (
+            &["--model", "foo:bar"],
+            "`foo:bar` is no OpenAI model id and `foo` no provider",
+        ),
+        (&["--model", "llama3.2:3b"], "an Ollama model with a tag is `ollama:llama3.2:3b`"),
+        // No model anywhere: neither the config, nor `--model`, nor `--replay`.
+        (&[], "agent `Planner` has no model: give it a `Model` in the config, pass `--model PROVIDER:MODEL`"),
+    ];
+    for (args, says) in cases {
+        let (code, message, session) = exec_keyword("refused-model", args);
+        assert_eq!(code, Some(2), "{args:?}: {message}");
+        assert!(message.contains(says), "{args:?}: {message}");
+        assert!(
+            !session,
+            "{args:?}: no session is written for a run that never started"
+        );
+        assert!(!message.contains("turn 1"), "{args:?}: {message}");
+    }
+}

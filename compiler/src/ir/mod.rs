@@ -22,6 +22,9 @@ mod tools;
 mod verifier;
 mod views;
 
+/// The closest of a registry's names to a misspelt one, for the VM's own refusals (the
+/// compiler's diagnostics use the same).
+pub use crate::diagnostic::did_you_mean;
 pub use analysis::{classify_edges, layer_states, Graph};
 pub use checks::{PredicateType, Validator, UNIMPLEMENTED_PREDICATES, UNIMPLEMENTED_VALIDATORS};
 pub use compaction::{Compaction, CompactionMode};

@@ -246,13 +246,19 @@ impl Providers {
             let idx = add(who, effective, &mut clients)?;
             routes.push(((*model).clone(), idx));
         }
-        let fallback = match &forced {
-            Some(_) => {
+        let fallback = match (&forced, modelless) {
+            (Some(_), modelless) => {
                 let who = modelless.unwrap_or_else(|| "`--model`".to_string());
                 let effective = effective_model(None, forced.as_ref(), overrides)?;
                 Some(add(&who, effective, &mut clients)?)
             }
-            None => None,
+            // Refused before any turn: the run would fail at that caller's first call.
+            (None, Some(who)) => {
+                return Err(format!(
+                    "{who} has no model: give it a `Model` in the config, pass `--model PROVIDER:MODEL` (e.g. `openai:gpt-4o-mini`), or answer every call from a replay file with `--replay FILE`"
+                ))
+            }
+            (None, None) => None,
         };
         // `resolved` holds each client's effective model, in client order.
         let prices = resolved

@@ -116,6 +116,18 @@ pub(crate) struct ModelFlag {
     id: String,
 }
 
+/// The provider names a misspelt `--model` prefix is compared with.
+const PROVIDER_SPELLINGS: &[&str] = &[
+    "openai",
+    "azure",
+    "anthropic",
+    "ollama",
+    "vllm",
+    "llamacpp",
+    "lmstudio",
+    "openai-compatible",
+];
+
 pub(crate) fn parse_model_flag(text: &str) -> Result<ModelFlag, String> {
     let text = text.trim();
     let flag = match text.split_once(':') {
@@ -123,6 +135,13 @@ pub(crate) fn parse_model_flag(text: &str) -> Result<ModelFlag, String> {
             provider: Some(provider.trim().to_ascii_lowercase()),
             id: id.trim().to_string(),
         },
+        // `antropic:claude-sonnet-4-5`: a misspelt provider, not a model id.
+        Some((provider, _)) if near_provider(provider).is_some() => {
+            let hint = near_provider(provider).unwrap_or_default();
+            return Err(format!(
+                "--model `{text}`: `{provider}` is not a provider; {hint} (expected PROVIDER:MODEL with one of {PROVIDER_NAMES})"
+            ));
+        }
         // `llama3.2:3b`: an Ollama tag, not a provider.
         _ => ModelFlag {
             provider: None,
@@ -135,6 +154,15 @@ pub(crate) fn parse_model_flag(text: &str) -> Result<ModelFlag, String> {
         ));
     }
     Ok(flag)
+}
+
+/// `did you mean `anthropic`?` for a name a small edit away from a provider's.
+fn near_provider(name: &str) -> Option<String> {
+    let name = name.trim();
+    if name.len() < 3 {
+        return None;
+    }
+    fuseraft_compiler::ir::did_you_mean(name, PROVIDER_SPELLINGS.iter().copied())
 }
 
 /// The model a call really uses, the overrides applied.
@@ -234,6 +262,19 @@ impl Target {
         };
         if model.id.trim().is_empty() {
             return Err(format!("{who}: provider `{provider}` needs a model id"));
+        }
+        // OpenAI's ids hold no `:` but a fine-tune's (`ft:gpt-4o-mini:org::id`): `foo:bar`
+        // sent there is a provider or an Ollama tag gone astray.
+        let id = model.id.trim();
+        if family == Family::OpenAi
+            && model.endpoint.is_none()
+            && id.contains(':')
+            && !id.starts_with("ft:")
+        {
+            let (prefix, _) = id.split_once(':').unwrap_or_default();
+            return Err(format!(
+                "{who}: `{id}` is no OpenAI model id and `{prefix}` no provider (one of {PROVIDER_NAMES}); an Ollama model with a tag is `ollama:{id}`"
+            ));
         }
         let endpoint_text = match (&model.endpoint, family) {
             (Some(endpoint), _) => endpoint.clone(),

@@ -49,13 +49,19 @@ async fn model_flag_replaces_configured_models() {
 }
 
 #[tokio::test]
-async fn a_call_without_any_model_is_a_clear_error() {
+async fn an_agent_without_any_model_is_refused_before_any_call() {
     let program = program(&[("Planner", None)]);
-    let providers = providers(&program, &Overrides::default(), quick());
-    let error = providers.call(&call("Planner", None)).await.unwrap_err();
+    let error = Providers::new(
+        &program,
+        &Overrides::default(),
+        quick(),
+        &env_with_keys,
+        None,
+    )
+    .unwrap_err();
     assert_eq!(
         error,
-        "agent `Planner` has no model: pass --model PROVIDER:MODEL or --replay FILE"
+        "agent `Planner` has no model: give it a `Model` in the config, pass `--model PROVIDER:MODEL` (e.g. `openai:gpt-4o-mini`), or answer every call from a replay file with `--replay FILE`"
     );
 }
 
@@ -130,7 +136,10 @@ fn debug_output_never_shows_the_key() {
 
 #[test]
 fn select_managers_are_resolved_up_front_too() {
-    let mut program = program(&[("Planner", None)]);
+    let mut program = program(&[(
+        "Planner",
+        Some(model(Some("ollama"), "qwen3", "http://127.0.0.1:9")),
+    )]);
     program.states.push(fuseraft_compiler::ir::State {
         name: "pick".into(),
         agent: None,
