@@ -399,3 +399,45 @@ fn a_model_that_cannot_be_meant_is_refused_before_the_first_turn() {
         assert!(!message.contains("turn 1"), "{args:?}: {message}");
     }
 }
+
+/// The README's one-command demo, as written there (its work dir replaced by a fresh one):
+/// it runs to the end without a warning before its first turn.
+#[test]
+fn the_readmes_demo_runs_without_a_warning() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let line = readme
+        .lines()
+        .find(|line| line.starts_with("cargo run --release -- exec "))
+        .expect("the README gives the demo command");
+    // The arguments after `--`, quotes honoured, as a shell would split them.
+    let mut args: Vec<String> = Vec::new();
+    let mut quoted = false;
+    let mut current = String::new();
+    for ch in line["cargo run --release -- ".len()..].chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => {
+                if !current.is_empty() {
+                    args.push(std::mem::take(&mut current));
+                }
+            }
+            _ => current.push(ch),
+        }
+    }
+    args.push(current);
+    let work = scratch("readme-demo");
+    let at = args
+        .iter()
+        .position(|arg| arg == "--work-dir")
+        .expect("--work-dir");
+    args[at + 1] = work.display().to_string();
+    let output = fuseraft(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(0), "{message}");
+    assert!(
+        !message.contains("warning") && !message.contains('⚠'),
+        "{message}"
+    );
+    let _ = std::fs::remove_dir_all(work);
+}

@@ -475,7 +475,10 @@ fn resuming_with_another_config_is_refused_naming_the_difference() {
     // Another instruction: refused, naming the file and the line.
     std::fs::write(
         &config,
-        original.replace("Instructions: Build.", "Instructions: Push to main."),
+        original.replace(
+            "Instructions: \"Build what the plan asks, then write HANDOFF TO REVIEWER on its own line.\"",
+            "Instructions: Push to main.",
+        ),
     )
     .unwrap();
     let output = resume(&dir, &config, KEYWORD_REPLAY, &id, &[]);
@@ -484,7 +487,9 @@ fn resuming_with_another_config_is_refused_naming_the_difference() {
     assert!(message.contains("ran with another config"), "{message}");
     assert!(message.contains("moved.yaml"), "{message}");
     assert!(
-        message.contains("was: `instructions \"Build.\"`"),
+        message.contains(
+            "was: `instructions \"Build what the plan asks, then write HANDOFF TO REVIEWER on its own line.\"`"
+        ),
         "{message}"
     );
     assert!(
