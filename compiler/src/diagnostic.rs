@@ -86,6 +86,7 @@ codes! {
     SignalNotInstructed = "FR307", "signal-not-instructed";
     KeywordNeverMatches = "FR308", "keyword-never-matches";
     ConditionSyntax = "FR310", "condition-syntax";
+    ConditionAlwaysFalse = "FR311", "condition-always-false";
     TerminationIgnored = "FR401", "termination-ignored";
     TerminationCannotFire = "FR402", "termination-cannot-fire";
     BudgetTooSmall = "FR403", "budget-too-small";

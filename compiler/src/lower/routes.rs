@@ -316,14 +316,23 @@ pub(super) fn lower_condition(decl: &ConditionDecl, builder: &mut Builder<'_>) -
                     Cond::Not(Box::new(cond))
                 });
             }
-            builder.diags.push(
-                Diagnostic::error(Code::MissingRequiredKey, "a condition has no operator")
-                    .with_label(*span, "add one of `Is`, `IsNot`, `Contains`, `Exists`")
-                    .with_help("without an operator the condition is always false"),
-            );
-            None
+            // Upstream evaluates it as false; so does fuseraft, and says so.
+            builder
+                .diags
+                .push(condition_always_false(*span, &field.value));
+            Some(Cond::Or(Vec::new()))
         }
     }
+}
+
+/// FR311: a structured condition with a `Field` and no operator never holds.
+fn condition_always_false(span: Span, field: &str) -> Diagnostic {
+    Diagnostic::warning(
+        Code::ConditionAlwaysFalse,
+        format!("the condition on `{field}` has no operator, so it is always false"),
+    )
+    .with_label(span, "add one of `Is`, `IsNot`, `Contains`, `Exists`")
+    .with_help("upstream evaluates a condition without an operator as false, and so does fuseraft: the route never fires")
 }
 
 /// The span of a string's content when the source spells it byte for byte (plain scalars,
