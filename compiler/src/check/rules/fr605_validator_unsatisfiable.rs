@@ -10,7 +10,12 @@
 //!   `write` capability, `file_write_delete` not blocked), or, with `ShellFallbackPattern`, a
 //!   matching command the agent may run;
 //! - `RequireSessionContextWrite` needs a successful `session_context_write` in the turn
-//!   (`SessionContext` with the `write` capability).
+//!   (`SessionContext` with the `write` capability);
+//! - `RequireBrief` needs the brief file (`Validation.BriefPath`) written: the agent must be
+//!   able to write files (`write_file`/`patch_file`, or commands through `shell_run`).
+//!
+//! A validator on a node (a graph node's or a terminal state's way out) is reported at its
+//! state when its exit has no place of its own in the config.
 //!
 //! It is a warning: the first two validators can also pass on evidence another agent left in
 //! the change log, but a gate that relies on that is rarely what the author meant.
@@ -92,6 +97,16 @@ fn impossible(
                 }
             })
         }
+        "requirebrief" => {
+            let writes = (can(Tool::WriteFile) || can(Tool::PatchFile))
+                && allowed(Category::FileWriteDelete);
+            (!writes && !shell).then(|| {
+                format!(
+                    "`{}` cannot write the brief file: it is offered neither `write_file`, `patch_file` nor `shell_run` that the permission policy allows",
+                    agent.name
+                )
+            })
+        }
         "requiresessioncontextwrite" if !can(Tool::SessionContextWrite) => Some(format!(
             "`{}` is not offered `session_context_write` (its `Plugins` and `Capabilities`)",
             agent.name
@@ -130,6 +145,12 @@ pub(crate) fn check(ctx: &mut Ctx<'_>, program: &Program, flow: &Flow) {
                 );
                 if let Some(span) = ctx.exit_span(exit) {
                     diag = diag.with_label(span, "gated by a validator this agent cannot satisfy");
+                } else if let Some(span) = ctx.state_span(program, id) {
+                    // A node-level validator: its exit is the node's own way out.
+                    diag = diag.with_label(
+                        span,
+                        "this node's validator judges an agent that cannot satisfy it",
+                    );
                 }
                 found.push(diag.with_help(format!(
                     "give `{}` the plugin and capability the validator needs, or relax the permission policy",
