@@ -441,3 +441,144 @@ fn the_readmes_demo_runs_without_a_warning() {
     );
     let _ = std::fs::remove_dir_all(work);
 }
+
+/// A config whose worker runs a slow command, and a replay that has it do so, in `dir`.
+fn slow_team(dir: &std::path::Path) {
+    std::fs::write(
+        dir.join("config.yaml"),
+        "Orchestration:\n  Agents:\n    - { Name: Worker, Instructions: \"Run the command, then say DONE.\", Plugins: [Shell] }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: DONE, Agent: Worker, SourceAgents: [Worker] }\n",
+    )
+    .expect("config");
+    std::fs::write(
+        dir.join("replay.yaml"),
+        "replies:\n  Worker:\n    - tool_calls: [ { name: shell_run, args: { command: \"sleep 20\" } } ]\n    - DONE\n",
+    )
+    .expect("replay");
+}
+
+/// The `--json` summary of `fuseraft ARGS` run in `dir`.
+fn summary_of(output: &Output) -> serde_json::Value {
+    serde_json::from_str(stdout(output).trim()).unwrap_or_else(|error| {
+        panic!(
+            "no summary ({error}): {}\n{}",
+            stdout(output),
+            stderr(output)
+        )
+    })
+}
+
+#[cfg(unix)]
+#[test]
+fn every_ending_has_one_summary_shape_a_resume_line_and_an_end_event() {
+    use std::collections::BTreeSet;
+    let dir = scratch("endings");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    slow_team(&dir);
+    let keys = |summary: &serde_json::Value| -> BTreeSet<String> {
+        summary
+            .as_object()
+            .expect("an object")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .args(args)
+            .current_dir(&dir)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("runs")
+    };
+    let keyword = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/keyword");
+    let config = keyword.join("config.yaml").display().to_string();
+    let replay = keyword.join("replay.yaml").display().to_string();
+    let completed = run(&[
+        "exec", &config, "--task", "t", "--replay", &replay, "--json",
+    ]);
+    let capped = run(&[
+        "exec",
+        &config,
+        "--task",
+        "t",
+        "--replay",
+        &replay,
+        "--json",
+        "--max-turns",
+        "1",
+    ]);
+    let unstarted = run(&["exec", "missing.yaml", "--task", "t", "--json"]);
+    // A signal mid-turn (the worker's command sleeps).
+    let events = dir.join("events.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            "config.yaml",
+            "--task",
+            "t",
+            "--replay",
+            "replay.yaml",
+            "--json",
+            "--events",
+        ])
+        .arg(&events)
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("starts");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&events)
+        .unwrap_or_default()
+        .contains("turn_start")
+        && started.elapsed() < std::time::Duration::from_secs(20)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // The worker's command is running by then.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .expect("SIGINT");
+    let cancelled = child.wait_with_output().expect("ends");
+    let summaries = [
+        ("completed", summary_of(&completed)),
+        ("max_turns", summary_of(&capped)),
+        ("not_started", summary_of(&unstarted)),
+        ("cancelled", summary_of(&cancelled)),
+    ];
+    for (outcome, summary) in &summaries {
+        assert_eq!(summary["outcome"], *outcome, "{summary}");
+        assert_eq!(keys(summary), keys(&summaries[0].1), "{outcome}: {summary}");
+    }
+    // A resumable ending says how to resume, on the terminal and in the summary.
+    for (output, summary) in [(&capped, &summaries[1].1), (&cancelled, &summaries[3].1)] {
+        let resume = summary["resume"].as_str().expect("a resume command");
+        assert!(
+            resume.starts_with("fuseraft exec ") && resume.contains("--resume "),
+            "{resume}"
+        );
+        assert!(
+            stderr(output).contains("resume with: fuseraft exec"),
+            "{}",
+            stderr(output)
+        );
+    }
+    assert!(summaries[0].1["resume"].is_null());
+    assert!(
+        stderr(&capped)
+            .contains("the limit of 1 turns set for this run (`--max-turns`) was reached"),
+        "{}",
+        stderr(&capped)
+    );
+    // The events file of the cancelled run ends with its end.
+    let last = std::fs::read_to_string(&events).expect("events");
+    let last: serde_json::Value =
+        serde_json::from_str(last.lines().last().expect("a line")).expect("JSON");
+    assert_eq!(last["event_type"], "session_end", "{last}");
+    assert_eq!(last["payload"]["outcome"], "cancelled", "{last}");
+    let _ = std::fs::remove_dir_all(dir);
+}

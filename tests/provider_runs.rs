@@ -163,3 +163,49 @@ fn ctrl_c_cancels_and_keeps_a_resumable_checkpoint() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn usage_no_server_reported_is_unknown_everywhere_not_zero() {
+    let dir = scratch("unknown-usage");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    // A whole chat completion without `usage`, as some local servers answer.
+    let reply = serde_json::json!({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "local-model",
+        "choices": [{ "index": 0, "finish_reason": "stop",
+            "message": { "role": "assistant", "content": "Done.\nFINISHED" } }],
+    })
+    .to_string();
+    let server = common::serve(listener, vec![reply]);
+    let config = config(&dir, &endpoint, "");
+    let work = dir.join("work");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            config.to_str().unwrap(),
+            "--task",
+            "t",
+            "--json",
+            "--work-dir",
+        ])
+        .arg(&work)
+        .env("FUSERAFT_TEST_KEY", "k-123456789")
+        .output()
+        .unwrap();
+    server.join().unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&output.stdout).trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{summary}");
+    assert!(summary["tokens"].is_null(), "{summary}");
+    assert_eq!(summary["usage"]["known"], false, "{summary}");
+    let transcript = std::fs::read_to_string(summary["transcript_path"].as_str().unwrap()).unwrap();
+    assert!(
+        transcript.contains("tokens unknown (the server reported no usage)")
+            && !transcript.contains("tokens in 0 / out 0"),
+        "{transcript}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use fuseraft_compiler::{Compiled, Diagnostic, SourceMap};
-use serde_json::{json, Value as Json};
+use serde_json::Value as Json;
 
 use super::exit;
 use crate::cli::ExecArgs;
@@ -90,18 +90,7 @@ pub fn summary(input: Option<&Path>, task: Option<&str>, message: &str, code: u8
             .display()
             .to_string()
     });
-    json!({
-        "session_id": null,
-        "task": task,
-        "config": config,
-        "succeeded": false,
-        "outcome": "not_started",
-        "error_message": message,
-        "exit_code": code,
-        "turns": 0,
-        "elapsed_seconds": 0.0,
-        "tokens": {"input": 0, "output": 0},
-    })
+    super::exec::summary::RunSummary::not_started(config, task, message, code).json()
 }
 
 /// For a command line clap refused: when it is `exec --json` (or `run --json`), the summary

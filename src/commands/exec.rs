@@ -21,12 +21,14 @@ use serde_json::{json, Value as Json};
 use super::exit;
 
 mod hitl;
+pub(crate) mod summary;
 pub(crate) mod transcript;
 use crate::cli::{Approve, ExecArgs};
 use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
 use crate::terminal::{approval_question, json_line, neutralise, Terminal};
+use summary::{RunSummary, Tokens};
 
 #[path = "exec_provider.rs"]
 mod provider;
@@ -408,7 +410,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         approvals,
         pause,
     };
+    // The newest turn and tokens the run reported, for the summary of a run a signal ends.
+    let mut seen = (0u32, fuseraft_vm::history::Usage::default());
     let mut on_event = |event: &Event, run: &Run| {
+        seen = (run.turn, run.usage);
         events.write(event, &session);
         terminal.event(event, run);
         if let Some(ui) = &ui {
@@ -480,16 +485,29 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
                 warn_unsaved(&error, &mut log);
             }
-            eprintln!(
-                "\n── {}{}",
-                summary.reason.as_deref().unwrap_or("cancelled"),
-                resume_hint(args, &provider, &session, &work_dir)
-            );
+            let hint = resume_hint(args, &provider, &session, &work_dir);
+            let reason = summary
+                .reason
+                .clone()
+                .unwrap_or_else(|| "cancelled".to_string());
+            eprintln!("\n── {reason}{hint}");
             if args.json {
-                println!(
-                    "{}",
-                    json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "turns": summary.turns, "exit_code": 1})
-                );
+                let cancelled = RunSummary {
+                    turns: summary.turns,
+                    tokens: Tokens::of(summary.usage, summary.usage_unreported),
+                    usage: driver::usage_json(summary.usage, summary.usage_unreported),
+                    cost: cost_json(&summary.cost),
+                    ..cancelled_summary(
+                        args,
+                        &provider,
+                        &session,
+                        &task,
+                        &reason,
+                        started.elapsed().as_secs_f64(),
+                        &hint,
+                    )
+                };
+                println!("{}", json_line(&cancelled.json()));
             }
             return Outcome::Cancelled.exit_code();
         }
@@ -499,15 +517,43 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
                 warn_unsaved(&error, &mut log);
             }
-            eprintln!(
-                "\n── cancelled ({signal}){}",
-                resume_hint(args, &provider, &session, &work_dir)
+            let (turns, usage) = seen;
+            let reason = format!("cancelled ({signal})");
+            // The drive future was dropped mid-turn: the events file still gets its end.
+            let end = Event::new(
+                turns,
+                None,
+                fuseraft_vm::event::EventKind::SessionEnd {
+                    outcome: Outcome::Cancelled,
+                    turns,
+                    reason: Some(reason.clone()),
+                    input_tokens: usage.input_tokens,
+                    output_tokens: usage.output_tokens,
+                    cache_read_tokens: None,
+                    cache_write_tokens: None,
+                    usage: None,
+                    cost: None,
+                },
             );
+            events.write(&end, &session);
+            let hint = resume_hint(args, &provider, &session, &work_dir);
+            eprintln!("\n── {reason}{hint}");
             if args.json {
-                println!(
-                    "{}",
-                    json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
-                );
+                let cancelled = RunSummary {
+                    turns,
+                    tokens: Tokens::of(usage, 0),
+                    usage: driver::usage_json(usage, 0),
+                    ..cancelled_summary(
+                        args,
+                        &provider,
+                        &session,
+                        &task,
+                        &reason,
+                        started.elapsed().as_secs_f64(),
+                        &hint,
+                    )
+                };
+                println!("{}", json_line(&cancelled.json()));
             }
             return Outcome::Cancelled.exit_code();
         }
@@ -534,9 +580,14 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         warn_unsaved(&error, &mut log);
     }
     let elapsed = started.elapsed().as_secs_f64();
+    // Any run that did not complete can go on from its last checkpoint.
+    let resume = (summary.outcome != Outcome::Completed)
+        .then(|| resume_hint(args, &provider, &session, &work_dir))
+        .filter(|hint| !hint.is_empty())
+        .map(|hint| hint.trim_start_matches(" · resume with: ").to_string());
     let _ = writeln!(
         std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}",
+        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}{}",
         summary.outcome.as_str(),
         summary.turns,
         tokens_text(summary.usage, summary.usage_unreported),
@@ -553,6 +604,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                     .map(|why| format!("\n   not done: {}", neutralise(why)))
             )
             .collect::<String>(),
+        resume
+            .as_ref()
+            .map(|command| format!("\n   resume with: {command}"))
+            .unwrap_or_default(),
     );
     if !args.json {
         if let Some(output) = &summary.output {
@@ -560,32 +615,56 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     }
     if args.json {
-        let object = json!({
-            "session_id": session,
-            "task": task,
-            "config": absolute(&args.input),
-            "succeeded": code == exit::OK,
-            "outcome": summary.outcome.as_str(),
-            "error_message": summary.reason.as_ref().or(summary.shortfall.as_ref()),
-            "shortfall": summary.shortfall,
-            "output": summary.output,
-            "transcript_path": transcript.as_ref().map(|path| path.display().to_string()),
-            "exit_code": code,
-            "turns": summary.turns,
-            "elapsed_seconds": elapsed,
-            "tokens": {
-                "input": summary.usage.input_tokens,
-                "output": summary.usage.output_tokens,
-                "cache_read": summary.usage.cache_read_tokens,
-                "cache_write": summary.usage.cache_write_tokens,
-            },
-            "usage": driver::usage_json(summary.usage, summary.usage_unreported),
-            "cost": cost_json(&summary.cost),
-            "provider": provider_options_summary(args, &provider),
-        });
-        println!("{}", json_line(&object));
+        let finished = RunSummary {
+            session_id: Some(session.clone()),
+            task: Some(task.clone()),
+            config: Some(absolute(&args.input)),
+            succeeded: code == exit::OK,
+            outcome: summary.outcome.as_str().to_string(),
+            error_message: summary.reason.clone().or(summary.shortfall.clone()),
+            shortfall: summary.shortfall.clone(),
+            output: summary.output.clone(),
+            transcript_path: transcript.as_ref().map(|path| path.display().to_string()),
+            exit_code: code,
+            turns: summary.turns,
+            elapsed_seconds: elapsed,
+            tokens: Tokens::of(summary.usage, summary.usage_unreported),
+            usage: driver::usage_json(summary.usage, summary.usage_unreported),
+            cost: cost_json(&summary.cost),
+            provider: provider_options_summary(args, &provider),
+            resume,
+        };
+        println!("{}", json_line(&finished.json()));
     }
     code
+}
+
+/// The summary of a cancelled run: what is known without the run's own summary (the
+/// caller fills in turns and tokens where it has them).
+fn cancelled_summary(
+    args: &ExecArgs,
+    provider: &ProviderFlags,
+    session: &str,
+    task: &str,
+    reason: &str,
+    elapsed: f64,
+    hint: &str,
+) -> RunSummary {
+    RunSummary {
+        session_id: Some(session.to_string()),
+        task: Some(task.to_string()),
+        config: Some(absolute(&args.input)),
+        succeeded: false,
+        outcome: Outcome::Cancelled.as_str().to_string(),
+        error_message: Some(reason.to_string()),
+        exit_code: Outcome::Cancelled.exit_code(),
+        elapsed_seconds: elapsed,
+        usage: driver::usage_json(fuseraft_vm::history::Usage::default(), 0),
+        cost: Json::Null,
+        provider: provider_options_summary(args, provider),
+        resume: (!hint.is_empty()).then(|| hint.trim_start_matches(" · resume with: ").to_string()),
+        ..RunSummary::default()
+    }
 }
 
 /// The user's consent to the MCP servers the run starts (`crate::mcp_trust`): asked on a
@@ -699,13 +778,19 @@ fn cancel_on_signal(
     during: &'static str,
 ) -> Box<dyn Fn(&'static str) + Send + Sync> {
     let hint = resume_hint(args, provider, session, work_dir);
-    let summary = args.json.then(|| {
-        json!({"session_id": session, "succeeded": false, "outcome": "cancelled", "exit_code": 1})
-    });
+    let args = args.clone();
+    let provider = provider.clone();
+    let session = session.to_string();
+    let started = Instant::now();
     Box::new(move |signal: &'static str| {
         eprintln!("\n── cancelled ({signal}) during {during}{hint}");
-        if let Some(summary) = &summary {
-            println!("{summary}");
+        if args.json {
+            let reason = format!("cancelled ({signal}) during {during}");
+            let task = args.task.clone().unwrap_or_default();
+            let elapsed = started.elapsed().as_secs_f64();
+            let cancelled =
+                cancelled_summary(&args, &provider, &session, &task, &reason, elapsed, &hint);
+            println!("{}", json_line(&cancelled.json()));
         }
         std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
     })

@@ -76,13 +76,13 @@ pub fn render_to(
             }
         }
     }
+    // The terminal's and `--json`'s words: unknown usage is not zero.
     write!(
         out,
-        "\n---\n\n**Outcome:** {} after {} turn(s) · tokens in {} / out {}\n",
+        "\n---\n\n**Outcome:** {} after {} turn(s) · {}\n",
         summary.outcome.as_str(),
         summary.turns,
-        summary.usage.input_tokens,
-        summary.usage.output_tokens
+        super::provider::tokens_text(summary.usage, summary.usage_unreported)
     )?;
     if let Some(reason) = &summary.reason {
         write!(out, "\n**Why:** {reason}\n")?;

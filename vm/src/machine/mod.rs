@@ -180,6 +180,8 @@ pub struct Machine<'p> {
     /// History messages already bounded by [`Machine::bound_history`].
     bounded_messages: usize,
     ended: bool,
+    /// A correction was injected and no turn has read it yet.
+    correction_pending: bool,
     /// The turn cap that applies because the program sets none ([`DEFAULT_MAX_TURNS`], or
     /// [`TAMA_MAX_STEPS`] for tama).
     default_cap: Option<u32>,
@@ -241,6 +243,7 @@ impl<'p> Machine<'p> {
                 })
                 .collect(),
             ended: false,
+            correction_pending: false,
             event_turn: 0,
             stored_messages: 0,
             bounded_messages: 0,
@@ -425,6 +428,9 @@ impl<'p> Machine<'p> {
     }
 
     fn emit(&mut self, agent: Option<&str>, kind: EventKind) {
+        if matches!(kind, EventKind::CorrectionInjected { .. }) {
+            self.correction_pending = true;
+        }
         self.events.push(Event::new(self.event_turn, agent, kind));
     }
 
@@ -610,10 +616,28 @@ impl<'p> Machine<'p> {
                     } else {
                         format!("the default cap of {max} turns was reached (the config sets no `Termination` cap; set `MaxIterations`)")
                     }
+                })
+                .or_else(|| {
+                    Some(match self.options.max_turns {
+                        Some(max) if self.run.turn >= max => {
+                            format!("the limit of {max} turns set for this run (`--max-turns`) was reached")
+                        }
+                        _ => "the config's turn cap (`MaxIterations`) was reached".to_string(),
+                    })
+                })
+                .map(|reason| {
+                    // Announced, never sent: say so (a resumed run sends it).
+                    if self.correction_pending {
+                        format!("{reason}; the correction above was not sent (no turn was left; `--resume` sends it)")
+                    } else {
+                        reason
+                    }
                 });
             self.finish(Outcome::MaxTurns, reason);
             return self.step();
         }
+        // This turn reads whatever correction is waiting.
+        self.correction_pending = false;
         let state = self.program.state(self.run.state);
         if !matches!(state.kind, StateKind::Terminal(TerminalMode::EndNow)) {
             let agent = self
