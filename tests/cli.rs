@@ -582,3 +582,32 @@ fn every_ending_has_one_summary_shape_a_resume_line_and_an_end_event() {
     assert_eq!(last["payload"]["outcome"], "cancelled", "{last}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn man_says_how_to_reach_pages_man_would_not_find() {
+    let home = scratch("man-home");
+    let out = home.join(".local/share/man/man1");
+    let write = |path: &str, manpath: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+        command.args(["man", "--out"]).arg(&out).env("PATH", path);
+        match manpath {
+            Some(manpath) => command.env("MANPATH", manpath),
+            None => command.env_remove("MANPATH"),
+        };
+        command.output().expect("runs")
+    };
+    // Debian's man-db finds `~/.local/share/man` only while `~/.local/bin` is on PATH.
+    let missing = write("/usr/bin:/bin", None);
+    assert_eq!(missing.status.code(), Some(0));
+    let tree = std::fs::canonicalize(home.join(".local/share/man")).expect("written");
+    assert!(
+        stderr(&missing).contains(&format!("export MANPATH=\"{}:$MANPATH\"", tree.display())),
+        "{}",
+        stderr(&missing)
+    );
+    let local_bin = format!("{}:/usr/bin", home.join(".local/bin").display());
+    assert!(!stderr(&write(&local_bin, None)).contains("MANPATH"));
+    let manpath = format!("{}:", tree.display());
+    assert!(!stderr(&write("/usr/bin", Some(&manpath))).contains("MANPATH"));
+    let _ = std::fs::remove_dir_all(home);
+}

@@ -17,6 +17,9 @@ pub fn run(args: &ManArgs) -> u8 {
     }
     match write_all(&args.out) {
         Ok(written) => {
+            if let Some(hint) = manpath_hint(&args.out) {
+                eprintln!("{hint}");
+            }
             let listed: String = written.iter().map(|name| format!("{name}\n")).collect();
             super::print_or_fail(&listed).unwrap_or(exit::OK)
         }
@@ -25,6 +28,69 @@ pub fn run(args: &ManArgs) -> u8 {
             exit::USAGE
         }
     }
+}
+
+/// How to make `man` find pages written to `out`, when it would not: man-db searches
+/// `MANPATH` when it is set, else `share/man` and `man` beside each `bin` of `PATH`, plus
+/// the system's directories (so `~/.local/share/man` is searched only while `~/.local/bin`
+/// is on `PATH`, which Debian's default shell setup adds only once that directory exists).
+fn manpath_hint(out: &Path) -> Option<String> {
+    let out = std::fs::canonicalize(out).ok()?;
+    // A `manN` section directory belongs to the tree above it.
+    let tree = match out.file_name().and_then(|name| name.to_str()) {
+        Some(name) if name.starts_with("man") && name.len() > 3 => out.parent()?.to_path_buf(),
+        _ => out.clone(),
+    };
+    let searched = searched_trees(
+        std::env::var_os("MANPATH").as_deref(),
+        std::env::var_os("PATH").as_deref(),
+    );
+    if searched
+        .iter()
+        .any(|dir| std::fs::canonicalize(dir).ok().as_ref() == Some(&tree))
+    {
+        return None;
+    }
+    let tree = tree.display();
+    Some(format!(
+        "note: `man` does not search `{tree}` yet; add it to MANPATH (the trailing `:` keeps the system's pages):\n  export MANPATH=\"{tree}:$MANPATH\"\nor read a page with `man -M {tree} fuseraft-exec`"
+    ))
+}
+
+/// The manual trees `man` searches for `manpath` and `path` (the environment's values).
+fn searched_trees(
+    manpath: Option<&std::ffi::OsStr>,
+    path: Option<&std::ffi::OsStr>,
+) -> Vec<std::path::PathBuf> {
+    let mut trees: Vec<std::path::PathBuf> = Vec::new();
+    let defaults = [
+        "/usr/local/share/man",
+        "/usr/share/man",
+        "/usr/local/man",
+        "/usr/man",
+    ];
+    match manpath.filter(|value| !value.is_empty()) {
+        Some(manpath) => {
+            for dir in std::env::split_paths(manpath) {
+                if dir.as_os_str().is_empty() {
+                    // An empty entry stands for the default search path.
+                    trees.extend(defaults.iter().map(std::path::PathBuf::from));
+                } else {
+                    trees.push(dir);
+                }
+            }
+        }
+        None => {
+            for bin in path.map(std::env::split_paths).into_iter().flatten() {
+                if let Some(parent) = bin.parent() {
+                    trees.push(parent.join("share/man"));
+                    trees.push(parent.join("man"));
+                }
+            }
+            trees.extend(defaults.iter().map(std::path::PathBuf::from));
+        }
+    }
+    trees
 }
 
 /// The command tree as the pages describe it: built (so every subcommand knows its full
