@@ -133,3 +133,70 @@ fn upstream_spellings_are_accepted() {
     );
     insta::assert_snapshot!("validate_diagram_directory", stdout(&several));
 }
+
+#[test]
+fn bash_completes_the_session_ids_of_the_work_dir() {
+    let work = super::scratch("completions-sessions");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let output = run(&[
+            "exec",
+            "fixtures/run/keyword/config.yaml",
+            "--task",
+            "t",
+            "--replay",
+            "fixtures/run/keyword/replay.yaml",
+            "--max-turns",
+            "1",
+            "--json",
+            "--work-dir",
+            work.to_str().unwrap(),
+        ]);
+        let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+        ids.push(summary["session_id"].as_str().unwrap().to_string());
+    }
+    let path = work.join("fuseraft.bash");
+    std::fs::write(&path, stdout(&run(&["completions", "bash"]))).unwrap();
+    // The script calls `fuseraft` from PATH: this build's.
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    let complete = |words: &str, current: usize, prev: &str| {
+        let probe = format!(
+            "source {path}; COMP_WORDS=({words}); COMP_CWORD={current}; COMP_LINE=\"{words}\"; \
+             COMP_POINT=${{#COMP_LINE}}; _fuseraft_sessions fuseraft '' '{prev}'; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            path = path.display()
+        );
+        let output = Command::new("bash")
+            .arg("-c")
+            .arg(probe)
+            .env("PATH", format!("{bin}:/usr/bin:/bin"))
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let dir = work.display();
+    for (words, current, prev) in [
+        (
+            format!("fuseraft exec c.yaml --work-dir {dir} --resume ''"),
+            6,
+            "--resume",
+        ),
+        ("fuseraft sessions show ''".to_string(), 3, "show"),
+    ] {
+        let offered = complete(&words, current, prev);
+        if prev == "show" {
+            // No `--work-dir` on the line: the current directory's sessions, none here.
+            assert!(!ids.iter().any(|id| offered.contains(id)), "{offered}");
+            continue;
+        }
+        for id in &ids {
+            assert!(offered.lines().any(|line| line == id), "{words}: {offered}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(work);
+}
