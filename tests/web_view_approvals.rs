@@ -602,3 +602,48 @@ async fn an_escalation_is_redirected_from_the_page() {
     let transcript = std::fs::read_to_string(summary["transcript_path"].as_str().unwrap()).unwrap();
     assert!(transcript.contains(direction), "{transcript}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_event_reaches_the_page_in_words_and_the_end_points_to_fuseraft_ui() {
+    // Approved without the page, so the run goes through; its first turn sleeps, so the
+    // stream is read from the start.
+    let run = Run::start("cards", Stdio::null(), &["--approve", "all"]);
+    let events = read_events(&run, None, is("session_end")).await;
+    for (_, event) in &events {
+        let kind = event["event_type"].as_str().unwrap_or_default();
+        if kind.starts_with("ui_") {
+            continue; // the page's own controls
+        }
+        let text = event["text"].as_str().unwrap_or_default();
+        assert!(!text.is_empty(), "{kind} has no words: {event}");
+        assert!(
+            !text.contains('{') && !text.contains(kind),
+            "{kind}: {text}"
+        );
+    }
+    let words: Vec<&str> = events
+        .iter()
+        .filter_map(|(_, event)| event["text"].as_str())
+        .collect();
+    assert!(
+        words
+            .iter()
+            .any(|text| text.starts_with("Developer → Reviewer on `REVIEW`")),
+        "{words:?}"
+    );
+    assert!(
+        words
+            .iter()
+            .any(|text| text.starts_with("completed after 3 turn(s)")),
+        "{words:?}"
+    );
+    // The page ends with the process; the terminal says where to see the run again.
+    let (status, _, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "web view closed with the run; browse its session with: fuseraft ui --work-dir "
+        ),
+        "{stderr}"
+    );
+}

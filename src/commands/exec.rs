@@ -477,6 +477,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     terminal.flush();
     if let Some(ui) = &ui {
         ui.finish();
+        // The page goes with the process: say where the finished run can be seen again.
+        if !args.ephemeral {
+            eprintln!(
+                "web view closed with the run; browse its session with: fuseraft ui --work-dir {}",
+                provider::shell_quoted(&work_dir.display().to_string())
+            );
+        }
     }
     compact_change_log(program, &work_dir, &session);
     let summary = match result {

@@ -8,6 +8,7 @@
 //! kept for a page.
 
 pub mod broker;
+pub mod cards;
 pub mod fork;
 pub mod hub;
 pub mod server;
@@ -79,6 +80,7 @@ impl Live {
         let mut message = json!({
             "ts": crate::events::timestamp(), "session": session, "turn": event.turn,
             "agent": event.agent, "event_type": event.name(), "payload": event.payload_value(),
+            "text": cards::describe(&event.kind),
         });
         match &event.kind {
             EventKind::TurnEnd { state, .. } => {

@@ -317,8 +317,8 @@
         (c.card ? c.card.notes : c.list).append(el("li", "note fail", `error: ${p.error || ""}`));
         return true;
       default: {
-        const text = `${m.event_type} ${Object.keys(p).length ? JSON.stringify(p) : ""}`;
-        (c.card ? c.card.notes : c.list).append(el("li", "note" + (m.event_type === "tool_blocked" ? " fail" : ""), text));
+        // The server's words for every event kind (`src/ui/cards.rs`).
+        (c.card ? c.card.notes : c.list).append(el("li", "note" + (m.event_type === "tool_blocked" ? " fail" : ""), m.text || m.event_type));
         return true;
       }
     }
@@ -559,8 +559,23 @@
         body.dataset.ended = "true";
         break;
       }
+      case "model_error":
+      case "tool_blocked":
+      case "branch_error":
+      case "budget_exceeded":
+        note(turn, "fail", m.text || m.event_type);
+        break;
+      case "warning":
+      case "adversarial_stage_timeout":
+      case "back_edge_escalation":
+      case "keyword_not_found":
+      case "multi_keyword":
+      case "json_missing":
+        note(turn, "warn", m.text || m.event_type);
+        break;
       default:
-        note(turn, "", `${m.event_type} ${Object.keys(p).length ? JSON.stringify(p) : ""}`);
+        // The server's words for every event kind (`src/ui/cards.rs`).
+        note(turn, "", m.text || m.event_type);
     }
   }
 
