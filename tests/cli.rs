@@ -569,8 +569,7 @@ fn every_ending_has_one_summary_shape_a_resume_line_and_an_end_event() {
     }
     assert!(summaries[0].1["resume"].is_null());
     assert!(
-        stderr(&capped)
-            .contains("the limit of 1 turns set for this run (`--max-turns`) was reached"),
+        stderr(&capped).contains("`--max-turns 1` was reached"),
         "{}",
         stderr(&capped)
     );

@@ -26,7 +26,7 @@ const LAYOUT: &str = "const blocks = [...document.getElementById('turns').childr
         agent: c.dataset.agent, \
         meta: c.querySelector('.meta').textContent.replace(/ · [0-9.]+ s$/, ''), \
         tools: [...c.querySelectorAll('.tool')].map(t => t.querySelector('.name').textContent), \
-        notes: [...c.querySelectorAll('.note')].map(n => n.textContent.split(' ')[0]), \
+        notes: [...c.querySelectorAll('.note')].map(n => n.textContent.split(':')[0]), \
         reply: c.querySelector('.reply').textContent}))})), \
     merge: (() => { const f = document.querySelector('#turns li.fork'); \
       const m = f && f.querySelector('.merge'); \
@@ -94,7 +94,7 @@ async fn a_fork_shows_its_branches_side_by_side_then_the_merge() {
                     "agent": "FrontendDev",
                     "meta": "tokens in 0 / out 0 · 2 tool call(s)",
                     "tools": ["write_file", "write_file (failed)"],
-                    "notes": ["tool_blocked"],
+                    "notes": ["⊘ write_file refused"],
                     "reply": "Frontend: <img src=x onerror=\"document.body.dataset.owned=1\"> lists the todos.",
                 }],
             },

@@ -492,31 +492,18 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
                 warn_unsaved(&error, &mut log);
             }
-            let hint = resume_hint(args, &provider, &session, &work_dir);
             let reason = summary
                 .reason
                 .clone()
                 .unwrap_or_else(|| "cancelled".to_string());
-            eprintln!("\n── {reason}{hint}");
-            if args.json {
-                let cancelled = RunSummary {
-                    turns: summary.turns,
-                    tokens: Tokens::of(summary.usage, summary.usage_unreported),
-                    usage: driver::usage_json(summary.usage, summary.usage_unreported),
-                    cost: cost_json(&summary.cost),
-                    ..cancelled_summary(
-                        args,
-                        &provider,
-                        &session,
-                        &task,
-                        &reason,
-                        started.elapsed().as_secs_f64(),
-                        &hint,
-                    )
-                };
-                println!("{}", json_line(&cancelled.json()));
-            }
-            return Outcome::Cancelled.exit_code();
+            let done = Done {
+                turns: summary.turns,
+                usage: summary.usage,
+                unreported: summary.usage_unreported,
+                cost: cost_json(&summary.cost),
+            };
+            let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
+            return cancel.report(&reason, done);
         }
         Ok(summary) => summary,
         Err(signal) => {
@@ -543,30 +530,29 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 },
             );
             events.write(&end, &session);
-            let hint = resume_hint(args, &provider, &session, &work_dir);
-            eprintln!("\n── {reason}{hint}");
-            if args.json {
-                let cancelled = RunSummary {
-                    turns,
-                    tokens: Tokens::of(usage, 0),
-                    usage: driver::usage_json(usage, 0),
-                    ..cancelled_summary(
-                        args,
-                        &provider,
-                        &session,
-                        &task,
-                        &reason,
-                        started.elapsed().as_secs_f64(),
-                        &hint,
-                    )
-                };
-                println!("{}", json_line(&cancelled.json()));
-            }
-            return Outcome::Cancelled.exit_code();
+            let done = Done {
+                turns,
+                usage,
+                unreported: 0,
+                cost: Json::Null,
+            };
+            let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
+            return cancel.report(&reason, done);
         }
     };
     // The log is synced and its snapshot written while the transcript is.
     log.finish_soon();
+    let mut summary = summary;
+    // A turn cap the program sets no reason for: the one the command line gave, else the
+    // config's (the session keeps `null`, as it always has).
+    if summary.outcome == Outcome::MaxTurns && summary.reason.is_none() {
+        summary.reason = Some(match args.max_turns {
+            Some(max) if summary.turns >= max => {
+                format!("`--max-turns {max}` was reached")
+            }
+            _ => "the config's turn cap (`MaxIterations`) was reached".to_string(),
+        });
+    }
     // A run that ended without an error but did not do the work (issue 13) fails.
     let code = match summary.shortfall {
         Some(_) => exit::FINDINGS,
@@ -646,31 +632,71 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     code
 }
 
-/// The summary of a cancelled run: what is known without the run's own summary (the
-/// caller fills in turns and tokens where it has them).
-fn cancelled_summary(
-    args: &ExecArgs,
-    provider: &ProviderFlags,
-    session: &str,
-    task: &str,
-    reason: &str,
-    elapsed: f64,
-    hint: &str,
-) -> RunSummary {
-    RunSummary {
-        session_id: Some(session.to_string()),
-        task: Some(task.to_string()),
-        config: Some(absolute(&args.input)),
-        succeeded: false,
-        outcome: Outcome::Cancelled.as_str().to_string(),
-        error_message: Some(reason.to_string()),
-        exit_code: Outcome::Cancelled.exit_code(),
-        elapsed_seconds: elapsed,
-        usage: driver::usage_json(fuseraft_vm::history::Usage::default(), 0),
-        cost: Json::Null,
-        provider: provider_options_summary(args, provider),
-        resume: (!hint.is_empty()).then(|| hint.trim_start_matches(" · resume with: ").to_string()),
-        ..RunSummary::default()
+/// What a cancelled run is known to have done.
+#[derive(Default)]
+struct Done {
+    turns: u32,
+    usage: fuseraft_vm::history::Usage,
+    /// Calls whose server reported no usage.
+    unreported: u32,
+    cost: Json,
+}
+
+/// A cancelled run's report: the terminal's last line with the resume command, and the
+/// `--json` summary.
+struct Cancel {
+    args: ExecArgs,
+    provider: ProviderFlags,
+    session: String,
+    task: String,
+    started: Instant,
+    hint: String,
+}
+
+impl Cancel {
+    fn new(
+        args: &ExecArgs,
+        provider: &ProviderFlags,
+        session: &str,
+        work_dir: &Path,
+        task: &str,
+        started: Instant,
+    ) -> Cancel {
+        Cancel {
+            hint: resume_hint(args, provider, session, work_dir),
+            args: args.clone(),
+            provider: provider.clone(),
+            session: session.to_string(),
+            task: task.to_string(),
+            started,
+        }
+    }
+
+    /// Reports the cancel (`reason`), and returns its exit code.
+    fn report(&self, reason: &str, done: Done) -> u8 {
+        eprintln!("\n── {reason}{}", self.hint);
+        if self.args.json {
+            let summary = RunSummary {
+                session_id: Some(self.session.clone()),
+                task: Some(self.task.clone()),
+                config: Some(absolute(&self.args.input)),
+                succeeded: false,
+                outcome: Outcome::Cancelled.as_str().to_string(),
+                error_message: Some(reason.to_string()),
+                exit_code: Outcome::Cancelled.exit_code(),
+                turns: done.turns,
+                elapsed_seconds: self.started.elapsed().as_secs_f64(),
+                tokens: Tokens::of(done.usage, done.unreported),
+                usage: driver::usage_json(done.usage, done.unreported),
+                cost: done.cost,
+                provider: provider_options_summary(&self.args, &self.provider),
+                resume: (!self.hint.is_empty())
+                    .then(|| self.hint.trim_start_matches(" · resume with: ").to_string()),
+                ..RunSummary::default()
+            };
+            println!("{}", json_line(&summary.json()));
+        }
+        Outcome::Cancelled.exit_code()
     }
 }
 
@@ -784,22 +810,11 @@ fn cancel_on_signal(
     work_dir: &Path,
     during: &'static str,
 ) -> Box<dyn Fn(&'static str) + Send + Sync> {
-    let hint = resume_hint(args, provider, session, work_dir);
-    let args = args.clone();
-    let provider = provider.clone();
-    let session = session.to_string();
-    let started = Instant::now();
+    let task = args.task.clone().unwrap_or_default();
+    let cancel = Cancel::new(args, provider, session, work_dir, &task, Instant::now());
     Box::new(move |signal: &'static str| {
-        eprintln!("\n── cancelled ({signal}) during {during}{hint}");
-        if args.json {
-            let reason = format!("cancelled ({signal}) during {during}");
-            let task = args.task.clone().unwrap_or_default();
-            let elapsed = started.elapsed().as_secs_f64();
-            let cancelled =
-                cancelled_summary(&args, &provider, &session, &task, &reason, elapsed, &hint);
-            println!("{}", json_line(&cancelled.json()));
-        }
-        std::process::exit(i32::from(Outcome::Cancelled.exit_code()));
+        let reason = format!("cancelled ({signal}) during {during}");
+        std::process::exit(i32::from(cancel.report(&reason, Done::default())));
     })
 }
 

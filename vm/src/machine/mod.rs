@@ -155,6 +155,10 @@ enum Phase {
     Finished,
 }
 
+/// What a run that ends at its turn cap right after a correction says about it.
+const UNSENT_CORRECTION: &str =
+    "the correction above was not sent (no turn was left; `--resume` sends it)";
+
 pub struct Machine<'p> {
     program: &'p Program,
     run: Run,
@@ -616,23 +620,14 @@ impl<'p> Machine<'p> {
                     } else {
                         format!("the default cap of {max} turns was reached (the config sets no `Termination` cap; set `MaxIterations`)")
                     }
-                })
-                .or_else(|| {
-                    Some(match self.options.max_turns {
-                        Some(max) if self.run.turn >= max => {
-                            format!("the limit of {max} turns set for this run (`--max-turns`) was reached")
-                        }
-                        _ => "the config's turn cap (`MaxIterations`) was reached".to_string(),
-                    })
-                })
-                .map(|reason| {
-                    // Announced, never sent: say so (a resumed run sends it).
-                    if self.correction_pending {
-                        format!("{reason}; the correction above was not sent (no turn was left; `--resume` sends it)")
-                    } else {
-                        reason
-                    }
                 });
+            // A correction announced on this last turn was never sent: say so (a resumed
+            // run sends it). Which cap ended the run the command line says (`exec`).
+            let reason = match reason {
+                _ if !self.correction_pending => reason,
+                Some(reason) => Some(format!("{reason}; {UNSENT_CORRECTION}")),
+                None => Some(format!("the turn cap was reached; {UNSENT_CORRECTION}")),
+            };
             self.finish(Outcome::MaxTurns, reason);
             return self.step();
         }
