@@ -74,7 +74,8 @@ fn enter_goes_on_a_line_is_sent_to_the_team_and_q_stops_resumable() {
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
     let (mut master, slave) = terminal();
-    let mut child = exec(&work, &["--hitl"])
+    let events = dir.join("events.jsonl");
+    let mut child = exec(&work, &["--hitl", "--events", events.to_str().unwrap()])
         .stdin(Stdio::from(slave))
         .spawn()
         .unwrap();
@@ -118,6 +119,17 @@ fn enter_goes_on_a_line_is_sent_to_the_team_and_q_stops_resumable() {
         shown.contains("paused by the operator after turn 3"),
         "{shown}"
     );
+    // The events file (and the web view, which reads the same events) gets the run's end.
+    let last: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&events)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["event_type"], "session_end", "{last}");
+    assert_eq!(last["payload"]["outcome"], "cancelled", "{last}");
     let session = stopped["session_id"].as_str().unwrap().to_string();
     assert!(shown.contains("resume with: fuseraft exec"), "{shown}");
     assert!(shown.contains(&format!("--resume {session}")), "{shown}");

@@ -560,10 +560,28 @@ pub async fn drive<M: Models>(
                         }
                         Pause::Quit => {
                             let run = machine.into_run();
+                            let reason = format!("paused by the operator after turn {turn}");
+                            // The run ends here: its events file and page get its end too.
+                            let end = Event::new(
+                                run.turn,
+                                None,
+                                EventKind::SessionEnd {
+                                    outcome: Outcome::Cancelled,
+                                    turns: run.turn,
+                                    reason: Some(reason.clone()),
+                                    input_tokens: run.usage.input_tokens,
+                                    output_tokens: run.usage.output_tokens,
+                                    cache_read_tokens: None,
+                                    cache_write_tokens: None,
+                                    usage: None,
+                                    cost: None,
+                                },
+                            );
+                            on_event(&end, &run);
                             return Summary::cut_short(
                                 run,
                                 Outcome::Cancelled,
-                                format!("paused by the operator after turn {turn}"),
+                                reason,
                                 models.usage_unreported().saturating_sub(unreported_before),
                                 models.cost().since(cost_before),
                             );
