@@ -266,6 +266,10 @@ pub struct ExecArgs {
     /// A text file appended to the task under `## Attached files`; repeatable.
     #[arg(long = "context-file", value_name = "FILE")]
     pub context_files: Vec<PathBuf>,
+    /// Also write the run's Markdown transcript to this file (upstream's `-o`), even for an
+    /// `--ephemeral` run.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Answer every model call from this replay file instead of a model (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,

@@ -325,6 +325,17 @@ fn upstreams_run_command_lines_run_unchanged() {
         assert_eq!(summary["outcome"], "completed", "{args:?}: {summary}");
         assert_eq!(summary["task"], *task, "{args:?}");
     }
+    // `-o FILE`: the transcript where the user asked for it.
+    let (code, summary) = run_in(&dir, &["run", "Add a flag.", "-o", "transcript.md"]);
+    assert_eq!(code, Some(0), "{summary}");
+    let written = std::fs::read_to_string(dir.join("transcript.md")).expect("-o wrote it");
+    assert!(
+        written.starts_with(&format!(
+            "# fuseraft session {}",
+            summary["session_id"].as_str().unwrap()
+        )) && written.contains("**Task:** Add a flag."),
+        "{written}"
+    );
     // `-r` alone resumes the newest resumable session.
     let (_, stopped) = run_in(&dir, &["run", "Resume me.", "--max-turns", "1"]);
     assert_eq!(stopped["outcome"], "max_turns", "{stopped}");

@@ -569,6 +569,20 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             }
         }
     };
+    // `-o FILE`: the same Markdown where the user asked for it.
+    if let Some(output) = &args.output {
+        let written = std::fs::File::create(output).and_then(|file| {
+            let mut out = std::io::BufWriter::new(file);
+            transcript::render_to(&mut out, &session, &task, &summary)?;
+            out.flush()
+        });
+        if let Err(error) = written {
+            eprintln!(
+                "warning: cannot write the transcript to `{}`: {error}",
+                output.display()
+            );
+        }
+    }
     if let Err(error) = log.finish() {
         warn_unsaved(&error, &mut log);
     }
