@@ -266,6 +266,11 @@ pub struct ExecArgs {
     /// A text file appended to the task under `## Attached files`; repeatable.
     #[arg(long = "context-file", value_name = "FILE")]
     pub context_files: Vec<PathBuf>,
+    /// After a run that ended well, read the test report the agents wrote
+    /// (`Validation.TestReportPath`, default `.fuseraft/artifacts/test-report.json`): a `FAIL`
+    /// row makes the exit code 2 (upstream's `--ci`). No report passes.
+    #[arg(long)]
+    pub ci: bool,
     /// Also write the run's Markdown transcript to this file (upstream's `-o`), even for an
     /// `--ephemeral` run.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

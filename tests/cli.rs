@@ -621,3 +621,63 @@ fn man_says_how_to_reach_pages_man_would_not_find() {
     assert!(!stderr(&write("/usr/bin", Some(&manpath))).contains("MANPATH"));
     let _ = std::fs::remove_dir_all(home);
 }
+
+#[test]
+fn ci_turns_a_fail_row_of_the_test_report_into_exit_2() {
+    let dir = scratch("ci");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("config.yaml"),
+        "Orchestration:\n  Agents:\n    - { Name: Tester, Instructions: \"Test, write the report, then say DONE.\", Plugins: [FileSystem] }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: DONE, Agent: Tester, SourceAgents: [Tester] }\n",
+    )
+    .expect("config");
+    let replay = |status: &str| {
+        let report = format!(
+            "{{\\\"results\\\": [{{\\\"criterion\\\": \\\"prints hi\\\", \\\"status\\\": \\\"PASS\\\"}}, {{\\\"criterion\\\": \\\"exits 0\\\", \\\"status\\\": \\\"{status}\\\"}}]}}"
+        );
+        format!("replies:\n  Tester:\n    - tool_calls: [ {{ name: write_file, args: {{ path: .fuseraft/artifacts/test-report.json, content: \"{report}\" }} }} ]\n    - DONE\n")
+    };
+    for (status, code, failed) in [("FAIL", 2, 1), ("PASS", 0, 0)] {
+        std::fs::write(dir.join("replay.yaml"), replay(status)).expect("replay");
+        let work = dir.join(format!("work-{status}"));
+        let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .args([
+                "run",
+                "-c",
+                "config.yaml",
+                "Test it.",
+                "--replay",
+                "replay.yaml",
+                "--ci",
+                "--json",
+                "--work-dir",
+            ])
+            .arg(&work)
+            .current_dir(&dir)
+            .output()
+            .expect("runs");
+        let summary = summary_of(&output);
+        assert_eq!(
+            output.status.code(),
+            Some(code),
+            "{summary}\n{}",
+            stderr(&output)
+        );
+        assert_eq!(
+            summary["ci"]["failed_criteria"].as_array().map(Vec::len),
+            Some(failed),
+            "{summary}"
+        );
+        assert_eq!(summary["ci"]["passed"], 2 - failed, "{summary}");
+        if failed > 0 {
+            assert!(
+                stderr(&output).contains("ci: the test report has 1 FAIL row(s): exits 0"),
+                "{}",
+                stderr(&output)
+            );
+            assert_eq!(summary["succeeded"], false);
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -20,6 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::exit;
 
+mod ci;
 mod hitl;
 pub(crate) mod summary;
 pub(crate) mod transcript;
@@ -554,10 +555,29 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         });
     }
     // A run that ended without an error but did not do the work (issue 13) fails.
-    let code = match summary.shortfall {
+    let mut code = match summary.shortfall {
         Some(_) => exit::FINDINGS,
         None => summary.outcome.exit_code(),
     };
+    // `--ci`: the test report of a run that ended well decides.
+    let ci = (args.ci && code == exit::OK)
+        .then(|| ci::read(&program.settings, &work_dir, &session))
+        .and_then(|read| match read {
+            Ok(found) => found,
+            Err(message) => {
+                eprintln!("error: {message}");
+                code = exit::USAGE;
+                None
+            }
+        });
+    if let Some(found) = ci.as_ref().filter(|found| found.failed()) {
+        eprintln!(
+            "ci: the test report has {} FAIL row(s): {}",
+            found.failed_criteria.len(),
+            found.failed_criteria.join("; ")
+        );
+        code = exit::USAGE;
+    }
     let transcript = if args.ephemeral {
         None
     } else {
@@ -640,6 +660,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             cost: cost_json(&summary.cost),
             provider: provider_options_summary(args, &provider),
             resume,
+            ci,
         };
         println!("{}", json_line(&finished.json()));
     }

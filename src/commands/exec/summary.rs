@@ -34,6 +34,10 @@ pub struct RunSummary {
     pub provider: Json,
     /// The command that resumes the session, when it can be resumed.
     pub resume: Option<String>,
+    /// What `--ci` read of the test report (only with `--ci`, after a run that ended well
+    /// and left one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci: Option<super::ci::CiResult>,
 }
 
 /// Token counts, as far as the servers reported them.
