@@ -62,6 +62,9 @@
     graph.nodes.clear();
     graph.edges = [];
     graph.current = null;
+    graph.entry = ir && ir.entry;
+    // No graph, no pane: the page never shows an empty box.
+    $("graph-pane").hidden = !ir || !Array.isArray(ir.states);
     if (!ir || !Array.isArray(ir.states)) return;
     const W = 150, H = 46, GX = 40, GY = 78, PAD = 30;
     const layers = [];
@@ -104,7 +107,7 @@
         const title = svgEl("title", {}, item.name + (agent ? ` (${agent})` : ""));
         g.append(title);
         nodeLayer.append(g);
-        graph.nodes.set(item.name, { g, x, y, layer });
+        graph.nodes.set(item.name, { g, x, y, layer, agent: item.info ? item.info.agent : null });
       });
     });
     let backs = 0;
@@ -217,11 +220,71 @@
     }
   }
 
-  function outcome(text, ok) {
+  // How an ending is coloured: green only for a completed run; a run stopped before its
+  // end (cancelled, out of turns) is amber, a failed one red.
+  function ending(outcome) {
+    return outcome === "completed" ? "completed" : ["cancelled", "max_turns", "resumable"].includes(outcome) ? "cancelled" : "failed";
+  }
+
+  function outcome(text, end) {
     const o = $("outcome");
     o.textContent = text;
-    o.className = ok ? "" : "failed";
+    o.className = ending(end);
     o.hidden = false;
+    setStatus(end, ending(end));
+  }
+
+  // ---- a conversation read back (a session, or the turns before a resume) ---------------
+
+  // The orchestrator's route marker, between agents (`[fuseraft: A → B]`), or a back edge's
+  // new phase, from its signal to the state it restarts at (`[fuseraft: S → B — new phase N]`).
+  const ROUTE = /^\[fuseraft: (.+?) → (.+?)(?: — new phase (\d+))?\]$/;
+
+  // The state `agent` was routed to from `from`: one `from` has an exit to, else any it runs.
+  function routedTo(from, agent) {
+    const targets = graph.edges.filter((p) => p.dataset.from === from).map((p) => p.dataset.to);
+    const runs = [...graph.nodes.entries()].filter(([name, n]) => name === agent || n.agent === agent);
+    const hit = runs.find(([name]) => targets.includes(name)) || runs[0];
+    return hit ? hit[0] : null;
+  }
+
+  // Draws `messages` ({role, agent, turn, content, tool_calls, usage}) as the live view
+  // draws a run: a card per reply, routes as routes (the exits taken, the states visited),
+  // the operator's and the orchestrator's messages as notes. Returns the state reached.
+  function conversation(messages) {
+    let at = graph.entry || null;
+    if (at) markVisited(at);
+    for (const m of messages) {
+      const turn = m.turn ?? 0;
+      const content = String(m.content || "");
+      const route = m.role !== "assistant" && m.agent === "orchestrator" ? ROUTE.exec(content) : null;
+      if (m.role === "assistant") {
+        const node = at && graph.nodes.get(at);
+        const here = node && (at === m.agent || node.agent === m.agent) ? at : routedTo(null, m.agent);
+        if (here) markVisited(here);
+        const c = card(turn, m.agent, here || "");
+        const u = m.usage || {};
+        c.meta.textContent = `tokens in ${u.input ?? 0} / out ${u.output ?? 0} · ${(m.tool_calls || []).length} tool call(s)`;
+        toolCalls(c, m.tool_calls);
+        replyText(c, content);
+      } else if (route && route[3]) {
+        // A back edge's new phase: the signal that took it and the state it restarts at.
+        note(turn, "warn", `phase ${route[3]} begins: ${route[1]} → ${route[2]}`);
+      } else if (route) {
+        const to = routedTo(at, route[2]);
+        note(turn, "route", `→ ${route[1]} to ${route[2]}`);
+        if (to) {
+          markTaken(at, to);
+          markVisited(to);
+          at = to;
+        }
+      } else if (m.agent === "orchestrator") {
+        note(turn, "correction", content.replace(/^\[fuseraft: ?([^\]]*)\]\n?/, "$1\n").trim());
+      } else {
+        note(turn, m.agent === "operator" ? "operator" : "", `${m.agent || "user"}: ${short(content, 2000)}`);
+      }
+    }
+    return at;
   }
 
   // ---- fork branches, side by side --------------------------------------------------------
@@ -338,6 +401,21 @@
 
   const approvals = new Map();
 
+  // The turn a question follows: the latest card's.
+  function latestTurn() {
+    const latest = [...cards.keys()].pop();
+    return latest === undefined ? -1 : latest;
+  }
+
+  // An answered question leaves the open questions for the card of the turn it followed,
+  // so the question waiting now is the only one above the turns.
+  function settle(box, turn) {
+    const c = cards.get(turn) || [...cards.values()].pop();
+    const li = el("li", "note settled");
+    li.append(box);
+    (c ? c.notes : $("run-notes")).append(li);
+  }
+
   function askApproval(p) {
     const box = el("div", "approval");
     box.dataset.id = p.id;
@@ -386,7 +464,7 @@
     }
     box.append(...buttons, answer);
     $("approvals").append(box);
-    approvals.set(p.id, { box, buttons, text, answer });
+    approvals.set(p.id, { box, buttons, text, answer, turn: latestTurn() });
   }
 
   function answered(p) {
@@ -399,6 +477,7 @@
       : `${p.approved ? "approved" : "refused"} (${p.by})`;
     a.box.classList.add("answered");
     a.box.dataset.approved = p.approved;
+    settle(a.box, a.turn);
   }
 
   // ---- --hitl pauses ---------------------------------------------------------------------
@@ -440,7 +519,8 @@
     controls.append(text, go, send, quit);
     box.append(controls, answer);
     $("approvals").append(box);
-    pauses.set(p.id, { box, controls, answer });
+    // `turn` counts turns done: the pause follows the card of turn index `turn - 1`.
+    pauses.set(p.id, { box, controls, answer, turn: p.turn - 1 });
   }
 
   function pauseAnswered(p) {
@@ -451,6 +531,7 @@
       a.answer.textContent = `${what} (${p.by})`;
       a.box.classList.add("answered");
       a.box.dataset.action = p.action;
+      settle(a.box, a.turn);
     }
     if (p.action === "message" && typeof p.message === "string") note(-1, "operator", `operator: ${short(p.message, 2000)}`);
   }
@@ -477,9 +558,16 @@
         setStatus("running", "running");
         if (p.start_state) highlight(p.start_state);
         break;
-      case "session_resumed":
-        note(turn, "", "session resumed");
+      case "session_resumed": {
+        // The turns before the resume, drawn as they were, then the run goes on live.
+        const e = m.earlier || {};
+        $("title").textContent = `${e.program || ""} · ${e.task || ""}`;
+        setStatus("running", "running");
+        conversation(e.messages || []);
+        note(turn, "", m.text || "session resumed");
+        if (p.state) highlight(p.state);
         break;
+      }
       case "turn_start": {
         const c = card(turn, m.agent, p.state);
         c.started = Date.parse(m.ts);
@@ -552,9 +640,7 @@
       case "operator_message":
         break;
       case "session_end": {
-        const ok = p.outcome === "completed" || p.outcome === "max_turns";
-        outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), ok);
-        setStatus(p.outcome, ok ? "completed" : "failed");
+        outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), p.outcome);
         if (graph.current) graph.current.classList.remove("current");
         body.dataset.ended = "true";
         break;
@@ -609,52 +695,58 @@
       ul.append(li);
     }
     body.dataset.ready = "true";
+    // The session the URL names, else the newest: the page opens on a session, not a blank.
     const wanted = location.hash.slice(1);
-    const first = [...ul.children].find((li) => li.dataset.id === wanted);
-    if (first) show(wanted, first);
+    const first = [...ul.children].find((li) => li.dataset.id === wanted) || (list.length ? ul.children[0] : null);
+    if (first) show(first.dataset.id, first);
+    else $("graph-pane").hidden = true;
   }
 
+  // The latest session asked for: an earlier answer arriving after it is dropped.
+  let showing = 0;
+
   async function show(id, li) {
+    const mine = ++showing;
     for (const other of $("session-list").children) other.classList.remove("selected");
     li.classList.add("selected");
     history.replaceState(null, "", `#${id}`);
+    const r = await fetch(url("session", { id }));
+    const s = r.ok ? await r.json() : await r.text();
+    if (mine !== showing) return;
     cards.clear();
     $("turns").replaceChildren();
     $("run-notes").replaceChildren();
     $("outcome").hidden = true;
-    const r = await fetch(url("session", { id }));
+    delete body.dataset.shown;
     if (!r.ok) {
-      note(-1, "fail", await r.text());
+      note(-1, "fail", s);
       return;
     }
-    const s = await r.json();
     drawGraph(s.graph);
     $("title").textContent = `${s.id} · ${s.task || ""}`;
     if (s.unverified) note(-1, "warn", "this session is not authenticated (written without a session key)");
-    for (const m of s.messages || []) {
-      const turn = m.TurnIndex ?? 0;
-      if (m.Role === "assistant") {
-        const c = card(turn, m.AgentName, "");
-        const u = m.Usage || {};
-        c.meta.textContent = `tokens in ${u.InputTokens ?? 0} / out ${u.OutputTokens ?? 0} · ${(m.ToolCalls || []).length} tool call(s)`;
-        toolCalls(c, (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })));
-        replyText(c, m.Content);
-      } else {
-        const content = m.Content || "";
-        const cls = content.startsWith("[fuseraft:") ? "route" : m.AgentName === "orchestrator" ? "correction" : "";
-        note(turn, cls, `${m.AgentName || "user"}: ${short(content, 600)}`);
-      }
-    }
-    // The states whose agent spoke were visited (a state named as its agent, or run by it).
-    const spoke = new Set((s.messages || []).filter((m) => m.Role === "assistant").map((m) => m.AgentName));
-    for (const st of (s.graph && s.graph.states) || []) {
-      if (spoke.has(st.agent) || spoke.has(st.name)) markVisited(st.name);
-    }
+    const at = conversation((s.messages || []).map((m) => ({
+      role: m.Role, agent: m.AgentName, turn: m.TurnIndex, content: m.Content,
+      usage: { input: (m.Usage || {}).InputTokens, output: (m.Usage || {}).OutputTokens },
+      tool_calls: (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })),
+    })));
     const machine = s.machine || {};
-    if (machine.State) highlight(machine.State);
     const ended = machine.Outcome;
-    outcome(ended ? `${ended} after ${machine.Turn} turn(s)` + (machine.Reason ? ` · ${machine.Reason}` : "") : `resumable after ${machine.Turn} turn(s)`, !ended || ended === "completed" || ended === "max_turns");
-    setStatus(ended || "resumable", ended && ended !== "completed" && ended !== "max_turns" ? "failed" : "completed");
+    const state = machine.State || at;
+    // The last route needs no marker when one agent runs both states (a terminal state).
+    if (state && at && state !== at) markTaken(at, state);
+    if (state) markVisited(state);
+    // A completed run that left through an exit to `end` is at `end`.
+    const left = ended === "completed" && graph.edges.some((p) => p.dataset.from === state && p.dataset.to === "end");
+    if (left) {
+      markTaken(state, "end");
+      highlight("end");
+    } else if (state) {
+      highlight(state);
+    }
+    const status = ended || (s.cancelled ? "cancelled" : "resumable");
+    outcome(`${status} after ${machine.Turn ?? 0} turn(s)` + (ended || s.cancelled ? "" : " · not finished") + (machine.Reason ? ` · ${machine.Reason}` : "")
+      + (ended === "completed" ? "" : ` · resumable with --resume ${s.id}`), status);
     body.dataset.shown = id;
   }
 
