@@ -127,7 +127,14 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
     // Without the token, or with another, every route is refused.
     let http = reqwest::Client::new();
     let base = url.split("/?").next().unwrap().to_string();
-    for path in ["/", "/events", "/graph", "/app.js", "/?token=0000"] {
+    for path in [
+        "/",
+        "/events",
+        "/graph",
+        "/app.js",
+        "/graph.js",
+        "/?token=0000",
+    ] {
         let status = http
             .get(format!("{base}{path}"))
             .send()

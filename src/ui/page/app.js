@@ -47,15 +47,7 @@
 
   const graph = { nodes: new Map(), edges: [], current: null };
 
-  function triggerLabel(trigger) {
-    if (typeof trigger === "string") return trigger;
-    if (!trigger) return "";
-    if ("signal" in trigger) return trigger.signal;
-    if ("finish_key" in trigger) return "key " + trigger.finish_key;
-    if ("cond" in trigger) return "when " + trigger.cond;
-    return "";
-  }
-
+  // Draws the IR's graph as `graph.js` lays it out (labels measured in the page's font).
   function drawGraph(ir) {
     const root = $("graph");
     root.replaceChildren();
@@ -66,86 +58,51 @@
     // No graph, no pane: the page never shows an empty box.
     $("graph-pane").hidden = !ir || !Array.isArray(ir.states);
     if (!ir || !Array.isArray(ir.states)) return;
-    const W = 150, H = 46, GX = 40, GY = 78, PAD = 30;
-    const layers = [];
-    let last = 0;
-    for (const s of ir.states) if (typeof s.layer === "number") last = Math.max(last, s.layer);
-    const place = (name, layer, info) => {
-      (layers[layer] = layers[layer] || []).push({ name, info });
+    const probe = svgEl("text", { class: "label" });
+    root.append(probe);
+    const measure = (text) => {
+      probe.textContent = text;
+      return Math.ceil(probe.getComputedTextLength());
     };
-    // Unreachable states (no BFS layer) go below the reachable ones.
-    for (const s of ir.states) place(s.name, typeof s.layer === "number" ? s.layer : last + 1, s);
-    const endUsed = ir.states.some((s) => (s.exits || []).some((e) => e.target === "end"));
-    if (endUsed) place("end", layers.length, null);
-    const widest = Math.max(...layers.map((l) => (l ? l.length : 0)));
-    const width = PAD * 2 + widest * W + (widest - 1) * GX + 120;
-    const height = PAD * 2 + layers.length * H + (layers.length - 1) * GY;
-    root.setAttribute("width", width);
-    root.setAttribute("height", height);
-    root.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const laid = FuseraftGraph.layout(ir, measure);
+    probe.remove();
+    root.setAttribute("width", laid.width);
+    root.setAttribute("height", laid.height);
+    root.setAttribute("viewBox", `0 0 ${laid.width} ${laid.height}`);
     const defs = svgEl("defs");
-    const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
     marker.append(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a94a3" }));
     defs.append(marker);
-    root.append(defs);
     const edgeLayer = svgEl("g", { class: "edges" });
+    const labelLayer = svgEl("g", { class: "labels" });
     const nodeLayer = svgEl("g", { class: "nodes" });
-    root.append(edgeLayer, nodeLayer);
-    layers.forEach((row, layer) => {
-      if (!row) return;
-      const rowWidth = row.length * W + (row.length - 1) * GX;
-      const x0 = (width - 120 - rowWidth) / 2;
-      row.forEach((item, i) => {
-        const x = x0 + i * (W + GX), y = PAD + layer * (H + GY);
-        const terminal = item.info === null || (item.info.kind && typeof item.info.kind === "object" && "terminal" in item.info.kind);
-        const g = svgEl("g", { class: "node" + (terminal ? " terminal" : ""), transform: `translate(${x},${y})` });
-        g.dataset.state = item.name;
-        g.append(svgEl("rect", { width: W, height: H, rx: item.info === null ? 23 : 8 }));
-        const agent = item.info && item.info.agent && item.info.agent !== item.name ? item.info.agent : null;
-        g.append(svgEl("text", { x: W / 2, y: agent ? 19 : 28 }, short(item.name, 20)));
-        if (agent) g.append(svgEl("text", { class: "agent", x: W / 2, y: 35 }, short(agent, 22)));
-        const title = svgEl("title", {}, item.name + (agent ? ` (${agent})` : ""));
-        g.append(title);
-        nodeLayer.append(g);
-        graph.nodes.set(item.name, { g, x, y, layer, agent: item.info ? item.info.agent : null });
-      });
-    });
-    let backs = 0;
-    // A fork's branches and its join are edges too (drawn as such), after its exits.
-    const forkEdges = (s) => {
-      const f = s.kind && typeof s.kind === "object" ? s.kind.fork : null;
-      if (!f) return [];
-      return (f.branches || []).map((b) => ({ target: b, trigger: "branch", fork: true }))
-        .concat(f.join ? [{ target: f.join, trigger: "merge · " + (f.merge || ""), fork: true }] : []);
-    };
-    for (const s of ir.states) {
-      for (const exit of (s.exits || []).concat(forkEdges(s))) {
-        const a = graph.nodes.get(s.name), b = graph.nodes.get(exit.target);
-        if (!a || !b) continue;
-        let d;
-        const back = exit.class === "back" || b.layer <= a.layer;
-        if (a === b) {
-          d = `M${a.x + W},${a.y + 14} c40,-18 40,36 0,18`;
-        } else if (!back) {
-          d = `M${a.x + W / 2},${a.y + H} C${a.x + W / 2},${a.y + H + GY / 2} ${b.x + W / 2},${b.y - GY / 2} ${b.x + W / 2},${b.y}`;
-        } else {
-          const bend = 50 + 18 * (backs++ % 4);
-          const xa = a.x + W, xb = b.x + W;
-          const xr = Math.max(xa, xb) + bend;
-          d = `M${xa},${a.y + H / 2} C${xr},${a.y + H / 2} ${xr},${b.y + H / 2} ${xb},${b.y + H / 2}`;
-        }
-        const approval = (exit.guards || []).some((g) => g === "human_approval");
-        const path = svgEl("path", { d, class: "edge" + (back ? " back" : "") + (approval ? " needs-approval" : "") + (exit.fork ? " fork" : ""), "marker-end": "url(#arrow)" });
-        path.dataset.from = s.name;
-        path.dataset.to = exit.target;
-        edgeLayer.append(path);
-        const label = triggerLabel(exit.trigger) + (approval ? " (approval)" : "");
-        if (label) {
-          const mid = path.getPointAtLength ? path.getPointAtLength(path.getTotalLength() / 2) : { x: a.x, y: a.y };
-          edgeLayer.append(svgEl("text", { class: "label", x: mid.x + 4, y: mid.y - 3 }, short(label, 24)));
-        }
-        graph.edges.push(path);
+    root.append(defs, edgeLayer, nodeLayer, labelLayer);
+    for (const [name, n] of laid.nodes) {
+      const info = n.info;
+      const terminal = info === null || (info.kind && typeof info.kind === "object" && "terminal" in info.kind);
+      const g = svgEl("g", { class: "node" + (terminal ? " terminal" : ""), transform: `translate(${n.x},${n.y})` });
+      g.dataset.state = name;
+      g.append(svgEl("rect", { width: laid.W, height: laid.H, rx: info === null ? 23 : 8 }));
+      const agent = info && info.agent && info.agent !== name ? info.agent : null;
+      g.append(svgEl("text", { x: laid.W / 2, y: agent ? 19 : 28 }, FuseraftGraph.short(name, 20)));
+      if (agent) g.append(svgEl("text", { class: "agent", x: laid.W / 2, y: 35 }, FuseraftGraph.short(agent, 22)));
+      g.append(svgEl("title", {}, name + (agent ? ` (${agent})` : "")));
+      nodeLayer.append(g);
+      graph.nodes.set(name, { g, agent: info ? info.agent : null });
+    }
+    for (const e of laid.edges) {
+      const back = e.back || e.reversed;
+      const path = svgEl("path", { d: e.d, class: "edge" + (back ? " back" : "") + (e.approval ? " needs-approval" : "") + (e.fork ? " fork" : ""), "marker-end": "url(#arrow)" });
+      path.dataset.from = e.from;
+      path.dataset.to = e.to;
+      edgeLayer.append(path);
+      if (e.label && e.at) {
+        const text = svgEl("text", { class: "label", x: e.at.x, y: e.at.y }, e.label);
+        text.dataset.from = e.from;
+        text.dataset.to = e.to;
+        labelLayer.append(text);
       }
+      graph.edges.push(path);
     }
   }
 
