@@ -7,6 +7,9 @@
 //! there instead (`FUSERAFT_SCREENSHOTS=docs/images` refreshes the documentation's).
 #![cfg(feature = "browser-tests")]
 
+#[path = "web_view/launch.rs"]
+#[allow(dead_code)]
+mod launch;
 #[path = "web_view/webdriver.rs"]
 #[allow(dead_code)]
 mod webdriver;
@@ -124,7 +127,14 @@ async fn a_live_run_is_watched_and_approved_in_the_browser() {
     // Without the token, or with another, every route is refused.
     let http = reqwest::Client::new();
     let base = url.split("/?").next().unwrap().to_string();
-    for path in ["/", "/events", "/graph", "/app.js", "/?token=0000"] {
+    for path in [
+        "/",
+        "/events",
+        "/graph",
+        "/app.js",
+        "/graph.js",
+        "/?token=0000",
+    ] {
         let status = http
             .get(format!("{base}{path}"))
             .send()
@@ -339,5 +349,128 @@ async fn past_sessions_are_browsed_in_the_browser() {
         .await;
     assert_eq!(visited, json!(["Developer", "Reviewer", "Deployer"]));
     browser.save_screenshot("web-view-sessions.png").await;
+    browser.close().await;
+}
+
+/// `fuseraft ui` shows a session as the live view showed its run: routes as routes (not the
+/// orchestrator's internal markers), a run that left through `end` at `end`, a cancelled
+/// run in amber rather than green, and it opens on the newest session, never on a blank box.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_browser_shows_routes_the_end_and_a_cancel_as_they_were() {
+    let _one = ONE_BROWSER.lock().await;
+    let work = work_dir("ended");
+    // A run that completes through a back edge's new phase and then an exit to `end`.
+    let done = launch::exec(
+        &launch::fixture("graph-phase-restart"),
+        "Build a widget.",
+        &work,
+        &["--json"],
+    )
+    .output()
+    .unwrap();
+    let done: Json = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(done["outcome"], "completed");
+    // Then, newest, one quit at its first `--hitl` pause (no terminal, no page: it stops).
+    std::thread::sleep(Duration::from_millis(20));
+    let quit = launch::exec(
+        &launch::fixture("sequential"),
+        "Move the records.",
+        &work,
+        &["--hitl", "--json"],
+    )
+    .output()
+    .unwrap();
+    let quit: Json = serde_json::from_slice(&quit.stdout).unwrap();
+    assert_eq!(quit["outcome"], "cancelled");
+
+    let mut child = fuseraft()
+        .arg("ui")
+        .arg("--work-dir")
+        .arg(&work)
+        .env("FUSERAFT_SESSION_KEY", work.with_extension("key"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let _server = Run { child };
+    let url = url_from(&mut stderr, ": ");
+    let browser = Browser::start().await;
+    browser.goto(&url).await;
+
+    // Opened on the newest session, unasked: its graph drawn, its end in amber.
+    let cancelled = quit["session_id"].as_str().unwrap();
+    browser
+        .wait_for(
+            "the newest session",
+            &format!("return document.body.dataset.shown === '{cancelled}'"),
+        )
+        .await;
+    let shown = browser
+        .run(
+            "return [document.getElementById('graph-pane').hidden, \
+               document.querySelectorAll('#graph g.node').length, \
+               document.getElementById('status').textContent, \
+               document.getElementById('status').className, \
+               document.getElementById('outcome').className, \
+               document.getElementById('outcome').textContent]",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!([
+            false,
+            2,
+            "cancelled",
+            "cancelled",
+            "cancelled",
+            format!("cancelled after 1 turn(s) · resumable with --resume {cancelled}")
+        ])
+    );
+    browser
+        .save_screenshot("web-view-sessions-cancelled.png")
+        .await;
+
+    let completed = done["session_id"].as_str().unwrap();
+    browser
+        .click(&format!("#session-list li[data-id='{completed}']"))
+        .await;
+    browser
+        .wait_for(
+            "the completed session",
+            &format!("return document.body.dataset.shown === '{completed}'"),
+        )
+        .await;
+    let shown = browser
+        .run(
+            "return {current: document.querySelector('#graph g.node.current')?.dataset.state, \
+               status: document.getElementById('status').className, \
+               taken: [...document.querySelectorAll('#graph path.edge.taken')]\
+                 .map(p => p.dataset.from + '>' + p.dataset.to), \
+               routes: [...document.querySelectorAll('#turns .note.route, #turns .note.warn')]\
+                 .map(n => n.textContent), \
+               markers: [...document.querySelectorAll('#run .note')]\
+                 .filter(n => n.textContent.includes('[fuseraft')).length}",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!({
+            "current": "end",
+            "status": "completed",
+            "taken": ["Design>Build", "Build>Review", "Review>Design", "Review>Ship", "Ship>end"],
+            "routes": [
+                "→ Architect to Builder",
+                "→ Builder to Reviewer",
+                "phase 2 begins: REDESIGN → Design",
+                "→ Reviewer to Architect",
+                "→ Architect to Builder",
+                "→ Builder to Reviewer",
+            ],
+            "markers": 0,
+        })
+    );
+    browser.save_screenshot("web-view-sessions-ended.png").await;
     browser.close().await;
 }

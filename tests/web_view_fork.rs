@@ -66,7 +66,7 @@ async fn a_fork_shows_its_branches_side_by_side_then_the_merge() {
         .wait_for(
             "the second approval",
             "return document.querySelectorAll('.approval').length === 2 && \
-             !document.querySelectorAll('.approval')[1].querySelector('button.approve').disabled",
+             !!document.querySelector('#approvals .approval button.approve:not(:disabled)')",
         )
         .await;
     let shown = browser.run(LAYOUT).await;

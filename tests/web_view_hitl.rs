@@ -23,13 +23,16 @@ static ONE_BROWSER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 const HOSTILE: &str = "Keep the <b>record ids</b> unchanged. \
     <img src=x onerror=\"document.body.dataset.owned=1\">";
 
+/// Waits for pause `count`: the one open question above the turns, the answered ones moved
+/// under the cards of the turns they followed (so they never push the open one down).
 async fn wait_for_pause(browser: &Browser, count: usize) {
     browser
         .wait_for(
             &format!("pause {count}"),
             &format!(
                 "const open = document.querySelectorAll('#approvals .pause .controls').length; \
-                 return open === 1 && document.querySelectorAll('#approvals .pause').length === {count}"
+                 return open === 1 && document.querySelectorAll('#approvals > *').length === 1 \
+                   && document.querySelectorAll('#turns li.card .pause.answered').length === {count} - 1"
             ),
         )
         .await;
@@ -67,25 +70,26 @@ async fn the_page_continues_sends_a_message_and_quits() {
 
     wait_for_pause(&browser, 2).await;
     let first = browser
-        .run("return document.querySelector('#approvals .pause .answer').textContent")
+        .run(
+            "const a = document.querySelector('#turns .pause.answered'); \
+             return [a.querySelector('.answer').textContent, a.closest('li.card').dataset.turn]",
+        )
         .await;
     assert_eq!(
         first,
-        json!("continued (page)"),
-        "the controls go once answered"
+        json!(["continued (page)", "0"]),
+        "the controls go once answered, under the card of the turn the pause followed"
     );
     browser
-        .type_into("#approvals .pause:last-child textarea", HOSTILE)
+        .type_into("#approvals .pause textarea", HOSTILE)
         .await;
-    browser
-        .click("#approvals .pause:last-child button.send")
-        .await;
+    browser.click("#approvals .pause button.send").await;
 
     wait_for_pause(&browser, 3).await;
     let sent = browser
         .run(
             "const notes = [...document.querySelectorAll('.note.operator')]; \
-             return [document.querySelectorAll('#approvals .pause')[1].querySelector('.answer').textContent, \
+             return [document.querySelectorAll('#turns .pause.answered')[1].querySelector('.answer').textContent, \
                notes.map(n => n.textContent), \
                notes.map(n => n.closest('li.card')?.dataset.turn ?? null), \
                document.querySelectorAll('#turns b, #turns img, #approvals b, #approvals img').length, \
@@ -104,9 +108,31 @@ async fn the_page_continues_sends_a_message_and_quits() {
         ])
     );
     browser.save_screenshot("web-view-hitl.png").await;
+    browser.click("#approvals .pause button.quit").await;
+    // Quitting ends the run on the page too: an end card, the status no longer `running`.
     browser
-        .click("#approvals .pause:last-child button.quit")
+        .wait_for("the end card", "return document.body.dataset.ended")
         .await;
+    let ended = browser
+        .run(
+            "return [document.getElementById('outcome').textContent, \
+               document.getElementById('status').textContent, \
+               document.getElementById('status').className, \
+               document.querySelectorAll('#approvals > *').length]",
+        )
+        .await;
+    assert!(
+        ended[0]
+            .as_str()
+            .unwrap()
+            .starts_with("cancelled after 3 turn(s)"),
+        "{ended}"
+    );
+    assert_eq!(
+        ended.as_array().unwrap()[1..],
+        [json!("cancelled"), json!("cancelled"), json!(0)]
+    );
+    browser.save_screenshot("web-view-hitl-quit.png").await;
     let (status, stdout, stderr) = run.wait();
     assert_eq!(status.code(), Some(1), "{stderr}");
     let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
@@ -241,8 +267,8 @@ async fn the_page_redirects_an_escalation() {
     let answer = browser
         .wait_for(
             "the answer",
-            "const a = document.querySelector('#approvals .approval .answer').textContent; \
-             return a.startsWith('redirected') ? [a, document.querySelectorAll('#approvals b').length] : null",
+            "const a = document.querySelector('.approval .answer').textContent; \
+             return a.startsWith('redirected') ? [a, document.querySelectorAll('#run b').length] : null",
         )
         .await;
     assert_eq!(
@@ -255,5 +281,64 @@ async fn the_page_redirects_an_escalation() {
     assert_eq!(summary["outcome"], "completed", "{stderr}");
     let transcript = std::fs::read_to_string(summary["transcript_path"].as_str().unwrap()).unwrap();
     assert!(transcript.contains(direction), "{transcript}");
+    browser.close().await;
+}
+
+/// A resumed run's page shows the run from its start: the header, the turns before the
+/// resume (as cards, with their routes) and the states they visited, then the new turns.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resumed_run_shows_its_earlier_turns() {
+    let _one = ONE_BROWSER.lock().await;
+    let work = launch::work_dir("resumed");
+    let fixture = launch::fixture("sequential");
+    // No terminal and no page: the first pause ends the run, resumable after turn 1.
+    let quit = launch::exec(&fixture, "Move the records.", &work, &["--hitl", "--json"])
+        .output()
+        .unwrap();
+    let quit: Json = serde_json::from_slice(&quit.stdout).unwrap();
+    assert_eq!(quit["outcome"], "cancelled");
+    let session = quit["session_id"].as_str().unwrap();
+
+    let browser = Browser::start().await;
+    let run = launch::Live::start(launch::exec(
+        &fixture,
+        "Move the records.",
+        &work,
+        &["--resume", session, "--ui", "--hitl"],
+    ));
+    browser.goto(&run.url).await;
+    wait_for_pause(&browser, 1).await;
+    let shown = browser
+        .run(
+            "return {title: document.getElementById('title').textContent, \
+               status: document.getElementById('status').textContent, \
+               cards: [...document.querySelectorAll('#turns li.card')]\
+                 .map(c => [c.dataset.turn, c.dataset.agent, c.querySelector('.reply').textContent]), \
+               routes: [...document.querySelectorAll('#turns .note.route')].map(n => n.textContent), \
+               visited: [...document.querySelectorAll('#graph g.node.visited')].map(n => n.dataset.state), \
+               taken: [...document.querySelectorAll('#graph path.edge.taken')]\
+                 .map(p => p.dataset.from + '>' + p.dataset.to), \
+               current: document.querySelector('#graph g.node.current')?.dataset.state}",
+        )
+        .await;
+    assert_eq!(
+        shown,
+        json!({
+            "title": "Sequential · Move the records.",
+            "status": "running",
+            "cards": [["0", "Extractor", "Extracted 3 records."], ["1", "Loader", "Loaded 1 of 3."]],
+            "routes": ["→ Extractor to Loader", "→ Loader to Extractor"],
+            "visited": ["Extractor", "Loader"],
+            "taken": ["Extractor>Loader", "Loader>Extractor"],
+            "current": "Extractor",
+        })
+    );
+    browser.save_screenshot("web-view-resumed.png").await;
+    browser.click("#approvals .pause button.quit").await;
+    browser
+        .wait_for("the end card", "return document.body.dataset.ended")
+        .await;
+    let (status, _, stderr) = run.wait();
+    assert_eq!(status.code(), Some(1), "{stderr}");
     browser.close().await;
 }

@@ -11,6 +11,7 @@ pub mod broker;
 pub mod cards;
 pub mod fork;
 pub mod hub;
+pub mod resumed;
 pub mod server;
 pub mod sessions;
 
@@ -34,6 +35,7 @@ pub struct Live {
     hub: Arc<Hub>,
     broker: Arc<Broker>,
     forks: fork::Forks,
+    program: String,
 }
 
 impl Live {
@@ -67,6 +69,7 @@ impl Live {
             hub,
             broker,
             forks: fork::Forks::of(program),
+            program: program.name.clone(),
         })
     }
 
@@ -102,6 +105,9 @@ impl Live {
                 if let Some(columns) = self.forks.columns(state) {
                     message["columns"] = columns.clone();
                 }
+            }
+            EventKind::SessionResumed { .. } => {
+                message["earlier"] = resumed::earlier(&self.program, run);
             }
             EventKind::ForkJoin { .. } => {
                 if let Some(merged) = fork::merged(run) {

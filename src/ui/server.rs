@@ -3,7 +3,8 @@
 //! another origin is refused too; every response forbids loading anything from
 //! elsewhere (Content-Security-Policy) and leaks no URL (`Referrer-Policy: no-referrer`).
 //!
-//! Routes: `/` the page, `/app.js`, `/style.css`, `/graph` (the IR's JSON view, or `null`),
+//! Routes: `/` the page, `/app.js`, `/graph.js` (its graph layout), `/style.css`,
+//! `/graph` (the IR's JSON view, or `null`),
 //! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`,
 //! `POST /pause?id=N&action=continue|message|quit` (a message's text as the body);
 //! for the session browser `/sessions` and `/session?id=ID`.
@@ -30,6 +31,7 @@ use super::hub::Hub;
 
 const INDEX: &str = include_str!("page/index.html");
 const SCRIPT: &str = include_str!("page/app.js");
+const LAYOUT: &str = include_str!("page/graph.js");
 const STYLE: &str = include_str!("page/style.css");
 
 const POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
@@ -100,6 +102,10 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
         .route(
             "/app.js",
             get(|| async { asset("text/javascript", SCRIPT) }),
+        )
+        .route(
+            "/graph.js",
+            get(|| async { asset("text/javascript", LAYOUT) }),
         )
         .route("/style.css", get(|| async { asset("text/css", STYLE) }))
         .route("/graph", get(graph))

@@ -25,7 +25,7 @@ pub fn list(work_dir: &Path) -> Json {
     )
 }
 
-/// `{id, task, unverified, notes, machine, messages, graph}` of session `id`.
+/// `{id, task, unverified, cancelled, notes, machine, messages, graph}` of session `id`.
 pub fn show(work_dir: &Path, id: &str) -> Result<Json, String> {
     if !session::valid_id(id) {
         return Err(session::invalid_id(id));
@@ -50,6 +50,7 @@ pub fn show(work_dir: &Path, id: &str) -> Result<Json, String> {
         "started": state.get("StartedAt").cloned().unwrap_or(Json::Null),
         "updated": state.get("LastUpdatedAt").cloned().unwrap_or(Json::Null),
         "unverified": loaded.unverified,
+        "cancelled": state.get("Cancelled").and_then(Json::as_bool) == Some(true),
         "notes": loaded.notes,
         "machine": state.get("Machine").cloned().unwrap_or(Json::Null),
         "messages": state.get("Messages").cloned().unwrap_or(Json::Null),

@@ -137,6 +137,16 @@ impl Browser {
         self.call("POST", "/url", json!({"url": url})).await;
     }
 
+    /// Resizes the browser's window (the viewport follows).
+    pub async fn resize(&self, width: u32, height: u32) {
+        self.call(
+            "POST",
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
     pub async fn refresh(&self) {
         self.call("POST", "/refresh", json!({})).await;
     }

@@ -47,102 +47,62 @@
 
   const graph = { nodes: new Map(), edges: [], current: null };
 
-  function triggerLabel(trigger) {
-    if (typeof trigger === "string") return trigger;
-    if (!trigger) return "";
-    if ("signal" in trigger) return trigger.signal;
-    if ("finish_key" in trigger) return "key " + trigger.finish_key;
-    if ("cond" in trigger) return "when " + trigger.cond;
-    return "";
-  }
-
+  // Draws the IR's graph as `graph.js` lays it out (labels measured in the page's font).
   function drawGraph(ir) {
     const root = $("graph");
     root.replaceChildren();
     graph.nodes.clear();
     graph.edges = [];
     graph.current = null;
+    graph.entry = ir && ir.entry;
+    // No graph, no pane: the page never shows an empty box.
+    $("graph-pane").hidden = !ir || !Array.isArray(ir.states);
     if (!ir || !Array.isArray(ir.states)) return;
-    const W = 150, H = 46, GX = 40, GY = 78, PAD = 30;
-    const layers = [];
-    let last = 0;
-    for (const s of ir.states) if (typeof s.layer === "number") last = Math.max(last, s.layer);
-    const place = (name, layer, info) => {
-      (layers[layer] = layers[layer] || []).push({ name, info });
+    const probe = svgEl("text", { class: "label" });
+    root.append(probe);
+    const measure = (text) => {
+      probe.textContent = text;
+      return Math.ceil(probe.getComputedTextLength());
     };
-    // Unreachable states (no BFS layer) go below the reachable ones.
-    for (const s of ir.states) place(s.name, typeof s.layer === "number" ? s.layer : last + 1, s);
-    const endUsed = ir.states.some((s) => (s.exits || []).some((e) => e.target === "end"));
-    if (endUsed) place("end", layers.length, null);
-    const widest = Math.max(...layers.map((l) => (l ? l.length : 0)));
-    const width = PAD * 2 + widest * W + (widest - 1) * GX + 120;
-    const height = PAD * 2 + layers.length * H + (layers.length - 1) * GY;
-    root.setAttribute("width", width);
-    root.setAttribute("height", height);
-    root.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    const laid = FuseraftGraph.layout(ir, measure);
+    probe.remove();
+    root.setAttribute("width", laid.width);
+    root.setAttribute("height", laid.height);
+    root.setAttribute("viewBox", `0 0 ${laid.width} ${laid.height}`);
     const defs = svgEl("defs");
-    const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    const marker = svgEl("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
     marker.append(svgEl("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a94a3" }));
     defs.append(marker);
-    root.append(defs);
     const edgeLayer = svgEl("g", { class: "edges" });
+    const labelLayer = svgEl("g", { class: "labels" });
     const nodeLayer = svgEl("g", { class: "nodes" });
-    root.append(edgeLayer, nodeLayer);
-    layers.forEach((row, layer) => {
-      if (!row) return;
-      const rowWidth = row.length * W + (row.length - 1) * GX;
-      const x0 = (width - 120 - rowWidth) / 2;
-      row.forEach((item, i) => {
-        const x = x0 + i * (W + GX), y = PAD + layer * (H + GY);
-        const terminal = item.info === null || (item.info.kind && typeof item.info.kind === "object" && "terminal" in item.info.kind);
-        const g = svgEl("g", { class: "node" + (terminal ? " terminal" : ""), transform: `translate(${x},${y})` });
-        g.dataset.state = item.name;
-        g.append(svgEl("rect", { width: W, height: H, rx: item.info === null ? 23 : 8 }));
-        const agent = item.info && item.info.agent && item.info.agent !== item.name ? item.info.agent : null;
-        g.append(svgEl("text", { x: W / 2, y: agent ? 19 : 28 }, short(item.name, 20)));
-        if (agent) g.append(svgEl("text", { class: "agent", x: W / 2, y: 35 }, short(agent, 22)));
-        const title = svgEl("title", {}, item.name + (agent ? ` (${agent})` : ""));
-        g.append(title);
-        nodeLayer.append(g);
-        graph.nodes.set(item.name, { g, x, y, layer });
-      });
-    });
-    let backs = 0;
-    // A fork's branches and its join are edges too (drawn as such), after its exits.
-    const forkEdges = (s) => {
-      const f = s.kind && typeof s.kind === "object" ? s.kind.fork : null;
-      if (!f) return [];
-      return (f.branches || []).map((b) => ({ target: b, trigger: "branch", fork: true }))
-        .concat(f.join ? [{ target: f.join, trigger: "merge · " + (f.merge || ""), fork: true }] : []);
-    };
-    for (const s of ir.states) {
-      for (const exit of (s.exits || []).concat(forkEdges(s))) {
-        const a = graph.nodes.get(s.name), b = graph.nodes.get(exit.target);
-        if (!a || !b) continue;
-        let d;
-        const back = exit.class === "back" || b.layer <= a.layer;
-        if (a === b) {
-          d = `M${a.x + W},${a.y + 14} c40,-18 40,36 0,18`;
-        } else if (!back) {
-          d = `M${a.x + W / 2},${a.y + H} C${a.x + W / 2},${a.y + H + GY / 2} ${b.x + W / 2},${b.y - GY / 2} ${b.x + W / 2},${b.y}`;
-        } else {
-          const bend = 50 + 18 * (backs++ % 4);
-          const xa = a.x + W, xb = b.x + W;
-          const xr = Math.max(xa, xb) + bend;
-          d = `M${xa},${a.y + H / 2} C${xr},${a.y + H / 2} ${xr},${b.y + H / 2} ${xb},${b.y + H / 2}`;
-        }
-        const approval = (exit.guards || []).some((g) => g === "human_approval");
-        const path = svgEl("path", { d, class: "edge" + (back ? " back" : "") + (approval ? " needs-approval" : "") + (exit.fork ? " fork" : ""), "marker-end": "url(#arrow)" });
-        path.dataset.from = s.name;
-        path.dataset.to = exit.target;
-        edgeLayer.append(path);
-        const label = triggerLabel(exit.trigger) + (approval ? " (approval)" : "");
-        if (label) {
-          const mid = path.getPointAtLength ? path.getPointAtLength(path.getTotalLength() / 2) : { x: a.x, y: a.y };
-          edgeLayer.append(svgEl("text", { class: "label", x: mid.x + 4, y: mid.y - 3 }, short(label, 24)));
-        }
-        graph.edges.push(path);
+    root.append(defs, edgeLayer, nodeLayer, labelLayer);
+    for (const [name, n] of laid.nodes) {
+      const info = n.info;
+      const terminal = info === null || (info.kind && typeof info.kind === "object" && "terminal" in info.kind);
+      const g = svgEl("g", { class: "node" + (terminal ? " terminal" : ""), transform: `translate(${n.x},${n.y})` });
+      g.dataset.state = name;
+      g.append(svgEl("rect", { width: laid.W, height: laid.H, rx: info === null ? 23 : 8 }));
+      const agent = info && info.agent && info.agent !== name ? info.agent : null;
+      g.append(svgEl("text", { x: laid.W / 2, y: agent ? 19 : 28 }, FuseraftGraph.short(name, 20)));
+      if (agent) g.append(svgEl("text", { class: "agent", x: laid.W / 2, y: 35 }, FuseraftGraph.short(agent, 22)));
+      g.append(svgEl("title", {}, name + (agent ? ` (${agent})` : "")));
+      nodeLayer.append(g);
+      graph.nodes.set(name, { g, agent: info ? info.agent : null });
+    }
+    for (const e of laid.edges) {
+      const back = e.back || e.reversed;
+      const path = svgEl("path", { d: e.d, class: "edge" + (back ? " back" : "") + (e.approval ? " needs-approval" : "") + (e.fork ? " fork" : ""), "marker-end": "url(#arrow)" });
+      path.dataset.from = e.from;
+      path.dataset.to = e.to;
+      edgeLayer.append(path);
+      if (e.label && e.at) {
+        const text = svgEl("text", { class: "label", x: e.at.x, y: e.at.y }, e.label);
+        text.dataset.from = e.from;
+        text.dataset.to = e.to;
+        labelLayer.append(text);
       }
+      graph.edges.push(path);
     }
   }
 
@@ -217,11 +177,71 @@
     }
   }
 
-  function outcome(text, ok) {
+  // How an ending is coloured: green only for a completed run; a run stopped before its
+  // end (cancelled, out of turns) is amber, a failed one red.
+  function ending(outcome) {
+    return outcome === "completed" ? "completed" : ["cancelled", "max_turns", "resumable"].includes(outcome) ? "cancelled" : "failed";
+  }
+
+  function outcome(text, end) {
     const o = $("outcome");
     o.textContent = text;
-    o.className = ok ? "" : "failed";
+    o.className = ending(end);
     o.hidden = false;
+    setStatus(end, ending(end));
+  }
+
+  // ---- a conversation read back (a session, or the turns before a resume) ---------------
+
+  // The orchestrator's route marker, between agents (`[fuseraft: A → B]`), or a back edge's
+  // new phase, from its signal to the state it restarts at (`[fuseraft: S → B — new phase N]`).
+  const ROUTE = /^\[fuseraft: (.+?) → (.+?)(?: — new phase (\d+))?\]$/;
+
+  // The state `agent` was routed to from `from`: one `from` has an exit to, else any it runs.
+  function routedTo(from, agent) {
+    const targets = graph.edges.filter((p) => p.dataset.from === from).map((p) => p.dataset.to);
+    const runs = [...graph.nodes.entries()].filter(([name, n]) => name === agent || n.agent === agent);
+    const hit = runs.find(([name]) => targets.includes(name)) || runs[0];
+    return hit ? hit[0] : null;
+  }
+
+  // Draws `messages` ({role, agent, turn, content, tool_calls, usage}) as the live view
+  // draws a run: a card per reply, routes as routes (the exits taken, the states visited),
+  // the operator's and the orchestrator's messages as notes. Returns the state reached.
+  function conversation(messages) {
+    let at = graph.entry || null;
+    if (at) markVisited(at);
+    for (const m of messages) {
+      const turn = m.turn ?? 0;
+      const content = String(m.content || "");
+      const route = m.role !== "assistant" && m.agent === "orchestrator" ? ROUTE.exec(content) : null;
+      if (m.role === "assistant") {
+        const node = at && graph.nodes.get(at);
+        const here = node && (at === m.agent || node.agent === m.agent) ? at : routedTo(null, m.agent);
+        if (here) markVisited(here);
+        const c = card(turn, m.agent, here || "");
+        const u = m.usage || {};
+        c.meta.textContent = `tokens in ${u.input ?? 0} / out ${u.output ?? 0} · ${(m.tool_calls || []).length} tool call(s)`;
+        toolCalls(c, m.tool_calls);
+        replyText(c, content);
+      } else if (route && route[3]) {
+        // A back edge's new phase: the signal that took it and the state it restarts at.
+        note(turn, "warn", `phase ${route[3]} begins: ${route[1]} → ${route[2]}`);
+      } else if (route) {
+        const to = routedTo(at, route[2]);
+        note(turn, "route", `→ ${route[1]} to ${route[2]}`);
+        if (to) {
+          markTaken(at, to);
+          markVisited(to);
+          at = to;
+        }
+      } else if (m.agent === "orchestrator") {
+        note(turn, "correction", content.replace(/^\[fuseraft: ?([^\]]*)\]\n?/, "$1\n").trim());
+      } else {
+        note(turn, m.agent === "operator" ? "operator" : "", `${m.agent || "user"}: ${short(content, 2000)}`);
+      }
+    }
+    return at;
   }
 
   // ---- fork branches, side by side --------------------------------------------------------
@@ -338,6 +358,21 @@
 
   const approvals = new Map();
 
+  // The turn a question follows: the latest card's.
+  function latestTurn() {
+    const latest = [...cards.keys()].pop();
+    return latest === undefined ? -1 : latest;
+  }
+
+  // An answered question leaves the open questions for the card of the turn it followed,
+  // so the question waiting now is the only one above the turns.
+  function settle(box, turn) {
+    const c = cards.get(turn) || [...cards.values()].pop();
+    const li = el("li", "note settled");
+    li.append(box);
+    (c ? c.notes : $("run-notes")).append(li);
+  }
+
   function askApproval(p) {
     const box = el("div", "approval");
     box.dataset.id = p.id;
@@ -386,7 +421,7 @@
     }
     box.append(...buttons, answer);
     $("approvals").append(box);
-    approvals.set(p.id, { box, buttons, text, answer });
+    approvals.set(p.id, { box, buttons, text, answer, turn: latestTurn() });
   }
 
   function answered(p) {
@@ -399,6 +434,7 @@
       : `${p.approved ? "approved" : "refused"} (${p.by})`;
     a.box.classList.add("answered");
     a.box.dataset.approved = p.approved;
+    settle(a.box, a.turn);
   }
 
   // ---- --hitl pauses ---------------------------------------------------------------------
@@ -440,7 +476,8 @@
     controls.append(text, go, send, quit);
     box.append(controls, answer);
     $("approvals").append(box);
-    pauses.set(p.id, { box, controls, answer });
+    // `turn` counts turns done: the pause follows the card of turn index `turn - 1`.
+    pauses.set(p.id, { box, controls, answer, turn: p.turn - 1 });
   }
 
   function pauseAnswered(p) {
@@ -451,6 +488,7 @@
       a.answer.textContent = `${what} (${p.by})`;
       a.box.classList.add("answered");
       a.box.dataset.action = p.action;
+      settle(a.box, a.turn);
     }
     if (p.action === "message" && typeof p.message === "string") note(-1, "operator", `operator: ${short(p.message, 2000)}`);
   }
@@ -477,9 +515,16 @@
         setStatus("running", "running");
         if (p.start_state) highlight(p.start_state);
         break;
-      case "session_resumed":
-        note(turn, "", "session resumed");
+      case "session_resumed": {
+        // The turns before the resume, drawn as they were, then the run goes on live.
+        const e = m.earlier || {};
+        $("title").textContent = `${e.program || ""} · ${e.task || ""}`;
+        setStatus("running", "running");
+        conversation(e.messages || []);
+        note(turn, "", m.text || "session resumed");
+        if (p.state) highlight(p.state);
         break;
+      }
       case "turn_start": {
         const c = card(turn, m.agent, p.state);
         c.started = Date.parse(m.ts);
@@ -552,9 +597,7 @@
       case "operator_message":
         break;
       case "session_end": {
-        const ok = p.outcome === "completed" || p.outcome === "max_turns";
-        outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), ok);
-        setStatus(p.outcome, ok ? "completed" : "failed");
+        outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), p.outcome);
         if (graph.current) graph.current.classList.remove("current");
         body.dataset.ended = "true";
         break;
@@ -609,52 +652,58 @@
       ul.append(li);
     }
     body.dataset.ready = "true";
+    // The session the URL names, else the newest: the page opens on a session, not a blank.
     const wanted = location.hash.slice(1);
-    const first = [...ul.children].find((li) => li.dataset.id === wanted);
-    if (first) show(wanted, first);
+    const first = [...ul.children].find((li) => li.dataset.id === wanted) || (list.length ? ul.children[0] : null);
+    if (first) show(first.dataset.id, first);
+    else $("graph-pane").hidden = true;
   }
 
+  // The latest session asked for: an earlier answer arriving after it is dropped.
+  let showing = 0;
+
   async function show(id, li) {
+    const mine = ++showing;
     for (const other of $("session-list").children) other.classList.remove("selected");
     li.classList.add("selected");
     history.replaceState(null, "", `#${id}`);
+    const r = await fetch(url("session", { id }));
+    const s = r.ok ? await r.json() : await r.text();
+    if (mine !== showing) return;
     cards.clear();
     $("turns").replaceChildren();
     $("run-notes").replaceChildren();
     $("outcome").hidden = true;
-    const r = await fetch(url("session", { id }));
+    delete body.dataset.shown;
     if (!r.ok) {
-      note(-1, "fail", await r.text());
+      note(-1, "fail", s);
       return;
     }
-    const s = await r.json();
     drawGraph(s.graph);
     $("title").textContent = `${s.id} · ${s.task || ""}`;
     if (s.unverified) note(-1, "warn", "this session is not authenticated (written without a session key)");
-    for (const m of s.messages || []) {
-      const turn = m.TurnIndex ?? 0;
-      if (m.Role === "assistant") {
-        const c = card(turn, m.AgentName, "");
-        const u = m.Usage || {};
-        c.meta.textContent = `tokens in ${u.InputTokens ?? 0} / out ${u.OutputTokens ?? 0} · ${(m.ToolCalls || []).length} tool call(s)`;
-        toolCalls(c, (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })));
-        replyText(c, m.Content);
-      } else {
-        const content = m.Content || "";
-        const cls = content.startsWith("[fuseraft:") ? "route" : m.AgentName === "orchestrator" ? "correction" : "";
-        note(turn, cls, `${m.AgentName || "user"}: ${short(content, 600)}`);
-      }
-    }
-    // The states whose agent spoke were visited (a state named as its agent, or run by it).
-    const spoke = new Set((s.messages || []).filter((m) => m.Role === "assistant").map((m) => m.AgentName));
-    for (const st of (s.graph && s.graph.states) || []) {
-      if (spoke.has(st.agent) || spoke.has(st.name)) markVisited(st.name);
-    }
+    const at = conversation((s.messages || []).map((m) => ({
+      role: m.Role, agent: m.AgentName, turn: m.TurnIndex, content: m.Content,
+      usage: { input: (m.Usage || {}).InputTokens, output: (m.Usage || {}).OutputTokens },
+      tool_calls: (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })),
+    })));
     const machine = s.machine || {};
-    if (machine.State) highlight(machine.State);
     const ended = machine.Outcome;
-    outcome(ended ? `${ended} after ${machine.Turn} turn(s)` + (machine.Reason ? ` · ${machine.Reason}` : "") : `resumable after ${machine.Turn} turn(s)`, !ended || ended === "completed" || ended === "max_turns");
-    setStatus(ended || "resumable", ended && ended !== "completed" && ended !== "max_turns" ? "failed" : "completed");
+    const state = machine.State || at;
+    // The last route needs no marker when one agent runs both states (a terminal state).
+    if (state && at && state !== at) markTaken(at, state);
+    if (state) markVisited(state);
+    // A completed run that left through an exit to `end` is at `end`.
+    const left = ended === "completed" && graph.edges.some((p) => p.dataset.from === state && p.dataset.to === "end");
+    if (left) {
+      markTaken(state, "end");
+      highlight("end");
+    } else if (state) {
+      highlight(state);
+    }
+    const status = ended || (s.cancelled ? "cancelled" : "resumable");
+    outcome(`${status} after ${machine.Turn ?? 0} turn(s)` + (ended || s.cancelled ? "" : " · not finished") + (machine.Reason ? ` · ${machine.Reason}` : "")
+      + (ended === "completed" ? "" : ` · resumable with --resume ${s.id}`), status);
     body.dataset.shown = id;
   }
 
