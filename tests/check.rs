@@ -160,6 +160,61 @@ fn every_code_has_a_failing_and_a_passing_fixture() {
     );
 }
 
+/// Every finding of every fixture (its related findings too) has a place in the config, so
+/// the human, GitHub and SARIF outputs all point at it: a finding without one is an
+/// annotation on no line (a node's own validator was, before it took its node's span).
+#[test]
+fn every_finding_of_the_fixtures_has_a_location() {
+    fn unplaced(diag: &Diagnostic, out: &mut Vec<String>) {
+        if diag.span().is_none() {
+            out.push(format!("{} {}", diag.code.as_str(), diag.message));
+        }
+        for related in &diag.related {
+            unplaced(related, out);
+        }
+    }
+    let mut missing = Vec::new();
+    for path in fixture_inputs() {
+        // A `.fir` program keeps the locations of a config that is not loaded: none to give.
+        if path.extension().is_some_and(|ext| ext == "fir") {
+            continue;
+        }
+        let input = relative(&path);
+        let compiled = compile(&input, &Disk);
+        let findings = check::check(&compiled);
+        let mut out = Vec::new();
+        for diag in &findings.diagnostics {
+            unplaced(diag, &mut out);
+        }
+        missing.extend(out.into_iter().map(|d| format!("{}: {d}", input.display())));
+    }
+    assert!(
+        missing.is_empty(),
+        "findings without a location:\n{}",
+        missing.join("\n")
+    );
+    // A node's own validator, in the two machine formats: at its node (line 13, column 17).
+    let input = PathBuf::from("fixtures/check/FR605_fail_node_validator.yaml");
+    let compiled = compile(&input, &Disk);
+    let findings = check::check(&compiled);
+    let checked = [Checked {
+        input: &input,
+        findings: &findings,
+        sources: &compiled.sources,
+    }];
+    let github = report::github::render(&checked);
+    assert!(github.contains(",line=13,col=17,"), "{github}");
+    let cwd = std::env::current_dir().unwrap();
+    let sarif = report::sarif::render(&checked, &report::sarif::Root::discover(&cwd));
+    let value: serde_json::Value = serde_json::from_str(&sarif).expect("SARIF is JSON");
+    let region = &value["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"];
+    assert_eq!(
+        (region["startLine"].as_u64(), region["startColumn"].as_u64()),
+        (Some(13), Some(17)),
+        "{region}"
+    );
+}
+
 #[test]
 fn machine_formats_of_one_fixture() {
     let input = PathBuf::from("fixtures/check/FR102_fail_doc.yaml");

@@ -115,6 +115,7 @@ fn compile_keeping(path: &Path, reader: &dyn FileReader, keep: Keep) -> Compiled
     }
     let unreadable = loader.sources.is_empty();
     let mut diagnostics = loader.diags;
+    crate::misspelt::fold(&mut diagnostics);
     sort_diagnostics(&mut diagnostics);
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let (program, partial) = if has_errors {

@@ -15,6 +15,7 @@ pub mod condition;
 pub mod diagnostic;
 pub mod ir;
 mod lower;
+mod misspelt;
 pub mod source;
 pub mod syntax;
 

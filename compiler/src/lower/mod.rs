@@ -263,22 +263,11 @@ pub(crate) fn lower_config(
             // The agents were written but none was usable: each problem is already reported.
             return None;
         }
-        // A misspelt `Agents:` is the cause: reported as such, once, before anything else.
-        let diag = match take_misspelling(builder.diags, "Agents") {
-            Some(unknown) => {
-                let span = unknown.span().unwrap_or(config.span);
-                Diagnostic::error(
-                    Code::MissingRequiredKey,
-                    "config defines no agents: `Agents:` is misspelt",
-                )
-                .with_label(span, "fuseraft reads `Agents:`, not this key")
-                .with_help("did you mean `Agents`? (upstream ignores the misspelt key silently and runs no agent)")
-            }
-            None => Diagnostic::error(Code::MissingRequiredKey, "config defines no agents")
+        builder.diags.push(
+            Diagnostic::error(Code::MissingRequiredKey, "config defines no agents")
                 .with_label(config.span, "`Agents:` is missing or empty here")
                 .with_help("add at least one agent under `Agents:`"),
-        };
-        builder.diags.push(diag);
+        );
         return None;
     }
     agents::lower_contracts(config, &mut builder);
@@ -324,31 +313,11 @@ pub(crate) fn missing_block(
     kind: SelectionKind,
     span: Span,
 ) {
-    let message = format!("selection type `{kind}` needs a `Selection.{block}` block");
-    // A misspelt block is the cause: reported once, at the misspelling.
-    let diag = match take_misspelling(builder.diags, block) {
-        Some(unknown) => Diagnostic::error(
+    builder.diags.push(
+        Diagnostic::error(
             Code::MissingRequiredKey,
-            format!("{message}: `{block}:` is misspelt"),
+            format!("selection type `{kind}` needs a `Selection.{block}` block"),
         )
-        .with_label(
-            unknown.span().unwrap_or(span),
-            format!("fuseraft reads `{block}:`, not this key"),
-        )
-        .with_help(format!("did you mean `{block}`?")),
-        None => Diagnostic::error(Code::MissingRequiredKey, message)
-            .with_label(span, format!("`{block}:` is missing here")),
-    };
-    builder.diags.push(diag);
-}
-
-/// The unknown-key report (FR001) whose did-you-mean names the missing `key`, taken out of
-/// `diags`: a missing required key and the misspelling that explains it are one problem,
-/// reported once, at the misspelling.
-fn take_misspelling(diags: &mut Vec<Diagnostic>, key: &str) -> Option<Diagnostic> {
-    let hint = crate::diagnostic::did_you_mean(key, [key])?;
-    let at = diags.iter().position(|diag| {
-        diag.code == Code::UnknownKey && diag.help.as_deref() == Some(hint.as_str())
-    })?;
-    Some(diags.remove(at))
+        .with_label(span, format!("`{block}:` is missing here")),
+    );
 }

@@ -4,7 +4,8 @@
 //! Finds contracts that no transition or route names, `Models:` aliases that no model
 //! reference names, and agents that no state, node, stage, route or setting uses, in the
 //! selection types that pick agents explicitly (`statemachine`, `graph`, `workflow`,
-//! `adversarial`, `mapreduce`, `scattergather`).
+//! `adversarial`, `mapreduce`, `scattergather`). When that selection's block is missing or
+//! misspelt, its agents are not reported: the block is the one cause, reported as FR002.
 //!
 //! ## Why is this bad?
 //! Dead definitions hide intent, and they are often the other half of a reference typo: the
@@ -61,6 +62,7 @@ use super::super::context::Ctx;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::SelectionKind;
 use crate::syntax::fields::Spanned;
+use crate::syntax::selection::SelectionDecl;
 
 pub(crate) fn check(ctx: &mut Ctx<'_>) {
     let Some(config) = ctx.config else { return };
@@ -137,22 +139,7 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
         }
     }
 
-    let kind = selection
-        .kind
-        .as_ref()
-        .and_then(|k| SelectionKind::parse(&k.value));
-    let explicit = matches!(
-        kind,
-        Some(
-            SelectionKind::StateMachine
-                | SelectionKind::Graph
-                | SelectionKind::Workflow
-                | SelectionKind::Adversarial
-                | SelectionKind::MapReduce
-                | SelectionKind::ScatterGather
-        )
-    );
-    if explicit {
+    if picks_agents_explicitly(selection) {
         let mut used: Vec<&str> = Vec::new();
         if let Some(machine) = &selection.state_machine {
             for state in &machine.states {
@@ -222,6 +209,24 @@ pub(crate) fn check(ctx: &mut Ctx<'_>) {
     }
     for diag in found {
         ctx.push(diag);
+    }
+}
+
+/// Whether the selection names the agents it runs, in a block that is there: without its
+/// block (`StateMachine:` missing or misspelt, reported as FR002) every agent would look
+/// unused, a symptom of that one cause rather than a finding of its own.
+fn picks_agents_explicitly(selection: &SelectionDecl) -> bool {
+    let kind = selection
+        .kind
+        .as_ref()
+        .and_then(|k| SelectionKind::parse(&k.value));
+    match kind {
+        Some(SelectionKind::StateMachine) => selection.state_machine.is_some(),
+        Some(SelectionKind::Graph | SelectionKind::Workflow) => selection.graph.is_some(),
+        Some(SelectionKind::Adversarial) => selection.adversarial.is_some(),
+        Some(SelectionKind::MapReduce) => selection.map_reduce.is_some(),
+        Some(SelectionKind::ScatterGather) => selection.scatter_gather.is_some(),
+        _ => false,
     }
 }
 
