@@ -225,6 +225,9 @@ pub struct Terminal {
     pending: Mutex<Vec<u8>>,
     /// When streamed text was last written to a file or a pipe.
     last_token_write: Mutex<Instant>,
+    /// A model error's line, held until the next event: when that ends the run with this
+    /// error, the run's footer says it, and the line would say it a second time.
+    held_error: Mutex<Option<(String, String)>>,
 }
 
 /// How often streamed text that is not going to a terminal is written, at most.
@@ -262,6 +265,7 @@ impl Terminal {
             wait: Mutex::new(None),
             pending: Mutex::new(Vec::new()),
             last_token_write: Mutex::new(Instant::now()),
+            held_error: Mutex::new(None),
         });
         if streaming && tty {
             let weak = Arc::downgrade(&terminal);
@@ -410,6 +414,7 @@ impl Terminal {
     }
 
     fn format(&self, out: &mut Vec<u8>, event: &Event, run: &Run) {
+        self.release_held_error(out, &event.kind);
         match &event.kind {
             EventKind::TurnStart { state } => {
                 let agent = event.agent.as_deref().unwrap_or("");
@@ -477,6 +482,13 @@ impl Terminal {
                     }
                 });
             }
+            EventKind::ModelError { error } if !self.json_mode => {
+                let line = lines::notice(event, self.paint);
+                if let (Some(line), Ok(mut held)) = (line, self.held_error.lock()) {
+                    self.clear_waiting(out);
+                    *held = Some((error.clone(), line));
+                }
+            }
             _ => {
                 let line =
                     lines::notice(event, self.paint).or_else(|| magentic::line(event, self.paint));
@@ -484,6 +496,29 @@ impl Terminal {
                     self.clear_waiting(out);
                     let _ = writeln!(out, "{line}");
                 }
+            }
+        }
+    }
+}
+
+impl Terminal {
+    /// Writes the held model error's line before `next`, unless `next` is the end of a turn
+    /// (still held) or the end of the run with that error as its reason (the footer says it).
+    fn release_held_error(&self, out: &mut Vec<u8>, next: &EventKind) {
+        let Ok(mut held) = self.held_error.lock() else {
+            return;
+        };
+        let Some((error, line)) = held.take() else {
+            return;
+        };
+        match next {
+            EventKind::TurnEnd { .. } => *held = Some((error, line)),
+            EventKind::SessionEnd {
+                reason: Some(reason),
+                ..
+            } if reason.contains(&error) => {}
+            _ => {
+                let _ = writeln!(out, "{line}");
             }
         }
     }

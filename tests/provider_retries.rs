@@ -1,6 +1,6 @@
-//! `fuseraft exec` against a loopback server whose first stream breaks off mid-reply: the
-//! retry is announced on one line, the text the failed attempt streamed is marked as
-//! discarded, and the reply is the retry's alone.
+//! `fuseraft exec` against loopback servers that fail: a stream broken off mid-reply is
+//! retried with a one-line notice and its streamed text marked as discarded; a retried failure
+//! is named once, and an error that ends the run is said once, in the footer.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -109,4 +109,93 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
         "the turn's usage:\n{stdout}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `exec` of a one-agent config at `endpoint` in a fresh work dir: (exit code, stdout and
+/// stderr together).
+fn exec_against(endpoint: &str, name: &str) -> (Option<i32>, String) {
+    let dir = std::env::temp_dir().join(format!("fuseraft-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: Live\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Model: { Provider: openai, ModelId: local-model }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            config.to_str().unwrap(),
+            "--task",
+            "t",
+            "--ephemeral",
+        ])
+        .args(["--work-dir", dir.join("work").to_str().unwrap()])
+        .args(["--endpoint", endpoint])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(dir);
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.code(), all)
+}
+
+#[test]
+fn an_error_that_ends_the_run_is_said_once_in_its_footer() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        read_request(&stream);
+        let body =
+            r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    let (code, all) = exec_against(&endpoint, "unauthorized");
+    server.join().unwrap();
+    assert_eq!(code, Some(1), "{all}");
+    assert_eq!(
+        all.matches("Incorrect API key provided").count(),
+        1,
+        "{all}"
+    );
+    assert!(!all.contains("! model error"), "{all}");
+    assert!(all.contains("── error after 0 turn(s)"), "{all}");
+}
+
+#[test]
+fn a_retried_failure_is_named_once_and_each_retry_after_says_it_failed_the_same_way() {
+    // A port nothing listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (code, all) = exec_against(&format!("http://127.0.0.1:{port}/v1"), "refused");
+    assert_eq!(code, Some(1), "{all}");
+    let retries: Vec<&str> = all.lines().filter(|line| line.contains('↻')).collect();
+    assert_eq!(retries.len(), 4, "{all}");
+    assert!(
+        retries[0].contains("connection refused") && retries[0].contains("retry 1 of 4"),
+        "{all}"
+    );
+    for (n, retry) in retries.iter().enumerate().skip(1) {
+        assert!(
+            retry.contains(&format!("failed the same way; retry {} of 4", n + 1)),
+            "{all}"
+        );
+    }
+    // The live notice and the ending: never the model-error line as well.
+    assert!(!all.contains("! model error"), "{all}");
+    let footer = all.find("── error after").expect("a footer");
+    assert!(all[footer..].contains("connection refused"), "{all}");
+    assert!(all[footer..].contains("gave up after 5 attempts"), "{all}");
 }

@@ -83,6 +83,9 @@ impl Http {
         let mut bodies: [Option<bytes::Bytes>; 4] = [None, None, None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
+        // The failure the last notice named: a retry failing the same way says so, not
+        // the whole reason again.
+        let mut announced: Option<String> = None;
         loop {
             let form = Form {
                 unstreamed: can_stream && !streaming,
@@ -117,6 +120,7 @@ impl Http {
             };
             if post.body.formats() && !form.unformatted && rejects_format(&failure) {
                 how.unformatted.store(true, Ordering::Relaxed);
+                announced = Some(failure.message.clone());
                 how.notice(&scrub(format!(
                     "{}: {}; asking again without a reply format",
                     post.label, failure.message
@@ -126,6 +130,7 @@ impl Http {
             if streaming && !fell_back && rejects_streaming(&failure) {
                 fell_back = true;
                 streaming = false;
+                announced = Some(failure.message.clone());
                 how.notice(&scrub(format!(
                     "{}: {}; trying once without streaming",
                     post.label, failure.message
@@ -143,10 +148,14 @@ impl Http {
                     None => backoff(self.settings.base_backoff, attempt),
                 };
                 attempt += 1;
+                let cause = if announced.as_deref() == Some(failure.message.as_str()) {
+                    "failed the same way".to_string()
+                } else {
+                    format!("{}: {}", post.label, failure.message)
+                };
+                announced = Some(failure.message.clone());
                 how.notice(&scrub(format!(
-                    "{}: {}; retry {attempt} of {} in {:.1}s",
-                    post.label,
-                    failure.message,
+                    "{cause}; retry {attempt} of {} in {:.1}s",
                     self.settings.max_retries,
                     wait.as_secs_f64()
                 )));
