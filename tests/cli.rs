@@ -411,6 +411,41 @@ fn a_model_that_cannot_be_meant_is_refused_before_the_first_turn() {
     }
 }
 
+/// A config `check` rejects is not run, even with a replay that would answer every call:
+/// exit 1 before any turn, the finding on standard error and in the `--json` summary, and
+/// no session written.
+#[test]
+fn exec_refuses_a_config_check_rejects_before_any_turn() {
+    let work = scratch("check-errors");
+    let output = fuseraft(&[
+        "exec",
+        "fixtures/check/FR006_fail_doc.yaml",
+        "--task",
+        "t",
+        "--replay",
+        "fixtures/run/keyword/replay.yaml",
+        "--json",
+        "--work-dir",
+        work.to_str().expect("utf-8"),
+    ]);
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+    assert!(message.contains("FR006"), "{message}");
+    assert!(
+        message.contains("not run: `fuseraft check` finds errors"),
+        "{message}"
+    );
+    assert!(!message.contains("turn 1"), "{message}");
+    let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).expect("json");
+    assert_eq!(summary["outcome"], "not_started");
+    assert_eq!(summary["exit_code"], 1);
+    assert!(summary["error_message"]
+        .as_str()
+        .is_some_and(|error| error.starts_with("fixtures/check/FR006_fail_doc.yaml:5:18: ")));
+    assert!(!work.join(".fuseraft/sessions").exists());
+    let _ = std::fs::remove_dir_all(&work);
+}
+
 /// The README's one-command demo, as written there (its work dir replaced by a fresh one):
 /// it runs to the end without a warning before its first turn.
 #[test]

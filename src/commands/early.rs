@@ -1,5 +1,5 @@
 //! `exec --json` prints exactly one summary object, also when the run never started: an
-//! unreadable config, compile errors, a bad replay file, a missing task, a bad sandbox path
+//! unreadable config, compile errors or `check` errors, a bad replay file, a missing task, a bad sandbox path
 //! or a command line clap refused. `exec` records the message of such a failure here (it
 //! returns at once after recording, before any summary is printed), and [`exec`] prints the
 //! summary of the failure: `{"succeeded": false, "outcome": "not_started",
@@ -32,13 +32,19 @@ pub fn record(message: &str) {
 
 /// Records a compilation that produced no program: its first error, located.
 pub fn record_compile_failure(compiled: &Compiled) {
-    let errors: Vec<&Diagnostic> = compiled
-        .diagnostics
-        .iter()
-        .filter(|d| d.is_error())
-        .collect();
+    record_errors(
+        &compiled.diagnostics,
+        &compiled.sources,
+        "the workflow did not compile",
+    );
+}
+
+/// Records the first error among `diagnostics`, located, and how many more there are; or
+/// `otherwise` when none is an error.
+pub fn record_errors(diagnostics: &[Diagnostic], sources: &SourceMap, otherwise: &str) {
+    let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.is_error()).collect();
     let Some(first) = errors.first() else {
-        record("the workflow did not compile");
+        record(otherwise);
         return;
     };
     let more = match errors.len() {
@@ -49,7 +55,7 @@ pub fn record_compile_failure(compiled: &Compiled) {
             if n == 2 { "" } else { "s" }
         ),
     };
-    record(&format!("{}{more}", located(first, &compiled.sources)));
+    record(&format!("{}{more}", located(first, sources)));
 }
 
 /// Records a diagnostic that stopped the run (a bad replay file), located.

@@ -182,6 +182,15 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         super::early::record_compile_failure(&compiled);
         return exit::USAGE;
     };
+    // A config `check` rejects would misbehave where the finding says: it does not start.
+    if diagnostics
+        .iter()
+        .any(fuseraft_compiler::Diagnostic::is_error)
+    {
+        eprintln!("error: not run: `fuseraft check` finds errors in this config (above)");
+        super::early::record_errors(&diagnostics, &compiled.sources, "");
+        return exit::FINDINGS;
+    }
     let config = if args.ephemeral {
         None
     } else {
