@@ -271,6 +271,23 @@ pub struct ExecArgs {
     /// row makes the exit code 2 (upstream's `--ci`). No report passes.
     #[arg(long)]
     pub ci: bool,
+    /// Drop every state-machine transition whose signal contains `REPLAN`, so the run cannot
+    /// route back to its planning phase (upstream's `--no-replan`); the dropped transitions
+    /// are listed before the first turn.
+    #[arg(long)]
+    pub no_replan: bool,
+    /// Print corrections, failed validators, refused tools and other notices in full instead
+    /// of cut at 200 characters.
+    #[arg(long)]
+    pub verbose: bool,
+    /// Accepted for upstream's scripts: fuseraft prints no startup banner.
+    #[arg(long)]
+    pub no_banner: bool,
+    /// Upstream's VS Code extension's mode: the key in `FUSERAFT_API_KEY` stands in for the
+    /// provider's own key variable (`OPENAI_API_KEY`, ...) when that is not set, and goes
+    /// only where that variable may go.
+    #[arg(long)]
+    pub vscode: bool,
     /// Also write the run's Markdown transcript to this file (upstream's `-o`), even for an
     /// `--ephemeral` run.
     #[arg(short = 'o', long = "output", value_name = "FILE")]

@@ -228,6 +228,8 @@ pub struct Terminal {
     /// A model error's line, held until the next event: when that ends the run with this
     /// error, the run's footer says it, and the line would say it a second time.
     held_error: Mutex<Option<(String, String)>>,
+    /// The most characters of a notice's detail shown (all of it under `--verbose`).
+    detail: usize,
 }
 
 /// How often streamed text that is not going to a terminal is written, at most.
@@ -246,7 +248,12 @@ impl Terminal {
     /// `style` says whether it is coloured. With a streaming provider on a terminal, the
     /// waiting line shows a spinner and the time waited so far, redrawn by a thread that
     /// ends with the terminal.
-    pub fn new(json_mode: bool, streaming: bool, style: crate::render::Style) -> Arc<Terminal> {
+    pub fn new(
+        json_mode: bool,
+        streaming: bool,
+        verbose: bool,
+        style: crate::render::Style,
+    ) -> Arc<Terminal> {
         let tty = if json_mode {
             std::io::stderr().is_terminal()
         } else {
@@ -266,6 +273,11 @@ impl Terminal {
             pending: Mutex::new(Vec::new()),
             last_token_write: Mutex::new(Instant::now()),
             held_error: Mutex::new(None),
+            detail: if verbose {
+                usize::MAX
+            } else {
+                lines::DETAIL_CHARS
+            },
         });
         if streaming && tty {
             let weak = Arc::downgrade(&terminal);
@@ -483,15 +495,15 @@ impl Terminal {
                 });
             }
             EventKind::ModelError { error } if !self.json_mode => {
-                let line = lines::notice(event, self.paint);
+                let line = lines::notice(event, self.paint, self.detail);
                 if let (Some(line), Ok(mut held)) = (line, self.held_error.lock()) {
                     self.clear_waiting(out);
                     *held = Some((error.clone(), line));
                 }
             }
             _ => {
-                let line =
-                    lines::notice(event, self.paint).or_else(|| magentic::line(event, self.paint));
+                let line = lines::notice(event, self.paint, self.detail)
+                    .or_else(|| magentic::line(event, self.paint));
                 if let Some(line) = line {
                     self.clear_waiting(out);
                     let _ = writeln!(out, "{line}");

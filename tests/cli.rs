@@ -308,6 +308,11 @@ fn upstreams_run_command_lines_run_unchanged() {
             &["run", "Add a flag.", "--context-file", "notes.md"],
             "Add a flag.\n\n## Attached files\n\n### notes.md\n\nSteps go to stderr.\n",
         ),
+        // Upstream's flags that change nothing a replayed run shows.
+        (
+            &["run", "Add a flag.", "--verbose", "--no-banner"],
+            "Add a flag.",
+        ),
         // fuseraft's own spelling means what it meant.
         (
             &[
@@ -355,6 +360,56 @@ fn upstreams_run_command_lines_run_unchanged() {
         stderr(&output).contains("no `.fuseraft/config/orchestration.yaml` here"),
         "{}",
         stderr(&output)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `run --no-replan` as upstream's users write it: the reviewer's `REPLAN` leads nowhere (a
+/// correction, then `APPROVED` ends the run in 4 turns instead of 6), the dropped transition
+/// is named, and a resume line keeps the flag (the program it changes is the session's).
+#[test]
+fn no_replan_drops_the_replan_transitions_and_resumes_with_them_dropped() {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/run/replan");
+    let dir = scratch("no-replan");
+    std::fs::copy(fixture.join("replay.yaml"), dir.join("replay.yaml")).expect("replay");
+    let config = fixture.join("config.yaml").display().to_string();
+    let (code, plain) = run_in(&dir, &["run", "-c", &config, "Ship it."]);
+    assert_eq!(
+        (code, &plain["turns"]),
+        (Some(0), &serde_json::json!(6)),
+        "{plain}"
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["run", "-c", &config, "Ship it.", "--no-replan"])
+        .args(["--replay", "replay.yaml", "--json"])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).expect("json");
+    assert_eq!(summary["outcome"], "completed", "{summary}");
+    assert_eq!(summary["turns"], 4, "{summary}");
+    assert!(
+        stderr(&output).contains("note: `--no-replan` drops `Review` → `Plan` on `REPLAN`"),
+        "{}",
+        stderr(&output)
+    );
+    let (_, capped) = run_in(
+        &dir,
+        &[
+            "run",
+            "-c",
+            &config,
+            "Ship it.",
+            "--no-replan",
+            "--max-turns",
+            "1",
+        ],
+    );
+    assert!(
+        capped["resume"]
+            .as_str()
+            .is_some_and(|line| line.ends_with(" --no-replan")),
+        "{capped}"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

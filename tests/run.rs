@@ -4,6 +4,7 @@
 //!
 //! `case.yaml` keys: `task` (required), `input` (default `config.yaml`, relative to the case),
 //! `replay` (default `replay.yaml`), `approve` (`all` | `none`, default `all`), `max_turns`,
+//! `no_replan` (`true`: the program without its `REPLAN` transitions, as `--no-replan` runs it),
 //! `prompts` (`true`: also snapshot what each model call is sent: the system prompt with the
 //! agent's instructions elided, the message roles, the newest orchestrator message, every
 //! context block and the routing tools' parameters), `messages` (a list of agents: their
@@ -205,13 +206,19 @@ fn run_case(dir: &Path) -> String {
     let input = dir.join(settings["input"].as_str().unwrap_or("config.yaml"));
     let replay_path = dir.join(settings["replay"].as_str().unwrap_or("replay.yaml"));
     let compiled = fuseraft_compiler::compile(&input, &Disk);
-    let program = compiled.program.unwrap_or_else(|| {
+    let mut program = compiled.program.unwrap_or_else(|| {
         panic!(
             "{} does not compile: {:?}",
             input.display(),
             compiled.diagnostics
         )
     });
+    if flag(&settings, "no_replan") {
+        assert!(
+            !fuseraft_compiler::ir::drop_replan_transitions(&mut program).is_empty(),
+            "`no_replan` dropped nothing"
+        );
+    }
     let script = fuseraft::replay_file::load(&replay_path)
         .unwrap_or_else(|error| panic!("bad replay: {}", error.1.message));
 

@@ -203,3 +203,54 @@ fn a_config_cannot_aim_a_well_known_key_at_another_host() {
         .all(|head| head.contains(&format!("Bearer {KEY}"))));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `--vscode` (upstream's extension injects its key as `FUSERAFT_API_KEY`): that key stands
+/// in for an unset `OPENAI_API_KEY` and obeys the same rule, so a config still cannot aim it
+/// at another host, and the command line's `--endpoint` can.
+#[test]
+fn the_vscode_key_stands_in_for_the_providers_and_goes_only_where_it_may() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-vscode-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let config = aimed_config(&dir, &endpoint);
+    let work = dir.join("work");
+    let exec = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .args(["exec", config.to_str().unwrap(), "--task", "t", "--json"])
+            .args(["--work-dir", work.to_str().unwrap()])
+            .args(extra)
+            .env_remove("OPENAI_API_KEY")
+            .env("FUSERAFT_API_KEY", KEY)
+            .output()
+            .expect("fuseraft runs")
+    };
+    let aimed = exec(&["--vscode"]);
+    let stderr = String::from_utf8_lossy(&aimed.stderr).to_string();
+    assert_eq!(aimed.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refusing to send OPENAI_API_KEY"),
+        "{stderr}"
+    );
+    let unset = exec(&["--endpoint", &endpoint]);
+    let stderr = String::from_utf8_lossy(&unset.stderr).to_string();
+    assert!(stderr.contains("OPENAI_API_KEY is not set"), "{stderr}");
+
+    let reply = serde_json::json!({
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "FINISHED"}}]
+    })
+    .to_string();
+    let server = common::serve(listener, vec![reply]);
+    let allowed = exec(&["--vscode", "--endpoint", &endpoint]);
+    let stderr = String::from_utf8_lossy(&allowed.stderr).to_string();
+    assert_eq!(allowed.status.code(), Some(0), "{stderr}");
+    let heads = server.join().unwrap();
+    assert_eq!(heads.len(), 1);
+    assert!(heads[0].contains(&format!("Bearer {KEY}")));
+    assert!(!stderr.contains(KEY) && !String::from_utf8_lossy(&allowed.stdout).contains(KEY));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -55,6 +55,39 @@ fn usage_error(message: &str) -> u8 {
     exit::USAGE
 }
 
+/// `--no-replan`: the state machine without its `REPLAN` transitions, each one dropped named
+/// on standard error (or why nothing was).
+fn announce_no_replan(program: &mut Program) {
+    use fuseraft_compiler::ir::{drop_replan_transitions, replans_apply};
+    if !replans_apply(program) {
+        eprintln!("note: `--no-replan` changes state machines only; this workflow is not one");
+        return;
+    }
+    let dropped = drop_replan_transitions(program);
+    if dropped.is_empty() {
+        eprintln!("note: `--no-replan`: no transition's signal contains `REPLAN`");
+    }
+    for transition in dropped {
+        eprintln!(
+            "note: `--no-replan` drops `{}` → `{}` on `{}`",
+            neutralise(&transition.from),
+            neutralise(&transition.to),
+            neutralise(&transition.signal)
+        );
+    }
+}
+
+/// The value of the environment variable `name`; under `--vscode`, `FUSERAFT_API_KEY` stands
+/// in for an unset well-known provider key, which the providers send only to that
+/// provider's hosts or an endpoint given on the command line.
+fn key_variable(name: &str, vscode: bool) -> Option<String> {
+    std::env::var(name).ok().or_else(|| {
+        (vscode && fuseraft_vm::providers::is_well_known_key(name))
+            .then(|| std::env::var("FUSERAFT_API_KEY").ok())
+            .flatten()
+    })
+}
+
 /// Everything a run needs besides its model provider.
 struct Prepared<'a> {
     args: &'a ExecArgs,
@@ -178,7 +211,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         diagnostic.code != fuseraft_compiler::diagnostic::Code::McpServerStarts
     });
     eprint!("{}", render::all(&diagnostics, &compiled.sources, style));
-    let Some(program) = compiled.program else {
+    let Some(mut program) = compiled.program else {
         super::early::record_compile_failure(&compiled);
         return exit::USAGE;
     };
@@ -190,6 +223,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         eprintln!("error: not run: `fuseraft check` finds errors in this config (above)");
         super::early::record_errors(&diagnostics, &compiled.sources, "");
         return exit::FINDINGS;
+    }
+    if args.no_replan {
+        announce_no_replan(&mut program);
     }
     let config = if args.ephemeral {
         None
@@ -345,11 +381,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                     return exit::USAGE;
                 }
             };
-            let terminal = Terminal::new(args.json, false, style);
+            let terminal = Terminal::new(args.json, false, args.verbose, style);
             execute(&Replay::new(script), prepared, terminal)
         }
         None => {
-            let terminal = Terminal::new(args.json, true, style);
+            let terminal = Terminal::new(args.json, true, args.verbose, style);
             let sink_terminal = Arc::clone(&terminal);
             let notice_terminal = Arc::clone(&terminal);
             let overrides = Overrides {
@@ -362,7 +398,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 &program,
                 &overrides,
                 Settings::default(),
-                &|name| std::env::var(name).ok(),
+                &|name| key_variable(name, args.vscode),
                 Some(Arc::new(move |_agent: &str, delta: &str| {
                     sink_terminal.token(delta)
                 })),

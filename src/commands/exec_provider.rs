@@ -178,8 +178,14 @@ pub(super) fn resume_hint(
         .as_ref()
         .map(|path| format!(" --replay {}", shell_quoted(&path.display().to_string())))
         .unwrap_or_default();
+    // The flags that change the program or where its key comes from.
+    let same = [(args.no_replan, " --no-replan"), (args.vscode, " --vscode")]
+        .iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, flag)| *flag)
+        .collect::<String>();
     format!(
-        " · resume with: fuseraft exec {} --resume {session} --work-dir {}{replay}{}",
+        " · resume with: fuseraft exec {} --resume {session} --work-dir {}{replay}{}{same}",
         shell_quoted(&args.input.display().to_string()),
         shell_quoted(&work_dir.display().to_string()),
         provider.flags()

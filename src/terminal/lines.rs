@@ -67,7 +67,7 @@ impl Paint {
 }
 
 /// The most characters of a detail (a reason, a tool's result) shown on one line.
-const DETAIL_CHARS: usize = 200;
+pub const DETAIL_CHARS: usize = 200;
 
 /// `text` on one line: line breaks as ` ⏎ `, cut at `max` characters with `…`.
 pub(super) fn one_line(text: &str, max: usize) -> String {
@@ -82,13 +82,12 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
 /// The line of a notice event (`correction_injected`, `validation_fail`, `tool_blocked`,
 /// `recovery_activated`, `warning`, `model_error`, a sub-agent's `sub_agent_*`), or `None`
 /// for other events.
-pub fn notice(event: &Event, paint: Paint) -> Option<String> {
+pub fn notice(event: &Event, paint: Paint, detail: usize) -> Option<String> {
     let agent = event.agent.as_deref().map(neutralise).unwrap_or_default();
     let line = match &event.kind {
-        EventKind::CorrectionInjected { reason } => paint.warn(&format!(
-            "  ↺ correction: {}",
-            one_line(reason, DETAIL_CHARS)
-        )),
+        EventKind::CorrectionInjected { reason } => {
+            paint.warn(&format!("  ↺ correction: {}", one_line(reason, detail)))
+        }
         EventKind::ValidationFail {
             validator, error, ..
         } => {
@@ -100,25 +99,24 @@ pub fn notice(event: &Event, paint: Paint) -> Option<String> {
             paint.bad(&format!(
                 "  ✗ {}: {}",
                 neutralise(check),
-                one_line(error, DETAIL_CHARS)
+                one_line(error, detail)
             ))
         }
         EventKind::ToolBlocked { tool, result } => paint.bad(&format!(
             "  ⊘ {} refused: {}",
             neutralise(tool),
-            one_line(result, DETAIL_CHARS)
+            one_line(result, detail)
         )),
         EventKind::RecoveryActivated { reason, .. } => paint.warn(&format!(
             "  ↪ recovery by {agent}: {}",
-            one_line(reason, DETAIL_CHARS)
+            one_line(reason, detail)
         )),
         EventKind::Warning { message, .. } => {
-            paint.warn(&format!("  ! {}", one_line(message, DETAIL_CHARS)))
+            paint.warn(&format!("  ! {}", one_line(message, detail)))
         }
-        EventKind::ModelError { error } => paint.bad(&format!(
-            "  ! model error: {}",
-            one_line(error, DETAIL_CHARS)
-        )),
+        EventKind::ModelError { error } => {
+            paint.bad(&format!("  ! model error: {}", one_line(error, detail)))
+        }
         // A sub-agent's run, indented under the call that started it.
         EventKind::SubAgentStart { mode, query, .. } => paint.dim(&format!(
             "  ⤷ sub-agent ({}): {}",
@@ -129,10 +127,9 @@ pub fn notice(event: &Event, paint: Paint) -> Option<String> {
             let line = format!("    ⚙ {}", neutralise(tool));
             match result.as_deref() {
                 _ if *ok => paint.dim(&format!("{line} (ok)")),
-                Some(result) if !result.is_empty() => paint.bad(&format!(
-                    "{line} (failed): {}",
-                    one_line(result, DETAIL_CHARS)
-                )),
+                Some(result) if !result.is_empty() => {
+                    paint.bad(&format!("{line} (failed): {}", one_line(result, detail)))
+                }
                 _ => paint.bad(&format!("{line} (failed)")),
             }
         }
@@ -235,9 +232,22 @@ mod tests {
     }
 
     #[test]
+    fn a_long_detail_is_cut_unless_verbose() {
+        let plain = Paint { on: false };
+        let long = "x".repeat(300);
+        let cut = notice(&event(model_error(&long)), plain, DETAIL_CHARS).unwrap();
+        assert!(
+            cut.ends_with('…') && cut.matches('x').count() == DETAIL_CHARS,
+            "{cut}"
+        );
+        let whole = notice(&event(model_error(&long)), plain, usize::MAX).unwrap();
+        assert!(whole.ends_with(&long), "{whole}");
+    }
+
+    #[test]
     fn notices_are_short_lines_in_words() {
         let plain = Paint { on: false };
-        let line = |kind| notice(&event(kind), plain).unwrap();
+        let line = |kind| notice(&event(kind), plain, DETAIL_CHARS).unwrap();
         let reason = "no keyword".to_string();
         assert_eq!(
             line(EventKind::CorrectionInjected { reason }),
@@ -271,13 +281,13 @@ mod tests {
         let start = EventKind::TurnStart {
             state: "Dev".into(),
         };
-        assert!(notice(&event(start), plain).is_none());
+        assert!(notice(&event(start), plain, DETAIL_CHARS).is_none());
         let long = "x".repeat(500);
         assert_eq!(
             line(warning(&long)).chars().count(),
             "  ! ".len() + DETAIL_CHARS + 1
         );
-        let coloured = notice(&event(model_error("e")), Paint { on: true });
+        let coloured = notice(&event(model_error("e")), Paint { on: true }, DETAIL_CHARS);
         assert_eq!(coloured.unwrap(), "\x1b[31m  ! model error: e\x1b[0m");
         let hostile = line(warning("\x1b]0;pwned\x07"));
         assert!(!hostile.contains('\x1b'), "{hostile}");
@@ -286,7 +296,7 @@ mod tests {
     #[test]
     fn a_sub_agent_shows_as_indented_lines() {
         let plain = Paint { on: false };
-        let line = |kind| notice(&event(kind), plain).unwrap();
+        let line = |kind| notice(&event(kind), plain, DETAIL_CHARS).unwrap();
         let start = EventKind::SubAgentStart {
             mode: "explore".into(),
             query: "where is\nmain?".into(),

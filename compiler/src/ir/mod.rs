@@ -14,6 +14,7 @@ mod fraction;
 pub mod list_prices;
 mod matching;
 mod mcp;
+mod no_replan;
 mod parse;
 mod policy;
 mod print;
@@ -37,6 +38,7 @@ pub use mcp::{
     McpServer, McpServerId, McpToolRef, McpTransport, ToolRef, MAX_TOOL_NAME, MCP_SEPARATOR,
     UPSTREAM_PLUGINS,
 };
+pub use no_replan::{drop_replan_transitions, replans_apply, DroppedTransition};
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};

@@ -22,6 +22,12 @@ struct WellKnown {
 
 use Rule::{Exact, Under};
 
+/// Whether `variable` is a well-known provider key variable (`OPENAI_API_KEY`, ...), which
+/// goes only to its provider's hosts or an endpoint given on the command line.
+pub fn is_well_known(variable: &str) -> bool {
+    WELL_KNOWN.iter().any(|known| known.variable == variable)
+}
+
 const WELL_KNOWN: &[WellKnown] = &[
     WellKnown {
         variable: "OPENAI_API_KEY",

@@ -52,6 +52,7 @@ use std::time::Duration;
 use fuseraft_compiler::ir::{self, StateKind};
 
 pub use self::fit::BYTES_PER_TOKEN;
+pub use self::keys::is_well_known as is_well_known_key;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 pub use self::timeouts::TimeoutFlags;
