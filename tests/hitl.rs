@@ -1,6 +1,7 @@
 //! `exec --hitl` on a real terminal (a pseudo-terminal) and without one: the pause after
 //! every turn goes on with Enter, sends a typed line to the team, stops resumable with `q`,
-//! and never waits for an answer that cannot come.
+//! and never waits for an answer that cannot come; a shell command is asked before it runs,
+//! and a run about to end stuck asks the operator instead.
 
 #![cfg(unix)]
 
@@ -53,15 +54,44 @@ fn terminal() -> (std::fs::File, std::fs::File) {
 
 /// Waits until the child's stderr (collected in `seen`) holds `count` pause prompts.
 fn wait_for_prompts(seen: &std::sync::Mutex<Vec<u8>>, count: usize) {
+    wait_for(seen, "── paused after turn", count);
+}
+
+/// Waits until the child's stderr (collected in `seen`) holds `text` `count` times.
+fn wait_for(seen: &std::sync::Mutex<Vec<u8>>, text: &str, count: usize) {
     let until = Instant::now() + Duration::from_secs(30);
     loop {
         let shown = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
-        if shown.matches("── paused after turn").count() >= count {
+        if shown.matches(text).count() >= count {
             return;
         }
-        assert!(Instant::now() < until, "no pause prompt {count}: {shown}");
+        assert!(Instant::now() < until, "no `{text}` {count}: {shown}");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Collects `child`'s stderr into the returned buffer as it comes, on a thread.
+fn collect_stderr(
+    child: &mut std::process::Child,
+) -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    std::thread::JoinHandle<()>,
+) {
+    let mut stderr = child.stderr.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let reader = {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                seen.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        })
+    };
+    (seen, reader)
 }
 
 fn summary(stdout: &[u8]) -> serde_json::Value {
@@ -79,20 +109,7 @@ fn enter_goes_on_a_line_is_sent_to_the_team_and_q_stops_resumable() {
         .stdin(Stdio::from(slave))
         .spawn()
         .unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let reader = {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = stderr.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                seen.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        })
-    };
+    let (seen, reader) = collect_stderr(&mut child);
     wait_for_prompts(&seen, 1);
     // The run waits at the pause.
     std::thread::sleep(Duration::from_millis(200));
@@ -197,5 +214,55 @@ fn without_a_terminal_the_first_pause_stops_resumable_and_never_waits() {
         .unwrap();
     assert_eq!(summary(&unattended.stdout)["outcome"], "completed");
     assert_eq!(summary(&unattended.stdout)["turns"], 4);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `--hitl` is a safety net: the config allows commands only by its preset, so the shell
+/// command is put to the operator first (refused here: nothing ran), and the run, about to
+/// end stuck, asks the operator, whose words let it finish; that turn is not asked twice.
+#[test]
+fn a_shell_command_is_asked_first_and_a_stuck_run_asks_the_operator() {
+    let dir = scratch("safety-net");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hitl/safety-net");
+    let (mut master, slave) = terminal();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", fixtures.join("config.yaml").to_str().unwrap()])
+        .args(["--task", "Build it.", "--json", "--hitl"])
+        .args(["--replay", fixtures.join("replay.yaml").to_str().unwrap()])
+        .args(["--work-dir", work.to_str().unwrap()])
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (seen, reader) = collect_stderr(&mut child);
+    wait_for(&seen, "approve tool call? [y/N]", 1);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "the question waits");
+    master.write_all(b"n\n").unwrap();
+    wait_for_prompts(&seen, 1);
+    master.write_all(b"\n").unwrap();
+    wait_for(&seen, "Enter lets `Developer` try again", 1);
+    master.write_all(b"Say FINISHED now.\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    let shown = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+    let done = summary(&output.stdout);
+    assert_eq!(done["outcome"], "completed", "{shown}");
+    assert_eq!(done["turns"], 3, "{shown}");
+    assert!(shown.contains("run `echo made > made.txt`"), "{shown}");
+    assert!(!work.join("made.txt").exists(), "the refused command ran");
+    assert!(
+        shown.contains("── stuck in state `Developer`: validator `no-keyword` failed 2 times"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("paused after turn 2"),
+        "asked twice: {shown}"
+    );
+    let transcript = std::fs::read_to_string(done["transcript_path"].as_str().unwrap()).unwrap();
+    assert!(transcript.contains("Say FINISHED now."), "{transcript}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -242,6 +242,15 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             Err(message) => return usage_error(&message),
         }
     };
+    // `--hitl`: shell commands and file writes are put to the operator unless the config's
+    // policy allows them explicitly (after the digest: the session's program is the config's).
+    if args.hitl {
+        use fuseraft_compiler::ir::Category;
+        program.permissions.ask_unless_allowed_explicitly(&[
+            Category::CommandExecution,
+            Category::FileWriteDelete,
+        ]);
+    }
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
         return usage_error(&format!(
             "cannot create the work dir `{}`: {error}",
@@ -443,13 +452,17 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
-    let machine = match &saved {
+    let mut machine = match &saved {
         Some(saved) => match driver::restore(program, options, models, saved) {
             Ok(machine) => machine,
             Err(message) => return usage_error(&message),
         },
         None => Machine::new(program, driver::options_for(options, models)),
     };
+    // `--hitl` with an operator to answer: a run about to end stuck asks them first.
+    if args.hitl && args.approve.is_none() {
+        machine.ask_when_stuck();
+    }
     let env = Env {
         work_dir: work_dir.clone(),
         deny_read: crate::session::key::deny_read(&args.deny_read),

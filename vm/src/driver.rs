@@ -522,6 +522,9 @@ pub async fn drive<M: Models>(
     let (unreported_before, cost_before) = before;
     let mut at_turn_end = before;
     let first_turn = machine.run().turn;
+    // The turn whose end the operator was already asked about (an escalation put to them as
+    // a pause): its after-turn pause would ask a second time.
+    let mut asked_after: Option<u32> = None;
     loop {
         let position = (machine.run().turn, machine.run().outcome.is_some());
         // A compaction between turns is checkpointed too (and the turn before it was).
@@ -533,7 +536,7 @@ pub async fn drive<M: Models>(
             saved_turn = Some(saved);
             // `--hitl`: after each completed turn of a run that goes on.
             if let (Some(pause), (turn, false), true) = (&env.pause, position, new_turn) {
-                if turn > first_turn {
+                if turn > first_turn && asked_after != Some(turn) {
                     // The turn's last events (its route) are shown before the question.
                     emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
                     let answer = {
@@ -663,6 +666,7 @@ pub async fn drive<M: Models>(
                 // the pause's answer can carry the operator's text (a redirect) as well as
                 // go on or stop.
                 Approvals::Ask(_) if redirectable(&signal) && env.pause.is_some() => {
+                    asked_after = Some(machine.run().turn);
                     escalation_answer(&machine, env, &from, &signal)
                 }
                 Approvals::Ask(ask) => match ask(&from, &to, &signal) {

@@ -190,6 +190,21 @@ impl Permissions {
             .map_or(self.preset.action(), |(_, action)| *action)
     }
 
+    /// `--hitl`'s safety net: each category of `asked` that the policy allows without an
+    /// override of its own (the preset's allow) requires approval instead. A category the
+    /// config allows explicitly, or blocks, stays as it is. Returns the categories changed.
+    pub fn ask_unless_allowed_explicitly(&mut self, asked: &[Category]) -> Vec<Category> {
+        let mut changed = Vec::new();
+        for &category in asked {
+            let explicit = self.overrides.iter().any(|(given, _)| *given == category);
+            if !explicit && self.action(category) == Action::Allow {
+                self.overrides.push((category, Action::RequireApproval));
+                changed.push(category);
+            }
+        }
+        changed
+    }
+
     pub fn is_default(&self) -> bool {
         *self == Permissions::default()
     }
@@ -229,6 +244,33 @@ mod tests {
         assert_eq!(Preset::parse("lockdown"), None);
         assert_eq!(Category::parse("Git-Write"), Some(Category::GitWrite));
         assert_eq!(Category::parse("git"), None);
+    }
+
+    #[test]
+    fn hitl_asks_where_only_the_preset_allows() {
+        let asked = [Category::CommandExecution, Category::FileWriteDelete];
+        let mut open = Permissions::default();
+        assert_eq!(open.ask_unless_allowed_explicitly(&asked), asked);
+        assert_eq!(
+            open.action(Category::CommandExecution),
+            Action::RequireApproval
+        );
+        assert_eq!(open.action(Category::NetworkApi), Action::Allow);
+        let mut explicit = Permissions {
+            preset: Preset::Unrestricted,
+            overrides: vec![
+                (Category::CommandExecution, Action::Allow),
+                (Category::FileWriteDelete, Action::Block),
+            ],
+        };
+        assert!(explicit.ask_unless_allowed_explicitly(&asked).is_empty());
+        assert_eq!(explicit.action(Category::CommandExecution), Action::Allow);
+        assert_eq!(explicit.action(Category::FileWriteDelete), Action::Block);
+        let mut locked = Permissions {
+            preset: Preset::LockedDown,
+            overrides: Vec::new(),
+        };
+        assert!(locked.ask_unless_allowed_explicitly(&asked).is_empty());
     }
 
     #[test]

@@ -55,6 +55,16 @@ fn question(at: &Paused<'_>) -> String {
     {
         return "── the manager's plan (above) is up for review · Enter approves it, a message asks the manager to revise it, q refuses it (the run stops)\n> ".to_string();
     }
+    if let Some(why) = at.about.and_then(|about| about.strip_prefix("escalation:")) {
+        let who = at
+            .agent
+            .map(|agent| format!("`{}`", neutralise(agent)))
+            .unwrap_or_else(|| "the agent".to_string());
+        return format!(
+            "── {} · Enter lets {who} try again, a message is sent to it, q stops the run (resumable)\n> ",
+            neutralise(why.trim())
+        );
+    }
     let by = at
         .agent
         .map(|agent| format!(" by `{}`", neutralise(agent)))

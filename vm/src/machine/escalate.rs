@@ -2,6 +2,10 @@
 //! through the approval channel. Approve lets the agent try again, refuse stops the run as
 //! stuck, a redirect ([`Response::Redirect`](crate::effect::Response::Redirect)) adds the
 //! operator's text to the history and lets the agent try again with it.
+//!
+//! With an operator at hand ([`Machine::ask_when_stuck`], `--hitl`), every way a run ends
+//! stuck is asked the same way first: go on (every failure count starts afresh), go on with
+//! the operator's words, or stop (stuck, and resumable).
 
 use super::{Machine, Outcome, Phase};
 use crate::effect::Request;
@@ -34,8 +38,12 @@ impl Machine<'_> {
     /// Asks the operator about `escalation`: `Request::Approve` from the state to `to`, on
     /// the signal `escalation: <validator> failed`.
     pub(super) fn escalate(&mut self, escalation: Escalation, to: String, validator: &str) {
+        self.ask_operator(escalation, to, format!("escalation: {validator} failed"));
+    }
+
+    /// Asks the operator about `escalation` on `signal` (which starts `escalation:`).
+    fn ask_operator(&mut self, escalation: Escalation, to: String, signal: String) {
         let from = self.state_name();
-        let signal = format!("escalation: {validator} failed");
         self.emit(
             Some(&escalation.agent),
             EventKind::HitlRequested {
@@ -67,13 +75,19 @@ impl Machine<'_> {
         self.phase = Phase::Ready;
         let redirect = match verdict {
             Verdict::Refuse => {
-                self.finish(Outcome::Stuck, Some(escalation.stuck));
+                self.end(Outcome::Stuck, Some(escalation.stuck));
                 return;
             }
             Verdict::Approve => None,
             Verdict::Redirect(text) => Some(text),
         };
-        self.run.failures.remove(&escalation.key);
+        if escalation.key.is_empty() {
+            // The operator let a stuck run go on: every count that led there starts afresh.
+            self.run.failures.clear();
+            self.run.visit_turns = 0;
+        } else {
+            self.run.failures.remove(&escalation.key);
+        }
         self.inject(escalation.correction);
         self.emit(
             Some(&escalation.agent),
@@ -93,5 +107,39 @@ impl Machine<'_> {
                 self.run.turn,
             ));
         }
+    }
+
+    /// Lets an operator answer before the run ends stuck (`--hitl` on a terminal or the web
+    /// view): the run asks them, as an escalation, each time it would end stuck.
+    pub fn ask_when_stuck(&mut self) {
+        self.ask_when_stuck = true;
+    }
+
+    /// Asks the operator whether the run, about to end stuck for `reason`, goes on.
+    pub(super) fn ask_before_stuck(&mut self, reason: String) {
+        let state = self.state_name();
+        // The agent whose replies led here: the state's, else the newest to speak.
+        let agent = self
+            .program
+            .state(self.run.state)
+            .agent
+            .map(|id| self.program.agent(id).name.clone())
+            .or_else(|| {
+                self.run.history.iter().rev().find_map(|message| {
+                    (message.role == crate::history::Role::Assistant).then(|| message.agent.clone())
+                })
+            })
+            .unwrap_or_else(|| state.clone());
+        let escalation = Escalation {
+            key: String::new(),
+            agent,
+            correction: format!(
+                "The run was about to stop ({reason}). The operator asked you to try again: read the corrections above and reply as they say."
+            ),
+            marker: None,
+            stuck: reason,
+        };
+        let signal = format!("escalation: {}", escalation.stuck);
+        self.ask_operator(escalation, state, signal);
     }
 }

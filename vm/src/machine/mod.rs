@@ -199,6 +199,8 @@ pub struct Machine<'p> {
     views: views::Views,
     /// The run already said that `MaxTotalCost` cannot see some calls' cost.
     told_cost_unknown: bool,
+    /// An operator answers (`--hitl`): a run about to end stuck asks them first.
+    ask_when_stuck: bool,
 }
 
 impl<'p> Machine<'p> {
@@ -247,6 +249,7 @@ impl<'p> Machine<'p> {
                 })
                 .collect(),
             ended: false,
+            ask_when_stuck: false,
             correction_pending: false,
             event_turn: 0,
             stored_messages: 0,
@@ -442,8 +445,19 @@ impl<'p> Machine<'p> {
         self.program.state(self.run.state).name.clone()
     }
 
-    /// Ends the run (once).
+    /// Ends the run, unless it would end stuck with an operator to ask: then they are asked
+    /// first ([`Machine::ask_when_stuck`]).
     fn finish(&mut self, outcome: Outcome, reason: Option<String>) {
+        match reason {
+            Some(reason) if outcome == Outcome::Stuck && self.ask_when_stuck => {
+                self.ask_before_stuck(reason)
+            }
+            reason => self.end(outcome, reason),
+        }
+    }
+
+    /// Ends the run with `outcome`, once.
+    fn end(&mut self, outcome: Outcome, reason: Option<String>) {
         if self.run.outcome.is_some() {
             return;
         }
