@@ -1,7 +1,11 @@
 //! The events file (`--events FILE`): one JSON object per line, appended as the run goes.
 //! Lines are buffered and written when a turn starts or ends and when the run ends, so a
 //! reader following the file sees every turn as it finishes, for two writes per turn.
-//! Writing is best-effort: a full disk is reported once and never stops the run.
+//! Writing is best-effort: a full disk is reported once and never stops the run. An event
+//! upstream fuseraft-cli names otherwise is followed by a line under upstream's name
+//! ([`upstream`]).
+
+pub mod upstream;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -62,6 +66,44 @@ impl EventsFile {
             written = written.and_then(|_| file.flush());
         }
         if let Err(error) = written {
+            self.report(error);
+        }
+    }
+
+    /// Writes `event`, then the lines upstream writes for it ([`upstream::aliases`]).
+    pub fn write_with_upstream(
+        &mut self,
+        event: &Event,
+        run: &fuseraft_vm::machine::Run,
+        session: &str,
+    ) {
+        if self.file.is_none() {
+            return;
+        }
+        let aliases = upstream::aliases(event, run);
+        if aliases.is_empty() {
+            return self.write(event, session);
+        }
+        let ts = timestamp();
+        let Some(file) = &mut self.file else { return };
+        self.line.clear();
+        event.write_json_line(&ts, session, &mut self.line);
+        self.line.push(b'\n');
+        for alias in aliases {
+            // The keys in the order fuseraft's own line has them.
+            let mut line = serde_json::Map::new();
+            line.insert("ts".into(), ts.clone().into());
+            line.insert("session".into(), session.into());
+            line.insert("turn".into(), event.turn.into());
+            if let Some(agent) = &event.agent {
+                line.insert("agent".into(), agent.as_str().into());
+            }
+            line.insert("event_type".into(), alias.name.into());
+            line.insert("payload".into(), alias.payload);
+            let _ = serde_json::to_writer(&mut self.line, &line);
+            self.line.push(b'\n');
+        }
+        if let Err(error) = file.write_all(&self.line).and_then(|_| file.flush()) {
             self.report(error);
         }
     }

@@ -473,7 +473,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let mut seen = (0u32, fuseraft_vm::history::Usage::default());
     let mut on_event = |event: &Event, run: &Run| {
         seen = (run.turn, run.usage);
-        events.write(event, &session);
+        events.write_with_upstream(event, run, &session);
         terminal.event(event, run);
         if let Some(ui) = &ui {
             ui.event(event, run, &session);
