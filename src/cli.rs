@@ -361,6 +361,16 @@ pub struct ExecArgs {
     /// Resume even when the config compiles to another program than the session ran.
     #[arg(long, requires = "resume")]
     pub allow_config_change: bool,
+    /// Rewind: start a new session from the resumed one as it stood after turn N (its first N
+    /// turns shared, byte for byte) and run on from there, with the config as it is now (how
+    /// it differs from the session's is printed). The resumed session is left as it was.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "resume",
+        conflicts_with = "ephemeral"
+    )]
+    pub from_turn: Option<u64>,
     /// Show the run live in a web page, and answer its approvals and pauses there: `--ui` listens on a
     /// random port of 127.0.0.1, `--ui=PORT` or `--ui=HOST:PORT` where given. The page's URL,
     /// with its token, is printed on standard error.

@@ -55,6 +55,31 @@ fn usage_error(message: &str) -> u8 {
     exit::USAGE
 }
 
+/// `--resume FROM --from-turn N`: forks session `FROM` after turn `turn` into a new session
+/// (`crate::session::fork`), then resumes that one with the config as it is now.
+fn rewind(args: &ExecArgs, from: &str, turn: u64, style: Style) -> u8 {
+    if !crate::session::valid_id(from) {
+        return usage_error(&crate::session::invalid_id(from));
+    }
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    let key = match crate::session::Key::load_or_create() {
+        Ok(key) => key,
+        Err(problem) => return usage_error(&format!("cannot fork session `{from}`: {problem}")),
+    };
+    let new = session_id();
+    if let Err(message) = crate::session::fork::fork(&work_dir, from, turn, &new, &key) {
+        return usage_error(&message);
+    }
+    eprintln!("note: session `{new}` starts from session `{from}` after turn {turn}; `{from}` is unchanged");
+    let forked = ExecArgs {
+        resume: Some(new),
+        from_turn: None,
+        allow_config_change: true,
+        ..args.clone()
+    };
+    run(&forked, style)
+}
+
 /// `--no-replan`: the state machine without its `REPLAN` transitions, each one dropped named
 /// on standard error (or why nothing was).
 fn announce_no_replan(program: &mut Program) {
@@ -112,6 +137,9 @@ struct Prepared<'a> {
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
+    if let (Some(turn), Some(from)) = (args.from_turn, &args.resume) {
+        return rewind(args, from, turn, style);
+    }
     let started = Instant::now();
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let session = match &args.resume {
@@ -483,6 +511,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         .as_ref()
         .and_then(|saved| saved.get("StartedAt").and_then(Json::as_str))
         .map_or_else(crate::events::timestamp, str::to_string);
+    let forked_from = saved
+        .as_ref()
+        .and_then(|saved| saved.get(crate::session::fork::FORKED_FROM))
+        .cloned();
     // The restored history is in the machine now; drop the loaded copy of it.
     drop(saved);
     let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
@@ -503,6 +535,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         last_updated_at: Default::default(),
         provider_options: provider_options.map(std::borrow::Cow::Owned),
         cancelled: false,
+        forked_from: forked_from.map(std::borrow::Cow::Owned),
     };
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         fields.last_updated_at = crate::events::timestamp().into();

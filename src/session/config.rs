@@ -63,10 +63,13 @@ pub fn check(
                 None => return Ok(Recorded { digest, text: None }),
                 Some(difference) if !allow_change => return Err(difference),
                 Some(difference) => {
-                    eprintln!("warning: {}", difference.lines().next().unwrap_or_default());
-                    eprintln!(
-                        "warning: resuming with the new config, as `--allow-config-change` asks"
-                    );
+                    // What changed, without the hint to pass the flag that was passed.
+                    let lines: Vec<&str> = difference.lines().collect();
+                    let shown = lines.len().saturating_sub(1).max(1);
+                    for line in lines.iter().take(shown) {
+                        eprintln!("warning: {}", line.trim_start());
+                    }
+                    eprintln!("warning: resuming with the new config");
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! The keys the CLI adds to every state record and snapshot of a session, after the
 //! machine's own (`fuseraft_vm::checkpoint::records::StateRecord`): where the config and the
 //! work dir were, the config's digest, when the session started and was last saved, the
-//! provider flags it ran with, and whether it was cancelled. One derived type written after
+//! provider flags it ran with, whether it was cancelled, and the session it was forked from. One derived type written after
 //! every turn and read strictly on load.
 
 use std::borrow::Cow;
@@ -29,6 +29,10 @@ pub struct SessionFields<'a> {
     /// Set on the record a cancelled run appends last.
     #[serde(default, skip_serializing_if = "is_false")]
     pub cancelled: bool,
+    /// The session and turn this one was forked from (`exec --from-turn`):
+    /// `{"Session": ID, "Turn": N}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<Cow<'a, Json>>,
 }
 
 fn is_false(value: &bool) -> bool {

@@ -80,6 +80,8 @@ struct Log {
     message_ends: Vec<usize>,
     /// The last state record.
     record: Option<Record>,
+    /// Each whole record's turn (`Machine.Turn`) and state, in order, when asked for.
+    turns: Option<Vec<(u64, Json)>>,
     /// Whether any record carried a MAC.
     authenticated: bool,
     /// The line of the first record without a MAC.
@@ -102,11 +104,18 @@ fn split_mac(line: &[u8]) -> Option<(&[u8], Tag)> {
     Some((&line[RECORD_OPEN.len()..body], key::tag_from_hex(hex)?))
 }
 
-fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Result<Log, String> {
+fn read_log(
+    bytes: &[u8],
+    id: &str,
+    trust: &Trust<'_>,
+    log_path: &Path,
+    keep_turns: bool,
+) -> Result<Log, String> {
     let mut log = Log {
         messages: Vec::new(),
         message_ends: Vec::new(),
         record: None,
+        turns: keep_turns.then(Vec::new),
         authenticated: false,
         unauthenticated: None,
         damage: None,
@@ -202,6 +211,10 @@ fn read_log(bytes: &[u8], id: &str, trust: &Trust<'_>, log_path: &Path) -> Resul
                 }
             }
             segment = end;
+            if let Some(turns) = &mut log.turns {
+                let turn = state["Machine"]["Turn"].as_u64().unwrap_or(0);
+                turns.push((turn, state.clone()));
+            }
             log.record = Some(Record { state, end, tag });
         } else {
             match serde_json::from_slice::<Json>(line) {
@@ -267,7 +280,7 @@ fn load_with(work_dir: &Path, id: &str, trust: &Trust<'_>, repair: bool) -> Resu
             log_path.display()
         )
     })?;
-    let log = read_log(&bytes, id, trust, &log_path)?;
+    let log = read_log(&bytes, id, trust, &log_path, false)?;
     // Records without MACs under an authenticated snapshot: the MACs were stripped. (A
     // session written before keys and continued with one has MAC'd records after them.)
     if let (Some(true), false, Some(number)) =
@@ -415,4 +428,52 @@ fn load_state(dir: &StateDir, work_dir: &Path, id: &str) -> Result<Json, String>
         ));
     }
     Ok(state)
+}
+
+/// A verified session's state as it stood after turn `turn` (the log's state record of that
+/// turn, with `Messages`), and the exact bytes of those messages' lines in the log, in order.
+pub(super) fn state_after_turn(
+    work_dir: &Path,
+    id: &str,
+    trust: &Trust<'_>,
+    turn: u64,
+) -> Result<(Json, Vec<u8>), String> {
+    // The whole session first: a session that does not load is not forked.
+    load(work_dir, id, trust)?;
+    let dir = super::existing_dir(work_dir)
+        .map_err(|error| error.message)?
+        .ok_or_else(|| no_session(work_dir, id))?;
+    let log_path = messages_path(work_dir, id);
+    let mut bytes = Vec::new();
+    dir.open_file(&format!("{id}.messages.jsonl"), Access::Read)
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(|error| format!("cannot read `{}`: {error}", log_path.display()))?;
+    let log = read_log(&bytes, id, trust, &log_path, true)?;
+    let turns = log.turns.unwrap_or_default();
+    let newest = turns.last().map_or(0, |(turn, _)| *turn);
+    let Some((_, state)) = turns.into_iter().rev().find(|(at, _)| *at == turn) else {
+        return Err(format!(
+            "session `{id}` has no saved state after turn {turn} (it saved turns up to {newest}; a turn whose checkpoint was held in memory, or a fork's branch, has none)"
+        ));
+    };
+    let count = message_count(&state);
+    let mut lines = Vec::new();
+    for index in 0..count {
+        let end = log.message_ends[index];
+        let start = end - line_length(&bytes[..end]);
+        lines.extend_from_slice(&bytes[start..end]);
+    }
+    let mut state = state;
+    state["Messages"] = Json::Array(log.messages.into_iter().take(count).collect());
+    Ok((state, lines))
+}
+
+/// The length of the last line of `bytes` (which ends with its newline).
+fn line_length(bytes: &[u8]) -> usize {
+    let body = &bytes[..bytes.len().saturating_sub(1)];
+    bytes.len()
+        - body
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(0, |at| at + 1)
 }

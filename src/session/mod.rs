@@ -61,6 +61,7 @@ use serde_json::Value as Json;
 
 pub mod config;
 mod fields;
+pub mod fork;
 pub mod key;
 mod load;
 pub mod lock;
