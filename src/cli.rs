@@ -153,8 +153,13 @@ pub struct SessionsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
-    /// One line per session: id, last update, status, turns, task.
-    List,
+    /// One line per session that can still be resumed (or was altered): id, last update,
+    /// status, turns, task. `--all` lists the completed ones too.
+    List {
+        /// Every session, completed ones included.
+        #[arg(short = 'a', long)]
+        all: bool,
+    },
     /// Print a session's checkpoint (JSON).
     Show {
         id: String,
@@ -165,6 +170,30 @@ pub enum SessionsAction {
     },
     /// Delete a session's checkpoint.
     Rm { id: String },
+    /// Remove the sessions that ended completed, which nothing can resume (an altered or
+    /// running session is kept).
+    Prune {
+        /// Print what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Remove the sessions no run has written to for longer than DURATION, whatever their
+    /// status (a running session is kept).
+    Cleanup {
+        /// How long a session must have been idle: `30m`, `12h`, `7d`, `2w`.
+        #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// Print what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// A `--older-than` duration: a number and a unit (`7d`, `12h`), as humantime reads it.
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|error| {
+        format!("{error}; write a number and a unit, e.g. `30m`, `12h`, `7d` or `2w`")
+    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -209,8 +238,9 @@ pub struct CheckArgs {
     /// Output format (default: `github` when GITHUB_ACTIONS=true, `human` otherwise).
     #[arg(long, value_enum)]
     pub format: Option<CheckFormat>,
-    /// Exit 1 when there are warnings, not only errors.
-    #[arg(long)]
+    /// Exit 1 when there are warnings, not only errors (`--strict`, as upstream's
+    /// `validate` spells it).
+    #[arg(long, visible_alias = "strict")]
     pub deny_warnings: bool,
     /// Print the documentation of a diagnostic code (e.g. FR201) and exit.
     #[arg(long, value_name = "CODE")]
@@ -418,6 +448,7 @@ Examples:
   fuseraft check 'teams/**/*.yaml'        # a glob, expanded by fuseraft
   cat team.yaml | fuseraft check - --stdin-filename team.yaml
   fuseraft check . --format sarif > check.sarif
+  fuseraft validate --strict fuseraft.yaml   # warnings fail too, as upstream spells it
   fuseraft check --explain FR201";
     pub const EXEC: &str = "\
 Examples:
@@ -442,9 +473,12 @@ Examples:
   fuseraft test --trust-mcp          # scenarios whose configs start MCP servers";
     pub const SESSIONS: &str = "\
 Examples:
-  fuseraft sessions list --work-dir /tmp/run
+  fuseraft sessions list --work-dir /tmp/run   # the sessions a run can resume
+  fuseraft sessions list --all                 # completed ones too
   fuseraft sessions show 1a2b3c4d
-  fuseraft sessions rm 1a2b3c4d";
+  fuseraft sessions rm 1a2b3c4d
+  fuseraft sessions prune --dry-run            # what prune would remove: completed sessions
+  fuseraft sessions cleanup --older-than 7d    # sessions idle for a week, whatever their status";
     pub const INIT: &str = "\
 Examples:
   fuseraft init                              # a dev team in the current directory

@@ -13,6 +13,7 @@ pub mod plugins;
 pub mod run_line;
 pub mod schema;
 pub mod sessions;
+pub mod sessions_remove;
 pub mod test;
 pub mod ui;
 
