@@ -72,6 +72,40 @@ pub enum Command {
     /// List the models fuseraft knows without being told: context window and list price.
     #[command(after_help = examples::MODELS)]
     Models(ModelsArgs),
+    /// Read what runs recorded: `log events FILE` prints an events file in words.
+    #[command(after_help = examples::LOG)]
+    Log(LogArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    #[command(subcommand)]
+    pub action: LogAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LogAction {
+    /// Print an events file (`exec --events FILE`) one event a line, in words: time, turn,
+    /// agent and what happened. A line that is not an event is reported with its number and
+    /// skipped (the exit code is then 1).
+    #[command(after_help = examples::LOG)]
+    Events(LogEventsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogEventsArgs {
+    /// The events file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Only the events of this session (eight hex digits, as `sessions list` shows).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only events of this type (`agent_routed`, `session_end`, ...); repeatable.
+    #[arg(long = "event", value_name = "TYPE")]
+    pub events: Vec<String>,
+    /// Only the last N events (after the other filters).
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -507,6 +541,12 @@ Examples:
 Examples:
   fuseraft models
   fuseraft models --json | jq '.models[] | select(.provider == \"anthropic\")'";
+    pub const LOG: &str = "\
+Examples:
+  fuseraft log events events.jsonl
+  fuseraft log events events.jsonl --session 1a2b3c4d --last 20
+  fuseraft log events events.jsonl --event agent_routed --event session_end
+  tail -f events.jsonl | fuseraft log events -   # follow a run as it goes";
     pub const UI: &str = "\
 Examples:
   fuseraft ui                        # the sessions of the current directory

@@ -7,6 +7,7 @@ pub mod early;
 pub mod exec;
 pub mod init;
 pub mod inputs;
+pub mod log;
 pub mod man;
 pub mod models;
 pub mod plugins;
