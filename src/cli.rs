@@ -72,9 +72,32 @@ pub enum Command {
     /// List the models fuseraft knows without being told: context window and list price.
     #[command(after_help = examples::MODELS)]
     Models(ModelsArgs),
+    /// Show a config as fuseraft reads it: `config show [CONFIG]`.
+    #[command(after_help = examples::CONFIG)]
+    Config(ConfigArgs),
     /// Read what runs recorded: `log events FILE` prints an events file in words.
     #[command(after_help = examples::LOG)]
     Log(LogArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print a config as YAML, as fuseraft reads it: YAML anchors and aliases expanded, JSON
+    /// turned to YAML, every key in its canonical spelling (`agents:` is `Agents:`). A config
+    /// with errors gets `check`'s diagnostics instead (exit 1).
+    #[command(after_help = examples::CONFIG)]
+    Show {
+        /// The config, or a directory holding one (default:
+        /// `.fuseraft/config/orchestration.yaml`, upstream's place).
+        #[arg(value_name = "CONFIG")]
+        config: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -541,6 +564,11 @@ Examples:
 Examples:
   fuseraft models
   fuseraft models --json | jq '.models[] | select(.provider == \"anthropic\")'";
+    pub const CONFIG: &str = "\
+Examples:
+  fuseraft config show                     # .fuseraft/config/orchestration.yaml
+  fuseraft config show team.json > team.yaml
+  fuseraft config show my-team/            # the directory's fuseraft.yaml";
     pub const LOG: &str = "\
 Examples:
   fuseraft log events events.jsonl

@@ -65,6 +65,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Plugins(args) => commands::plugins::run(args),
         Command::Models(args) => commands::models::run(args),
         Command::Log(args) => commands::log::run(args),
+        Command::Config(args) => commands::config::run(args, style),
         Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),
     }
