@@ -72,6 +72,63 @@ pub enum Command {
     /// List the models fuseraft knows without being told: context window and list price.
     #[command(after_help = examples::MODELS)]
     Models(ModelsArgs),
+    /// Show a config as fuseraft reads it: `config show [CONFIG]`.
+    #[command(after_help = examples::CONFIG)]
+    Config(ConfigArgs),
+    /// Read what runs recorded: `log events FILE` prints an events file in words.
+    #[command(after_help = examples::LOG)]
+    Log(LogArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    #[command(subcommand)]
+    pub action: ConfigAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigAction {
+    /// Print a config as YAML, as fuseraft reads it: YAML anchors and aliases expanded, JSON
+    /// turned to YAML, every key in its canonical spelling (`agents:` is `Agents:`). A config
+    /// with errors gets `check`'s diagnostics instead (exit 1).
+    #[command(after_help = examples::CONFIG)]
+    Show {
+        /// The config, or a directory holding one (default:
+        /// `.fuseraft/config/orchestration.yaml`, upstream's place).
+        #[arg(value_name = "CONFIG")]
+        config: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogArgs {
+    #[command(subcommand)]
+    pub action: LogAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LogAction {
+    /// Print an events file (`exec --events FILE`) one event a line, in words: time, turn,
+    /// agent and what happened. A line that is not an event is reported with its number and
+    /// skipped (the exit code is then 1).
+    #[command(after_help = examples::LOG)]
+    Events(LogEventsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct LogEventsArgs {
+    /// The events file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Only the events of this session (eight hex digits, as `sessions list` shows).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Only events of this type (`agent_routed`, `session_end`, ...); repeatable.
+    #[arg(long = "event", value_name = "TYPE")]
+    pub events: Vec<String>,
+    /// Only the last N events (after the other filters).
+    #[arg(long, value_name = "N")]
+    pub last: Option<usize>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,8 +210,13 @@ pub struct SessionsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum SessionsAction {
-    /// One line per session: id, last update, status, turns, task.
-    List,
+    /// One line per session that can still be resumed (or was altered): id, last update,
+    /// status, turns, task. `--all` lists the completed ones too.
+    List {
+        /// Every session, completed ones included.
+        #[arg(short = 'a', long)]
+        all: bool,
+    },
     /// Print a session's checkpoint (JSON).
     Show {
         id: String,
@@ -165,6 +227,30 @@ pub enum SessionsAction {
     },
     /// Delete a session's checkpoint.
     Rm { id: String },
+    /// Remove the sessions that ended completed, which nothing can resume (an altered or
+    /// running session is kept).
+    Prune {
+        /// Print what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+    /// Remove the sessions no run has written to for longer than DURATION, whatever their
+    /// status (a running session is kept).
+    Cleanup {
+        /// How long a session must have been idle: `30m`, `12h`, `7d`, `2w`.
+        #[arg(long, value_name = "DURATION", value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// Print what would be removed, remove nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+/// A `--older-than` duration: a number and a unit (`7d`, `12h`), as humantime reads it.
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|error| {
+        format!("{error}; write a number and a unit, e.g. `30m`, `12h`, `7d` or `2w`")
+    })
 }
 
 #[derive(Debug, clap::Args)]
@@ -209,8 +295,9 @@ pub struct CheckArgs {
     /// Output format (default: `github` when GITHUB_ACTIONS=true, `human` otherwise).
     #[arg(long, value_enum)]
     pub format: Option<CheckFormat>,
-    /// Exit 1 when there are warnings, not only errors.
-    #[arg(long)]
+    /// Exit 1 when there are warnings, not only errors (`--strict`, as upstream's
+    /// `validate` spells it).
+    #[arg(long, visible_alias = "strict")]
     pub deny_warnings: bool,
     /// Print the documentation of a diagnostic code (e.g. FR201) and exit.
     #[arg(long, value_name = "CODE")]
@@ -445,6 +532,7 @@ Examples:
   fuseraft check 'teams/**/*.yaml'        # a glob, expanded by fuseraft
   cat team.yaml | fuseraft check - --stdin-filename team.yaml
   fuseraft check . --format sarif > check.sarif
+  fuseraft validate --strict fuseraft.yaml   # warnings fail too, as upstream spells it
   fuseraft check --explain FR201";
     pub const EXEC: &str = "\
 Examples:
@@ -469,9 +557,12 @@ Examples:
   fuseraft test --trust-mcp          # scenarios whose configs start MCP servers";
     pub const SESSIONS: &str = "\
 Examples:
-  fuseraft sessions list --work-dir /tmp/run
+  fuseraft sessions list --work-dir /tmp/run   # the sessions a run can resume
+  fuseraft sessions list --all                 # completed ones too
   fuseraft sessions show 1a2b3c4d
-  fuseraft sessions rm 1a2b3c4d";
+  fuseraft sessions rm 1a2b3c4d
+  fuseraft sessions prune --dry-run            # what prune would remove: completed sessions
+  fuseraft sessions cleanup --older-than 7d    # sessions idle for a week, whatever their status";
     pub const INIT: &str = "\
 Examples:
   fuseraft init                              # a dev team in the current directory
@@ -500,6 +591,17 @@ Examples:
 Examples:
   fuseraft models
   fuseraft models --json | jq '.models[] | select(.provider == \"anthropic\")'";
+    pub const CONFIG: &str = "\
+Examples:
+  fuseraft config show                     # .fuseraft/config/orchestration.yaml
+  fuseraft config show team.json > team.yaml
+  fuseraft config show my-team/            # the directory's fuseraft.yaml";
+    pub const LOG: &str = "\
+Examples:
+  fuseraft log events events.jsonl
+  fuseraft log events events.jsonl --session 1a2b3c4d --last 20
+  fuseraft log events events.jsonl --event agent_routed --event session_end
+  tail -f events.jsonl | fuseraft log events -   # follow a run as it goes";
     pub const UI: &str = "\
 Examples:
   fuseraft ui                        # the sessions of the current directory

@@ -64,6 +64,8 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Schema => commands::schema::run(),
         Command::Plugins(args) => commands::plugins::run(args),
         Command::Models(args) => commands::models::run(args),
+        Command::Log(args) => commands::log::run(args),
+        Command::Config(args) => commands::config::run(args, style),
         Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),
     }

@@ -578,6 +578,15 @@ fn exit_codes_follow_the_findings() {
         "fixtures/check/FR201_fail_doc.yaml",
     ]);
     assert_eq!(code, 1, "--deny-warnings fails on warnings");
+    // Upstream's spelling: `validate --strict` fails on warnings as `--deny-warnings` does,
+    // and still passes a clean config.
+    let (code, ..) = fuseraft(&["validate", "--strict", "fixtures/check/FR201_fail_doc.yaml"]);
+    assert_eq!(code, 1, "validate --strict fails on warnings");
+    let (code, ..) = fuseraft(&["validate", "--strict", "fixtures/check/FR201_pass_doc.yaml"]);
+    assert_eq!(
+        code, 0,
+        "validate --strict passes a config without warnings"
+    );
     let (code, ..) = fuseraft(&["check", "fixtures/check/does-not-exist.yaml"]);
     assert_eq!(code, 2, "an unreadable input is a usage error");
     let (code, ..) = fuseraft(&["check", "--format", "nope", "x.yaml"]);

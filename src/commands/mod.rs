@@ -3,16 +3,19 @@
 pub mod check;
 pub mod compile;
 pub mod completions;
+pub mod config;
 pub mod early;
 pub mod exec;
 pub mod init;
 pub mod inputs;
+pub mod log;
 pub mod man;
 pub mod models;
 pub mod plugins;
 pub mod run_line;
 pub mod schema;
 pub mod sessions;
+pub mod sessions_remove;
 pub mod test;
 pub mod ui;
 

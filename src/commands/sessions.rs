@@ -1,22 +1,31 @@
-//! `fuseraft sessions list|show|rm`: the checkpoints under `<work dir>/.fuseraft/sessions/`.
+//! `fuseraft sessions list [--all]|show|rm|prune|cleanup`: the checkpoints under
+//! `<work dir>/.fuseraft/sessions/`. Removing is `sessions_remove`.
 
 use std::path::PathBuf;
 
 use super::exit;
 use crate::cli::{SessionsAction, SessionsArgs};
-use crate::session::{self, lock, Key, Trust};
+use crate::session::{self, Key, Trust};
 
 pub fn run(args: &SessionsArgs) -> u8 {
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match &args.action {
-        SessionsAction::List => {
+        SessionsAction::List { all } => {
             if let Err(error) = session::existing_dir(&work_dir) {
                 return fail(&error.message);
             }
             let key = Key::load_or_create();
-            let listed = session::list(&work_dir, key.as_ref().ok());
-            if listed.is_empty() {
+            let mut listed = session::list(&work_dir, key.as_ref().ok());
+            let total = listed.len();
+            if !all {
+                listed.retain(|entry| !entry.completed);
+            }
+            let hidden = total - listed.len();
+            if total == 0 {
                 eprintln!("no sessions in `{}`", work_dir.join(session::DIR).display());
+            } else if hidden > 0 {
+                let (n, s) = (hidden, if hidden == 1 { "" } else { "s" });
+                eprintln!("{n} completed session{s} not shown; `sessions list --all` shows them");
             }
             for entry in listed {
                 let task: String = entry.task.chars().take(60).collect();
@@ -65,34 +74,18 @@ pub fn run(args: &SessionsArgs) -> u8 {
                 Err(message) => fail(&message),
             }
         }
-        SessionsAction::Rm { id } => {
-            if !session::valid_id(id) {
-                return fail(&session::invalid_id(id));
+        SessionsAction::Rm { id } => match super::sessions_remove::remove(&work_dir, id) {
+            Ok(()) => {
+                eprintln!("removed session `{id}`");
+                exit::OK
             }
-            // An altered session can be removed; a running one cannot.
-            let _lock = match lock::acquire(&work_dir, id) {
-                Ok(lock) => lock,
-                Err(error) => return fail(&error.message(id)),
-            };
-            let dir = match session::dir(&work_dir) {
-                Ok(dir) => dir,
-                Err(error) => return fail(&error.message),
-            };
-            let state = format!("{id}.json");
-            if !dir.exists(&state) {
-                return fail(&format!("no session `{id}` in `{}`", dir.path().display()));
-            }
-            for extension in ["messages.jsonl", "config.fir", "transcript.md"] {
-                let _ = dir.remove(&format!("{id}.{extension}"));
-            }
-            match dir.remove(&state) {
-                Ok(()) => {
-                    eprintln!("removed session `{id}`");
-                    exit::OK
-                }
-                Err(error) => fail(&format!("cannot remove session `{id}`: {error}")),
-            }
-        }
+            Err(message) => fail(&message),
+        },
+        SessionsAction::Prune { dry_run } => super::sessions_remove::prune(&work_dir, *dry_run),
+        SessionsAction::Cleanup {
+            older_than,
+            dry_run,
+        } => super::sessions_remove::cleanup(&work_dir, *older_than, *dry_run),
     }
 }
 

@@ -201,6 +201,19 @@ pub struct Listed {
     pub status: String,
     pub turns: u64,
     pub task: String,
+    /// Ended `completed` and not altered: nothing can resume it.
+    pub completed: bool,
+    /// The newest modification time of its snapshot and log: when a run last wrote to it.
+    pub last_activity: Option<std::time::SystemTime>,
+}
+
+/// The newest modification time among `names` in `dir`.
+fn last_written(dir: &StateDir, names: &[String]) -> Option<std::time::SystemTime> {
+    names
+        .iter()
+        .filter_map(|name| dir.open_file(name, Access::Read).ok())
+        .filter_map(|file| file.metadata().and_then(|meta| meta.modified()).ok())
+        .max()
 }
 
 /// The sessions of `work_dir`, newest first. With a key, a snapshot that fails to verify is
@@ -240,7 +253,11 @@ pub fn list(work_dir: &Path, key: Option<&Key>) -> Vec<Listed> {
                 None if key.is_some() => format!("{status}, unverified"),
                 None => status,
             };
+            let completed = outcome == Some("completed") && verified != Some(false);
+            let last_activity = last_written(&dir, &[name.clone(), format!("{id}.messages.jsonl")]);
             Some(Listed {
+                completed,
+                last_activity,
                 id,
                 updated: json
                     .get("LastUpdatedAt")

@@ -82,9 +82,13 @@ fn sessions_list_and_show_end_quietly() {
         .output()
         .expect("runs");
     assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
-    assert_quiet(&["sessions", "list", "--work-dir", text(&work)], &[0]);
+    // The run completed: `--all` lists it.
+    assert_quiet(
+        &["sessions", "list", "--all", "--work-dir", text(&work)],
+        &[0],
+    );
     let listed = fuseraft()
-        .args(["sessions", "list", "--work-dir", text(&work)])
+        .args(["sessions", "list", "--all", "--work-dir", text(&work)])
         .output()
         .expect("runs");
     let id = String::from_utf8_lossy(&listed.stdout)
