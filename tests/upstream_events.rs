@@ -31,11 +31,23 @@ fn events_of(case: &str, approve: &str) -> Vec<Json> {
         "{case}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let lines = std::fs::read_to_string(&events)
+    let lines: Vec<Json> = std::fs::read_to_string(&events)
         .unwrap()
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
+    // `log events` shows fuseraft's own lines, each once, and no repeated one.
+    let logged = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["log", "events", events.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(logged.status.code(), Some(0), "{case}");
+    let shown = String::from_utf8_lossy(&logged.stdout);
+    let own = lines
+        .iter()
+        .filter(|line| !fuseraft::events::upstream::NAMES.contains(&kind(line)))
+        .count();
+    assert_eq!(shown.lines().count(), own, "{case}: {shown}");
     let _ = std::fs::remove_dir_all(dir);
     lines
 }

@@ -120,8 +120,13 @@ struct Shown {
 }
 
 fn chosen(shown: &Shown, args: &LogEventsArgs) -> bool {
+    // Upstream's names repeat the event before them: shown only when asked for by name.
+    let repeated = crate::events::upstream::NAMES.contains(&shown.event_type.as_str());
     args.session.as_ref().is_none_or(|id| *id == shown.session)
-        && (args.events.is_empty() || args.events.contains(&shown.event_type))
+        && match args.events.is_empty() {
+            true => !repeated,
+            false => args.events.contains(&shown.event_type),
+        }
 }
 
 /// `TS  turn N  AGENT: WORDS`, every part made safe for a terminal; `Err` says why the line
@@ -135,6 +140,9 @@ fn render(text: &str) -> Result<Shown, String> {
         .to_string();
     let words = match serde_json::from_value::<EventKind>(value.clone()) {
         Ok(kind) => crate::ui::cards::describe(&kind),
+        Err(_) if crate::events::upstream::NAMES.contains(&event_type.as_str()) => {
+            format!("`{event_type}` (upstream fuseraft-cli's name for the event before it)")
+        }
         // A reader ignores what it does not know (docs/events.md): a newer fuseraft's event.
         Err(_) if !EventKind::ALL.contains(&event_type.as_str()) => {
             format!("`{event_type}` (an event this fuseraft does not know)")

@@ -8,6 +8,21 @@ use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
 use serde_json::{json, Value as Json};
 
+/// Every `event_type` [`aliases`] writes: lines that repeat, under upstream's name, the
+/// fuseraft event before them (a reader of fuseraft's events skips them).
+pub const NAMES: &[&str] = &[
+    "keyword_detected",
+    "hitl_escalation",
+    "hitl_approved",
+    "hitl_rejected",
+    "parallel_start",
+    "parallel_branch_end",
+    "parallel_branch_error",
+    "parallel_merge",
+    "termination_satisfied",
+    "tool_call",
+];
+
 /// One upstream event: its `event_type` and payload.
 #[derive(Debug, PartialEq)]
 pub struct Alias {
@@ -81,4 +96,16 @@ fn tool_calls(event: &Event, run: &Run) -> Vec<Alias> {
             payload: json!({ "tool_name": call.name, "args": call.args, "ok": call.ok }),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_alias_is_a_fuseraft_event() {
+        for name in NAMES {
+            assert!(!EventKind::ALL.contains(name), "{name}");
+        }
+    }
 }
