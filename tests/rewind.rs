@@ -1,7 +1,7 @@
 //! `exec --resume ID --from-turn N` (rewind): a 10-turn replayed session forked at turn 4
 //! with a changed instruction shares turns 1–4 byte for byte, diverges after, names its
 //! origin, prints how the config changed, and leaves the original byte for byte as it was and
-//! verifying.
+//! verifying; `sessions list` shows the family.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -148,6 +148,24 @@ fn a_fork_at_turn_4_shares_four_turns_diverges_after_and_leaves_the_original() {
     assert_eq!(
         state["ForkedFrom"],
         serde_json::json!({"Session": id, "Turn": 4})
+    );
+
+    // `sessions list` shows the family.
+    let list = fuseraft(&work, &["sessions", "list", "--all"]);
+    let list = String::from_utf8_lossy(&list.stdout).to_string();
+    let line_of = |id: &str| {
+        list.lines()
+            .find(|line| line.starts_with(id))
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        line_of(&fork).ends_with(&format!("(from {id} after turn 4)")),
+        "{list}"
+    );
+    assert!(
+        line_of(&id).ends_with(&format!("(forked: {fork} at 4)")),
+        "{list}"
     );
 
     // A turn the session never reached is refused, naming the turns it has.

@@ -16,6 +16,7 @@ pub fn run(args: &SessionsArgs) -> u8 {
             }
             let key = Key::load_or_create();
             let mut listed = session::list(&work_dir, key.as_ref().ok());
+            let family = family(&listed);
             let total = listed.len();
             if !all {
                 listed.retain(|entry| !entry.completed);
@@ -30,8 +31,9 @@ pub fn run(args: &SessionsArgs) -> u8 {
             for entry in listed {
                 let task: String = entry.task.chars().take(60).collect();
                 let task = crate::terminal::neutralise(&task);
+                let kin = family.get(&entry.id).map(String::as_str).unwrap_or("");
                 let line = format!(
-                    "{}  {}  {:<22} {:>4} turns  {task}\n",
+                    "{}  {}  {:<22} {:>4} turns  {task}{kin}\n",
                     entry.id, entry.updated, entry.status, entry.turns
                 );
                 if let Some(code) = super::print_or_fail(&line) {
@@ -92,4 +94,37 @@ pub fn run(args: &SessionsArgs) -> u8 {
 fn fail(message: &str) -> u8 {
     eprintln!("error: {message}");
     exit::USAGE
+}
+
+/// What `sessions list` says of each session's family: `  (from ID after turn N)` for a
+/// fork, `  (forked: ID at N, ...)` for a session forks were made from.
+fn family(listed: &[session::Listed]) -> std::collections::HashMap<String, String> {
+    let mut family: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+    let mut forks: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for entry in listed {
+        if let Some((from, turn)) = &entry.forked_from {
+            let from = crate::terminal::neutralise(from).into_owned();
+            family.insert(
+                entry.id.clone(),
+                format!("  (from {from} after turn {turn})"),
+            );
+            forks
+                .entry(
+                    entry
+                        .forked_from
+                        .as_ref()
+                        .map_or("", |(from, _)| from.as_str()),
+                )
+                .or_default()
+                .push(format!("{} at {turn}", entry.id));
+        }
+    }
+    for (parent, children) in forks {
+        let note = format!("  (forked: {})", children.join(", "));
+        family
+            .entry(parent.to_string())
+            .and_modify(|line| line.push_str(&note))
+            .or_insert(note);
+    }
+    family
 }

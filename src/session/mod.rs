@@ -205,6 +205,8 @@ pub struct Listed {
     pub completed: bool,
     /// The newest modification time of its snapshot and log: when a run last wrote to it.
     pub last_activity: Option<std::time::SystemTime>,
+    /// The session and turn it was forked from (`exec --from-turn`).
+    pub forked_from: Option<(String, u64)>,
 }
 
 /// The newest modification time among `names` in `dir`.
@@ -258,6 +260,7 @@ pub fn list(work_dir: &Path, key: Option<&Key>) -> Vec<Listed> {
             Some(Listed {
                 completed,
                 last_activity,
+                forked_from: fork::forked_from(&json),
                 id,
                 updated: json
                     .get("LastUpdatedAt")
