@@ -364,6 +364,45 @@ fn upstreams_run_command_lines_run_unchanged() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Per-agent totals: `--json`'s `agents`, the footer's lines and `sessions show`'s
+/// `AgentTotals` say each agent's turns and tool calls, and a resumed session counts on.
+#[test]
+fn each_agent_has_its_totals_and_a_resume_counts_on() {
+    let dir = upstream_project("agents");
+    let (_, stopped) = run_in(&dir, &["run", "Add a flag.", "--max-turns", "2"]);
+    assert_eq!(stopped["agents"]["Planner"]["turns"], 1, "{stopped}");
+    assert_eq!(stopped["agents"]["Developer"]["turns"], 1, "{stopped}");
+    let session = stopped["session_id"].as_str().expect("an id").to_string();
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["run", "-r", &session, "--replay", "replay.yaml"])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    let footer = stderr(&output);
+    assert!(
+        footer.contains("   Developer: 2 turn(s) · tokens in 0 / out 0 · 1 tool call(s) · "),
+        "{footer}"
+    );
+    assert!(footer.contains("   Reviewer: 2 turn(s)"), "{footer}");
+    let shown = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["sessions", "show", &session])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    let state: serde_json::Value = serde_json::from_slice(&shown.stdout).expect("json");
+    let totals = &state["AgentTotals"];
+    let turns: Vec<u64> = ["Planner", "Developer", "Reviewer"]
+        .iter()
+        .map(|agent| totals[agent]["turns"].as_u64().unwrap_or(0))
+        .collect();
+    assert_eq!(turns, [1, 2, 2], "{totals}");
+    assert!(
+        totals["Developer"]["seconds"].as_f64().is_some(),
+        "{totals}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `run --no-replan` as upstream's users write it: the reviewer's `REPLAN` leads nowhere (a
 /// correction, then `APPROVED` ends the run in 4 turns instead of 6), the dropped transition
 /// is named, and a resume line keeps the flag (the program it changes is the session's).

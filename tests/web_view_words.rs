@@ -1,7 +1,8 @@
 //! What the page says in a real browser: every event of runs that start phases, pass
 //! adversarial stages, fail a model call or end by a termination strategy is a note in
 //! words (never its raw name and JSON); and the minimal template's `--ui --hitl` run, over
-//! before its page is opened, names the `fuseraft ui` command, which shows the run.
+//! before its page is opened, names the `fuseraft ui` command, which shows the run; and a
+//! finished run tabulates each agent's totals.
 #![cfg(feature = "browser-tests")]
 
 #[path = "web_view/launch.rs"]
@@ -173,4 +174,40 @@ async fn a_run_over_before_its_page_opens_names_fuseraft_ui_which_shows_it() {
     let _ = child.kill();
     let _ = child.wait();
     browser.close().await;
+}
+
+/// At the end of a run the page tabulates each agent's turns, tokens, cost, tool calls and
+/// time (`sequential`: the Extractor and the Loader, two turns each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_end_of_a_run_shows_each_agents_totals() {
+    let _one = ONE_BROWSER.lock().await;
+    let browser = Browser::start().await;
+    notes_of(
+        &browser,
+        "sequential",
+        "a termination strategy ended the run",
+    )
+    .await;
+    let rows = browser
+        .run(
+            "return [...document.querySelectorAll('#agents tr[data-agent]')]\
+               .map(r => [...r.children].map(c => c.textContent))",
+        )
+        .await;
+    browser
+        .run("document.querySelector('#agents').scrollIntoView({block: 'center'}); return true")
+        .await;
+    browser.save_screenshot("web-view-agents.png").await;
+    browser.close().await;
+    let rows: Vec<Vec<String>> = serde_json::from_value(rows).unwrap();
+    let turns: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|row| (row[0].as_str(), row[1].as_str()))
+        .collect();
+    assert_eq!(turns, [("Extractor", "2"), ("Loader", "2")], "{rows:?}");
+    assert!(
+        rows.iter()
+            .all(|row| row.len() == 7 && row[6].ends_with(" s")),
+        "{rows:?}"
+    );
 }

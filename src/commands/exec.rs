@@ -20,6 +20,7 @@ use serde_json::{json, Value as Json};
 
 use super::exit;
 
+mod agents;
 mod ci;
 mod hitl;
 pub(crate) mod summary;
@@ -497,10 +498,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         approvals,
         pause,
     };
+    // Per-agent totals: the session's so far, counted on from each turn's events.
+    let agents = std::cell::RefCell::new(agents::Agents::restored(saved.as_ref()));
     // The newest turn and tokens the run reported, for the summary of a run a signal ends.
     let mut seen = (0u32, fuseraft_vm::history::Usage::default());
     let mut on_event = |event: &Event, run: &Run| {
         seen = (run.turn, run.usage);
+        agents.borrow_mut().on_event(event);
         events.write_with_upstream(event, run, &session);
         terminal.event(event, run);
         if let Some(ui) = &ui {
@@ -536,9 +540,11 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         provider_options: provider_options.map(std::borrow::Cow::Owned),
         cancelled: false,
         forked_from: forked_from.map(std::borrow::Cow::Owned),
+        agent_totals: None,
     };
     let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
         fields.last_updated_at = crate::events::timestamp().into();
+        fields.agent_totals = Some(std::borrow::Cow::Owned(agents.borrow().json()));
         // The log reports its first error only, so the warning comes once.
         if let Err(error) = log.append(&checkpoint, &fields) {
             warn_unsaved(&error, &mut log);
@@ -593,6 +599,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 usage: summary.usage,
                 unreported: summary.usage_unreported,
                 cost: cost_json(&summary.cost),
+                agents: agents.borrow().json(),
             };
             let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
             return cancel.report(&reason, done);
@@ -627,6 +634,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 usage,
                 unreported: 0,
                 cost: Json::Null,
+                agents: agents.borrow().json(),
             };
             let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
             return cancel.report(&reason, done);
@@ -705,7 +713,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         .map(|hint| hint.trim_start_matches(" · resume with: ").to_string());
     let _ = writeln!(
         std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}{}",
+        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}{}{}",
         summary.outcome.as_str(),
         summary.turns,
         tokens_text(summary.usage, summary.usage_unreported),
@@ -722,6 +730,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                     .map(|why| format!("\n   not done: {}", neutralise(why)))
             )
             .collect::<String>(),
+        agents.borrow().lines(),
         resume
             .as_ref()
             .map(|command| format!("\n   resume with: {command}"))
@@ -752,6 +761,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             provider: provider_options_summary(args, &provider),
             resume,
             ci,
+            agents: agents.borrow().json(),
         };
         println!("{}", json_line(&finished.json()));
     }
@@ -766,6 +776,8 @@ struct Done {
     /// Calls whose server reported no usage.
     unreported: u32,
     cost: Json,
+    /// The per-agent totals so far.
+    agents: Json,
 }
 
 /// A cancelled run's report: the terminal's last line with the resume command, and the
@@ -818,6 +830,7 @@ impl Cancel {
                 provider: provider_options_summary(&self.args, &self.provider),
                 resume: (!self.hint.is_empty())
                     .then(|| self.hint.trim_start_matches(" · resume with: ").to_string()),
+                agents: done.agents,
                 ..RunSummary::default()
             };
             println!("{}", json_line(&summary.json()));

@@ -1,7 +1,8 @@
 //! The keys the CLI adds to every state record and snapshot of a session, after the
 //! machine's own (`fuseraft_vm::checkpoint::records::StateRecord`): where the config and the
 //! work dir were, the config's digest, when the session started and was last saved, the
-//! provider flags it ran with, whether it was cancelled, and the session it was forked from. One derived type written after
+//! provider flags it ran with, whether it was cancelled, the session it was forked from, and
+//! the per-agent totals. One derived type written after
 //! every turn and read strictly on load.
 
 use std::borrow::Cow;
@@ -33,6 +34,9 @@ pub struct SessionFields<'a> {
     /// `{"Session": ID, "Turn": N}`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forked_from: Option<Cow<'a, Json>>,
+    /// Turns, tokens, cost, tool calls and time per agent, for the whole session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_totals: Option<Cow<'a, Json>>,
 }
 
 fn is_false(value: &bool) -> bool {

@@ -531,6 +531,9 @@ pub async fn drive<M: Models>(
         let saved = (position, compactions(&machine));
         if machine.at_boundary() && saved_turn != Some(saved) {
             let new_turn = saved_turn.map(|(position, _)| position) != Some(position);
+            // The turn's events first: what the run reports of a turn (its end, its route)
+            // is known before its checkpoint, which may carry totals made from them.
+            emit_events(&mut machine, models, on_event, before, &mut at_turn_end);
             save(&mut machine, &mut stored, None, &mut redoable);
             copy_chatroom(&machine, on_event);
             saved_turn = Some(saved);

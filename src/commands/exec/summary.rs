@@ -38,6 +38,9 @@ pub struct RunSummary {
     /// and left one).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ci: Option<super::ci::CiResult>,
+    /// `{agent: {turns, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+    /// cost_usd, tool_calls, seconds}}` of the whole session (`{}` before any turn).
+    pub agents: Json,
 }
 
 /// Token counts, as far as the servers reported them.
@@ -77,6 +80,7 @@ impl RunSummary {
             exit_code: code,
             tokens: Some(Tokens::default()),
             usage: fuseraft_vm::driver::usage_json(Usage::default(), 0),
+            agents: Json::Object(Default::default()),
             ..RunSummary::default()
         }
     }

@@ -497,9 +497,49 @@
 
   const eventsSeen = [];
 
+  // ---- per-agent totals: turns, tokens, cost, tool calls and time, from the turn events ---
+
+  const agentTotals = new Map();
+  const turnStarted = new Map();
+
+  function countTurn(m) {
+    const p = m.payload || {};
+    if (!m.agent) return;
+    if (m.event_type === "turn_start") turnStarted.set(m.agent, Date.parse(m.ts));
+    if (m.event_type !== "turn_end") return;
+    const t = agentTotals.get(m.agent) || { turns: 0, input: 0, output: 0, tools: 0, usd: null, seconds: 0 };
+    t.turns += 1;
+    t.input += p.input_tokens || 0;
+    t.output += p.output_tokens || 0;
+    t.tools += p.tool_calls || 0;
+    if (p.cost) t.usd = (t.usd || 0) + p.cost.usd;
+    const since = turnStarted.get(m.agent);
+    if (since) t.seconds += (Date.parse(m.ts) - since) / 1000;
+    turnStarted.delete(m.agent);
+    agentTotals.set(m.agent, t);
+  }
+
+  function showAgentTotals() {
+    const table = $("agents");
+    if (!table || !agentTotals.size) return;
+    table.textContent = "";
+    const head = el("tr");
+    for (const h of ["agent", "turns", "tokens in", "tokens out", "cost", "tool calls", "time"]) head.append(el("th", null, h));
+    table.append(head);
+    for (const [agent, t] of [...agentTotals].sort((a, b) => a[0].localeCompare(b[0]))) {
+      const row = el("tr");
+      row.dataset.agent = agent;
+      const cost = t.usd === null ? "—" : `$${t.usd.toFixed(4)}`;
+      for (const v of [agent, t.turns, t.input, t.output, cost, t.tools, `${t.seconds.toFixed(1)} s`]) row.append(el("td", null, String(v)));
+      table.append(row);
+    }
+    table.hidden = false;
+  }
+
   function handle(m) {
     eventsSeen.push(m.event_type);
     body.dataset.events = eventsSeen.length;
+    countTurn(m);
     const p = m.payload || {};
     const turn = m.turn;
     if (fork && m.agent && branchEvent(m)) return;
@@ -598,6 +638,7 @@
         break;
       case "session_end": {
         outcome(`${p.outcome} after ${p.turns} turn(s) · tokens in ${p.input_tokens} / out ${p.output_tokens}` + (p.reason ? ` · ${p.reason}` : ""), p.outcome);
+        showAgentTotals();
         if (graph.current) graph.current.classList.remove("current");
         body.dataset.ended = "true";
         break;
