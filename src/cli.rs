@@ -78,6 +78,9 @@ pub enum Command {
     /// Read what runs recorded: `log events FILE` prints an events file in words.
     #[command(after_help = examples::LOG)]
     Log(LogArgs),
+    /// Check or read a session's audit chain: every decision about what the run may do.
+    #[command(after_help = examples::AUDIT)]
+    Audit(AuditArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -129,6 +132,26 @@ pub struct LogEventsArgs {
     /// Only the last N events (after the other filters).
     #[arg(long, value_name = "N")]
     pub last: Option<usize>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    pub action: AuditAction,
+    /// The work dir the session ran in (default: the current directory).
+    #[arg(long, value_name = "DIR", global = true)]
+    pub work_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditAction {
+    /// Check session ID's audit chain: every record's MAC, its link to the record before it
+    /// and its place. Exit 0 when the whole chain holds, 1 naming the first record that
+    /// breaks it.
+    Verify { id: String },
+    /// Print session ID's audit records one a line (sequence, time, turn, agent, decision,
+    /// detail), checked as `verify` checks them: a broken chain is named and exits 1.
+    Show { id: String },
 }
 
 #[derive(Debug, clap::Args)]
@@ -602,6 +625,10 @@ Examples:
   fuseraft log events events.jsonl --session 1a2b3c4d --last 20
   fuseraft log events events.jsonl --event agent_routed --event session_end
   tail -f events.jsonl | fuseraft log events -   # follow a run as it goes";
+    pub const AUDIT: &str = "\
+Examples:
+  fuseraft audit verify 1a2b3c4d
+  fuseraft audit show 1a2b3c4d --work-dir /tmp/run";
     pub const UI: &str = "\
 Examples:
   fuseraft ui                        # the sessions of the current directory

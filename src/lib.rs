@@ -1,6 +1,7 @@
 //! The `fuseraft` command line: the only place that knows clap, the terminal, environment
 //! variables and exit codes. The work is done by `fuseraft-compiler` and `fuseraft-vm`.
 
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod disk;
@@ -65,6 +66,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Plugins(args) => commands::plugins::run(args),
         Command::Models(args) => commands::models::run(args),
         Command::Log(args) => commands::log::run(args),
+        Command::Audit(args) => commands::audit::run(args),
         Command::Config(args) => commands::config::run(args, style),
         Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),

@@ -56,6 +56,65 @@ fn usage_error(message: &str) -> u8 {
     exit::USAGE
 }
 
+/// The session's audit chain, opened where the run keeps a session and has its key, with the
+/// run's standing decisions (`--approve`, the permission policy) as its newest record.
+fn open_audit(
+    args: &ExecArgs,
+    store: &crate::session::Store,
+    work_dir: &Path,
+    session: &str,
+    program: &Program,
+) -> Option<crate::audit::Shared> {
+    let key = store.key.as_ref().ok().filter(|_| !args.ephemeral)?;
+    let mut audit = match crate::audit::AuditLog::open(work_dir, session, Arc::clone(key)) {
+        Ok(audit) => audit,
+        Err(message) => {
+            eprintln!("warning: {message}; the run goes on without an audit log");
+            return None;
+        }
+    };
+    let approve = match args.approve {
+        Some(Approve::All) => "all",
+        Some(Approve::None) => "none",
+        None => "ask",
+    };
+    let overrides: serde_json::Map<String, Json> = program
+        .permissions
+        .overrides
+        .iter()
+        .map(|(category, action)| (category.key().to_string(), json!(action.as_str())))
+        .collect();
+    audit.record(
+        0,
+        None,
+        "run_started",
+        json!({
+            "approve": approve,
+            "preset": program.permissions.preset.as_str(),
+            "overrides": overrides,
+            "resumed": args.resume.is_some(),
+        }),
+    );
+    Some(Arc::new(std::sync::Mutex::new(audit)))
+}
+
+/// `approvals` whose every answer from the operator is also an audit record.
+fn audited(approvals: Approvals, audit: Option<crate::audit::Shared>) -> Approvals {
+    match (approvals, audit) {
+        (Approvals::Ask(ask), Some(audit)) => {
+            Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
+                let answer = ask(from, to, signal);
+                if let Ok(mut audit) = audit.lock() {
+                    audit.operator_answered(from, to, signal, &answer);
+                }
+                answer
+            }))
+        }
+        // `--approve all|none` decides alone: the chain's first record says which.
+        (approvals, _) => approvals,
+    }
+}
+
 /// `--resume FROM --from-turn N`: forks session `FROM` after turn `turn` into a new session
 /// (`crate::session::fork`), then resumes that one with the config as it is now.
 fn rewind(args: &ExecArgs, from: &str, turn: u64, style: Style) -> u8 {
@@ -135,6 +194,8 @@ struct Prepared<'a> {
     ui: Option<crate::ui::Live>,
     /// `--hitl`: asked after every turn.
     pause: Option<Box<driver::PauseFn>>,
+    /// The session's audit chain (none for an ephemeral run or without a session key).
+    audit: Option<crate::audit::Shared>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -386,6 +447,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     if let Err(message) = store.begin(&work_dir, &session) {
         return usage_error(&message);
     }
+    let audit = open_audit(args, &store, &work_dir, &session, &program);
+    let approvals = audited(approvals, audit.clone());
     let options = Options {
         session_id: session,
         task,
@@ -407,6 +470,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         provider: provider.clone(),
         ui,
         pause,
+        audit,
     };
     match &args.replay {
         Some(path) => {
@@ -478,6 +542,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         provider,
         ui,
         pause,
+        audit,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -505,6 +570,11 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     let mut on_event = |event: &Event, run: &Run| {
         seen = (run.turn, run.usage);
         agents.borrow_mut().on_event(event);
+        if let Some(audit) = &audit {
+            if let Ok(mut audit) = audit.lock() {
+                audit.on_event(event, run);
+            }
+        }
         events.write_with_upstream(event, run, &session);
         terminal.event(event, run);
         if let Some(ui) = &ui {

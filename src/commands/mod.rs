@@ -1,5 +1,6 @@
 //! One module per subcommand. Each returns the process exit code.
 
+pub mod audit;
 pub mod check;
 pub mod compile;
 pub mod completions;
