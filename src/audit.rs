@@ -73,8 +73,7 @@ impl AuditLog {
         }
         let last = bytes
             .split_inclusive(|byte| *byte == b'\n')
-            .filter(|line| line.ends_with(b"\n"))
-            .last();
+            .rfind(|line| line.ends_with(b"\n"));
         let seq = last
             .and_then(|line| serde_json::from_slice::<Json>(line).ok())
             .and_then(|record| record["Seq"].as_u64())
