@@ -2,7 +2,7 @@
 //! adversarial stages, fail a model call or end by a termination strategy is a note in
 //! words (never its raw name and JSON); and the minimal template's `--ui --hitl` run, over
 //! before its page is opened, names the `fuseraft ui` command, which shows the run; and a
-//! finished run tabulates each agent's totals.
+//! finished run tabulates each agent's totals; a turn card fills as the model streams.
 #![cfg(feature = "browser-tests")]
 
 #[path = "web_view/launch.rs"]
@@ -210,4 +210,92 @@ async fn the_end_of_a_run_shows_each_agents_totals() {
             .all(|row| row.len() == 7 && row[6].ends_with(" s")),
         "{rows:?}"
     );
+}
+
+/// One SSE chunk of a streamed OpenAI reply carrying `text`.
+fn chunk(text: &str) -> String {
+    let event =
+        json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    let data = format!("data: {event}\n\n");
+    format!("{:x}\r\n{data}\r\n", data.len())
+}
+
+/// A turn card fills as the model writes: against a loopback server that streams the first
+/// sentence and then waits, the page shows that sentence before the turn ends, again after a
+/// reload mid-turn, and the whole reply once the server goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_card_fills_as_the_model_writes() {
+    use std::io::{Read, Write};
+    let _one = ONE_BROWSER.lock().await;
+    let work = launch::work_dir("streaming");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (go_on, wait) = std::sync::mpsc::channel::<()>();
+    let server = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 65536];
+        let _ = stream.read(&mut request);
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+        let _ = write!(stream, "{head}{}", chunk("The first part."));
+        let _ = stream.flush();
+        let _ = wait.recv_timeout(Duration::from_secs(60));
+        let done = "data: [DONE]\n\n";
+        let _ = write!(
+            stream,
+            "{}{:x}\r\n{done}\r\n0\r\n\r\n",
+            chunk(" The second part.\nFINISHED"),
+            done.len()
+        );
+    });
+    let config = work.join("config.yaml");
+    std::fs::write(
+        &config,
+        "Orchestration:\n  Name: Streaming\n  Agents:\n    - Name: Writer\n      Instructions: Write, then say FINISHED.\n      Model: { Provider: openai, ModelId: local-model }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: FINISHED, Agent: Writer, SourceAgents: [Writer] }\n",
+    )
+    .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+    command
+        .arg("exec")
+        .arg(&config)
+        .args(["--task", "Write it.", "--ui", "--endpoint", &endpoint])
+        .arg("--work-dir")
+        .arg(work.join("run"))
+        .env("FUSERAFT_SESSION_KEY", work.with_extension("key"))
+        .stdin(Stdio::null());
+    let run = launch::Live::start(command);
+    let browser = Browser::start().await;
+    browser.goto(&run.url).await;
+    let reply = "return document.querySelector('#turns .card.streaming .reply')?.textContent";
+    let shown = browser.wait_for("the first part, streaming", reply).await;
+    assert_eq!(shown, json!("The first part."));
+    assert_eq!(
+        browser
+            .run("return document.body.dataset.ended || null")
+            .await,
+        Json::Null
+    );
+    browser.save_screenshot("web-view-streaming.png").await;
+    // A reload mid-turn shows the text so far.
+    browser.refresh().await;
+    let shown = browser
+        .wait_for("the first part after a reload", reply)
+        .await;
+    assert_eq!(shown, json!("The first part."));
+    go_on.send(()).unwrap();
+    browser
+        .wait_for("the end", "return document.body.dataset.ended || null")
+        .await;
+    let whole = browser
+        .run("return document.querySelector('#turns .card .reply').textContent")
+        .await;
+    assert_eq!(whole, json!("The first part. The second part.\nFINISHED"));
+    assert_eq!(
+        browser
+            .run("return document.querySelectorAll('#turns .card.streaming').length")
+            .await,
+        json!(0)
+    );
+    browser.close().await;
+    server.join().unwrap();
+    drop(run);
 }

@@ -489,6 +489,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         None => {
             let terminal = Terminal::new(args.json, true, args.verbose, style);
             let sink_terminal = Arc::clone(&terminal);
+            let page_text = prepared.ui.as_ref().map(crate::ui::Live::text_sink);
             let notice_terminal = Arc::clone(&terminal);
             let overrides = Overrides {
                 model: provider.model,
@@ -501,8 +502,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 &overrides,
                 Settings::default(),
                 &|name| key_variable(name, args.vscode),
-                Some(Arc::new(move |_agent: &str, delta: &str| {
-                    sink_terminal.token(delta)
+                Some(Arc::new(move |agent: &str, delta: &str| {
+                    sink_terminal.token(delta);
+                    if let Some(page) = &page_text {
+                        page.text(agent, delta);
+                    }
                 })),
             )
             .map(|providers| {

@@ -14,6 +14,7 @@ pub mod hub;
 pub mod resumed;
 pub mod server;
 pub mod sessions;
+pub mod text;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -33,6 +34,8 @@ use server::{App, Mode};
 pub struct Live {
     url: String,
     hub: Arc<Hub>,
+    /// The streamed text of the turn in progress, on its way to the page.
+    text: Arc<text::TextSink>,
     broker: Arc<Broker>,
     forks: fork::Forks,
     program: String,
@@ -66,6 +69,7 @@ impl Live {
         });
         Ok(Live {
             url,
+            text: text::TextSink::start(Arc::clone(&hub)),
             hub,
             broker,
             forks: fork::Forks::of(program),
@@ -77,9 +81,19 @@ impl Live {
         &self.url
     }
 
+    /// Where a provider hands the text it streams (published batched, `text::BATCH`).
+    pub fn text_sink(&self) -> Arc<text::TextSink> {
+        Arc::clone(&self.text)
+    }
+
     /// Publishes a run event; a turn's end carries the turn's reply and tool calls (a fork
     /// branch's too), a fork's start its branches' columns, its join the merged text.
     pub fn event(&self, event: &Event, run: &Run, session: &str) {
+        // The text streamed so far comes first: this event may end its turn.
+        self.text.flush();
+        if let EventKind::TurnStart { .. } = event.kind {
+            self.text.at_turn(event.turn);
+        }
         let mut message = json!({
             "ts": crate::events::timestamp(), "session": session, "turn": event.turn,
             "agent": event.agent, "event_type": event.name(), "payload": event.payload_value(),

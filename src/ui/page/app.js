@@ -171,10 +171,22 @@
   }
 
   function replyText(c, text) {
+    c.li.classList.remove("streaming");
     if (text) {
       c.reply.textContent = short(text, 20000);
       c.reply.hidden = false;
     }
+  }
+
+  // Text the model is writing, as it comes (`ui_text`); the turn's end replaces it with the
+  // reply.
+  function streamText(c, text) {
+    if (!c.li.classList.contains("streaming")) {
+      c.li.classList.add("streaming");
+      c.reply.textContent = "";
+    }
+    c.reply.textContent = short(c.reply.textContent + (text || ""), 20000);
+    c.reply.hidden = false;
   }
 
   // How an ending is coloured: green only for a completed run; a run stopped before its
@@ -316,6 +328,9 @@
     switch (m.event_type) {
       case "turn_start":
         branchCard(c, m);
+        return true;
+      case "ui_text":
+        streamText(c.card || branchCard(c, m), m.text);
         return true;
       case "turn_end": {
         const card = c.card || branchCard(c, m);
@@ -565,6 +580,9 @@
         if (p.state) highlight(p.state);
         break;
       }
+      case "ui_text":
+        streamText(card(turn), m.text);
+        break;
       case "turn_start": {
         const c = card(turn, m.agent, p.state);
         c.started = Date.parse(m.ts);
