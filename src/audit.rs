@@ -33,6 +33,13 @@ pub fn file_name(id: &str) -> String {
     format!("{id}.audit.jsonl")
 }
 
+/// Removes session `id`'s audit log (a session that was never saved).
+pub fn remove(work_dir: &Path, id: &str) {
+    if let Ok(Some(dir)) = crate::session::existing_dir(work_dir) {
+        let _ = dir.remove(&file_name(id));
+    }
+}
+
 /// The SHA-256 of a record line (with its newline), in hex; zeros before the first.
 fn hash(line: &[u8]) -> String {
     key::to_hex(&Sha256::digest(line))
@@ -44,7 +51,11 @@ const NO_PREVIOUS: &str = "00000000000000000000000000000000000000000000000000000
 pub struct AuditLog {
     session: String,
     key: Arc<Key>,
-    file: std::fs::File,
+    dir: fuseraft_vm::state_dir::StateDir,
+    /// Opened with the first record: a run that records nothing leaves no file.
+    file: Option<std::fs::File>,
+    /// The log held records before this run.
+    existed: bool,
     seq: u64,
     prev: String,
     failed: bool,
@@ -79,13 +90,12 @@ impl AuditLog {
             .and_then(|record| record["Seq"].as_u64())
             .unwrap_or(0);
         let prev = last.map_or(NO_PREVIOUS.to_string(), hash);
-        let file = dir
-            .open_file(&name, Access::Append)
-            .map_err(|error| format!("cannot open the audit log `{name}`: {error}"))?;
         Ok(AuditLog {
             session: id.to_string(),
             key,
-            file,
+            dir,
+            file: None,
+            existed: !bytes.is_empty(),
             seq,
             prev,
             failed: false,
@@ -117,14 +127,29 @@ impl AuditLog {
         line.extend_from_slice(key::to_hex(&tag).as_bytes());
         line.extend_from_slice(b"\"}\n");
         self.prev = hash(&line);
-        if let Err(error) = self
-            .file
-            .write_all(&line)
-            .and_then(|()| self.file.sync_data())
-        {
+        if let Err(error) = self.append(&line) {
             eprintln!("warning: cannot write the audit log ({error}); the run goes on without it");
             self.failed = true;
+            // A log this run began and could not write: nothing of it is left.
+            if !self.existed && self.seq == 1 {
+                let _ = self.dir.remove(&file_name(&self.session));
+            }
         }
+    }
+
+    /// Appends `line` and syncs it, opening the file first when this is the run's first.
+    fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+        if self.file.is_none() {
+            let file = self
+                .dir
+                .open_file(&file_name(&self.session), Access::Append)?;
+            self.file = Some(file);
+        }
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
+        file.write_all(line)?;
+        file.sync_data()
     }
 
     /// The decisions `event` records: refusals, approvals and their answers, the operator's

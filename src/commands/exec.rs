@@ -60,12 +60,14 @@ fn usage_error(message: &str) -> u8 {
 /// run's standing decisions (`--approve`, the permission policy) as its newest record.
 fn open_audit(
     args: &ExecArgs,
-    store: &crate::session::Store,
+    key: &Arc<crate::session::Key>,
     work_dir: &Path,
     session: &str,
     program: &Program,
 ) -> Option<crate::audit::Shared> {
-    let key = store.key.as_ref().ok().filter(|_| !args.ephemeral)?;
+    if args.ephemeral {
+        return None;
+    }
     let mut audit = match crate::audit::AuditLog::open(work_dir, session, Arc::clone(key)) {
         Ok(audit) => audit,
         Err(message) => {
@@ -194,8 +196,6 @@ struct Prepared<'a> {
     ui: Option<crate::ui::Live>,
     /// `--hitl`: asked after every turn.
     pause: Option<Box<driver::PauseFn>>,
-    /// The session's audit chain (none for an ephemeral run or without a session key).
-    audit: Option<crate::audit::Shared>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -332,13 +332,15 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             Err(message) => return usage_error(&message),
         }
     };
-    // `--hitl`: shell commands and file writes are put to the operator unless the config's
-    // policy allows them explicitly (after the digest: the session's program is the config's).
+    // `--hitl`: shell commands, file writes and git writes are put to the operator unless
+    // the config's policy allows them explicitly (after the digest: the session's program is
+    // the config's).
     if args.hitl {
         use fuseraft_compiler::ir::Category;
         program.permissions.ask_unless_allowed_explicitly(&[
             Category::CommandExecution,
             Category::FileWriteDelete,
+            Category::GitWrite,
         ]);
     }
     if let Err(error) = std::fs::create_dir_all(&work_dir) {
@@ -447,8 +449,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
     if let Err(message) = store.begin(&work_dir, &session) {
         return usage_error(&message);
     }
-    let audit = open_audit(args, &store, &work_dir, &session, &program);
-    let approvals = audited(approvals, audit.clone());
+
     let options = Options {
         session_id: session,
         task,
@@ -470,7 +471,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         provider: provider.clone(),
         ui,
         pause,
-        audit,
     };
     match &args.replay {
         Some(path) => {
@@ -546,8 +546,13 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         provider,
         ui,
         pause,
-        audit,
     } = prepared;
+    // The session's audit chain, from the run's start (none for an ephemeral run or without
+    // a session key); every answer the operator gives is a record of it.
+    let audit = key
+        .as_ref()
+        .and_then(|key| open_audit(args, key, &work_dir, &options.session_id, program));
+    let approvals = audited(approvals, audit.clone());
     let session = options.session_id.clone();
     let task = options.task.clone();
     let mut machine = match &saved {
@@ -778,6 +783,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
     }
     if let Err(error) = log.finish() {
         warn_unsaved(&error, &mut log);
+    }
+    // A session that could not be saved at all keeps no audit chain either.
+    if audit.is_some() && !crate::session::path(&work_dir, &session).exists() {
+        crate::audit::remove(&work_dir, &session);
     }
     let elapsed = started.elapsed().as_secs_f64();
     // Any run that did not complete can go on from its last checkpoint.

@@ -11,7 +11,12 @@ use crate::session::{self, lock, Key, Listed};
 
 /// The files of a session besides its snapshot `<id>.json`, removed first: a session whose
 /// removal stops half-way still has its snapshot, so it is listed and can be removed again.
-const BESIDE: [&str; 3] = ["messages.jsonl", "config.fir", "transcript.md"];
+const BESIDE: [&str; 4] = [
+    "messages.jsonl",
+    "config.fir",
+    "transcript.md",
+    "audit.jsonl",
+];
 
 /// Removes session `id` under its lock: `Err` with the reason when it is running, missing or
 /// cannot be removed.
