@@ -112,7 +112,14 @@ fn history(checkpoint: &serde_json::Value) -> Vec<(String, String, Vec<String>)>
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|c| format!("{}:{}", c["Name"].as_str().unwrap(), c["Succeeded"]))
+                .map(|c| {
+                    // A failed call says why, so that a mismatch explains itself.
+                    let why = match c["Succeeded"].as_bool() {
+                        Some(false) => format!(" ({})", c["Result"].as_str().unwrap_or("")),
+                        _ => String::new(),
+                    };
+                    format!("{}:{}{why}", c["Name"].as_str().unwrap(), c["Succeeded"])
+                })
                 .collect();
             (
                 m["AgentName"].as_str().unwrap().to_string(),
