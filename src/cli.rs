@@ -408,6 +408,10 @@ pub struct ExecArgs {
     /// Append every event to this JSON Lines file.
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+    /// Also write the text models stream to the events file as it comes (`model_text`
+    /// lines, gathered for 50 ms at most).
+    #[arg(long, requires = "events")]
+    pub events_text: bool,
     /// The sandbox root for tools and artifacts (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,

@@ -108,6 +108,25 @@ impl EventsFile {
         }
     }
 
+    /// Writes a `model_text` line: `text` that `agent`'s model streamed in `turn`
+    /// (`--events-text`).
+    pub fn write_text(&mut self, turn: u32, agent: &str, text: &str, session: &str) {
+        let Some(file) = &mut self.file else { return };
+        let mut line = serde_json::Map::new();
+        line.insert("ts".into(), timestamp().into());
+        line.insert("session".into(), session.into());
+        line.insert("turn".into(), turn.into());
+        line.insert("agent".into(), agent.into());
+        line.insert("event_type".into(), "model_text".into());
+        line.insert("payload".into(), serde_json::json!({ "text": text }));
+        self.line.clear();
+        let _ = serde_json::to_writer(&mut self.line, &line);
+        self.line.push(b'\n');
+        if let Err(error) = file.write_all(&self.line).and_then(|_| file.flush()) {
+            self.report(error);
+        }
+    }
+
     fn report(&mut self, error: std::io::Error) {
         if !self.failed {
             eprintln!(

@@ -12,6 +12,7 @@ pub mod replay_file;
 pub mod report;
 pub mod scenario;
 pub mod session;
+pub mod stream_text;
 pub mod terminal;
 pub mod ui;
 

@@ -1,6 +1,7 @@
 //! `fuseraft exec` against loopback servers that fail: a stream broken off mid-reply is
 //! retried with a one-line notice and its streamed text marked as discarded; a retried failure
-//! is named once, and an error that ends the run is said once, in the footer.
+//! is named once, and an error that ends the run is said once, in the footer; and a stream's
+//! text reaches the events file as it comes with `--events-text`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -198,4 +199,88 @@ fn a_retried_failure_is_named_once_and_each_retry_after_says_it_failed_the_same_
     let footer = all.find("── error after").expect("a footer");
     assert!(all[footer..].contains("connection refused"), "{all}");
     assert!(all[footer..].contains("gave up after 5 attempts"), "{all}");
+}
+
+/// `--events-text`: what the model streams reaches the events file as it comes, in
+/// `model_text` lines (gathered for 50 ms at most) before the turn's end; without the flag,
+/// none.
+#[test]
+fn streamed_text_reaches_the_events_file_when_asked() {
+    for asked in [true, false] {
+        let dir =
+            std::env::temp_dir().join(format!("fuseraft-text-{}-{asked}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            read_request(&stream);
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+            let _ = write!(stream, "{head}");
+            for part in ["One, ", "two, ", "three.\nFINISHED"] {
+                let _ = write!(stream, "{}", chunk(&text(part)));
+                let _ = stream.flush();
+                std::thread::sleep(std::time::Duration::from_millis(150));
+            }
+            let done = "data: [DONE]\n\n";
+            let _ = write!(stream, "{:x}\r\n{done}\r\n0\r\n\r\n", done.len());
+        });
+        let config = dir.join("config.yaml");
+        std::fs::write(
+            &config,
+            "Orchestration:\n  Name: Live\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Model: { Provider: openai, ModelId: local-model }\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: FINISHED, Agent: Worker, SourceAgents: [Worker] }\n",
+        )
+        .unwrap();
+        let events = dir.join("events.jsonl");
+        let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .args([
+                "exec",
+                config.to_str().unwrap(),
+                "--task",
+                "t",
+                "--ephemeral",
+            ])
+            .args(["--work-dir", dir.join("work").to_str().unwrap()])
+            .args([
+                "--endpoint",
+                &endpoint,
+                "--events",
+                events.to_str().unwrap(),
+            ])
+            .args(if asked {
+                &["--events-text"][..]
+            } else {
+                &[][..]
+            })
+            .output()
+            .unwrap();
+        server.join().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        let lines: Vec<serde_json::Value> = std::fs::read_to_string(&events)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        let kind = |line: &serde_json::Value| line["event_type"].as_str().unwrap_or("").to_string();
+        let texts: Vec<&serde_json::Value> =
+            lines.iter().filter(|l| kind(l) == "model_text").collect();
+        if !asked {
+            assert!(texts.is_empty(), "{lines:?}");
+            continue;
+        }
+        assert!(texts.len() >= 2, "batched, not all at once: {lines:?}");
+        let whole: String = texts
+            .iter()
+            .filter_map(|l| l["payload"]["text"].as_str())
+            .collect();
+        assert_eq!(whole, "One, two, three.\nFINISHED");
+        assert!(texts
+            .iter()
+            .all(|l| l["agent"] == "Worker" && l["turn"] == 0));
+        let last_text = lines.iter().rposition(|l| kind(l) == "model_text").unwrap();
+        let turn_end = lines.iter().position(|l| kind(l) == "turn_end").unwrap();
+        assert!(last_text < turn_end, "{lines:?}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }

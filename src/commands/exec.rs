@@ -187,7 +187,9 @@ struct Prepared<'a> {
     config: Option<crate::session::config::Recorded>,
     options: Options,
     work_dir: PathBuf,
-    events: EventsFile,
+    events: Arc<std::sync::Mutex<EventsFile>>,
+    /// `--events-text`: streamed text on its way to the events file.
+    file_text: Option<Arc<crate::stream_text::TextSink>>,
     approvals: Approvals,
     started: Instant,
     /// The provider flags this run uses (given, or recorded by the session).
@@ -385,6 +387,15 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         },
         None => EventsFile::none(),
     };
+    let events = Arc::new(std::sync::Mutex::new(events));
+    let file_text = args.events_text.then(|| {
+        let (events, session) = (Arc::clone(&events), session.clone());
+        crate::stream_text::TextSink::start(Box::new(move |turn, agent, text| {
+            if let Ok(mut events) = events.lock() {
+                events.write_text(turn, agent, &text, &session);
+            }
+        }))
+    });
     let states: Vec<String> = program
         .states
         .iter()
@@ -466,6 +477,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         options,
         work_dir,
         events,
+        file_text: file_text.clone(),
         approvals,
         started,
         provider: provider.clone(),
@@ -504,8 +516,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 &|name| key_variable(name, args.vscode),
                 Some(Arc::new(move |agent: &str, delta: &str| {
                     sink_terminal.token(delta);
-                    if let Some(page) = &page_text {
-                        page.text(agent, delta);
+                    for sink in [&page_text, &file_text].into_iter().flatten() {
+                        sink.text(agent, delta);
                     }
                 })),
             )
@@ -540,7 +552,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         config,
         options,
         work_dir,
-        mut events,
+        events,
+        file_text,
         approvals,
         started,
         provider,
@@ -584,7 +597,16 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 audit.on_event(event, run);
             }
         }
-        events.write_with_upstream(event, run, &session);
+        // Streamed text first: this event may end its turn.
+        if let Some(text) = &file_text {
+            text.flush();
+            if let fuseraft_vm::event::EventKind::TurnStart { .. } = event.kind {
+                text.at_turn(event.turn);
+            }
+        }
+        if let Ok(mut events) = events.lock() {
+            events.write_with_upstream(event, run, &session);
+        }
         terminal.event(event, run);
         if let Some(ui) = &ui {
             ui.event(event, run, &session);
@@ -707,7 +729,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                     cost: None,
                 },
             );
-            events.write(&end, &session);
+            if let Ok(mut events) = events.lock() {
+                events.write(&end, &session);
+            }
             let done = Done {
                 turns,
                 usage,

@@ -140,6 +140,13 @@ fn render(text: &str) -> Result<Shown, String> {
         .to_string();
     let words = match serde_json::from_value::<EventKind>(value.clone()) {
         Ok(kind) => crate::ui::cards::describe(&kind),
+        // `--events-text`: a piece of a streaming reply.
+        Err(_) if event_type == "model_text" => {
+            format!(
+                "writes: {}",
+                value["payload"]["text"].as_str().unwrap_or_default()
+            )
+        }
         Err(_) if crate::events::upstream::NAMES.contains(&event_type.as_str()) => {
             format!("`{event_type}` (upstream fuseraft-cli's name for the event before it)")
         }

@@ -14,7 +14,6 @@ pub mod hub;
 pub mod resumed;
 pub mod server;
 pub mod sessions;
-pub mod text;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -30,12 +29,23 @@ use broker::{Broker, Question};
 use hub::Hub;
 use server::{App, Mode};
 
+/// Streamed text for the page: `ui_text` messages (`docs/web-view.md`).
+fn page_text(hub: Arc<Hub>) -> Arc<crate::stream_text::TextSink> {
+    crate::stream_text::TextSink::start(Box::new(move |turn, agent, text| {
+        let message = json!({
+            "ts": crate::events::timestamp(), "turn": turn, "agent": agent,
+            "event_type": "ui_text", "text": text,
+        });
+        hub.publish(message.to_string());
+    }))
+}
+
 /// A run's web view, serving from its own thread (the run's thread blocks in approvals).
 pub struct Live {
     url: String,
     hub: Arc<Hub>,
     /// The streamed text of the turn in progress, on its way to the page.
-    text: Arc<text::TextSink>,
+    text: Arc<crate::stream_text::TextSink>,
     broker: Arc<Broker>,
     forks: fork::Forks,
     program: String,
@@ -69,7 +79,7 @@ impl Live {
         });
         Ok(Live {
             url,
-            text: text::TextSink::start(Arc::clone(&hub)),
+            text: page_text(Arc::clone(&hub)),
             hub,
             broker,
             forks: fork::Forks::of(program),
@@ -81,8 +91,9 @@ impl Live {
         &self.url
     }
 
-    /// Where a provider hands the text it streams (published batched, `text::BATCH`).
-    pub fn text_sink(&self) -> Arc<text::TextSink> {
+    /// Where a provider hands the text it streams (published batched,
+    /// `stream_text::BATCH`).
+    pub fn text_sink(&self) -> Arc<crate::stream_text::TextSink> {
         Arc::clone(&self.text)
     }
 

@@ -7,10 +7,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
-use super::hub::Hub;
-
 /// How long streamed text may wait before it is published.
 pub const BATCH: Duration = Duration::from_millis(50);
 
@@ -21,9 +17,12 @@ struct Pending {
     last: Instant,
 }
 
-/// Streamed text on its way to the page.
+/// Where a batch of streamed text goes: `(turn, agent, text)`.
+pub type Publish = Box<dyn Fn(u32, &str, String) + Send + Sync>;
+
+/// Streamed text on its way to a page or a file.
 pub struct TextSink {
-    hub: Arc<Hub>,
+    publish: Publish,
     pending: Mutex<Pending>,
     /// The turn the run is in (the newest `turn_start`).
     turn: AtomicU32,
@@ -32,8 +31,8 @@ pub struct TextSink {
 impl TextSink {
     /// A sink publishing to `hub`, with a thread that publishes text left waiting (a stream
     /// that paused) once [`BATCH`] has passed; it ends with the sink.
-    pub fn start(hub: Arc<Hub>) -> Arc<TextSink> {
-        let sink = Arc::new(TextSink::new(hub));
+    pub fn start(publish: Publish) -> Arc<TextSink> {
+        let sink = Arc::new(TextSink::new(publish));
         let weak = Arc::downgrade(&sink);
         std::thread::spawn(move || loop {
             std::thread::sleep(BATCH);
@@ -45,9 +44,9 @@ impl TextSink {
         sink
     }
 
-    fn new(hub: Arc<Hub>) -> TextSink {
+    fn new(publish: Publish) -> TextSink {
         TextSink {
-            hub,
+            publish,
             pending: Mutex::new(Pending {
                 agent: String::new(),
                 text: String::new(),
@@ -102,14 +101,7 @@ impl TextSink {
             return;
         }
         let text = std::mem::take(&mut pending.text);
-        let message = json!({
-            "ts": crate::events::timestamp(),
-            "turn": self.turn.load(Ordering::Relaxed),
-            "agent": pending.agent,
-            "event_type": "ui_text",
-            "text": text,
-        });
-        self.hub.publish(message.to_string());
+        (self.publish)(self.turn.load(Ordering::Relaxed), &pending.agent, text);
     }
 }
 
@@ -119,9 +111,13 @@ mod tests {
 
     #[test]
     fn deltas_are_batched_and_flushed_whole() {
-        let hub = Arc::new(Hub::default());
-        let sink = TextSink::new(Arc::clone(&hub));
+        let published = Arc::new(Mutex::new(Vec::new()));
+        let into = Arc::clone(&published);
         // (no flushing thread here: the test decides when time passes)
+        let sink = TextSink::new(Box::new(move |turn, agent, text| {
+            assert_eq!((turn, agent), (2, "Dev"));
+            into.lock().unwrap().push(text);
+        }));
         sink.at_turn(2);
         sink.text("Dev", "Hel");
         sink.text("Dev", "lo");
@@ -129,18 +125,7 @@ mod tests {
         sink.text("Dev", ", world");
         sink.text("Dev", "!");
         sink.flush();
-        let (messages, _) = hub.subscribe(0);
-        let texts: Vec<String> = messages
-            .iter()
-            .map(|(_, text)| {
-                let value: serde_json::Value = serde_json::from_str(text).unwrap();
-                assert_eq!(
-                    (value["turn"].as_u64(), value["agent"].as_str()),
-                    (Some(2), Some("Dev"))
-                );
-                value["text"].as_str().unwrap().to_string()
-            })
-            .collect();
+        let texts = published.lock().unwrap().clone();
         assert_eq!(texts.concat(), "Hello, world!");
         assert!(texts.len() >= 2 && texts.len() <= 3, "{texts:?}");
     }
