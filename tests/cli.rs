@@ -453,6 +453,49 @@ fn no_replan_drops_the_replan_transitions_and_resumes_with_them_dropped() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `--context-file` of an office document attaches its text: an XLSX workbook written here
+/// with rust_xlsxwriter comes in as its sheets' tables; a damaged one is refused naming it.
+#[test]
+fn a_context_file_document_is_attached_as_its_text() {
+    let dir = upstream_project("context-documents");
+    let mut workbook = rust_xlsxwriter::Workbook::new();
+    let sheet = workbook.add_worksheet();
+    sheet.set_name("Stock").expect("a name");
+    sheet.write_string(0, 0, "Item").expect("a cell");
+    sheet.write_string(0, 1, "Count").expect("a cell");
+    sheet.write_string(1, 0, "bolts").expect("a cell");
+    sheet.write_number(1, 1, 40.0).expect("a cell");
+    workbook.save(dir.join("stock.xlsx")).expect("saved");
+    let (code, summary) = run_in(&dir, &["run", "Count it.", "--context-file", "stock.xlsx"]);
+    assert_eq!(code, Some(0), "{summary}");
+    assert_eq!(
+        summary["task"],
+        "Count it.\n\n## Attached files\n\n### stock.xlsx\n\n## Stock\nItem | Count\nbolts | 40\n"
+    );
+    std::fs::write(dir.join("broken.docx"), "not a document").expect("written");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "run",
+            "Read it.",
+            "--context-file",
+            "broken.docx",
+            "--replay",
+            "replay.yaml",
+        ])
+        .current_dir(&dir)
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(
+            "cannot attach the context file `broken.docx`: not a readable Office document"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `fuseraft exec` of the keyword fixture with `extra` arguments in a fresh work dir: the
 /// exit code, standard error, and whether a session was written.
 fn exec_keyword(name: &str, extra: &[&str]) -> (Option<i32>, String, bool) {

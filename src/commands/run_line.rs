@@ -84,21 +84,42 @@ pub fn read(mut args: ExecArgs) -> Result<ExecArgs, String> {
     Ok(args)
 }
 
-/// A text file's content, or why it cannot be attached.
+/// A file's text, or why it cannot be attached: a PDF, DOCX, PPTX or XLSX file's extracted
+/// text (`fuseraft_vm::document`), else the file itself, which must be UTF-8 text.
 fn attached_text(path: &Path, what: &str) -> Result<String, String> {
+    use fuseraft_vm::document::{self, Format};
     let shown = path.display();
     let metadata = std::fs::metadata(path)
         .map_err(|error| format!("cannot read the {what} `{shown}`: {error}"))?;
-    if metadata.len() > MAX_ATTACHED_BYTES {
+    let format = Format::of(&path.to_string_lossy());
+    let limit = match format {
+        Some(_) => document::MAX_BYTES,
+        None => MAX_ATTACHED_BYTES,
+    };
+    if metadata.len() > limit {
         return Err(format!(
-            "the {what} `{shown}` is {} bytes; at most {MAX_ATTACHED_BYTES} are attached",
+            "the {what} `{shown}` is {} bytes; at most {limit} are attached",
             metadata.len()
         ));
     }
     let bytes = std::fs::read(path)
         .map_err(|error| format!("cannot read the {what} `{shown}`: {error}"))?;
+    if let Some(format) = format {
+        let extracted = document::extract(&bytes, format)
+            .map_err(|why| format!("cannot attach the {what} `{shown}`: {why}"))?;
+        if extracted.text.len() as u64 > MAX_ATTACHED_BYTES {
+            return Err(format!(
+                "the {what} `{shown}` holds {} bytes of text; at most {MAX_ATTACHED_BYTES} are attached",
+                extracted.text.len()
+            ));
+        }
+        return Ok(extracted.text);
+    }
     String::from_utf8(bytes).map_err(|_| {
-        format!("the {what} `{shown}` is not UTF-8 text (PDF, DOCX, PPTX and XLSX are not extracted: attach their text)")
+        format!(
+            "the {what} `{shown}` is neither UTF-8 text nor a document fuseraft reads ({})",
+            document::SUPPORTED
+        )
     })
 }
 

@@ -20,6 +20,7 @@ pub mod checkpoint;
 #[cfg(unix)]
 pub mod confine;
 pub mod context_block;
+pub mod document;
 pub mod driver;
 pub mod effect;
 pub mod event;

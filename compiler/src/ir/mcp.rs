@@ -169,7 +169,6 @@ pub const UPSTREAM_PLUGINS: &[&str] = &[
     "CodeExecution",
     "Compaction",
     "Decision",
-    "Document",
     "Git",
     "Graph",
     "Http",

@@ -28,6 +28,8 @@ pub enum Plugin {
     Http,
     // SubAgent (issue 15).
     SubAgent,
+    /// Text out of PDF, DOCX, PPTX and XLSX files.
+    Document,
 }
 
 impl Plugin {
@@ -50,6 +52,7 @@ impl Plugin {
         Plugin::Http,
         // SubAgent (issue 15).
         Plugin::SubAgent,
+        Plugin::Document,
     ];
 
     /// The spelling used in configs and the IR.
@@ -73,6 +76,7 @@ impl Plugin {
             Plugin::Http => "Http",
             // SubAgent (issue 15).
             Plugin::SubAgent => "SubAgent",
+            Plugin::Document => "Document",
         }
     }
 
@@ -253,6 +257,11 @@ pub enum Tool {
     // SubAgent (issue 15): upstream's names.
     SubAgentExplore,
     SubAgentLocate,
+    // Document: upstream's names.
+    DocumentExtractText,
+    DocumentGetInfo,
+    DocumentListSheets,
+    DocumentGetSheet,
 }
 
 impl Tool {
@@ -334,6 +343,11 @@ impl Tool {
         // SubAgent (issue 15).
         Tool::SubAgentExplore,
         Tool::SubAgentLocate,
+        // Document.
+        Tool::DocumentExtractText,
+        Tool::DocumentGetInfo,
+        Tool::DocumentListSheets,
+        Tool::DocumentGetSheet,
     ];
 
     /// The function name offered to models.
@@ -415,6 +429,11 @@ impl Tool {
             // SubAgent (issue 15).
             Tool::SubAgentExplore => "sub_agent_explore",
             Tool::SubAgentLocate => "sub_agent_locate",
+            // Document.
+            Tool::DocumentExtractText => "document_extract_text",
+            Tool::DocumentGetInfo => "document_get_info",
+            Tool::DocumentListSheets => "document_list_sheets",
+            Tool::DocumentGetSheet => "document_get_sheet",
         }
     }
 
@@ -493,6 +512,10 @@ impl Tool {
             | Tool::HttpDelete => Plugin::Http,
             // SubAgent (issue 15).
             Tool::SubAgentExplore | Tool::SubAgentLocate => Plugin::SubAgent,
+            Tool::DocumentExtractText
+            | Tool::DocumentGetInfo
+            | Tool::DocumentListSheets
+            | Tool::DocumentGetSheet => Plugin::Document,
         }
     }
 
@@ -570,6 +593,11 @@ impl Tool {
             // SubAgent (issue 15): upstream's map lists none (always offered); a sub-agent
             // only reads, so `read` grants both and `Capabilities` can narrow it.
             Tool::SubAgentExplore | Tool::SubAgentLocate => Capability::Read,
+            // Document: every tool only reads.
+            Tool::DocumentExtractText
+            | Tool::DocumentGetInfo
+            | Tool::DocumentListSheets
+            | Tool::DocumentGetSheet => Capability::Read,
         }
     }
 

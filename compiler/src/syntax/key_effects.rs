@@ -415,10 +415,6 @@ pub const OUT_OF_SCOPE_PLUGINS: &[(&str, &str)] = &[
         "CodeExecution",
         "running model-written code in an interpreter is out of fuseraft's scope; use `Shell` under `Security.Sandbox`",
     ),
-    (
-        "Document",
-        "reading office documents is out of fuseraft's scope; convert them to text first",
-    ),
 ];
 
 #[cfg(test)]

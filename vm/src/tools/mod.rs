@@ -18,6 +18,7 @@
 //! environment).
 
 mod args;
+mod document;
 mod fs;
 mod fs_extra;
 mod fs_move;
@@ -255,6 +256,10 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::JsonToText
         | Tool::JsonValidate
         | Tool::JsonMerge => json::run(tool, &args, ctx),
+        Tool::DocumentExtractText
+        | Tool::DocumentGetInfo
+        | Tool::DocumentListSheets
+        | Tool::DocumentGetSheet => document::run(tool, &args, ctx),
         // Http (issue 15).
         Tool::HttpGet
         | Tool::HttpHead
@@ -535,6 +540,10 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::JsonToText
         | Tool::JsonValidate
         | Tool::JsonMerge => json::schema(tool),
+        Tool::DocumentExtractText
+        | Tool::DocumentGetInfo
+        | Tool::DocumentListSheets
+        | Tool::DocumentGetSheet => document::schema(tool),
         // Http (issue 15).
         Tool::HttpGet
         | Tool::HttpHead
