@@ -354,7 +354,8 @@ async fn past_sessions_are_browsed_in_the_browser() {
 
 /// `fuseraft ui` shows a session as the live view showed its run: routes as routes (not the
 /// orchestrator's internal markers), a run that left through `end` at `end`, a cancelled
-/// run in amber rather than green, and it opens on the newest session, never on a blank box.
+/// run in amber rather than green, and it opens on the newest session, never on a blank box;
+/// a turn's "re-run from here" makes a new session that shares the turns up to it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_browser_shows_routes_the_end_and_a_cancel_as_they_were() {
     let _one = ONE_BROWSER.lock().await;
@@ -472,5 +473,48 @@ async fn the_session_browser_shows_routes_the_end_and_a_cancel_as_they_were() {
         })
     );
     browser.save_screenshot("web-view-sessions-ended.png").await;
+
+    // "Re-run from here" on the second turn: a new session that shares its first two turns,
+    // listed, with the command that runs it on; nothing is run.
+    browser
+        .click("#turns li.card[data-turn='1'] button.rewind")
+        .await;
+    let said = browser
+        .wait_for(
+            "the new session",
+            "const n = document.querySelector('#run-notes .note.rewound'); \
+             return n && [n.dataset.session, n.textContent]",
+        )
+        .await;
+    let fork = said[0].as_str().unwrap().to_string();
+    let text = said[1].as_str().unwrap();
+    assert!(
+        text.starts_with(&format!(
+            "new session {fork} shares turns 1–2 of {completed}; run it on with: fuseraft exec "
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("--resume {fork} --work-dir ")),
+        "{text}"
+    );
+    browser
+        .save_screenshot("web-view-sessions-rewound.png")
+        .await;
     browser.close().await;
+    let listed = fuseraft()
+        .args(["sessions", "list", "--all", "--work-dir"])
+        .arg(&work)
+        .env("FUSERAFT_SESSION_KEY", work.with_extension("key"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    let line = listed
+        .lines()
+        .find(|line| line.starts_with(&fork))
+        .unwrap_or("");
+    assert!(
+        line.contains("resumable") && line.ends_with(&format!("(from {completed} after turn 2)")),
+        "{listed}"
+    );
 }

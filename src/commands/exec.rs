@@ -34,6 +34,7 @@ use summary::{RunSummary, Tokens};
 
 #[path = "exec_provider.rs"]
 mod provider;
+pub(crate) use provider::shell_quoted;
 use provider::{
     cost_json, cost_text, provider_options_summary, resume_hint, timeout_flags, tokens_text,
     ProviderFlags,
@@ -41,13 +42,7 @@ use provider::{
 
 /// Eight hex digits, as upstream's session ids.
 fn session_id() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_nanos();
-    let mixed = (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
-    let mixed = mixed.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    format!("{:08x}", (mixed >> 32) as u32)
+    crate::session::new_id()
 }
 
 fn usage_error(message: &str) -> u8 {

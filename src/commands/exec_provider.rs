@@ -69,7 +69,7 @@ impl ProviderFlags {
 }
 
 /// `text` as one shell word: as is when it holds only safe characters, else single-quoted.
-pub(super) fn shell_quoted(text: &str) -> String {
+pub(crate) fn shell_quoted(text: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "_-.:/@%+=,".contains(c);
     if !text.is_empty() && text.chars().all(safe) {
         text.to_string()

@@ -116,6 +116,17 @@ pub struct Chain {
     pub carry: Vec<u8>,
 }
 
+/// A new session id: eight hex digits from the time and the process id, mixed.
+pub fn new_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    let mixed = (nanos as u64) ^ (u64::from(std::process::id()) << 32) ^ 0x9e37_79b9_7f4a_7c15;
+    let mixed = mixed.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    format!("{:08x}", (mixed >> 32) as u32)
+}
+
 /// Session ids are eight lowercase hex digits; anything else never becomes a path.
 pub fn valid_id(id: &str) -> bool {
     id.len() == 8

@@ -7,7 +7,7 @@
 //! `/graph` (the IR's JSON view, or `null`),
 //! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`,
 //! `POST /pause?id=N&action=continue|message|quit` (a message's text as the body);
-//! for the session browser `/sessions` and `/session?id=ID`.
+//! for the session browser `/sessions`, `/session?id=ID` and `POST /rewind?id=ID&turn=N`.
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener};
@@ -114,6 +114,7 @@ pub async fn serve(listener: TcpListener, app: App) -> std::io::Result<()> {
         .route("/pause", post(pause))
         .route("/sessions", get(sessions))
         .route("/session", get(session))
+        .route("/rewind", post(rewind))
         .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
         .with_state(app);
     axum::serve(listener, router).await
@@ -355,6 +356,28 @@ async fn session(State(app): State<Arc<App>>, uri: Uri) -> Response {
     match shown {
         Ok(Ok(value)) => json(&value),
         Ok(Err(message)) => (StatusCode::NOT_FOUND, message).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// `POST /rewind?id=ID&turn=N`: a new session from session `ID` as it stood after turn `N`
+/// (`exec --from-turn`), nothing run; answers `{id, command}`, the command that runs it on.
+async fn rewind(State(app): State<Arc<App>>, uri: Uri) -> Response {
+    let Mode::Sessions { work_dir } = &app.mode else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let (Some(id), Some(Ok(turn))) = (
+        query(&uri, "id").map(str::to_string),
+        query(&uri, "turn").map(str::parse::<u64>),
+    ) else {
+        return (StatusCode::BAD_REQUEST, "give `id` and a whole `turn`\n").into_response();
+    };
+    let work_dir = work_dir.clone();
+    let made =
+        tokio::task::spawn_blocking(move || super::sessions::rewind(&work_dir, &id, turn)).await;
+    match made {
+        Ok(Ok(value)) => json(&value),
+        Ok(Err(message)) => (StatusCode::CONFLICT, message).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
 }

@@ -1,6 +1,7 @@
 //! The session browser's data: the sessions of a work dir, and one session's turns read
 //! back from its log (read-only, through `crate::session`'s readers), with the graph of the
-//! program it ran (its `<id>.config.fir`) when that parses.
+//! program it ran (its `<id>.config.fir`) when that parses; and a rewind, which makes a new
+//! session from one (`crate::session::fork`) and runs nothing.
 
 use std::path::Path;
 
@@ -55,5 +56,35 @@ pub fn show(work_dir: &Path, id: &str) -> Result<Json, String> {
         "machine": state.get("Machine").cloned().unwrap_or(Json::Null),
         "messages": state.get("Messages").cloned().unwrap_or(Json::Null),
         "graph": graph,
+    }))
+}
+
+/// A new session from session `id` as it stood after `turn` (nothing run): `{id, from,
+/// turn, command}`, `command` being what runs it on.
+pub fn rewind(work_dir: &Path, id: &str, turn: u64) -> Result<Json, String> {
+    if !session::valid_id(id) {
+        return Err(session::invalid_id(id));
+    }
+    let key = Key::load_or_create()?;
+    let new = session::new_id();
+    session::fork::fork(work_dir, id, turn, &new, &key)?;
+    let trust = Trust {
+        key: Ok(&key),
+        allow_unverified: false,
+    };
+    let config = session::load(work_dir, &new, &trust)?
+        .state
+        .get("ConfigPath")
+        .and_then(Json::as_str)
+        .unwrap_or("CONFIG")
+        .to_string();
+    let quoted = |text: &str| crate::commands::exec::shell_quoted(text);
+    Ok(json!({
+        "id": new, "from": id, "turn": turn,
+        "command": format!(
+            "fuseraft exec {} --resume {new} --work-dir {}",
+            quoted(&config),
+            quoted(&work_dir.display().to_string())
+        ),
     }))
 }

@@ -746,6 +746,16 @@
       usage: { input: (m.Usage || {}).InputTokens, output: (m.Usage || {}).OutputTokens },
       tool_calls: (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })),
     })));
+    // Each turn of an authenticated session can be the start of a new one.
+    if (!s.unverified) {
+      for (const [turn, c] of cards) {
+        if (!c.li.dataset.agent) continue;
+        const button = el("button", "rewind", "re-run from here");
+        button.title = `a new session that shares turns 1–${turn + 1} and runs on from there`;
+        button.addEventListener("click", () => rewindFrom(s.id, turn + 1, button));
+        c.head.append(button);
+      }
+    }
     const machine = s.machine || {};
     const ended = machine.Outcome;
     const state = machine.State || at;
@@ -764,6 +774,27 @@
     outcome(`${status} after ${machine.Turn ?? 0} turn(s)` + (ended || s.cancelled ? "" : " · not finished") + (machine.Reason ? ` · ${machine.Reason}` : "")
       + (ended === "completed" ? "" : ` · resumable with --resume ${s.id}`), status);
     body.dataset.shown = id;
+  }
+
+  // `POST /rewind`: a new session from `id` after `turn`, listed, with the command that
+  // runs it on (the page runs nothing).
+  async function rewindFrom(id, turn, button) {
+    button.disabled = true;
+    const r = await fetch(url("rewind", { id, turn }), { method: "POST" });
+    const made = r.ok ? await r.json() : await r.text();
+    if (!r.ok) {
+      $("run-notes").append(el("li", "note fail", `re-run from turn ${turn}: ${made}`));
+      button.disabled = false;
+      return;
+    }
+    const said = el("li", "note rewound", `new session ${made.id} shares turns 1–${turn} of ${id}; run it on with: ${made.command}`);
+    said.dataset.session = made.id;
+    $("run-notes").append(said);
+    const li = el("li");
+    li.dataset.id = made.id;
+    li.append(el("div", "id", made.id), el("div", "meta", `from ${id} after turn ${turn} · resumable`));
+    li.addEventListener("click", () => show(made.id, li));
+    $("session-list").prepend(li);
   }
 
   (mode === "sessions" ? browse() : live()).catch((e) => setStatus("error: " + e.message, "failed"));
