@@ -112,6 +112,34 @@ fn audited(approvals: Approvals, audit: Option<crate::audit::Shared>) -> Approva
     }
 }
 
+/// The characters of memories an agent's instructions carry, at most.
+const MEMORY_BUDGET: usize = 2000;
+
+/// Each agent that keeps memories (the `Memory` plugin) starts with the ones most relevant
+/// to `task` after its instructions, within [`MEMORY_BUDGET`] (after the session's digest:
+/// what it remembers is not its config).
+fn remember(program: &mut Program, root: &Path, task: &str) {
+    for agent in &mut program.agents {
+        if !agent
+            .tools
+            .iter()
+            .any(|tool| tool.eq_ignore_ascii_case("Memory"))
+        {
+            continue;
+        }
+        match fuseraft_vm::memory::block(root, &agent.name, task, MEMORY_BUDGET) {
+            Ok(Some(block)) => agent.instructions.push_str(&format!(
+                "\n\n## Your memories\nFrom earlier sessions, most relevant first; `memory_search` finds more, `memory_get` reads one whole.\n{block}"
+            )),
+            Ok(None) => {}
+            Err(message) => eprintln!(
+                "warning: agent `{}`'s memories cannot be read ({message}); it runs without them",
+                neutralise(&agent.name)
+            ),
+        }
+    }
+}
+
 /// `--resume FROM --from-turn N`: forks session `FROM` after turn `turn` into a new session
 /// (`crate::session::fork`), then resumes that one with the config as it is now.
 fn rewind(args: &ExecArgs, from: &str, turn: u64, style: Style) -> u8 {
@@ -356,8 +384,9 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         }
     };
     // A sandbox that does not exist is an error before the first turn, not a wider sandbox.
-    if let Err(message) = driver::sandbox_root(&program, &work_dir) {
-        return usage_error(&format!("{message} (in `{}`)", args.input.display()));
+    match driver::sandbox_root(&program, &work_dir) {
+        Ok(root) => remember(&mut program, &root, &task),
+        Err(message) => return usage_error(&format!("{message} (in `{}`)", args.input.display())),
     }
     // Before the first turn: no server the user did not trust starts, no variable they did
     // not allow expands.

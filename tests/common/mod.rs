@@ -11,7 +11,7 @@ use fuseraft_compiler::FileReader;
 
 /// Answers one HTTP request per reply body, in order, with `200` and the body as JSON
 /// (`"STATUS CODE"` bodies starting with `!` answer with that status instead, e.g.
-/// `"!400 {...}"`); returns the request heads it saw.
+/// `"!400 {...}"`); returns the requests it saw: each one's head, a blank line and its body.
 pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHandle<Vec<String>> {
     std::thread::spawn(move || {
         let mut headers_seen = Vec::new();
@@ -34,7 +34,7 @@ pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHa
             }
             let mut request = vec![0; length];
             let _ = reader.read_exact(&mut request);
-            headers_seen.push(head);
+            headers_seen.push(format!("{head}\r\n{}", String::from_utf8_lossy(&request)));
             let mut stream = stream;
             let (status, body) = match body.strip_prefix('!') {
                 Some(rest) => rest

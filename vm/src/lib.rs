@@ -28,6 +28,7 @@ pub mod history;
 mod json_string;
 pub mod machine;
 pub mod mcp;
+pub mod memory;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;

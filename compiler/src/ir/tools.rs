@@ -30,6 +30,8 @@ pub enum Plugin {
     SubAgent,
     /// Text out of PDF, DOCX, PPTX and XLSX files.
     Document,
+    /// Memories kept across sessions, per agent and project.
+    Memory,
 }
 
 impl Plugin {
@@ -53,6 +55,7 @@ impl Plugin {
         // SubAgent (issue 15).
         Plugin::SubAgent,
         Plugin::Document,
+        Plugin::Memory,
     ];
 
     /// The spelling used in configs and the IR.
@@ -77,6 +80,7 @@ impl Plugin {
             // SubAgent (issue 15).
             Plugin::SubAgent => "SubAgent",
             Plugin::Document => "Document",
+            Plugin::Memory => "Memory",
         }
     }
 
@@ -262,6 +266,10 @@ pub enum Tool {
     DocumentGetInfo,
     DocumentListSheets,
     DocumentGetSheet,
+    // Memory.
+    MemoryAppend,
+    MemorySearch,
+    MemoryGet,
 }
 
 impl Tool {
@@ -348,6 +356,10 @@ impl Tool {
         Tool::DocumentGetInfo,
         Tool::DocumentListSheets,
         Tool::DocumentGetSheet,
+        // Memory.
+        Tool::MemoryAppend,
+        Tool::MemorySearch,
+        Tool::MemoryGet,
     ];
 
     /// The function name offered to models.
@@ -434,6 +446,10 @@ impl Tool {
             Tool::DocumentGetInfo => "document_get_info",
             Tool::DocumentListSheets => "document_list_sheets",
             Tool::DocumentGetSheet => "document_get_sheet",
+            // Memory.
+            Tool::MemoryAppend => "memory_append",
+            Tool::MemorySearch => "memory_search",
+            Tool::MemoryGet => "memory_get",
         }
     }
 
@@ -516,6 +532,7 @@ impl Tool {
             | Tool::DocumentGetInfo
             | Tool::DocumentListSheets
             | Tool::DocumentGetSheet => Plugin::Document,
+            Tool::MemoryAppend | Tool::MemorySearch | Tool::MemoryGet => Plugin::Memory,
         }
     }
 
@@ -598,6 +615,8 @@ impl Tool {
             | Tool::DocumentGetInfo
             | Tool::DocumentListSheets
             | Tool::DocumentGetSheet => Capability::Read,
+            Tool::MemoryAppend => Capability::Write,
+            Tool::MemorySearch | Tool::MemoryGet => Capability::Read,
         }
     }
 

@@ -100,11 +100,7 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
                 .as_ref()
                 .map(|text| text.value.clone())
                 .unwrap_or_default(),
-            tools: decl
-                .plugins
-                .iter()
-                .map(|plugin| plugin.value.clone())
-                .collect(),
+            tools: with_memory(config, decl),
             tool_choice,
             capabilities,
             context: Context {
@@ -131,6 +127,28 @@ pub(super) fn lower_agents(config: &Config, builder: &mut Builder<'_>) {
             super::sub_agent::warn_if_toolless(decl, &agent, builder);
         }
     }
+}
+
+/// The agent's `Plugins`, with `Memory` added when it keeps memories: `EnableMemory: true`,
+/// or upstream's `Memory: { Provider: local }` for every agent that does not say
+/// `EnableMemory: false`.
+fn with_memory(config: &Config, decl: &crate::syntax::fuseraft::AgentDecl) -> Vec<String> {
+    let mut plugins: Vec<String> = decl
+        .plugins
+        .iter()
+        .map(|plugin| plugin.value.clone())
+        .collect();
+    let local = config.settings.iter().any(|(key, value)| {
+        key == "Memory.Provider" && value.value.trim().eq_ignore_ascii_case("local")
+    });
+    let keeps = decl.enable_memory.as_ref().map_or(local, |flag| flag.value);
+    let listed = plugins
+        .iter()
+        .any(|plugin| plugin.eq_ignore_ascii_case("Memory"));
+    if keeps && !listed {
+        plugins.push("Memory".to_string());
+    }
+    plugins
 }
 
 /// Context sources (`Context` of an agent when `of_agent`, else a `HandoffContext`). A

@@ -206,6 +206,7 @@ pub(crate) const SETTING_SECTIONS: &[(&str, &[&str])] = &[
     ("Chatroom", &["Path"]),
     ("Checkpoint", &["Mode", "Path"]),
     ("Telemetry", &["OtlpEndpoint"]),
+    ("Memory", &["Provider"]),
     ("Output", &["Json"]),
     (
         "Verifier",
@@ -336,6 +337,8 @@ pub struct AgentDecl {
     pub function_choice: Option<Spanned<String>>,
     pub isolation: Option<Spanned<String>>,
     pub text_only: Option<Spanned<bool>>,
+    /// `EnableMemory`: the agent keeps memories across sessions (`Memory`).
+    pub enable_memory: Option<Spanned<bool>>,
     pub exclude_agents: Vec<Spanned<String>>,
     pub max_tail: Option<Spanned<u64>>,
     pub max_turn_age: Option<Spanned<u64>>,
@@ -684,6 +687,7 @@ fn read_agent(node: &Node, diags: &mut Vec<Diagnostic>) -> AgentDecl {
             .map(|model| read_model(model, diags)),
         sub_agent_plugins: fields.strings("SubAgentPlugins", diags),
         sub_agent_max_tool_calls: fields.uint("SubAgentMaxToolCalls", diags),
+        enable_memory: fields.bool("EnableMemory", diags),
         ..AgentDecl::default()
     };
     if let Some(window) = fields.section("ContextWindow", CONTEXT_WINDOW_KEYS, diags) {

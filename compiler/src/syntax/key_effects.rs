@@ -83,7 +83,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Orchestration", "Brownfield", Inert(BROWNFIELD)),
     ("Orchestration", "TestSelector", Acts),
     ("Orchestration", "SkillCuration", Inert("fuseraft does not implement skill curation yet")),
-    ("Orchestration", "Memory", Inert("fuseraft does not implement long-term memory yet")),
+    ("Orchestration", "Memory", Acts),
     ("Orchestration", "Output", Inert("fuseraft's output format is chosen on the command line (`--json`)")),
     ("Orchestration", "RoutingInstructions", Acts),
     // An agent.
@@ -110,7 +110,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Agent", "Requires", Inert("fuseraft does not implement artifact declarations yet")),
     ("Agent", "RemoteAgent", Inert("fuseraft does not implement remote agents yet")),
     ("Agent", "AgentFile", Acts),
-    ("Agent", "EnableMemory", Inert("fuseraft does not implement long-term memory yet")),
+    ("Agent", "EnableMemory", Acts),
     // A model (`Models` entries, an agent's or a manager's `Model`).
     ("Model", "ModelId", Acts),
     ("Model", "Endpoint", Acts),
@@ -193,6 +193,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Checkpoint", "Mode", Inert(CHECKPOINT)),
     ("Checkpoint", "Path", Inert(CHECKPOINT)),
     ("Telemetry", "OtlpEndpoint", Inert("fuseraft does not implement OpenTelemetry export yet")),
+    ("Memory", "Provider", Acts),
     ("Output", "Json", Inert("fuseraft's output format is chosen on the command line (`--json`)")),
     ("Verifier", "AgentName", Acts),
     ("Verifier", "EveryNTurns", Acts),

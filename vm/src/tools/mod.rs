@@ -31,6 +31,7 @@ mod http_response;
 mod http_schemas;
 mod jobs;
 mod json;
+mod memory;
 pub mod notes;
 pub mod permissions;
 mod process;
@@ -260,6 +261,9 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::DocumentGetInfo
         | Tool::DocumentListSheets
         | Tool::DocumentGetSheet => document::run(tool, &args, ctx),
+        Tool::MemoryAppend | Tool::MemorySearch | Tool::MemoryGet => {
+            memory::run(tool, &args, ctx)
+        }
         // Http (issue 15).
         Tool::HttpGet
         | Tool::HttpHead
@@ -544,6 +548,7 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::DocumentGetInfo
         | Tool::DocumentListSheets
         | Tool::DocumentGetSheet => document::schema(tool),
+        Tool::MemoryAppend | Tool::MemorySearch | Tool::MemoryGet => memory::schema(tool),
         // Http (issue 15).
         Tool::HttpGet
         | Tool::HttpHead

@@ -2,7 +2,7 @@
 //!
 //! ## What it does
 //! Finds keys that fuseraft reads for compatibility with upstream fuseraft-cli but that have
-//! no effect at run time (`Compaction.SummaryTemplate`, `Memory`, `Verifier`, an agent's `TrustScore` or
+//! no effect at run time (`Compaction.SummaryTemplate`, `Saga`, an agent's `TrustScore` or
 //! `KnowledgeWeight`, `Security.ShellPolicy`, ...), each with the reason; and plugins of
 //! upstream that fuseraft does not run (listed in `Plugins`, they offer no tool). Every key
 //! fuseraft accepts is classified in one registry (`compiler/src/syntax/key_effects.rs`):
@@ -15,8 +15,8 @@
 //! not read are `FR005`.
 //!
 //! ## Why is this bad?
-//! The author believes the config summarises its history with its own template, caps its concurrency or keeps a
-//! memory. The run silently does none of it.
+//! The author believes the config summarises its history with its own template, caps its
+//! concurrency or weighs its agents' trust. The run silently does none of it.
 //!
 //! ## Example
 //! ```yaml
