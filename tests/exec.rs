@@ -135,7 +135,7 @@ fn keys_without_effect_are_reported_before_the_first_turn() {
     let inert = dir.join("config.yaml");
     std::fs::write(
         &inert,
-        format!("{written}  Compaction:\n    SummaryTemplate: \"Summarise.\"\n  Memory:\n    Enabled: true\n"),
+        format!("{written}  Compaction:\n    SummaryTemplate: \"Summarise.\"\n  Saga:\n    Enabled: true\n"),
     )
     .unwrap();
     let output = exec(&[
@@ -159,7 +159,7 @@ fn keys_without_effect_are_reported_before_the_first_turn() {
             "`Compaction.SummaryTemplate` has no effect",
             "custom template",
         ),
-        ("`Memory` has no effect", "long-term memory"),
+        ("`Saga` has no effect", "saga compensation"),
     ] {
         let at = stderr
             .find(key)
