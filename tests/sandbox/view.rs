@@ -98,6 +98,13 @@ fn the_temp_dirs_are_the_runs_own_so_planted_files_and_sockets_are_invisible() {
             (&shared, None),
         ],
     );
+    // A killed run of an earlier test with the same process id left its temp dir: only a
+    // dir that appears during this run counts.
+    let before: std::collections::HashSet<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
     let child = exec_command(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -129,6 +136,7 @@ fn the_temp_dirs_are_the_runs_own_so_planted_files_and_sockets_are_invisible() {
         .filter(|entry| {
             let name = entry.file_name().to_string_lossy().to_string();
             name.starts_with(&format!("fuseraft-run-{fuseraft}-"))
+                && !before.contains(&entry.file_name())
         })
         .collect();
     assert!(left.is_empty(), "the run's temp dir outlived it: {left:?}");
