@@ -11,6 +11,7 @@ pub mod replay_file;
 pub mod report;
 pub mod scenario;
 pub mod session;
+pub mod telemetry;
 pub mod terminal;
 pub mod ui;
 

@@ -109,6 +109,8 @@ struct Prepared<'a> {
     ui: Option<crate::ui::Live>,
     /// `--hitl`: asked after every turn.
     pause: Option<Box<driver::PauseFn>>,
+    /// `--otlp` and the like: the run's trace.
+    telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -293,6 +295,27 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         },
         None => EventsFile::none(),
     };
+    // `--otlp`, the config's `Telemetry` keys, the OTLP variables: the run's trace.
+    let telemetry =
+        match crate::telemetry::settings(args.otlp.as_deref(), &program.settings, &|name| {
+            std::env::var(name).ok()
+        }) {
+            Ok(None) => None,
+            Ok(Some(settings)) => {
+                let info = crate::telemetry::RunInfo {
+                    session: &session,
+                    program: &program,
+                    model_flag: provider.model.as_deref(),
+                    replay: args.replay.is_some(),
+                    resumed: args.resume.is_some(),
+                };
+                match crate::telemetry::Telemetry::start(&settings, &info) {
+                    Ok(telemetry) => Some(telemetry),
+                    Err(message) => return usage_error(&message),
+                }
+            }
+            Err(message) => return usage_error(&message),
+        };
     let states: Vec<String> = program
         .states
         .iter()
@@ -378,6 +401,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         provider: provider.clone(),
         ui,
         pause,
+        telemetry,
     };
     match &args.replay {
         Some(path) => {
@@ -449,6 +473,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         provider,
         ui,
         pause,
+        mut telemetry,
     } = prepared;
     let session = options.session_id.clone();
     let task = options.task.clone();
@@ -477,6 +502,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         terminal.event(event, run);
         if let Some(ui) = &ui {
             ui.event(event, run, &session);
+        }
+        if let Some(telemetry) = telemetry.as_mut() {
+            telemetry.event(event, &run.history);
         }
     };
     let started_at = saved
@@ -534,6 +562,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     });
     terminal.flush();
+    // The trace's last spans go while the run reports (a cancel's end comes below).
+    if result.is_ok() {
+        finish_telemetry(telemetry.take());
+    }
     if let Some(ui) = &ui {
         ui.finish();
         // The page goes with the process: say where the finished run can be seen again.
@@ -589,6 +621,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
                 },
             );
             events.write(&end, &session);
+            if let Some(mut telemetry) = telemetry.take() {
+                telemetry.event(&end, &[]);
+                finish_telemetry(Some(telemetry));
+            }
             let done = Done {
                 turns,
                 usage,
@@ -723,6 +759,16 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{}", json_line(&finished.json()));
     }
     code
+}
+
+/// Sends the trace's last spans, waiting a short deadline at most, and says once what did
+/// not reach the collector.
+fn finish_telemetry(telemetry: Option<crate::telemetry::Telemetry>) {
+    if let Some(report) =
+        telemetry.and_then(|telemetry| telemetry.finish(crate::telemetry::export::FLUSH_DEADLINE))
+    {
+        eprintln!("{report}");
+    }
 }
 
 /// What a cancelled run is known to have done.
