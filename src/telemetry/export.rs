@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry_otlp::{Protocol, WithExportConfig};
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -40,9 +40,15 @@ enum Item {
     Flush(SyncSender<()>),
 }
 
+/// A request in flight longer than this when the run ends means the collector is not
+/// answering: the end of the run does not wait for it at all.
+const STALLED: Duration = Duration::from_secs(1);
+
 /// Counts shared by the run, the queue and the thread.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Counts {
+    /// When the export started: `busy_since` counts from it.
+    epoch: Instant,
     ended: AtomicU64,
     dropped: AtomicU64,
     exported: AtomicU64,
@@ -53,9 +59,40 @@ struct Counts {
     metrics_error: Mutex<Option<String>>,
     /// A request is under way (the thread is waiting for the collector).
     busy: AtomicBool,
+    /// When the request under way started, in milliseconds from `epoch`.
+    busy_since: AtomicU64,
 }
 
 impl Counts {
+    fn new() -> Counts {
+        Counts {
+            epoch: Instant::now(),
+            ended: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            exported: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            error: Mutex::new(None),
+            metrics_error: Mutex::new(None),
+            busy: AtomicBool::new(false),
+            busy_since: AtomicU64::new(0),
+        }
+    }
+
+    /// Marks a request under way (or done).
+    fn busy(&self, busy: bool) {
+        if busy {
+            let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.busy_since.store(now, Ordering::Relaxed);
+        }
+        self.busy.store(busy, Ordering::Relaxed);
+    }
+
+    /// A request has been waiting for the collector longer than [`STALLED`].
+    fn stalled(&self) -> bool {
+        let since = Duration::from_millis(self.busy_since.load(Ordering::Relaxed));
+        self.busy.load(Ordering::Relaxed) && self.epoch.elapsed().saturating_sub(since) > STALLED
+    }
+
     fn fail(&self, spans: u64, error: String) {
         self.failed.fetch_add(spans, Ordering::Relaxed);
         if let Ok(mut first) = self.error.lock() {
@@ -123,7 +160,7 @@ pub fn start(endpoints: &Endpoints, resource: &Resource) -> Result<(Queue, Expor
         .build()
         .map_err(|error| format!("cannot set up the OTLP metrics exporter: {error}"))?;
     let (sender, receiver) = sync_channel(QUEUE);
-    let counts = Arc::new(Counts::default());
+    let counts = Arc::new(Counts::new());
     let thread_counts = Arc::clone(&counts);
     std::thread::Builder::new()
         .name("otlp-export".to_string())
@@ -163,11 +200,11 @@ fn export_loop(
             match item {
                 Item::Span(span) => batch.push(*span),
                 Item::Metrics(data) => {
-                    counts.busy.store(true, Ordering::Relaxed);
+                    counts.busy(true);
                     if let Err(error) = runtime.block_on(metrics.export(&data)) {
                         metrics_failed(counts, &error.to_string());
                     }
-                    counts.busy.store(false, Ordering::Relaxed);
+                    counts.busy(false);
                 }
                 Item::Flush(done) => flushes.push(done),
             }
@@ -177,14 +214,14 @@ fn export_loop(
         }
         if !batch.is_empty() {
             let size = batch.len() as u64;
-            counts.busy.store(true, Ordering::Relaxed);
+            counts.busy(true);
             match runtime.block_on(spans.export(batch)) {
                 Ok(()) => {
                     counts.exported.fetch_add(size, Ordering::Relaxed);
                 }
                 Err(error) => counts.fail(size, error.to_string()),
             }
-            counts.busy.store(false, Ordering::Relaxed);
+            counts.busy(false);
         }
         for done in flushes {
             let _ = done.try_send(());
@@ -213,9 +250,15 @@ impl Exporter {
         }
     }
 
-    /// Waits at most [`FLUSH_DEADLINE`] for the queue to drain, and returns the one line
-    /// to print when some spans did not reach the collector.
+    /// Waits at most `deadline` for the queue to drain (not at all when the collector has
+    /// left a request unanswered for over a second), and returns the one line to print
+    /// when some spans did not reach the collector.
     pub fn finish(self, deadline: Duration) -> Option<String> {
+        let deadline = if self.counts.stalled() {
+            Duration::ZERO
+        } else {
+            deadline
+        };
         let (done, wait) = sync_channel(1);
         let flushed = match self.sender.try_send(Item::Flush(done)) {
             Ok(()) => !matches!(
@@ -257,15 +300,12 @@ impl Exporter {
             why.push(format!("{failed} failed"));
         }
         if !flushed && unsent > 0 {
-            let waiting = if counts.busy.load(Ordering::Relaxed) {
-                " (the collector had not answered)"
+            let waiting = if counts.stalled() {
+                " (the collector had not answered for over a second)".to_string()
             } else {
-                ""
+                format!(" ({} ms were given)", deadline.as_millis())
             };
-            why.push(format!(
-                "{unsent} still queued when the run ended and waited {} ms{waiting}",
-                deadline.as_millis()
-            ));
+            why.push(format!("{unsent} still queued when the run ended{waiting}"));
         }
         if !why.is_empty() {
             let _ = write!(line, " ({})", why.join("; "));
@@ -273,9 +313,7 @@ impl Exporter {
         if let Some(error) = error {
             let _ = write!(line, "; first error: {error}");
         }
-        if let Some(metrics) = metrics {
-            let _ = write!(line, "\n{metrics}");
-        }
+        // The metrics went the same way: the line above says why, once.
         Some(line)
     }
 }
