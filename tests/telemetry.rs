@@ -96,7 +96,7 @@ fn a_runs_trace_reads_back_from_phoenix_in_the_genai_shape() {
     let session = session_of(&output);
     let trace = fuseraft::telemetry::trace_id(&session).to_string();
     // 1 session, 3 turns, 3 chat calls, 3 tool calls, 3 failed validators.
-    let spans = phoenix.spans_of(&trace, 13);
+    let spans = phoenix.spans_of(&trace, 13, &|spans| named(spans, "session ").len() == 1);
     let text = Json::Array(spans.clone()).to_string();
     assert!(
         !text.contains("PERIWINKLE"),
@@ -174,7 +174,7 @@ fn a_runs_trace_reads_back_from_phoenix_in_the_genai_shape() {
         ],
     );
     assert_eq!(session_of(&resumed), session);
-    let spans = phoenix.spans_of(&trace, 14);
+    let spans = phoenix.spans_of(&trace, 14, &|spans| named(spans, "session ").len() == 2);
     let roots: Vec<&Json> = named(&spans, "session ");
     assert_eq!(roots.len(), 2, "{}", Json::Array(spans.clone()));
     let second = roots
@@ -221,7 +221,7 @@ fn the_config_keys_send_the_trace_and_opt_in_to_content() {
     );
     let session = session_of(&output);
     let trace = fuseraft::telemetry::trace_id(&session).to_string();
-    let spans = phoenix.spans_of(&trace, 3);
+    let spans = phoenix.spans_of(&trace, 3, &|spans| named(spans, "session ").len() == 1);
     let text = Json::Array(spans.clone()).to_string();
     assert!(
         text.contains("PERIWINKLE-42"),

@@ -141,8 +141,14 @@ impl Phoenix {
         })
     }
 
-    /// The spans of `trace` once at least `count` of them are in, as the API returns them.
-    pub fn spans_of(&self, trace: &str, count: usize) -> Vec<Json> {
+    /// The spans of `trace` once at least `count` of them are in and `ready` holds of
+    /// them (a run's spans arrive as they end, its root last), as the API returns them.
+    pub fn spans_of(
+        &self,
+        trace: &str,
+        count: usize,
+        ready: &dyn Fn(&[Json]) -> bool,
+    ) -> Vec<Json> {
         let started = Instant::now();
         loop {
             let spans: Vec<Json> = self
@@ -153,7 +159,7 @@ impl Phoenix {
                 .into_iter()
                 .filter(|span| span["context"]["trace_id"] == trace)
                 .collect();
-            if spans.len() >= count {
+            if spans.len() >= count && ready(&spans) {
                 return spans;
             }
             assert!(
