@@ -22,14 +22,55 @@ fn fixture(path: &str) -> PathBuf {
 
 /// Runs `exec` with `args` in `work`, returning its output.
 fn exec(work: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+    exec_with(work, args, None)
+}
+
+/// `exec` with `OTEL_EXPORTER_OTLP_ENDPOINT` set to `endpoint` (else unset).
+fn exec_with(work: &Path, args: &[&str], endpoint: Option<&str>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+    command
         .arg("exec")
         .args(args)
         .args(["--work-dir", work.to_str().expect("a UTF-8 temp dir")])
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
-        .output()
-        .expect("fuseraft runs")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
+    if let Some(endpoint) = endpoint {
+        command.env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint);
+    }
+    command.output().expect("fuseraft runs")
+}
+
+/// The spans of a replayed fixture run sent to Phoenix, once its root is in.
+fn fixture_trace(phoenix: &phoenix::Phoenix, case: &str, task: &str, approve: &str) -> Vec<Json> {
+    let work = tempfile::tempdir().expect("a temp dir");
+    let config = fixture(&format!("fixtures/run/{case}/config.yaml"));
+    let replay = fixture(&format!("fixtures/run/{case}/replay.yaml"));
+    let output = exec(
+        work.path(),
+        &[
+            config.to_str().unwrap(),
+            "--replay",
+            replay.to_str().unwrap(),
+            "--task",
+            task,
+            "--approve",
+            approve,
+            "--json",
+            "--otlp",
+            &phoenix.url(),
+        ],
+    );
+    let trace = fuseraft::telemetry::trace_id(&session_of(&output)).to_string();
+    phoenix.spans_of(&trace, 2, &|spans| named(spans, "session ").len() == 1)
+}
+
+/// The name of `span`'s parent among `spans`.
+fn parent_name<'a>(spans: &'a [Json], span: &Json) -> &'a str {
+    spans
+        .iter()
+        .find(|parent| span_id(parent) == span["parent_id"].as_str().unwrap_or("-"))
+        .and_then(|parent| parent["name"].as_str())
+        .unwrap_or("")
 }
 
 /// The `--json` summary's session id.
@@ -241,6 +282,166 @@ fn the_config_keys_send_the_trace_and_opt_in_to_content() {
     assert!(attr(chat, "gen_ai.output.messages")
         .as_str()
         .is_some_and(|messages| messages.contains("TANGERINE-7")));
+}
+
+/// A fork's branches are spans of their own under the fork's, each holding its turns; a
+/// refused approval is a span under the session; a failed validator one under its turn.
+#[test]
+fn forks_branches_approvals_and_validators_have_their_spans() {
+    let phoenix = phoenix::server();
+    let spans = fixture_trace(phoenix, "fork-merge", "Ship the parser.", "all");
+    let text = Json::Array(spans.clone()).to_string();
+    let forks = named(&spans, "fork ");
+    assert_eq!(forks.len(), 1, "{text}");
+    assert_eq!(parent_name(&spans, forks[0]), "session ForkMerge");
+    assert!(
+        forks[0]["events"].to_string().contains("fork_join"),
+        "{text}"
+    );
+    for branch in ["Security", "Style"] {
+        let span = named(&spans, &format!("branch {branch}"));
+        assert_eq!(span.len(), 1, "{text}");
+        assert!(parent_name(&spans, span[0]).starts_with("fork "), "{text}");
+        let turn = named(&spans, &format!("invoke_agent {branch}"));
+        assert_eq!(
+            parent_name(&spans, turn[0]),
+            format!("branch {branch}"),
+            "{text}"
+        );
+    }
+
+    let spans = fixture_trace(phoenix, "human-approval-refused", "Release it.", "none");
+    let text = Json::Array(spans.clone()).to_string();
+    let approvals = named(&spans, "approval ");
+    assert!(!approvals.is_empty(), "{text}");
+    for approval in &approvals {
+        assert_eq!(parent_name(&spans, approval), "session Approval", "{text}");
+        assert_eq!(
+            attr(approval, "fuseraft.approval.approved"),
+            false,
+            "{text}"
+        );
+    }
+    let validators = named(&spans, "validate ");
+    assert!(!validators.is_empty(), "{text}");
+    assert!(validators
+        .iter()
+        .all(|span| parent_name(&spans, span).starts_with("invoke_agent ")));
+}
+
+/// Each request a collector received: its path and body.
+type Received = std::sync::Arc<std::sync::Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A loopback collector that answers 200 to everything, and what it received.
+fn recording_collector() -> (String, Received) {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    let port = listener.local_addr().expect("its address").port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = std::sync::Arc::clone(&seen);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let record = std::sync::Arc::clone(&record);
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut request = String::new();
+                    if reader.read_line(&mut request).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let path = request.split(' ').nth(1).unwrap_or("").to_string();
+                    let mut length = 0;
+                    loop {
+                        let mut header = String::new();
+                        if reader.read_line(&mut header).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let header = header.trim_end().to_ascii_lowercase();
+                        if header.is_empty() {
+                            break;
+                        }
+                        if let Some(value) = header.strip_prefix("content-length:") {
+                            length = value.trim().parse().unwrap_or(0);
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).is_err() {
+                        return;
+                    }
+                    record.lock().unwrap().push((path, body));
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/x-protobuf\r\ncontent-length: 0\r\n\r\n";
+                    if reader.get_mut().write_all(answer.as_bytes()).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}"), seen)
+}
+
+/// `OTEL_EXPORTER_OTLP_ENDPOINT` sends the run when nothing else names a collector, and
+/// `--otlp` beats it; the GenAI client metrics go to `/v1/metrics` beside the spans.
+#[test]
+fn the_variable_sends_the_run_the_flag_beats_it_and_metrics_go_beside() {
+    let work = tempfile::tempdir().expect("a temp dir");
+    let config = fixture("fixtures/run/keyword/config.yaml");
+    let replay = fixture("fixtures/run/keyword/replay.yaml");
+    let (from_env, env_seen) = recording_collector();
+    let (from_flag, flag_seen) = recording_collector();
+    let args = [
+        config.to_str().unwrap(),
+        "--replay",
+        replay.to_str().unwrap(),
+        "--task",
+        "Add a --verbose flag.",
+        "--ephemeral",
+    ];
+    let output = exec_with(work.path(), &args, Some(&from_env));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let paths = |seen: &std::sync::Mutex<Vec<(String, Vec<u8>)>>| -> Vec<String> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .map(|(path, _)| path.clone())
+            .collect()
+    };
+    let received = paths(&env_seen);
+    assert!(
+        received.iter().any(|path| path == "/v1/traces"),
+        "{received:?}"
+    );
+    let metrics: Vec<Vec<u8>> = env_seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path == "/v1/metrics")
+        .map(|(_, body)| body.clone())
+        .collect();
+    assert_eq!(metrics.len(), 1, "{received:?}");
+    let body = String::from_utf8_lossy(&metrics[0]);
+    assert!(body.contains("gen_ai.client.token.usage"), "{body}");
+    assert!(body.contains("gen_ai.client.operation.duration"), "{body}");
+
+    let before = paths(&env_seen).len();
+    let mut flagged = args.to_vec();
+    flagged.extend(["--otlp", &from_flag]);
+    let output = exec_with(work.path(), &flagged, Some(&from_env));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!paths(&flag_seen).is_empty());
+    assert_eq!(
+        paths(&env_seen).len(),
+        before,
+        "the variable got spans despite --otlp"
+    );
 }
 
 /// A loopback collector that accepts connections and never answers: every connection is

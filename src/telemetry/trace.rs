@@ -132,12 +132,17 @@ impl Trace {
                 state, branches, ..
             } => self.fork_start(state, branches, now),
             EventKind::BranchEnd { state } => {
-                if let Some(cx) = self.branches.remove(state) {
+                let branch = self.branch_of(event, state);
+                if let Some(cx) = branch.and_then(|branch| self.branches.remove(&branch)) {
                     cx.span().end_with_timestamp(now);
                 }
             }
             EventKind::ForkJoin { .. } => {
-                self.span_event(event, now);
+                if let Some(fork) = &self.fork {
+                    let attrs = attributes::payload(&event.kind, self.capture);
+                    fork.span()
+                        .add_event_with_timestamp(event.name(), now, attrs);
+                }
                 self.fork_join(now);
             }
             EventKind::SessionEnd { .. } => self.session_end(event, now),
@@ -210,9 +215,9 @@ impl Trace {
     fn turn_start(&mut self, event: &Event, state: &str, now: SystemTime) {
         self.close_ended();
         let agent = event.agent.clone().unwrap_or_else(|| state.to_string());
-        let parent = self
-            .branches
-            .get(state)
+        let branch = self.branch_of(event, state);
+        let parent = branch
+            .and_then(|branch| self.branches.get(&branch))
             .or(self.fork.as_ref())
             .or(self.root.as_ref())
             .cloned()
@@ -330,6 +335,16 @@ impl Trace {
             self.branches.insert(branch.clone(), cx);
         }
         self.fork = Some(fork);
+    }
+
+    /// The open branch an event of a fork concerns: `fork_start` names branches by agent,
+    /// their turns and `branch_end` by state.
+    fn branch_of(&self, event: &Event, state: &str) -> Option<String> {
+        [Some(state), event.agent.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|name| self.branches.contains_key(*name))
+            .map(str::to_string)
     }
 
     fn fork_join(&mut self, now: SystemTime) {
