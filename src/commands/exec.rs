@@ -1,7 +1,7 @@
 //! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
-//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S]`: run a workflow,
-//! checkpointing after every turn. The provider flags are recorded in the session
+//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S] [--otlp URL]`: run a
+//! workflow, checkpointing after every turn, its events also a trace (`crate::telemetry`). The provider flags are recorded in the session
 //! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
 //! `--resume` without any of them reuses them.
 
