@@ -412,6 +412,11 @@ pub struct ExecArgs {
     /// lines, gathered for 50 ms at most).
     #[arg(long, requires = "events")]
     pub events_text: bool,
+    /// Send the run's trace to this OpenTelemetry collector (OTLP over HTTP): a base URL,
+    /// spans go to URL/v1/traces and metrics to URL/v1/metrics. Beats the config's
+    /// `Telemetry.OtlpEndpoint` and the `OTEL_EXPORTER_OTLP_*` variables.
+    #[arg(long, value_name = "URL")]
+    pub otlp: Option<String>,
     /// The sandbox root for tools and artifacts (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,

@@ -13,6 +13,7 @@ pub mod report;
 pub mod scenario;
 pub mod session;
 pub mod stream_text;
+pub mod telemetry;
 pub mod terminal;
 pub mod ui;
 

@@ -1,7 +1,7 @@
 //! `fuseraft exec INPUT --task TEXT [--replay FILE | --model PROVIDER:MODEL [--endpoint URL] [--api-key-env VAR]]
 //! [--events FILE] [--work-dir DIR] [--max-turns N] [--approve all|none] [--resume ID]
-//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S]`: run a workflow,
-//! checkpointing after every turn. The provider flags are recorded in the session
+//! [--json] [--timeout S] [--idle-timeout S] [--connect-timeout S] [--otlp URL]`: run a
+//! workflow, checkpointing after every turn, its events also a trace (`crate::telemetry`). The provider flags are recorded in the session
 //! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
 //! `--resume` without any of them reuses them.
 
@@ -221,6 +221,8 @@ struct Prepared<'a> {
     ui: Option<crate::ui::Live>,
     /// `--hitl`: asked after every turn.
     pause: Option<Box<driver::PauseFn>>,
+    /// `--otlp` and the like: the run's trace.
+    telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -420,6 +422,27 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             }
         }))
     });
+    // `--otlp`, the config's `Telemetry` keys, the OTLP variables: the run's trace.
+    let telemetry =
+        match crate::telemetry::settings(args.otlp.as_deref(), &program.settings, &|name| {
+            std::env::var(name).ok()
+        }) {
+            Ok(None) => None,
+            Ok(Some(settings)) => {
+                let info = crate::telemetry::RunInfo {
+                    session: &session,
+                    program: &program,
+                    model_flag: provider.model.as_deref(),
+                    replay: args.replay.is_some(),
+                    resumed: args.resume.is_some(),
+                };
+                match crate::telemetry::Telemetry::start(&settings, &info) {
+                    Ok(telemetry) => Some(telemetry),
+                    Err(message) => return usage_error(&message),
+                }
+            }
+            Err(message) => return usage_error(&message),
+        };
     let states: Vec<String> = program
         .states
         .iter()
@@ -507,6 +530,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         provider: provider.clone(),
         ui,
         pause,
+        telemetry,
     };
     match &args.replay {
         Some(path) => {
@@ -583,6 +607,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         provider,
         ui,
         pause,
+        mut telemetry,
     } = prepared;
     // The session's audit chain, from the run's start (none for an ephemeral run or without
     // a session key); every answer the operator gives is a record of it.
@@ -634,6 +659,9 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         terminal.event(event, run);
         if let Some(ui) = &ui {
             ui.event(event, run, &session);
+        }
+        if let Some(telemetry) = telemetry.as_mut() {
+            telemetry.event(event, &run.history);
         }
     };
     let started_at = saved
@@ -698,6 +726,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         }
     });
     terminal.flush();
+    // The trace's last spans go while the run reports (a cancel's end comes below).
+    if result.is_ok() {
+        finish_telemetry(telemetry.take());
+    }
     if let Some(ui) = &ui {
         ui.finish();
         // The page goes with the process: say where the finished run can be seen again.
@@ -755,6 +787,10 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             );
             if let Ok(mut events) = events.lock() {
                 events.write(&end, &session);
+            }
+            if let Some(mut telemetry) = telemetry.take() {
+                telemetry.event(&end, &[]);
+                finish_telemetry(Some(telemetry));
             }
             let done = Done {
                 turns,
@@ -897,6 +933,16 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
         println!("{}", json_line(&finished.json()));
     }
     code
+}
+
+/// Sends the trace's last spans, waiting a short deadline at most, and says once what did
+/// not reach the collector.
+fn finish_telemetry(telemetry: Option<crate::telemetry::Telemetry>) {
+    if let Some(report) =
+        telemetry.and_then(|telemetry| telemetry.finish(crate::telemetry::export::FLUSH_DEADLINE))
+    {
+        eprintln!("{report}");
+    }
 }
 
 /// What a cancelled run is known to have done.

@@ -205,7 +205,7 @@ pub(crate) const SETTING_SECTIONS: &[(&str, &[&str])] = &[
     ("Events", &["Path"]),
     ("Chatroom", &["Path"]),
     ("Checkpoint", &["Mode", "Path"]),
-    ("Telemetry", &["OtlpEndpoint"]),
+    ("Telemetry", &["OtlpEndpoint", "CaptureContent"]),
     ("Memory", &["Provider"]),
     ("Output", &["Json"]),
     (

@@ -72,7 +72,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Orchestration", "Scratchpad", Inert("the `Scratchpad` plugin keeps its notes in the run's state and reads no options")),
     ("Orchestration", "Events", Inert("fuseraft writes events where `fuseraft exec --events` says")),
     ("Orchestration", "Chatroom", Acts),
-    ("Orchestration", "Telemetry", Inert("fuseraft does not implement OpenTelemetry export yet")),
+    ("Orchestration", "Telemetry", Acts),
     ("Orchestration", "Checkpoint", Inert(CHECKPOINT)),
     ("Orchestration", "ApiProfiles", Acts),
     ("Orchestration", "Saga", Inert("fuseraft does not implement saga compensation yet")),
@@ -192,7 +192,10 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Chatroom", "Path", Acts),
     ("Checkpoint", "Mode", Inert(CHECKPOINT)),
     ("Checkpoint", "Path", Inert(CHECKPOINT)),
-    ("Telemetry", "OtlpEndpoint", Inert("fuseraft does not implement OpenTelemetry export yet")),
+    // Read by `fuseraft exec` (`src/telemetry/`): where the run's trace goes, and whether
+    // its spans carry prompt and completion text.
+    ("Telemetry", "OtlpEndpoint", Acts),
+    ("Telemetry", "CaptureContent", Acts),
     ("Memory", "Provider", Acts),
     ("Output", "Json", Inert("fuseraft's output format is chosen on the command line (`--json`)")),
     ("Verifier", "AgentName", Acts),
