@@ -515,6 +515,7 @@ pub async fn drive<M: Models>(
         change_log: change_log.clone(),
         confinement: Arc::new(confinement),
         jobs: crate::tools::Jobs::default(),
+        run_state: crate::tools::RunState::default(),
         mcp: tokio::sync::Mutex::new(mcp),
     };
     // Replies without usage and their cost: before this run, and by the end of the last turn.

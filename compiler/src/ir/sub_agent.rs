@@ -138,6 +138,8 @@ mod tests {
                 "get_file_info",
                 "get_file_summary",
                 "list_directory",
+                "stat_file",
+                "path_exists",
             ]
         );
         for tool in sub_agent_tools(&dev) {

@@ -32,6 +32,8 @@ pub enum Plugin {
     Document,
     /// Memories kept across sessions, per agent and project.
     Memory,
+    // Probe (issue 29).
+    Probe,
 }
 
 impl Plugin {
@@ -56,6 +58,8 @@ impl Plugin {
         Plugin::SubAgent,
         Plugin::Document,
         Plugin::Memory,
+        // Probe (issue 29).
+        Plugin::Probe,
     ];
 
     /// The spelling used in configs and the IR.
@@ -81,6 +85,8 @@ impl Plugin {
             Plugin::SubAgent => "SubAgent",
             Plugin::Document => "Document",
             Plugin::Memory => "Memory",
+            // Probe (issue 29).
+            Plugin::Probe => "Probe",
         }
     }
 
@@ -270,6 +276,16 @@ pub enum Tool {
     MemoryAppend,
     MemorySearch,
     MemoryGet,
+    // The missing FileSystem and Shell tools and Probe (issue 29): upstream's names.
+    StatFile,
+    PathExists,
+    SaveFileSummary,
+    ShellSetEnv,
+    ShellGetWorkingDirectory,
+    ProbeCode,
+    ProbeAssertOutput,
+    ProbeCompareOutputs,
+    ProbeRunHypothesis,
 }
 
 impl Tool {
@@ -360,6 +376,16 @@ impl Tool {
         Tool::MemoryAppend,
         Tool::MemorySearch,
         Tool::MemoryGet,
+        // The missing FileSystem and Shell tools and Probe (issue 29).
+        Tool::StatFile,
+        Tool::PathExists,
+        Tool::SaveFileSummary,
+        Tool::ShellSetEnv,
+        Tool::ShellGetWorkingDirectory,
+        Tool::ProbeCode,
+        Tool::ProbeAssertOutput,
+        Tool::ProbeCompareOutputs,
+        Tool::ProbeRunHypothesis,
     ];
 
     /// The function name offered to models.
@@ -450,6 +476,16 @@ impl Tool {
             Tool::MemoryAppend => "memory_append",
             Tool::MemorySearch => "memory_search",
             Tool::MemoryGet => "memory_get",
+            // The missing FileSystem and Shell tools and Probe (issue 29).
+            Tool::StatFile => "stat_file",
+            Tool::PathExists => "path_exists",
+            Tool::SaveFileSummary => "save_file_summary",
+            Tool::ShellSetEnv => "shell_set_env",
+            Tool::ShellGetWorkingDirectory => "shell_get_working_directory",
+            Tool::ProbeCode => "probe_code",
+            Tool::ProbeAssertOutput => "probe_assert_output",
+            Tool::ProbeCompareOutputs => "probe_compare_outputs",
+            Tool::ProbeRunHypothesis => "probe_run_hypothesis",
         }
     }
 
@@ -533,6 +569,13 @@ impl Tool {
             | Tool::DocumentListSheets
             | Tool::DocumentGetSheet => Plugin::Document,
             Tool::MemoryAppend | Tool::MemorySearch | Tool::MemoryGet => Plugin::Memory,
+            // The missing FileSystem and Shell tools and Probe (issue 29).
+            Tool::StatFile | Tool::PathExists | Tool::SaveFileSummary => Plugin::FileSystem,
+            Tool::ShellSetEnv | Tool::ShellGetWorkingDirectory => Plugin::Shell,
+            Tool::ProbeCode
+            | Tool::ProbeAssertOutput
+            | Tool::ProbeCompareOutputs
+            | Tool::ProbeRunHypothesis => Plugin::Probe,
         }
     }
 
@@ -617,6 +660,16 @@ impl Tool {
             | Tool::DocumentGetSheet => Capability::Read,
             Tool::MemoryAppend => Capability::Write,
             Tool::MemorySearch | Tool::MemoryGet => Capability::Read,
+            // The missing FileSystem and Shell tools and Probe (issue 29): upstream's tags
+            // (`PluginCapabilityMap`); upstream lists none for `stat_file` and `path_exists`,
+            // here they are `read` like `get_file_info`, so `Capabilities` can narrow them.
+            Tool::StatFile | Tool::PathExists | Tool::ShellGetWorkingDirectory => Capability::Read,
+            Tool::SaveFileSummary => Capability::Write,
+            Tool::ShellSetEnv
+            | Tool::ProbeCode
+            | Tool::ProbeAssertOutput
+            | Tool::ProbeCompareOutputs
+            | Tool::ProbeRunHypothesis => Capability::Run,
         }
     }
 
@@ -651,6 +704,13 @@ impl Tool {
             | Tool::HttpPut
             | Tool::HttpPatch
             | Tool::HttpDelete => Some(Category::NetworkApi),
+            // Probe (issue 29): every probe runs code, as `shell_run` does. `shell_set_env`
+            // runs nothing (the commands it affects are judged when they run), and
+            // `save_file_summary` keeps a note in memory, not a file.
+            Tool::ProbeCode
+            | Tool::ProbeAssertOutput
+            | Tool::ProbeCompareOutputs
+            | Tool::ProbeRunHypothesis => Some(Category::CommandExecution),
             _ => None,
         }
     }
@@ -820,7 +880,9 @@ mod tests {
                 "search_files",
                 "search_content",
                 "search_symbol",
-                "search_callers"
+                "search_callers",
+                "stat_file",
+                "path_exists"
             ]
         );
         for tool in [
@@ -931,6 +993,48 @@ mod tests {
         assert_eq!(offered, ["http_get", "http_head"]);
         for tool in Plugin::Http.tools() {
             assert_eq!(tool.category(), Some(Category::NetworkApi), "{tool}");
+        }
+    }
+
+    #[test]
+    fn the_missing_tools_carry_upstreams_names_tags_and_categories() {
+        assert_eq!(Plugin::parse("probe"), Some(Plugin::Probe));
+        assert_eq!(Plugin::Probe.capabilities(), vec![Capability::Run]);
+        for tool in Plugin::Probe.tools() {
+            assert_eq!(tool.category(), Some(Category::CommandExecution), "{tool}");
+        }
+        assert_eq!(Tool::resolve("Probe-probe_code"), Some(Tool::ProbeCode));
+        assert_eq!(Tool::resolve("Shell-probe_code"), None);
+        assert_eq!(Tool::resolve("FileSystem.stat_file"), Some(Tool::StatFile));
+        assert_eq!(
+            Tool::resolve("Shell_shell_set_env"),
+            Some(Tool::ShellSetEnv)
+        );
+        let plugins = vec![
+            "FileSystem".to_string(),
+            "Shell".to_string(),
+            "Probe".to_string(),
+        ];
+        let read_only = vec![
+            (Plugin::FileSystem, vec![Capability::Read]),
+            (Plugin::Shell, vec![Capability::Read]),
+            (Plugin::Probe, vec![Capability::Read]),
+        ];
+        for tool in [
+            Tool::StatFile,
+            Tool::PathExists,
+            Tool::ShellGetWorkingDirectory,
+        ] {
+            assert!(tool.offered(&plugins, &read_only), "{tool}");
+            assert_eq!(tool.category(), None, "{tool}");
+        }
+        for tool in [
+            Tool::SaveFileSummary,
+            Tool::ShellSetEnv,
+            Tool::ProbeCode,
+            Tool::ProbeRunHypothesis,
+        ] {
+            assert!(!tool.offered(&plugins, &read_only), "{tool}");
         }
     }
 }

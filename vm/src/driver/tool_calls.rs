@@ -26,6 +26,8 @@ pub(super) struct ToolRunner<'a> {
     pub confinement: std::sync::Arc<crate::sandbox::Confinement>,
     /// The run's background jobs: every tool call shares the table; the jobs die with it.
     pub jobs: crate::tools::Jobs,
+    /// What the tools remember during the run (file versions, summaries, agents' variables).
+    pub run_state: crate::tools::RunState,
     /// The run's MCP servers: one call at a time per run (a fork's branches take turns).
     pub mcp: tokio::sync::Mutex<crate::mcp::McpServers>,
 }
@@ -117,6 +119,7 @@ impl ToolRunner<'_> {
             limits: super::limits(program),
             sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
             jobs: self.jobs.clone(),
+            run_state: self.run_state.clone(),
             http: crate::tools::http_policy::HttpPolicy::from_env(&program.settings),
         }
     }

@@ -1,8 +1,9 @@
 //! The environment of every command fuseraft starts (`shell_run`, validator and contract
 //! commands): built from an allow-list, never inherited whole.
 //!
-//! A variable reaches a child only when its name is on [`ALLOWED`] (or starts with `LC_`),
-//! and even then never when it is a secret: a name registered with [`withhold`] (every
+//! A variable reaches a child only when its name is on [`ALLOWED`] (or starts with `LC_`)
+//! or the command's agent set it (`shell_set_env`, a name [`agent_may_set`] allows), and
+//! even then never when it is a secret: a name registered with [`withhold`] (every
 //! model's `ApiKeyEnvVar`), a well-known provider key, a name that looks like a credential
 //! ([`looks_secret`]), or a variable whose value equals a withheld variable's value.
 //!
@@ -145,18 +146,75 @@ fn allowed_name(name: &str) -> bool {
     ALLOWED.contains(&name) || name.starts_with("LC_")
 }
 
+/// Names fuseraft sets for every command itself (`GIT_TERMINAL_PROMPT=0`, the sandbox's
+/// `TMPDIR`): an agent does not change them.
+const SET_BY_FUSERAFT: &[&str] = &["GIT_TERMINAL_PROMPT", "TMPDIR"];
+
+/// Why an agent may not set `name` for its commands (`shell_set_env`), if it may not: not
+/// a variable name; a secret's name (it would pass as one and is withheld anyway); a name
+/// of the dynamic loader (`LD_*`, `DYLD_*`, `GLIBC_TUNABLES`), which acts in the launcher
+/// before the sandbox is in place; or a name fuseraft sets for every command.
+pub fn agent_may_set(name: &str) -> Result<(), String> {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "`{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+        ));
+    }
+    let upper = name.to_ascii_uppercase();
+    if withheld_name(&upper) {
+        return Err(format!(
+            "`{name}` looks like a credential; commands never get one"
+        ));
+    }
+    if upper.starts_with("LD_") || upper.starts_with("DYLD_") || upper == "GLIBC_TUNABLES" {
+        return Err(format!(
+            "`{name}` steers the dynamic loader, which would act in the sandbox's launcher before the sandbox is in place"
+        ));
+    }
+    if SET_BY_FUSERAFT.contains(&upper.as_str()) {
+        return Err(format!("`{name}` is set by fuseraft for every command"));
+    }
+    Ok(())
+}
+
 /// The environment for a child, from `vars` (fuseraft's own environment in practice).
 pub fn filtered(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    with_agent_vars(vars, &[])
+}
+
+/// The environment for a child, from `vars` with the variables an agent set (`Some`) or
+/// unset (`None`) over them: the one rule for every command. An agent's variable passes
+/// when [`agent_may_set`] allows its name; every variable then passes the same secret
+/// rules (a withheld name, a withheld value).
+pub fn with_agent_vars(
+    vars: impl Iterator<Item = (OsString, OsString)>,
+    agent: &[(String, Option<String>)],
+) -> Vec<(OsString, OsString)> {
     let vars: Vec<(OsString, OsString)> = vars.collect();
     let secret_values: Vec<&OsString> = vars
         .iter()
         .filter(|(name, value)| withheld_name(&name.to_string_lossy()) && value.len() >= 8)
         .map(|(_, value)| value)
         .collect();
-    vars.iter()
+    let set = |name: &str| agent.iter().any(|(set, _)| set == name);
+    let inherited = vars.iter().filter(|(name, _)| {
+        let name = name.to_string_lossy();
+        allowed_name(&name) && !set(&name)
+    });
+    let given: Vec<(OsString, OsString)> = agent
+        .iter()
+        .filter(|(name, _)| agent_may_set(name).is_ok())
+        .filter_map(|(name, value)| Some((OsString::from(name), OsString::from(value.as_ref()?))))
+        .collect();
+    inherited
+        .chain(&given)
         .filter(|(name, value)| {
-            let name = name.to_string_lossy();
-            allowed_name(&name) && !withheld_name(&name) && !secret_values.contains(&value)
+            !withheld_name(&name.to_string_lossy()) && !secret_values.contains(&value)
         })
         .cloned()
         .collect()
@@ -165,6 +223,11 @@ pub fn filtered(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsStri
 /// The environment for a child, from fuseraft's own.
 pub fn child_env() -> Vec<(OsString, OsString)> {
     filtered(std::env::vars_os())
+}
+
+/// The environment for a command of an agent that set or unset `agent` variables.
+pub fn agent_child_env(agent: &[(String, Option<String>)]) -> Vec<(OsString, OsString)> {
+    with_agent_vars(std::env::vars_os(), agent)
 }
 
 #[cfg(test)]
@@ -204,6 +267,59 @@ mod tests {
         withhold(["pythonpath"]);
         let kept = names(&[("PYTHONPATH", "/secret-looking"), ("HOME", "/root")]);
         assert_eq!(kept, vec!["HOME"]);
+    }
+
+    #[test]
+    fn an_agents_variables_pass_the_same_rule() {
+        let agent = |pairs: &[(&str, Option<&str>)]| -> Vec<(String, Option<String>)> {
+            pairs
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.map(str::to_string)))
+                .collect()
+        };
+        let env = with_agent_vars(
+            vars(&[
+                ("PATH", "/usr/bin"),
+                ("HOME", "/root"),
+                ("OPENAI_API_KEY", "sk-abcdefgh12345"),
+            ])
+            .into_iter(),
+            &agent(&[
+                ("RUST_LOG", Some("debug")),
+                ("HOME", None),
+                ("LD_PRELOAD", Some("/tmp/x.so")),
+                ("MY_TOKEN", Some("t")),
+                ("LEAK", Some("sk-abcdefgh12345")),
+            ]),
+        );
+        let env: Vec<(String, String)> = env
+            .into_iter()
+            .map(|(name, value)| {
+                (
+                    name.to_string_lossy().into_owned(),
+                    value.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            env,
+            [
+                ("PATH".to_string(), "/usr/bin".to_string()),
+                ("RUST_LOG".to_string(), "debug".to_string())
+            ]
+        );
+        for refused in [
+            "LD_PRELOAD",
+            "ld_audit",
+            "DYLD_INSERT_LIBRARIES",
+            "GITHUB_TOKEN",
+        ] {
+            assert!(agent_may_set(refused).is_err(), "{refused}");
+        }
+        for refused in ["TMPDIR", "GIT_TERMINAL_PROMPT", "1X", "A-B", ""] {
+            assert!(agent_may_set(refused).is_err(), "{refused}");
+        }
+        assert!(agent_may_set("PATH").is_ok() && agent_may_set("_X1").is_ok());
     }
 
     #[test]

@@ -196,6 +196,19 @@ pub fn command(
     program: &str,
     args: &[&str],
 ) -> Result<Command, String> {
+    agent_command(spec, policy, program, args, &[])
+}
+
+/// [`command`] for a command of an agent that set or unset `vars` (`shell_set_env`): its
+/// environment is the allow-list with those over it, by the one rule of
+/// [`env::with_agent_vars`].
+pub fn agent_command(
+    spec: &Spec,
+    policy: &Policy,
+    program: &str,
+    args: &[&str],
+    vars: &[(String, Option<String>)],
+) -> Result<Command, String> {
     let mut temp = None;
     let mut cmd = match available(&spec.launcher) {
         Ok(launcher) => {
@@ -220,7 +233,7 @@ pub fn command(
         },
     };
     cmd.env_clear()
-        .envs(env::child_env())
+        .envs(env::agent_child_env(vars))
         .env("GIT_TERMINAL_PROMPT", "0")
         .current_dir(&policy.work_dir);
     if let Some(temp) = temp {

@@ -1,4 +1,6 @@
 //! The FileSystem tools: `read_file`, `write_file`, `patch_file`, `list_files`, `delete_file`.
+//! A `write_file` with `baseVersion` is refused (`VERSION_MISMATCH`) when the file's
+//! version in the run (`run_state.rs`, shown by `stat_file`) differs.
 //!
 //! Security decisions (paths, credentials and protected state: see [`super::sandbox`]):
 //! - Every path resolves race-free under the sandbox root ([`crate::confine`]) and the tool
@@ -205,6 +207,9 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
+    if let Err(outcome) = check_version(args, &resolved, raw, ctx) {
+        return outcome;
+    }
     if let Err(error) = resolved.place.make_dirs() {
         return Outcome::error(format!(
             "write_file: cannot create the directories of `{raw}`: {error}"
@@ -222,6 +227,26 @@ pub(crate) fn write_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         push_unique(&mut entry.files_written, &resolved.rel)
     });
     outcome
+}
+
+/// Refuses a `write_file` whose `baseVersion` (when given and not 0) is not the file's
+/// current version in the run ([`super::RunState`]): the file was written since the caller
+/// looked at it.
+fn check_version(
+    args: &Args,
+    resolved: &Resolved,
+    raw: &str,
+    ctx: &ToolContext,
+) -> Result<(), Outcome> {
+    let base = args.opt_count("baseVersion", 0, 0, usize::MAX)? as u64;
+    let current = ctx.run_state.version(&resolved.rel);
+    if base == 0 || base == current {
+        return Ok(());
+    }
+    Err(Outcome::error(format!(
+        "VERSION_MISMATCH: `{raw}` is at version {current} but baseVersion={base} was given; \
+         it was written since. Call stat_file for the current version and content, then write again"
+    )))
 }
 
 /// Resolves a path to write or patch: inside the sandbox, no credential, not protected

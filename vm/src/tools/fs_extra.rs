@@ -1,6 +1,7 @@
 //! The FileSystem tools that inspect, or change without writing a file's content:
-//! `grep_file`, `get_file_info`, `get_file_summary`, `list_directory`, `create_directory`
-//! and `set_permissions` (upstream's names and arguments).
+//! `grep_file`, `get_file_info`, `get_file_summary` (a summary saved with
+//! `save_file_summary`, else a preview), `list_directory`, `create_directory` and
+//! `set_permissions` (upstream's names and arguments).
 //!
 //! Security decisions: every path resolves through [`crate::confine`] with the credential
 //! rule (`fs::resolve_checked`); files are read only when regular, at most
@@ -112,7 +113,7 @@ pub(crate) fn grep_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
 }
 
 /// A file type in words.
-fn kind_name(kind: FileType) -> &'static str {
+pub(super) fn kind_name(kind: FileType) -> &'static str {
     match kind {
         FileType::RegularFile => "file",
         FileType::Directory => "directory",
@@ -171,11 +172,14 @@ pub(crate) fn get_file_info(args: &Args, root: &Path, _ctx: &ToolContext) -> Out
     Outcome::ok(text)
 }
 
-pub(crate) fn get_file_summary(args: &Args, root: &Path, _ctx: &ToolContext) -> Outcome {
+pub(crate) fn get_file_summary(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
     let (path, bytes) = match read_text("get_file_summary", args, root) {
         Ok(read) => read,
         Err(outcome) => return outcome,
     };
+    if let Some(summary) = super::fs_stat::saved_summary(args, root, ctx) {
+        return Outcome::ok(format!("[saved summary of {path}]\n{summary}"));
+    }
     let text = String::from_utf8_lossy(&bytes);
     let total = line_count(&bytes);
     let preview: Vec<&str> = text.lines().take(SUMMARY_LINES).collect();

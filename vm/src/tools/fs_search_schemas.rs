@@ -43,9 +43,30 @@ pub(super) fn schema_of(tool: Tool) -> ToolSchema {
         ),
         Tool::GetFileSummary => schema(
             name,
-            "Preview a text file: its first 30 lines and its length in lines and bytes. Use before read_file on large files.",
+            "The summary saved with save_file_summary while the file is unchanged; else a preview of a text file: \
+             its first 30 lines and its length in lines and bytes. Use before read_file on large files.",
             json!({"path": path()}),
             &["path"],
+        ),
+        // The missing FileSystem tools (issue 29).
+        Tool::StatFile => schema(
+            name,
+            "Get a path's kind, size, modification time and version: how many times fuseraft's file tools wrote it \
+             in this run (0: never). Pass the version as write_file's `baseVersion` to refuse a stale overwrite.",
+            json!({"path": path()}),
+            &["path"],
+        ),
+        Tool::PathExists => schema(
+            name,
+            "Check whether a path exists, and whether it is a file or a directory.",
+            json!({"path": path()}),
+            &["path"],
+        ),
+        Tool::SaveFileSummary => schema(
+            name,
+            "Save a summary of a file for later get_file_summary calls in this run (kept until the file changes).",
+            json!({"path": path(), "summary": string_prop("The summary text.")}),
+            &["path", "summary"],
         ),
         Tool::ListDirectory => schema(
             name,

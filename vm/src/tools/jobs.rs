@@ -130,7 +130,7 @@ pub(crate) async fn start(args: &Args, ctx: &ToolContext) -> Outcome {
         .sandbox
         .for_tool_command(&ctx.confinement, is_git_write(command));
     let script = format!("exec 2>&1; {command}");
-    let mut cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", &script]) {
+    let mut cmd = match super::shell_env::agent_command(ctx, &policy, &["-c", &script]) {
         Ok(cmd) => Command::from(cmd),
         Err(refused) => return Outcome::error(refused),
     };

@@ -1,5 +1,5 @@
-//! The tools agents can call: FileSystem, Search, Shell, Git, Json, Http, Changes (executed
-//! here), Handoff and Finish (schemas only; the machine answers them), SubAgent (schemas
+//! The tools agents can call: FileSystem, Search, Shell, Git, Json, Http, Probe, Changes
+//! (executed here), Handoff and Finish (schemas only; the machine answers them), SubAgent (schemas
 //! only; the driver runs a sub-agent, `driver/sub_agent.rs`). Every tool is listed in
 //! `docs/tools.md`.
 //!
@@ -23,6 +23,7 @@ mod fs;
 mod fs_extra;
 mod fs_move;
 mod fs_search_schemas;
+mod fs_stat;
 mod git;
 mod grep;
 mod http;
@@ -34,8 +35,11 @@ mod json;
 mod memory;
 pub mod notes;
 pub mod permissions;
+mod probe;
+mod probe_schemas;
 mod process;
 mod record;
+mod run_state;
 mod sandbox;
 mod search;
 mod search_symbols;
@@ -64,6 +68,7 @@ pub use permissions::Tool;
 
 pub(crate) use args::Args;
 pub use jobs::Jobs;
+pub use run_state::RunState;
 
 pub(crate) use record::now_rfc3339;
 pub use record::record_mcp_call;
@@ -93,6 +98,9 @@ pub struct ToolContext {
     /// Where the Http plugin may send requests (`Security.HttpAllowedHosts`,
     /// `AllowPrivateHosts`, `ApiProfiles`); the default allows no private host.
     pub http: http_policy::HttpPolicy,
+    /// What the tools remember during the run (file versions, saved summaries, each
+    /// agent's `shell_set_env` variables): one per run, shared like `jobs`.
+    pub run_state: RunState,
 }
 
 impl ToolContext {
@@ -124,6 +132,7 @@ impl ToolContext {
             sandbox: crate::sandbox::Spec::default(),
             jobs: Jobs::default(),
             http: http_policy::HttpPolicy::default(),
+            run_state: RunState::default(),
         })
     }
 }
@@ -294,8 +303,15 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         Tool::ShellGetJobStatus => jobs::status(&args, ctx),
         Tool::ShellGetJobOutput => jobs::output(&args, ctx),
         Tool::ShellKillJob => jobs::kill(&args, ctx),
-        Tool::ShellGetEnv => shell_env::get_env(&args),
-        Tool::ShellWhich => shell_env::which(&args),
+        Tool::ShellGetEnv => shell_env::get_env(&args, ctx),
+        Tool::ShellWhich => shell_env::which(&args, ctx),
+        // The missing Shell tools and Probe (issue 29).
+        Tool::ShellSetEnv => shell_env::set_env(&args, ctx),
+        Tool::ShellGetWorkingDirectory => Outcome::ok(ctx.work_dir.display().to_string()),
+        Tool::ProbeCode
+        | Tool::ProbeAssertOutput
+        | Tool::ProbeCompareOutputs
+        | Tool::ProbeRunHypothesis => probe::run(tool, &args, ctx).await,
         Tool::GitStatus
         | Tool::GitDiff
         | Tool::GitLog
@@ -329,7 +345,10 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::SearchFiles
         | Tool::SearchContent
         | Tool::SearchSymbol
-        | Tool::SearchCallers => {
+        | Tool::SearchCallers
+        | Tool::StatFile
+        | Tool::PathExists
+        | Tool::SaveFileSummary => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
                 Err(error) => {
@@ -358,6 +377,10 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::SearchFiles => search::search_files(&args, &root, ctx),
                 Tool::SearchSymbol => search_symbols::search_symbol(&args, &root, ctx),
                 Tool::SearchCallers => search_symbols::search_callers(&args, &root, ctx),
+                // The missing FileSystem tools (issue 29).
+                Tool::StatFile => fs_stat::stat_file(&args, &root, ctx),
+                Tool::PathExists => fs_stat::path_exists(&args, &root),
+                Tool::SaveFileSummary => fs_stat::save_file_summary(&args, &root, ctx),
                 _ => search::search_content(&args, &root, ctx),
             }
         }
@@ -474,8 +497,14 @@ fn schema_of(tool: Tool) -> ToolSchema {
         ),
         Tool::WriteFile => schema(
             name,
-            "Create or replace a file with the given content, creating parent directories.",
-            json!({"path": path(), "content": string_prop("The complete new content of the file.")}),
+            "Create or replace a file with the given content, creating parent directories. \
+             With `baseVersion` (from stat_file), the write is refused with VERSION_MISMATCH \
+             when the file was written since.",
+            json!({
+                "path": path(),
+                "content": string_prop("The complete new content of the file."),
+                "baseVersion": {"type": "integer", "description": "Optional: the version stat_file reported; the write fails when the file's version differs (0: no check)."},
+            }),
             &["path", "content"],
         ),
         Tool::PatchFile => schema(
@@ -519,7 +548,14 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::ShellGetJobOutput
         | Tool::ShellKillJob
         | Tool::ShellGetEnv
-        | Tool::ShellWhich => shell_schemas::schema_of(tool),
+        | Tool::ShellWhich
+        | Tool::ShellSetEnv
+        | Tool::ShellGetWorkingDirectory => shell_schemas::schema_of(tool),
+        // Probe (issue 29).
+        Tool::ProbeCode
+        | Tool::ProbeAssertOutput
+        | Tool::ProbeCompareOutputs
+        | Tool::ProbeRunHypothesis => probe_schemas::schema_of(tool),
         // Agent state and context (issue 15).
         Tool::SessionContextRead
         | Tool::SessionContextWrite

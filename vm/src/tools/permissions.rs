@@ -144,21 +144,29 @@ fn offered_names(agent: Option<&Agent>, program: Option<&Program>, catalog: &Cat
     }
 }
 
-/// The command text of a Shell call (`command`, or `script` for `shell_run_script`).
-fn command_text(call: &ToolCall, tool: Tool) -> &str {
-    let key = if tool == Tool::ShellRunScript {
-        "script"
-    } else {
-        "command"
+/// The command text of a Shell or Probe call (`command`, `script` for `shell_run_script`,
+/// a probe's code, setup and commands, one per line).
+fn command_text(call: &ToolCall, tool: Tool) -> String {
+    let keys: &[&str] = match tool {
+        Tool::ShellRunScript => &["script"],
+        Tool::ProbeCode => &["code"],
+        Tool::ProbeCompareOutputs => &["commandA", "commandB"],
+        Tool::ProbeRunHypothesis => &["setupCommand", "command"],
+        _ => &["command"],
     };
-    call.arg(key).unwrap_or_default()
+    let args = super::Args::new(tool.name(), &call.args).ok();
+    keys.iter()
+        .filter_map(|key| args.as_ref()?.opt_text(key).ok().flatten())
+        .filter(|text| !text.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The category a call of `tool` falls in, if any (a `shell_run` that writes to git is
 /// `git_write`).
 pub fn category(call: &ToolCall, tool: Tool) -> Option<Category> {
     match tool.category()? {
-        Category::CommandExecution if super::is_git_write(command_text(call, tool)) => {
+        Category::CommandExecution if super::is_git_write(&command_text(call, tool)) => {
             Some(Category::GitWrite)
         }
         category => Some(category),

@@ -710,3 +710,79 @@ fn a_name_two_nested_servers_would_share_is_neither_offered_nor_run() {
         Decision::Allow(ToolRef::Mcp(_))
     ));
 }
+
+#[test]
+fn probes_are_command_execution_and_the_new_tools_narrow_by_their_tags() {
+    let root = Temp::new("probe-perms");
+    let blocked = program(
+        "      Plugins: [Probe, Shell, FileSystem]\n",
+        "    Permissions:\n      command_execution: block\n      git_write: require-approval\n",
+    );
+    let probe = call(
+        "probe_code",
+        json!({"language": "python", "code": "print(1)"}),
+    );
+    assert!(matches!(
+        decide_for(&blocked, &probe, &root.0),
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("run `print(1)`") && reason.contains("(command_execution)")
+    ));
+    // Either of two commands, or the setup, that writes to git makes the probe a git write.
+    let compare = call(
+        "probe_compare_outputs",
+        json!({"commandA": "ls", "commandB": "git commit -am x"}),
+    );
+    assert!(matches!(
+        decide_for(&blocked, &compare, &root.0),
+        Decision::Ask(ToolRef::Builtin(Tool::ProbeCompareOutputs), _)
+    ));
+    let setup = call(
+        "probe_run_hypothesis",
+        json!({"hypothesis": "h", "command": "ls", "expectedObservation": "x", "setupCommand": "git reset --hard"}),
+    );
+    assert!(matches!(
+        decide_for(&blocked, &setup, &root.0),
+        Decision::Ask(ToolRef::Builtin(Tool::ProbeRunHypothesis), _)
+    ));
+    // Setting a variable, reading the directory and stat-ing run nothing.
+    for (name, args) in [
+        ("shell_set_env", json!({"name": "A", "value": "1"})),
+        ("shell_get_working_directory", json!({})),
+        ("stat_file", json!({"path": "a"})),
+        ("path_exists", json!({"path": "a"})),
+    ] {
+        assert!(
+            matches!(
+                decide_for(&blocked, &call(name, args), &root.0),
+                Decision::Allow(_)
+            ),
+            "{name}"
+        );
+    }
+    // Read-only tags refuse the writers and runners, and allow the readers.
+    let read_only = program(
+        "      Plugins: [Probe, Shell, FileSystem]\n      Capabilities: { Probe: [run], Shell: [read], FileSystem: [read] }\n",
+        "    Permissions:\n      Preset: unrestricted\n",
+    );
+    for name in ["shell_set_env", "save_file_summary"] {
+        assert!(
+            matches!(
+                decide_for(&read_only, &call(name, json!({})), &root.0),
+                Decision::Block(_)
+            ),
+            "{name}"
+        );
+    }
+    let run_only = program(
+        "      Plugins: [Shell, Probe]\n      Capabilities: { Shell: [run], Probe: [run] }\n",
+        "    Permissions:\n      Preset: unrestricted\n",
+    );
+    let cwd = call("shell_get_working_directory", json!({}));
+    assert!(matches!(
+        decide_for(&run_only, &cwd, &root.0),
+        Decision::Block(_)
+    ));
+    assert!(matches!(
+        decide_for(&run_only, &probe, &root.0),
+        Decision::Allow(ToolRef::Builtin(Tool::ProbeCode))
+    ));
+}

@@ -20,10 +20,10 @@ pub(crate) const LOG_OUTPUT_CAP: usize = 2048;
 
 /// Applies `change` to this turn's entry. `Err` says why the log could not be written
 /// (the tool's effect stands; the caller appends a warning to its result).
+///
+/// Every path it records as written or deleted also counts as a write in the run's file
+/// versions ([`super::RunState`]), whether or not the change log is on.
 pub(crate) fn record(ctx: &ToolContext, change: impl FnOnce(&mut Entry)) -> Result<(), String> {
-    if ctx.change_log.as_os_str().is_empty() {
-        return Ok(());
-    }
     let mut delta = Entry {
         agent: ctx.agent.clone(),
         turn_index: ctx.turn,
@@ -32,6 +32,12 @@ pub(crate) fn record(ctx: &ToolContext, change: impl FnOnce(&mut Entry)) -> Resu
         ..Entry::default()
     };
     change(&mut delta);
+    for path in delta.files_written.iter().chain(&delta.files_deleted) {
+        ctx.run_state.wrote(path);
+    }
+    if ctx.change_log.as_os_str().is_empty() {
+        return Ok(());
+    }
     // The file lock serialises processes; this one the threads of this process, which
     // would otherwise each open and wait on the lock file.
     let _guard = LOCK.lock().unwrap_or_else(PoisonError::into_inner);

@@ -188,7 +188,7 @@ async fn execute(command: &str, script: &str, timeout: Duration, ctx: &ToolConte
     let policy = ctx
         .sandbox
         .for_tool_command(&ctx.confinement, is_git_write(command));
-    let cmd = match crate::sandbox::command(&ctx.sandbox, &policy, "bash", &["-c", script]) {
+    let cmd = match super::shell_env::agent_command(ctx, &policy, &["-c", script]) {
         Ok(cmd) => Command::from(cmd),
         Err(refused) => return Outcome::error(refused),
     };

@@ -1,5 +1,6 @@
 //! The function schemas of the Shell tools beyond `shell_run`: the script, background jobs,
-//! the environment and `which` (upstream's names, parameters in snake case).
+//! the environment, the working directory and `which` (upstream's names, parameters in
+//! snake case).
 
 use serde_json::json;
 
@@ -41,6 +42,23 @@ pub(crate) fn schema_of(tool: Tool) -> ToolSchema {
             "Read an environment variable as commands see it (an allow-list; never credentials).",
             json!({"name": string_prop("The variable's name.")}),
             &["name"],
+        ),
+        // The missing Shell tools (issue 29).
+        Tool::ShellSetEnv => schema(
+            name,
+            "Set an environment variable for your later shell commands in this run (an empty value unsets it). \
+             Credential-like names, dynamic-loader variables (`LD_*`) and the variables fuseraft sets are refused.",
+            json!({
+                "name": string_prop("The variable's name."),
+                "value": string_prop("The value; empty to unset the variable."),
+            }),
+            &["name", "value"],
+        ),
+        Tool::ShellGetWorkingDirectory => schema(
+            name,
+            "Get the directory commands start in: the work directory (the sandbox root).",
+            json!({}),
+            &[],
         ),
         _ => schema(
             name,

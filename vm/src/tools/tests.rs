@@ -1598,7 +1598,10 @@ fn tools_schemas_per_plugin() {
             "copy_file",
             "move_file",
             "delete_directory",
-            "set_permissions"
+            "set_permissions",
+            "stat_file",
+            "path_exists",
+            "save_file_summary"
         ]
     );
     assert_eq!(
@@ -1612,6 +1615,8 @@ fn tools_schemas_per_plugin() {
             "shell_kill_job",
             "shell_get_env",
             "shell_which",
+            "shell_set_env",
+            "shell_get_working_directory",
             "changes_read_latest",
             "changes_read"
         ]
@@ -1640,6 +1645,15 @@ fn tools_schemas_per_plugin() {
     );
     assert_eq!(names(&["scratchpad"]).len(), 5);
     assert_eq!(names(&["Json"]).len(), 8);
+    assert_eq!(
+        names(&["probe"]),
+        [
+            "probe_code",
+            "probe_assert_output",
+            "probe_compare_outputs",
+            "probe_run_hypothesis"
+        ]
+    );
     let every: Vec<String> = fuseraft_compiler::ir::Plugin::ALL
         .iter()
         .map(|plugin| plugin.to_string())

@@ -23,7 +23,7 @@
 //! Orchestration:
 //!   Agents:
 //!     - Name: Dev
-//!       Plugins: [Shell, Probe]
+//!       Plugins: [Shell, Decision]
 //!       TrustScore: 0.9
 //!   Compaction:
 //!     SummaryTemplate: "Summarise {{$history}}"
