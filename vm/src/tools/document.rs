@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::sandbox::{credential_denial, is_credential_path, open_root, resolve, walk_error};
+use super::sandbox::read_capped;
 use super::{schema as function, string_prop, Args, Outcome, Tool, ToolContext};
 use crate::document::{self, Format, MAX_BYTES, SUPPORTED};
 use crate::effect::ToolSchema;
@@ -125,22 +125,8 @@ fn one(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Outcome, Outcome> {
     })
 }
 
-/// The bytes of a document under the sandbox root, resolved race-free; credential files are
-/// refused, and so is a file over [`MAX_BYTES`].
+/// The bytes of a document under the sandbox root, read as `read_file` reads, at most
+/// [`MAX_BYTES`].
 fn read(name: &str, raw: &str, ctx: &ToolContext) -> Result<Vec<u8>, Outcome> {
-    let root = open_root(&ctx.work_dir)?;
-    let resolved = resolve(name, &root, raw, true, false)?;
-    if is_credential_path(&resolved.rel) {
-        return Err(credential_denial(raw));
-    }
-    let (bytes, size) = resolved
-        .place
-        .read(MAX_BYTES)
-        .map_err(|error| walk_error(name, &root, raw, error))?;
-    if size > MAX_BYTES || bytes.len() as u64 > MAX_BYTES {
-        return Err(Outcome::fail(format!(
-            "{name}: `{raw}` is {size} bytes, more than the {MAX_BYTES} bytes read"
-        )));
-    }
-    Ok(bytes)
+    read_capped(name, raw, &ctx.work_dir, MAX_BYTES)
 }

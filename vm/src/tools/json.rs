@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 
 use serde_json::json;
 
-use super::sandbox::{credential_denial, is_credential_path, open_root, resolve, walk_error};
+use super::sandbox::read_capped;
 use super::{schema as function, string_prop, Args, Outcome, Tool, ToolContext};
 use crate::effect::ToolSchema;
 
@@ -119,20 +119,7 @@ fn document(
 
 /// A file under the sandbox root, resolved race-free; credential files are refused.
 fn read_file(tool: &str, raw: &str, ctx: &ToolContext) -> Result<String, Outcome> {
-    let root = open_root(&ctx.work_dir)?;
-    let resolved = resolve(tool, &root, raw, true, false)?;
-    if is_credential_path(&resolved.rel) {
-        return Err(credential_denial(raw));
-    }
-    let (bytes, size) = resolved
-        .place
-        .read(MAX_FILE_BYTES)
-        .map_err(|error| walk_error(tool, &root, raw, error))?;
-    if size > MAX_FILE_BYTES || bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Outcome::error(format!(
-            "{tool}: `{raw}` is {size} bytes, more than the {MAX_FILE_BYTES} bytes read"
-        )));
-    }
+    let bytes = read_capped(tool, raw, &ctx.work_dir, MAX_FILE_BYTES)?;
     String::from_utf8(bytes)
         .map_err(|_| Outcome::error(format!("{tool}: `{raw}` is not UTF-8 text")))
 }

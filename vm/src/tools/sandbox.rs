@@ -191,3 +191,28 @@ pub(crate) fn credential_denial(raw: &str) -> Outcome {
         "`{raw}` is a credential file; reading and writing it is not allowed (Security.DenyCredentialFiles)"
     ))
 }
+
+/// The bytes of a regular file under the sandbox root `work_dir`, resolved race-free (the
+/// way `read_file` reads): a credential file is refused, and so is one over `max` bytes.
+pub(crate) fn read_capped(
+    tool: &str,
+    raw: &str,
+    work_dir: &Path,
+    max: u64,
+) -> Result<Vec<u8>, Outcome> {
+    let root = open_root(work_dir)?;
+    let resolved = resolve(tool, &root, raw, true, false)?;
+    if is_credential_path(&resolved.rel) {
+        return Err(credential_denial(raw));
+    }
+    let (bytes, size) = resolved
+        .place
+        .read(max)
+        .map_err(|error| walk_error(tool, &root, raw, error))?;
+    if size > max || bytes.len() as u64 > max {
+        return Err(Outcome::error(format!(
+            "{tool}: `{raw}` is {size} bytes, more than the {max} bytes read"
+        )));
+    }
+    Ok(bytes)
+}
