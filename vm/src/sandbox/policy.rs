@@ -42,6 +42,7 @@ struct RunTemp(PathBuf);
 
 impl RunTemp {
     fn make() -> Option<RunTemp> {
+        sweep_killed_runs(&std::env::temp_dir());
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let mut builder = std::fs::DirBuilder::new();
@@ -56,6 +57,59 @@ impl RunTemp {
             }
         }
         None
+    }
+}
+
+/// Removes the temp dirs that runs killed before they could remove them left in `temp`:
+/// `fuseraft-run-<pid>-<n>` directories of this user whose process is gone. Another user's,
+/// a link, a live run's and this process's own are left alone.
+fn sweep_killed_runs(temp: &Path) {
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    let me = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("fuseraft-run-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok());
+        if !pid.is_some_and(|pid| pid != me && !alive(pid)) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        #[cfg(unix)]
+        let mine = std::os::unix::fs::MetadataExt::uid(&meta) == rustix_uid();
+        #[cfg(not(unix))]
+        let mine = true;
+        if meta.is_dir() && mine {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` exists (one of another user's counts).
+fn alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
+        };
+        !matches!(
+            rustix::process::test_kill_process(pid),
+            Err(rustix::io::Errno::SRCH)
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
     }
 }
 
@@ -270,5 +324,40 @@ impl Policy {
 
     pub fn from_json(text: &str) -> Result<Policy, String> {
         serde_json::from_str(text).map_err(|error| format!("bad sandbox policy: {error}"))
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_killed_runs_temp_dir_goes_and_a_live_ones_stays() {
+        let temp = std::env::temp_dir().join(format!("fuseraft-sweep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&temp);
+        std::fs::create_dir_all(&temp).unwrap();
+        // A process that has ended, and one still running.
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        ended.wait().unwrap();
+        let mut running = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let gone = temp.join(format!("fuseraft-run-{}-0", ended.id()));
+        let kept = temp.join(format!("fuseraft-run-{}-0", running.id()));
+        let own = temp.join(format!("fuseraft-run-{}-7", std::process::id()));
+        for dir in [&gone, &kept, &own] {
+            std::fs::create_dir_all(dir.join("shm")).unwrap();
+        }
+        std::fs::write(gone.join("left.txt"), "x").unwrap();
+        sweep_killed_runs(&temp);
+        assert!(!gone.exists(), "a killed run's dir is swept");
+        assert!(
+            kept.exists() && own.exists(),
+            "a live run's and this process's stay"
+        );
+        let _ = running.kill();
+        let _ = running.wait();
+        let _ = std::fs::remove_dir_all(&temp);
     }
 }
