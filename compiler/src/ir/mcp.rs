@@ -166,7 +166,6 @@ pub const UPSTREAM_PLUGINS: &[&str] = &[
     "Ask",
     "Audit",
     "Chatroom",
-    "CodeExecution",
     "Compaction",
     "Decision",
     "Git",

@@ -34,6 +34,8 @@ pub enum Plugin {
     Memory,
     // Probe (issue 29).
     Probe,
+    /// Code snippets and REPL sessions, run in the command sandbox.
+    CodeExecution,
 }
 
 impl Plugin {
@@ -60,6 +62,7 @@ impl Plugin {
         Plugin::Memory,
         // Probe (issue 29).
         Plugin::Probe,
+        Plugin::CodeExecution,
     ];
 
     /// The spelling used in configs and the IR.
@@ -87,6 +90,7 @@ impl Plugin {
             Plugin::Memory => "Memory",
             // Probe (issue 29).
             Plugin::Probe => "Probe",
+            Plugin::CodeExecution => "CodeExecution",
         }
     }
 
@@ -286,6 +290,13 @@ pub enum Tool {
     ProbeAssertOutput,
     ProbeCompareOutputs,
     ProbeRunHypothesis,
+    // CodeExecution: upstream's names.
+    CodeExecutionCheckDocker,
+    SandboxRun,
+    ReplStart,
+    ReplExec,
+    ReplReset,
+    ReplStop,
 }
 
 impl Tool {
@@ -386,6 +397,13 @@ impl Tool {
         Tool::ProbeAssertOutput,
         Tool::ProbeCompareOutputs,
         Tool::ProbeRunHypothesis,
+        // CodeExecution.
+        Tool::CodeExecutionCheckDocker,
+        Tool::SandboxRun,
+        Tool::ReplStart,
+        Tool::ReplExec,
+        Tool::ReplReset,
+        Tool::ReplStop,
     ];
 
     /// The function name offered to models.
@@ -486,6 +504,13 @@ impl Tool {
             Tool::ProbeAssertOutput => "probe_assert_output",
             Tool::ProbeCompareOutputs => "probe_compare_outputs",
             Tool::ProbeRunHypothesis => "probe_run_hypothesis",
+            // CodeExecution.
+            Tool::CodeExecutionCheckDocker => "code_execution_check_docker",
+            Tool::SandboxRun => "sandbox_run",
+            Tool::ReplStart => "repl_start",
+            Tool::ReplExec => "repl_exec",
+            Tool::ReplReset => "repl_reset",
+            Tool::ReplStop => "repl_stop",
         }
     }
 
@@ -576,6 +601,12 @@ impl Tool {
             | Tool::ProbeAssertOutput
             | Tool::ProbeCompareOutputs
             | Tool::ProbeRunHypothesis => Plugin::Probe,
+            Tool::CodeExecutionCheckDocker
+            | Tool::SandboxRun
+            | Tool::ReplStart
+            | Tool::ReplExec
+            | Tool::ReplReset
+            | Tool::ReplStop => Plugin::CodeExecution,
         }
     }
 
@@ -670,6 +701,13 @@ impl Tool {
             | Tool::ProbeAssertOutput
             | Tool::ProbeCompareOutputs
             | Tool::ProbeRunHypothesis => Capability::Run,
+            // CodeExecution: checking is a read; everything else runs or keeps code to run.
+            Tool::CodeExecutionCheckDocker => Capability::Read,
+            Tool::SandboxRun
+            | Tool::ReplStart
+            | Tool::ReplExec
+            | Tool::ReplReset
+            | Tool::ReplStop => Capability::Run,
         }
     }
 
@@ -711,6 +749,8 @@ impl Tool {
             | Tool::ProbeAssertOutput
             | Tool::ProbeCompareOutputs
             | Tool::ProbeRunHypothesis => Some(Category::CommandExecution),
+            // CodeExecution: the two that run code, as `shell_run` does.
+            Tool::SandboxRun | Tool::ReplExec => Some(Category::CommandExecution),
             _ => None,
         }
     }

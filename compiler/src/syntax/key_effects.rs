@@ -414,12 +414,7 @@ pub fn effect(table: &str, key: &str) -> Option<(&'static str, KeyEffect)> {
 
 /// Upstream plugins fuseraft will not run (out of scope, docs/security.md): listing one is
 /// an error, with the reason.
-pub const OUT_OF_SCOPE_PLUGINS: &[(&str, &str)] = &[
-    (
-        "CodeExecution",
-        "running model-written code in an interpreter is out of fuseraft's scope; use `Shell` under `Security.Sandbox`",
-    ),
-];
+pub const OUT_OF_SCOPE_PLUGINS: &[(&str, &str)] = &[];
 
 #[cfg(test)]
 #[path = "key_effects_tests.rs"]

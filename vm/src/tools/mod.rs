@@ -18,6 +18,7 @@
 //! environment).
 
 mod args;
+mod code_exec;
 mod document;
 mod fs;
 mod fs_extra;
@@ -312,6 +313,12 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::ProbeAssertOutput
         | Tool::ProbeCompareOutputs
         | Tool::ProbeRunHypothesis => probe::run(tool, &args, ctx).await,
+        Tool::CodeExecutionCheckDocker
+        | Tool::SandboxRun
+        | Tool::ReplStart
+        | Tool::ReplExec
+        | Tool::ReplReset
+        | Tool::ReplStop => code_exec::run(tool, &args, ctx).await,
         Tool::GitStatus
         | Tool::GitDiff
         | Tool::GitLog
@@ -556,6 +563,12 @@ fn schema_of(tool: Tool) -> ToolSchema {
         | Tool::ProbeAssertOutput
         | Tool::ProbeCompareOutputs
         | Tool::ProbeRunHypothesis => probe_schemas::schema_of(tool),
+        Tool::CodeExecutionCheckDocker
+        | Tool::SandboxRun
+        | Tool::ReplStart
+        | Tool::ReplExec
+        | Tool::ReplReset
+        | Tool::ReplStop => code_exec::schema(tool),
         // Agent state and context (issue 15).
         Tool::SessionContextRead
         | Tool::SessionContextWrite

@@ -149,7 +149,7 @@ fn offered_names(agent: Option<&Agent>, program: Option<&Program>, catalog: &Cat
 fn command_text(call: &ToolCall, tool: Tool) -> String {
     let keys: &[&str] = match tool {
         Tool::ShellRunScript => &["script"],
-        Tool::ProbeCode => &["code"],
+        Tool::ProbeCode | Tool::SandboxRun | Tool::ReplExec => &["code"],
         Tool::ProbeCompareOutputs => &["commandA", "commandB"],
         Tool::ProbeRunHypothesis => &["setupCommand", "command"],
         _ => &["command"],

@@ -38,7 +38,7 @@ mod tests;
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a language's snippet runs inside `bash`, with the code as `$1`.
-const RUNNERS: &[(&[&str], &str)] = &[
+pub(super) const RUNNERS: &[(&[&str], &str)] = &[
     (&["bash", "sh"], r#"exec bash -c "$1""#),
     (&["python", "python3", "py"], r#"exec python3 -c "$1""#),
     (&["node", "javascript", "js"], r#"exec node -e "$1""#),
@@ -55,28 +55,28 @@ const RUNNERS: &[(&[&str], &str)] = &[
 ];
 
 /// Where and for how long a probe's processes run.
-struct Setting {
+pub(super) struct Setting {
     dir: PathBuf,
-    timeout: Duration,
+    pub(super) timeout: Duration,
 }
 
 /// A finished process: its exit code (`None` when its time was up), its output, and a
 /// warning when the change log could not record it.
-struct Ran {
-    code: Option<i32>,
-    output: String,
+pub(super) struct Ran {
+    pub(super) code: Option<i32>,
+    pub(super) output: String,
     warning: String,
 }
 
 impl Ran {
-    fn exit(&self) -> String {
+    pub(super) fn exit(&self) -> String {
         self.code
             .map_or_else(|| "TIMEOUT".to_string(), |code| code.to_string())
     }
 }
 
 /// `outcome` with the change log's warnings of `runs` after its text.
-fn with_warnings(mut outcome: Outcome, runs: &[&Ran]) -> Outcome {
+pub(super) fn with_warnings(mut outcome: Outcome, runs: &[&Ran]) -> Outcome {
     for ran in runs {
         outcome.text.push_str(&ran.warning);
     }
@@ -99,7 +99,7 @@ pub(crate) async fn run(tool: Tool, args: &Args, ctx: &ToolContext) -> Outcome {
 }
 
 /// A required string argument by its upstream name (or its snake_case spelling).
-fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str, Outcome> {
+pub(super) fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str, Outcome> {
     match args.opt_text(key)? {
         Some(text) if !text.trim().is_empty() => Ok(text),
         _ => Err(Outcome::error(format!(
@@ -110,7 +110,7 @@ fn text<'a>(args: &'a Args, key: &str) -> Result<&'a str, Outcome> {
 }
 
 /// The directory and time limit of a call.
-fn setting(args: &Args, ctx: &ToolContext) -> Result<Setting, Outcome> {
+pub(super) fn setting(args: &Args, ctx: &ToolContext) -> Result<Setting, Outcome> {
     let limit = ctx.limits.shell_timeout;
     let asked = match args.opt_seconds("timeoutSeconds")? {
         Some(seconds) => Some(seconds),
@@ -148,7 +148,7 @@ fn directory(tool: &str, raw: &str, root: &Path) -> Result<PathBuf, Outcome> {
 
 /// Runs `bash -c SCRIPT probe ARGS` sandboxed in the setting's directory and records it
 /// as a command (`shown` is what the change log and `git_write` see).
-async fn bash(
+pub(super) async fn bash(
     ctx: &ToolContext,
     setting: &Setting,
     shown: &str,
@@ -220,7 +220,7 @@ fn indent(text: &str, prefix: &str) -> String {
 }
 
 /// `OUTPUT   : (empty)` or `OUTPUT   :` and the indented output, with a timeout's note.
-fn output_block(ran: &Ran, setting: &Setting, prefix: &str) -> String {
+pub(super) fn output_block(ran: &Ran, setting: &Setting, prefix: &str) -> String {
     let mut block = if ran.output.trim().is_empty() {
         format!("{prefix}OUTPUT   : (empty)")
     } else {
@@ -268,7 +268,7 @@ async fn probe_code(args: &Args, ctx: &ToolContext, setting: &Setting) -> Result
     ))
 }
 
-fn verdict_outcome(text: String, passed: bool) -> Outcome {
+pub(super) fn verdict_outcome(text: String, passed: bool) -> Outcome {
     if passed {
         Outcome::ok(text)
     } else {

@@ -1,6 +1,6 @@
 //! What the tools remember for the length of one run: each file's write version
 //! (`stat_file`, `write_file`'s `baseVersion`), the summaries saved with `save_file_summary`
-//! and the variables each agent set with `shell_set_env`.
+//! the variables each agent set with `shell_set_env`, and the CodeExecution REPL sessions.
 //!
 //! One [`RunState`] per run, made by the driver and shared by every call's context (like
 //! [`super::Jobs`]); nothing of it is written to disk, so it ends with the run.
@@ -28,6 +28,8 @@ struct Tables {
     summaries: HashMap<String, Summary>,
     /// Per agent, the variables it set (`None`: unset for its commands).
     env: HashMap<String, BTreeMap<String, Option<String>>>,
+    /// The CodeExecution REPL sessions: id → (language, the code run so far).
+    repls: BTreeMap<String, (String, String)>,
 }
 
 /// The run's memory of the tools; clones share it.
@@ -50,6 +52,37 @@ impl PartialEq for RunState {
 impl RunState {
     fn tables(&self) -> std::sync::MutexGuard<'_, Tables> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Starts a REPL session in `language`: its id (`repl-N`).
+    pub(crate) fn repl_start(&self, language: &str) -> String {
+        let mut tables = self.tables();
+        let id = format!("repl-{}", tables.repls.len() + 1);
+        tables
+            .repls
+            .insert(id.clone(), (language.to_string(), String::new()));
+        id
+    }
+
+    /// A REPL session's language and the code it ran so far.
+    pub(crate) fn repl(&self, id: &str) -> Option<(String, String)> {
+        self.tables().repls.get(id).cloned()
+    }
+
+    /// Sets what REPL session `id` ran so far; `false` when there is no such session.
+    pub(crate) fn repl_set(&self, id: &str, code: String) -> bool {
+        match self.tables().repls.get_mut(id) {
+            Some(session) => {
+                session.1 = code;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ends REPL session `id`; `false` when there was none.
+    pub(crate) fn repl_stop(&self, id: &str) -> bool {
+        self.tables().repls.remove(id).is_some()
     }
 
     /// The version of `rel` (a path relative to the sandbox root, as the tools resolve it).

@@ -8,9 +8,6 @@
 //! fuseraft accepts is classified in one registry (`compiler/src/syntax/key_effects.rs`):
 //! it acts, it only annotates (`Description`), or it is inert and reported here.
 //!
-//! `CodeExecution` in `Plugins` is an error: running model-written code in an interpreter is
-//! out of fuseraft's scope.
-//!
 //! Keys that nothing reads at all are `FR001`; blocks that the chosen selection type does
 //! not read are `FR005`.
 //!
