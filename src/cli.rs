@@ -381,6 +381,15 @@ pub struct ExecArgs {
     /// row makes the exit code 2 (upstream's `--ci`). No report passes.
     #[arg(long)]
     pub ci: bool,
+    /// Write the run's turns (`turns.jsonl`, one message a line) and its summary
+    /// (`manifest.json`, the `--json` object) to `~/.fuseraft/snapshots/<project>/<session>/`
+    /// (`$FUSERAFT_SNAPSHOT_DIR` instead of `~/.fuseraft/snapshots`), as upstream's
+    /// `--snapshot` does.
+    #[arg(long)]
+    pub snapshot: bool,
+    /// Accepted for upstream's scripts: fuseraft always shows each turn's tool calls.
+    #[arg(long)]
+    pub tools: bool,
     /// Drop every state-machine transition whose signal contains `REPLAN`, so the run cannot
     /// route back to its planning phase (upstream's `--no-replan`); the dropped transitions
     /// are listed before the first turn.

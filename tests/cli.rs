@@ -403,6 +403,53 @@ fn each_agent_has_its_totals_and_a_resume_counts_on() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// `run --snapshot` (and `--tools`, accepted) as upstream's users write them: the run's turns
+/// and its summary under the snapshot dir, by project and session.
+#[test]
+fn a_snapshot_keeps_the_turns_and_the_summary() {
+    let dir = upstream_project("snapshot");
+    let snapshots = dir.join("snapshots");
+    let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "run",
+            "Add a flag.",
+            "--snapshot",
+            "--tools",
+            "--replay",
+            "replay.yaml",
+            "--json",
+        ])
+        .current_dir(&dir)
+        .env("FUSERAFT_SNAPSHOT_DIR", &snapshots)
+        .output()
+        .expect("runs");
+    let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).expect("json");
+    assert_eq!(summary["outcome"], "completed", "{}", stderr(&output));
+    let session = summary["session_id"].as_str().expect("an id");
+    let project = dir
+        .file_name()
+        .expect("a name")
+        .to_string_lossy()
+        .to_string();
+    let kept = snapshots.join(&project).join(session);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(kept.join("manifest.json")).expect("a manifest"))
+            .expect("json");
+    assert_eq!(manifest, summary);
+    let turns = std::fs::read_to_string(kept.join("turns.jsonl")).expect("turns");
+    let replies = turns
+        .lines()
+        .filter(|line| line.contains("\"Role\":\"assistant\""))
+        .count();
+    assert_eq!(
+        replies as u64,
+        summary["turns"].as_u64().expect("turns"),
+        "{turns}"
+    );
+    assert!(stderr(&output).contains(&format!("snapshot: {}", kept.display())));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `run --no-replan` as upstream's users write it: the reviewer's `REPLAN` leads nowhere (a
 /// correction, then `APPROVED` ends the run in 4 turns instead of 6), the dropped transition
 /// is named, and a resume line keeps the flag (the program it changes is the session's).

@@ -23,6 +23,7 @@ use super::exit;
 mod agents;
 mod ci;
 mod hitl;
+mod snapshot;
 pub(crate) mod summary;
 pub(crate) mod transcript;
 use crate::cli::{Approve, ExecArgs};
@@ -908,7 +909,7 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             println!("{}", neutralise(output));
         }
     }
-    if args.json {
+    if args.json || args.snapshot {
         let finished = RunSummary {
             session_id: Some(session.clone()),
             task: Some(task.clone()),
@@ -930,7 +931,16 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
             ci,
             agents: agents.borrow().json(),
         };
-        println!("{}", json_line(&finished.json()));
+        // `--snapshot`: the run's turns and its summary where upstream keeps them.
+        if args.snapshot {
+            match snapshot::write(&work_dir, &session, &summary.history, &finished.json()) {
+                Ok(dir) => eprintln!("snapshot: {}", dir.display()),
+                Err(message) => eprintln!("warning: cannot write the snapshot: {message}"),
+            }
+        }
+        if args.json {
+            println!("{}", json_line(&finished.json()));
+        }
     }
     code
 }
