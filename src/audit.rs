@@ -14,7 +14,6 @@ use std::sync::{Arc, Mutex};
 
 use fuseraft_vm::driver::Approval;
 use fuseraft_vm::event::{Event, EventKind};
-use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
 use fuseraft_vm::state_dir::Access;
 use serde_json::{json, Map, Value as Json};
@@ -178,7 +177,9 @@ impl AuditLog {
             }
             EventKind::OperatorMessage { chars } => ("operator_message", json!({ "chars": chars })),
             EventKind::TurnEnd { .. } => {
-                for call in turn_calls(event, run).filter(|call| call.denied.is_none()) {
+                for call in crate::events::upstream::turn_calls(event, run)
+                    .filter(|call| call.denied.is_none())
+                {
                     self.record(
                         event.turn,
                         agent,
@@ -213,20 +214,6 @@ impl AuditLog {
         }
         self.record(self.turn, agent, "operator_answered", detail);
     }
-}
-
-/// The tool calls of the turn `event` ends.
-fn turn_calls<'a>(
-    event: &'a Event,
-    run: &'a Run,
-) -> impl Iterator<Item = &'a fuseraft_vm::history::ToolCall> {
-    let agent = event.agent.as_deref().unwrap_or_default();
-    run.history
-        .iter()
-        .filter(move |message| {
-            message.role == Role::Assistant && message.turn == event.turn && message.agent == agent
-        })
-        .flat_map(|message| &message.tool_calls)
 }
 
 /// The records of an audit log, each checked: `Err` names the first record that breaks the

@@ -1,7 +1,7 @@
 //! `exec --resume ID --from-turn N` (rewind): a 10-turn replayed session forked at turn 4
 //! with a changed instruction shares turns 1–4 byte for byte, diverges after, names its
 //! origin, prints how the config changed, and leaves the original byte for byte as it was and
-//! verifying; `sessions list` shows the family.
+//! verifying; `sessions list` shows the family; an edited original forks nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -185,5 +185,40 @@ fn a_fork_at_turn_4_shares_four_turns_diverges_after_and_leaves_the_original() {
     assert_eq!(refused.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&refused.stderr)
         .contains("has no saved state after turn 11 (it saved turns up to 10"));
+
+    // A forged original: a message edited in its log is found, and no session is made.
+    let log = work.join(format!(".fuseraft/sessions/{id}.messages.jsonl"));
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(
+        &log,
+        text.replacen("Extracted batch 1.", "Extracted batch 9.", 1),
+    )
+    .unwrap();
+    let sessions = || {
+        std::fs::read_dir(work.join(".fuseraft/sessions"))
+            .unwrap()
+            .count()
+    };
+    let before = sessions();
+    let forged = fuseraft(
+        &work,
+        &[
+            "exec",
+            config_arg,
+            "--resume",
+            &id,
+            "--from-turn",
+            "2",
+            "--replay",
+            replay_arg,
+        ],
+    );
+    assert_eq!(forged.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&forged.stderr).contains("was altered"),
+        "{}",
+        String::from_utf8_lossy(&forged.stderr)
+    );
+    assert_eq!(sessions(), before, "a forged session forks nothing");
     let _ = std::fs::remove_dir_all(work);
 }

@@ -41,11 +41,6 @@ use provider::{
     ProviderFlags,
 };
 
-/// Eight hex digits, as upstream's session ids.
-fn session_id() -> String {
-    crate::session::new_id()
-}
-
 fn usage_error(message: &str) -> u8 {
     eprintln!("error: {}", neutralise(message));
     super::early::record(message);
@@ -152,7 +147,7 @@ fn rewind(args: &ExecArgs, from: &str, turn: u64, style: Style) -> u8 {
         Ok(key) => key,
         Err(problem) => return usage_error(&format!("cannot fork session `{from}`: {problem}")),
     };
-    let new = session_id();
+    let new = crate::session::new_id();
     if let Err(message) = crate::session::fork::fork(&work_dir, from, turn, &new, &key) {
         return usage_error(&message);
     }
@@ -237,7 +232,7 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             return usage_error(&crate::session::invalid_id(id))
         }
         Some(id) => id.clone(),
-        None => session_id(),
+        None => crate::session::new_id(),
     };
     // A resumed session is locked before it is read (a resume repairs its log), a new one
     // once its config compiled; either for the whole run.

@@ -80,17 +80,26 @@ pub fn aliases(event: &Event, run: &Run) -> Vec<Alias> {
     }
 }
 
-/// `tool_call {tool_name, args, ok}` for each tool call of the turn `event` ends, in order.
-fn tool_calls(event: &Event, run: &Run) -> Vec<Alias> {
-    let Some(agent) = event.agent.as_deref() else {
-        return Vec::new();
-    };
+/// The tool calls of the turn `event` ends (its agent's replies in that turn), in order;
+/// the audit chain reads them too.
+pub(crate) fn turn_calls<'a>(
+    event: &'a Event,
+    run: &'a Run,
+) -> impl Iterator<Item = &'a fuseraft_vm::history::ToolCall> {
+    let agent = event.agent.as_deref();
     run.history
         .iter()
-        .filter(|message| {
-            message.role == Role::Assistant && message.turn == event.turn && message.agent == agent
+        .filter(move |message| {
+            message.role == Role::Assistant
+                && message.turn == event.turn
+                && Some(message.agent.as_str()) == agent
         })
         .flat_map(|message| &message.tool_calls)
+}
+
+/// `tool_call {tool_name, args, ok}` for each tool call of the turn `event` ends, in order.
+fn tool_calls(event: &Event, run: &Run) -> Vec<Alias> {
+    turn_calls(event, run)
         .map(|call| Alias {
             name: "tool_call",
             payload: json!({ "tool_name": call.name, "args": call.args, "ok": call.ok }),

@@ -3,24 +3,10 @@
 //! new code's output; reset, stop and unknown sessions and languages are refused with a
 //! reason.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
-use super::super::tests::Temp;
-use crate::history::ToolCall;
-use crate::tools::{execute, ToolContext};
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    (call.result.unwrap_or_default(), call.ok)
-}
+use super::super::tests::{answer as call, Temp};
+use crate::tools::ToolContext;
 
 #[tokio::test]
 async fn snippets_run_and_a_repl_keeps_its_names() {

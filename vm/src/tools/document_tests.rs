@@ -2,25 +2,11 @@
 //! and refusals: a file outside the work dir, a credential file, a format not read, a
 //! damaged document.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
-use super::super::tests::Temp;
+use super::super::tests::{answer as call, Temp};
 use crate::document::tests::{docx_with, pdf_with, xlsx};
-use crate::history::ToolCall;
-use crate::tools::{execute, ToolContext};
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    (call.result.unwrap_or_default(), call.ok)
-}
+use crate::tools::ToolContext;
 
 #[tokio::test]
 async fn documents_read_as_text_and_workbooks_by_sheet() {
