@@ -13,8 +13,8 @@ use fuseraft_compiler::ir::{
     ContractId, Counter, CounterId, EdgeClass, Effect, Exit, FailureAction, FailurePolicy,
     FailureRule, Field, FileIdx, Fork, Guard, Loc, Matcher, Merge, Model, NoMatch, Origin,
     Permissions, Predicate, PredicateType, Preset, Program, Select, SelectStyle, SelectionKind,
-    State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond, TerminalMode, Termination,
-    ToolChoice, Trigger, TurnUnit, Validator,
+    State, StateId, StateKind, Step, StepKey, StopGate, StuckPolicy, Target, TermCond,
+    TerminalMode, Termination, ToolChoice, Trigger, TurnUnit, Validator,
 };
 use fuseraft_compiler::MemoryFiles;
 use fuseraft_vm::effect::{CheckResult, ModelReply, Request, Response};
@@ -404,6 +404,7 @@ fn effect(sizes: Sizes) -> BoxedStrategy<Effect> {
         (1, Just(Effect::PromoteArtifact).boxed()),
         (1, Just(Effect::InjectCritique).boxed()),
         (1, any_text(10).prop_map(Effect::Warn).boxed()),
+        (1, template(sizes).prop_map(Effect::SetValue).boxed()),
     ];
     if sizes.counters > 0 {
         let counter = (0..sizes.counters as u32).prop_map(CounterId);
@@ -421,6 +422,32 @@ fn effect(sizes: Sizes) -> BoxedStrategy<Effect> {
         ));
     }
     proptest::strategy::Union::new_weighted(options).boxed()
+}
+
+/// A tama step template: text and placeholders.
+fn template(sizes: Sizes) -> BoxedStrategy<ir::Template> {
+    let part = prop_oneof![
+        3 => any_text(8).prop_map(ir::Part::Text),
+        1 => proptest::collection::vec(state_id(sizes), 1..3).prop_map(ir::Part::Input),
+        1 => proptest::collection::vec(state_id(sizes), 1..3).prop_map(ir::Part::Value),
+        1 => Just(ir::Part::Item),
+        1 => Just(ir::Part::Earlier),
+        1 => Just(ir::Part::Operator),
+    ];
+    proptest::collection::vec(part, 0..5)
+        .prop_map(ir::Template::new)
+        .boxed()
+}
+
+fn step(sizes: Sizes) -> BoxedStrategy<Step> {
+    let key = prop_oneof![
+        Just(StepKey::Finish),
+        any_text(6).prop_map(StepKey::Fixed),
+        Just(StepKey::Verdict),
+    ];
+    (opt(template(sizes)), key, any::<bool>())
+        .prop_map(|(input, key, react)| Step { input, key, react })
+        .boxed()
 }
 
 fn trigger(sizes: Sizes) -> BoxedStrategy<Trigger> {
@@ -472,18 +499,30 @@ fn state_kind(sizes: Sizes) -> BoxedStrategy<StateKind> {
     let fork = (
         proptest::collection::vec(state_id(sizes), 0..3),
         target(sizes),
-        prop::sample::select(Merge::ALL.to_vec()),
+        prop::sample::select(
+            [
+                Merge::ALL,
+                &[Merge::Object, Merge::Transcript, Merge::Items],
+            ]
+            .concat(),
+        ),
         opt_agent(sizes),
+        any::<bool>(),
+        any::<bool>(),
     )
-        .prop_map(|(branches, join, merge, merge_agent)| {
-            StateKind::Fork(Fork {
-                branches,
-                join,
-                merge,
-                merge_agent,
-                per_item: None,
-            })
-        });
+        .prop_map(
+            |(branches, join, merge, merge_agent, per_line, sequential)| {
+                StateKind::Fork(Fork {
+                    branches,
+                    join,
+                    merge,
+                    merge_agent,
+                    per_item: None,
+                    per_line,
+                    sequential,
+                })
+            },
+        );
     let style = prop_oneof![
         Just(SelectStyle::Llm),
         (any::<u32>(), any::<u32>(), any::<u32>(), any::<bool>()).prop_map(
@@ -538,10 +577,10 @@ fn state(name: String, sizes: Sizes) -> impl Strategy<Value = State> {
         proptest::collection::vec(exit(sizes), 0..4),
         no_match,
         stuck,
-        loc(sizes),
+        (loc(sizes), opt(step(sizes))),
     )
         .prop_map(
-            move |(agent, kind, context, layer, exits, no_match, stuck, loc)| State {
+            move |(agent, kind, context, layer, exits, no_match, stuck, (loc, step))| State {
                 name: name.clone(),
                 agent,
                 kind,
@@ -550,6 +589,7 @@ fn state(name: String, sizes: Sizes) -> impl Strategy<Value = State> {
                 exits,
                 no_match,
                 stuck,
+                step,
                 loc,
             },
         )
@@ -1356,6 +1396,7 @@ fn respond(request: &Request, answer: &Answer, words: &[String], next_id: &mut u
                 .collect(),
         ),
         Request::Approve { .. } => Response::Approve(answer.approve),
+        Request::Ask { .. } => Response::Answer(Some(render(&answer.tool_result, words))),
         Request::Context { sources, .. } => Response::Context(
             sources
                 .iter()
@@ -1515,6 +1556,7 @@ fn sample_checkpoint(program: &Program) -> Json {
                     Response::Validate(checks.iter().map(|_| CheckResult::pass()).collect())
                 }
                 Request::Approve { .. } => Response::Approve(true),
+                Request::Ask { .. } => Response::Answer(Some(String::new())),
                 Request::Context { sources, .. } => {
                     Response::Context(sources.iter().map(|_| String::new()).collect())
                 }

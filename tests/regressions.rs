@@ -104,6 +104,7 @@ fn drive(machine: &mut Machine<'_>, replies: &[String], max_steps: usize) -> Opt
                 Response::Validate(checks.iter().map(|_| CheckResult::pass()).collect())
             }
             Request::Approve { .. } => Response::Approve(true),
+            Request::Ask { .. } => Response::Answer(Some(String::new())),
             Request::Context { sources, .. } => {
                 Response::Context(sources.iter().map(|_| String::new()).collect())
             }

@@ -11,6 +11,7 @@
 //! calls also show every message after the system prompt whole, role and content), `output` (`true`: also snapshot the run's output),
 //! `redirect` (text: the operator answers with `--hitl` pauses on, and the first pause, an
 //! escalated failure's question, is answered with this text; later ones go on),
+//! `operator` (text: the line an operator gives each tama `human` step, approving the rest),
 //! `workdir` (a folder of the case copied into the work dir before the run), `git` (`true`:
 //! the work dir is a real git repository whose first commit holds those files; after the
 //! run, `.git/` is left out of the file list and the repository is snapshotted instead:
@@ -251,10 +252,21 @@ fn run_case(dir: &Path) -> String {
         Box::new(move |_: &Paused<'_>| answer.lock().unwrap().take().unwrap_or(Pause::Continue))
             as Box<PauseFn>
     });
-    let approvals = match pause {
+    let approvals = match (pause.is_some(), settings["operator"].as_str()) {
         // An operator at the pauses: a route question would be asked too, and refused.
-        Some(_) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| Approval::Refused)),
-        None => approvals,
+        (true, _) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| Approval::Refused)),
+        // An operator who answers a tama `human` step with this line and approves the rest.
+        (false, Some(line)) => {
+            let line = line.to_string();
+            Approvals::Ask(Box::new(move |_: &str, _: &str, question: &str| {
+                if question.starts_with(driver::HUMAN) {
+                    Approval::Redirected(line.clone())
+                } else {
+                    Approval::Granted
+                }
+            }))
+        }
+        (false, None) => approvals,
     };
     let env = Env {
         pause,

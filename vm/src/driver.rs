@@ -21,12 +21,16 @@ use crate::sandbox::Confinement;
 mod chatroom;
 mod context;
 mod fork;
+mod operator;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
 mod paths_tests;
 mod sub_agent;
 mod tool_calls;
 mod usage;
+
+pub use operator::HUMAN;
+use operator::{escalation_answer, operator_line, ESCALATION};
 
 use context::read_context;
 use fork::ForkRun;
@@ -197,31 +201,6 @@ pub enum Pause {
     Message(String),
     /// Stop here; the checkpoint just written stays resumable.
     Quit,
-}
-
-/// How the signal of a [`Request::Approve`] about an escalated failure starts.
-const ESCALATION: &str = "escalation:";
-
-/// An escalation or a plan review put to the operator as a `--hitl` pause: go on approves,
-/// a message redirects (or asks for a revised plan), quit refuses.
-fn escalation_answer(machine: &Machine<'_>, env: &Env, state: &str, signal: &str) -> Response {
-    let Some(pause) = &env.pause else {
-        return Response::Approve(false);
-    };
-    let run = machine.run();
-    let agent = run.history.iter().rev().find_map(|message| {
-        (message.role == crate::history::Role::Assistant).then_some(message.agent.as_str())
-    });
-    match pause(&Paused {
-        turn: run.turn,
-        agent,
-        state,
-        about: Some(signal),
-    }) {
-        Pause::Continue => Response::Approve(true),
-        Pause::Message(text) => Response::Redirect(text),
-        Pause::Quit => Response::Approve(false),
-    }
 }
 
 /// Asks the operator at a pause.
@@ -678,6 +657,14 @@ pub async fn drive<M: Models>(
                     answer => Response::Approve(answer.is_granted()),
                 },
             },
+            Request::Ask {
+                agent,
+                state,
+                context,
+            } => {
+                asked_after = Some(machine.run().turn);
+                Response::Answer(operator_line(env, &machine, &agent, &state, &context))
+            }
             Request::Context {
                 sources,
                 session_id,

@@ -157,6 +157,13 @@ pub enum Request {
         to: String,
         signal: String,
     },
+    /// Ask the operator for a line of text: the input of `agent`'s step in `state` (tama
+    /// `human`), shown `context` (what the step before it returned).
+    Ask {
+        agent: String,
+        state: String,
+        context: String,
+    },
     /// Read these context sources (`file:PATH`, `brief_field:F`, `changes_recent:N`, ...) for
     /// a handoff; one text block per source, in order.
     Context {
@@ -185,4 +192,6 @@ pub enum Response {
     /// with `escalation:`): let the agent try again with the operator's text in its history.
     Redirect(String),
     Context(Vec<String>),
+    /// The operator's line for a [`Request::Ask`]; `None`: nobody answered (the run stops).
+    Answer(Option<String>),
 }

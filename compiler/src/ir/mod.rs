@@ -10,6 +10,7 @@ mod compaction;
 mod cond;
 mod conditions;
 mod diagram;
+mod fork;
 mod fraction;
 pub mod list_prices;
 mod matching;
@@ -18,6 +19,7 @@ mod no_replan;
 mod parse;
 mod policy;
 mod print;
+mod step;
 mod sub_agent;
 mod tools;
 mod verifier;
@@ -32,6 +34,7 @@ pub use compaction::{Compaction, CompactionMode};
 pub use cond::{Cond, Field, Value};
 pub use conditions::{extract_json, CondInput};
 pub use diagram::{to_dot, to_mermaid};
+pub use fork::{Fork, Merge};
 pub use fraction::Fraction;
 pub use matching::is_punctuation;
 pub use mcp::{
@@ -42,6 +45,7 @@ pub use no_replan::{drop_replan_transitions, replans_apply, DroppedTransition};
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};
+pub use step::{Part, Step, StepKey, Template, TemplateError};
 pub use sub_agent::{
     sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
 };
@@ -56,7 +60,7 @@ use std::fmt;
 pub struct AgentId(pub u32);
 
 /// Index of a state in [`Program::states`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct StateId(pub u32);
 
 /// Index of a contract in [`Program::contracts`].
@@ -406,6 +410,8 @@ pub struct State {
     /// What happens when no exit matches the reply.
     pub no_match: NoMatch,
     pub stuck: StuckPolicy,
+    /// A tama state: what it is given and the key its reply routes on (`None` elsewhere).
+    pub step: Option<Step>,
     pub loc: Option<Loc>,
 }
 
@@ -432,59 +438,6 @@ pub enum TerminalMode {
     EndNow,
     /// State machine `Terminal: true`: keep running the agent until a termination fires.
     RunUntilTermination,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fork {
-    pub branches: Vec<StateId>,
-    pub join: Target,
-    pub merge: Merge,
-    /// The agent that merges for `ranked` and `semantic_diff`.
-    pub merge_agent: Option<AgentId>,
-    /// `mapreduce`: the branch runs once per item of the JSON list at this path (dot
-    /// segments) in the reply before the fork, each run given its item; `None`: each branch
-    /// runs once.
-    pub per_item: Option<Vec<String>>,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Merge {
-    Union,
-    Consensus,
-    Vote,
-    Ranked,
-    SemanticDiff,
-}
-
-impl Merge {
-    pub const ALL: &'static [Merge] = &[
-        Merge::Union,
-        Merge::Consensus,
-        Merge::Vote,
-        Merge::Ranked,
-        Merge::SemanticDiff,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Merge::Union => "union",
-            Merge::Consensus => "consensus",
-            Merge::Vote => "vote",
-            Merge::Ranked => "ranked",
-            Merge::SemanticDiff => "semantic_diff",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Merge> {
-        let text = text.trim().to_ascii_lowercase();
-        if text == "benchmark" {
-            return Some(Merge::Union);
-        }
-        Merge::ALL
-            .iter()
-            .copied()
-            .find(|merge| merge.as_str() == text)
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -604,6 +557,8 @@ pub enum Effect {
         max: u32,
         objections: Option<String>,
     },
+    /// tama: the value the target is given becomes this template, filled in.
+    SetValue(Template),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -799,6 +754,15 @@ pub struct Counter {
 }
 
 impl Program {
+    /// A template's text form, its states by name.
+    pub fn template_text(&self, template: &Template) -> String {
+        template.to_text(|id| {
+            self.states
+                .get(id.0 as usize)
+                .map_or_else(|| format!("#{}", id.0), |state| state.name.clone())
+        })
+    }
+
     pub fn agent(&self, id: AgentId) -> &Agent {
         &self.agents[id.0 as usize]
     }

@@ -22,7 +22,7 @@ use super::{
     SelectStyle, SelectionKind, State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond,
     TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
-use super::{Fraction, Tool};
+use super::{Fraction, Step, StepKey, Template, Tool};
 use crate::ir::Cond;
 
 #[derive(Parser)]
@@ -907,6 +907,7 @@ impl Builder {
             exits: Vec::new(),
             no_match: NoMatch::Never,
             stuck: StuckPolicy::default(),
+            step: None,
             loc: None,
         };
         let mut context = None;
@@ -946,6 +947,10 @@ impl Builder {
                     let mode = context_mode(&first(&part)?);
                     set_once(&mut context, mode, &part, "context")?;
                 }
+                Rule::state_step => {
+                    let step = self.step(&part)?;
+                    set_once(&mut state.step, step, &part, "step")?;
+                }
                 Rule::exit_line => state.exits.push(self.exit(part)?),
                 Rule::no_match_line => {
                     let value = self.no_match(&first(&part)?)?;
@@ -980,6 +985,7 @@ impl Builder {
         let mut merge = Merge::Union;
         let mut merge_agent = None;
         let mut per_item = None;
+        let (mut per_line, mut sequential) = (false, false);
         let mut agent = None;
         for part in line.into_inner() {
             match part.as_rule() {
@@ -993,8 +999,13 @@ impl Builder {
                 Rule::fork_merge_agent => merge_agent = Some(self.agent_ref(&first(&part)?)?),
                 Rule::fork_per_item => {
                     let path = string(&first(&part)?)?;
-                    per_item = Some(path.split('.').map(str::to_string).collect());
+                    per_item = Some(match path.is_empty() {
+                        true => Vec::new(),
+                        false => path.split('.').map(str::to_string).collect(),
+                    });
                 }
+                Rule::fork_per_line => per_line = true,
+                Rule::fork_sequential => sequential = true,
                 Rule::state_agent => agent = Some(self.agent_ref(&first(&part)?)?),
                 _ => {}
             }
@@ -1005,6 +1016,8 @@ impl Builder {
             merge,
             merge_agent,
             per_item,
+            per_line,
+            sequential,
         };
         Ok((fork, agent))
     }
@@ -1171,8 +1184,32 @@ impl Builder {
                     objections,
                 }
             }
+            Rule::eff_set_value => Effect::SetValue(self.template(&first(pair)?)?),
             _ => return Err(error_at(pair, "expected an effect")),
         })
+    }
+
+    /// A `step` line: the key and, if given, the input template.
+    fn step(&self, line: &Pair<'_>) -> Result<Step> {
+        let mut step = Step::default();
+        for part in line.clone().into_inner() {
+            match part.as_rule() {
+                Rule::step_finish => step.key = StepKey::Finish,
+                Rule::step_verdict => step.key = StepKey::Verdict,
+                Rule::step_fixed => step.key = StepKey::Fixed(string(&first(&part)?)?),
+                Rule::step_react => step.react = true,
+                Rule::step_input => step.input = Some(self.template(&first(&part)?)?),
+                _ => {}
+            }
+        }
+        Ok(step)
+    }
+
+    /// A template's text form, its states looked up by name.
+    fn template(&self, pair: &Pair<'_>) -> Result<Template> {
+        let text = string(pair)?;
+        Template::parse(&text, |name| self.states.get(name).copied())
+            .map_err(|err| error_at(pair, format!("invalid template: {}", err.0)))
     }
 
     fn no_match(&self, pair: &Pair<'_>) -> Result<NoMatch> {
@@ -1490,6 +1527,7 @@ fn terminal_mode(pair: &Pair<'_>) -> TerminalMode {
 fn merge_strategy(pair: &Pair<'_>) -> Merge {
     Merge::ALL
         .iter()
+        .chain([Merge::Object, Merge::Transcript, Merge::Items].iter())
         .copied()
         .find(|merge| merge.as_str() == pair.as_str())
         .unwrap_or(Merge::Union)

@@ -13,8 +13,8 @@ use std::fmt::{self, Write as _};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, CounterId,
     EdgeClass, Effect, Exit, FailurePolicy, FailureRule, Fork, Guard, Loc, McpServer, McpTransport,
-    Model, NoMatch, Origin, Program, Select, SelectStyle, State, StateId, StateKind, StuckPolicy,
-    Target, TermCond, TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
+    Model, NoMatch, Origin, Program, Select, SelectStyle, State, StateId, StateKind, StepKey,
+    StuckPolicy, Target, TermCond, TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
 
 /// The version written on the first line (`fuseraft-ir 1`).
@@ -589,6 +589,26 @@ impl Printer<'_> {
             self.out.push_str(context_mode_str(mode));
             self.close();
         }
+        if let Some(step) = &state.step {
+            self.open(true, "step key ");
+            match &step.key {
+                StepKey::Finish => self.out.push_str("finish"),
+                StepKey::Fixed(key) => {
+                    self.out.push_str("fixed ");
+                    push_quoted(&mut self.out, key);
+                }
+                StepKey::Verdict => self.out.push_str("verdict"),
+            }
+            if step.react {
+                self.out.push_str(" react");
+            }
+            if let Some(input) = &step.input {
+                self.out.push_str(" input ");
+                let text = self.program.template_text(input);
+                push_quoted(&mut self.out, &text);
+            }
+            self.close();
+        }
         for exit in &state.exits {
             self.exit(exit);
         }
@@ -638,6 +658,12 @@ impl Printer<'_> {
         if let Some(path) = &fork.per_item {
             self.out.push_str(" per_item ");
             push_quoted(&mut self.out, &path.join("."));
+        }
+        if fork.per_line {
+            self.out.push_str(" line_items");
+        }
+        if fork.sequential {
+            self.out.push_str(" sequential");
         }
     }
 
@@ -795,6 +821,11 @@ impl Printer<'_> {
                     self.out.push_str(" objections ");
                     push_quoted(&mut self.out, path);
                 }
+            }
+            Effect::SetValue(template) => {
+                self.out.push_str("set_value ");
+                let text = self.program.template_text(template);
+                push_quoted(&mut self.out, &text);
             }
         }
     }
@@ -1005,6 +1036,7 @@ pub(super) mod samples {
                 exits: Vec::new(),
                 no_match: NoMatch::Never,
                 stuck: StuckPolicy::default(),
+                step: None,
                 loc: None,
             }],
             contracts: Vec::new(),

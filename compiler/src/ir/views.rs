@@ -132,6 +132,7 @@ fn effect_json(program: &Program, effect: &Effect) -> Json {
         } => {
             json!({"revisit": program.counter(*counter).name, "max": max, "objections": objections})
         }
+        Effect::SetValue(template) => json!({"set_value": program.template_text(template)}),
     }
 }
 
@@ -186,6 +187,12 @@ fn state_json(program: &Program, state: &State) -> Json {
             if let Some(path) = &fork.per_item {
                 json["per_item"] = json!(path.join("."));
             }
+            if fork.per_line {
+                json["per_line"] = json!(true);
+            }
+            if fork.sequential {
+                json["sequential"] = json!(true);
+            }
             json!({ "fork": json })
         }
         StateKind::Select(select) => json!({"select": {
@@ -199,7 +206,7 @@ fn state_json(program: &Program, state: &State) -> Json {
         NoMatch::Fail => json!("fail"),
         NoMatch::Never => json!("never"),
     };
-    json!({
+    let mut json = json!({
         "name": state.name,
         "agent": state.agent.map(|id| program.agent(id).name.clone()),
         "kind": kind,
@@ -213,7 +220,25 @@ fn state_json(program: &Program, state: &State) -> Json {
             "max_without_signal": state.stuck.max_without_signal,
         },
         "loc": state.loc.map(|loc| json!({"file": loc.file.0, "line": loc.line, "column": loc.column})),
-    })
+    });
+    // Only a tama state has it.
+    if let Some(step) = &state.step {
+        json["step"] = json!({
+            "input": step.input.as_ref().map(|t| program.template_text(t)),
+            "key": step_key_text(&step.key),
+            "react": step.react,
+        });
+    }
+    json
+}
+
+/// `finish`, `fixed KEY` or `verdict`: the text form of a step's key.
+pub(crate) fn step_key_text(key: &super::StepKey) -> String {
+    match key {
+        super::StepKey::Finish => "finish".to_string(),
+        super::StepKey::Fixed(key) => format!("fixed {key}"),
+        super::StepKey::Verdict => "verdict".to_string(),
+    }
 }
 
 /// The whole program as JSON (instructions are summarised by their length).

@@ -200,6 +200,8 @@ pub(super) fn lower(config: &Config, kind: SelectionKind, builder: &mut Builder<
                     merge: Merge::Union,
                     merge_agent: None,
                     per_item: None,
+                    per_line: false,
+                    sequential: false,
                 }),
                 None,
             );

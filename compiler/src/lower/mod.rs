@@ -17,6 +17,7 @@ mod routes;
 mod state_machine;
 mod sub_agent;
 pub mod tama;
+mod tama_patterns;
 mod termination;
 
 use std::collections::HashMap;
@@ -99,6 +100,7 @@ impl<'a> Builder<'a> {
             exits: Vec::new(),
             no_match: NoMatch::Never,
             stuck: StuckPolicy::default(),
+            step: None,
             loc,
         });
         self.state_names.entry(name.to_lowercase()).or_insert(id);

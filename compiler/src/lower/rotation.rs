@@ -217,6 +217,8 @@ pub(super) fn lower_fan_out(
             merge: Merge::Union,
             merge_agent: None,
             per_item: None,
+            per_line: false,
+            sequential: false,
         }),
         Some(span),
     );
@@ -231,6 +233,8 @@ pub(super) fn lower_fan_out(
         merge: Merge::Union,
         merge_agent: None,
         per_item,
+        per_line: false,
+        sequential: false,
     });
     builder.program.entry = fork;
     if let Some(splitter) = splitter {

@@ -196,6 +196,8 @@ fn lower_transition(
                 merge,
                 merge_agent,
                 per_item: None,
+                per_line: false,
+                sequential: false,
             }),
             Some(decl.span),
         );

@@ -14,7 +14,7 @@ use super::Builder;
 use crate::diagnostic::{did_you_mean, known_list, Code, Diagnostic};
 use crate::ir::{
     Agent, AgentId, Context, ContextMode, EdgeClass, Exit, Model, NoMatch, Origin, Program,
-    StateId, StateKind, Target, TerminalMode, ToolChoice, Trigger,
+    StateId, StateKind, Step, StepKey, Target, TerminalMode, ToolChoice, Trigger,
 };
 use crate::source::Span;
 use crate::syntax::fields::Spanned;
@@ -24,7 +24,7 @@ use crate::syntax::Loader;
 /// Upper bound on states produced by inlining nested FSMs.
 const MAX_STATES: usize = 100_000;
 
-enum Entry {
+pub(super) enum Entry {
     Loaded(Box<AgentMd>),
     /// No `agents/<name>/AGENT.md`.
     Missing,
@@ -49,7 +49,8 @@ pub(crate) fn lower_project(
         Manifest::default()
     };
     let mut agents = HashMap::new();
-    collect(loader, root, entry, &mut agents);
+    let mut steps = HashMap::new();
+    collect(loader, root, entry, &mut agents, &mut steps);
     match agents.get(entry) {
         Some(Entry::Loaded(_)) => {}
         Some(Entry::Broken) => return None,
@@ -72,6 +73,7 @@ pub(crate) fn lower_project(
     let mut lowering = TamaLowering {
         builder: Builder::new(sources, diags, entry.to_string(), Origin::Tama),
         agents: &agents,
+        steps: &steps,
         manifest: &manifest,
         agent_ids: HashMap::new(),
         stack: Vec::new(),
@@ -85,16 +87,16 @@ pub(crate) fn lower_project(
     let program_entry = if is_fsm(md) {
         let fragment = lowering.inline_fsm(entry, md, "")?;
         fragment.entry
+    } else if let Some(fragment) = lowering.pattern(entry, md, entry, md.span) {
+        fragment.entry
     } else {
         let agent = lowering.agent(entry);
         let state = lowering
             .builder
             .add_state(entry, Some(agent), StateKind::Turn, Some(md.span));
-        lowering
-            .builder
-            .state_mut(state)
-            .exits
-            .push(exit(Trigger::AnyKey, Target::End));
+        let lowered = lowering.builder.state_mut(state);
+        lowered.step = oneshot_step(md);
+        lowered.exits.push(exit(Trigger::AnyKey, Target::End));
         state
     };
     lowering.builder.program.entry = program_entry;
@@ -105,14 +107,33 @@ fn agent_path(root: &Path, name: &str) -> PathBuf {
     root.join("agents").join(name).join("AGENT.md")
 }
 
+/// A `oneshot` agent's step: one call, no tools, key `result`.
+fn oneshot_step(md: &AgentMd) -> Option<Step> {
+    md.pattern
+        .as_ref()
+        .filter(|pattern| pattern.value == "oneshot")
+        .map(|_| Step {
+            input: None,
+            key: StepKey::Fixed("result".to_string()),
+            react: false,
+        })
+}
+
 fn is_fsm(md: &AgentMd) -> bool {
     md.pattern
         .as_ref()
         .is_some_and(|pattern| pattern.value == "fsm")
 }
 
-/// Loads `name` and, for an fsm, every agent its states name (depth-first, once each).
-fn collect(loader: &mut Loader<'_>, root: &Path, name: &str, agents: &mut HashMap<String, Entry>) {
+/// Loads `name`, its pattern's step files, and every agent its states or workers name
+/// (depth-first, once each).
+fn collect(
+    loader: &mut Loader<'_>,
+    root: &Path,
+    name: &str,
+    agents: &mut HashMap<String, Entry>,
+    steps: &mut HashMap<String, AgentMd>,
+) {
     if agents.contains_key(name) {
         return;
     }
@@ -156,7 +177,7 @@ fn collect(loader: &mut Loader<'_>, root: &Path, name: &str, agents: &mut HashMa
             .with_label(md.span, "add `pattern:` (e.g. `pattern: fsm`)"),
         );
     }
-    let children: Vec<String> = if is_fsm(&md) {
+    let mut children: Vec<String> = if is_fsm(&md) {
         md.states
             .iter()
             .flatten()
@@ -165,13 +186,15 @@ fn collect(loader: &mut Loader<'_>, root: &Path, name: &str, agents: &mut HashMa
     } else {
         Vec::new()
     };
+    children.extend(md.workers.iter().map(|worker| worker.value.clone()));
+    super::tama_patterns::collect_steps(loader, root, name, &md, steps);
     agents.insert(name.to_string(), Entry::Loaded(Box::new(md)));
     for child in children {
-        collect(loader, root, &child, agents);
+        collect(loader, root, &child, agents, steps);
     }
 }
 
-fn exit(trigger: Trigger, target: Target) -> Exit {
+pub(super) fn exit(trigger: Trigger, target: Target) -> Exit {
     Exit {
         trigger,
         guards: Vec::new(),
@@ -183,11 +206,17 @@ fn exit(trigger: Trigger, target: Target) -> Exit {
     }
 }
 
-/// A lowered FSM: where it starts, and its exits that end it (target `end`), which an
-/// enclosing FSM splices with its own transitions.
-struct Fragment {
-    entry: StateId,
-    open: Vec<(StateId, usize)>,
+/// A lowered FSM or pattern: where it starts, and its exits that end it (target `end`),
+/// which an enclosing FSM splices with its own transitions.
+#[derive(Default)]
+pub(super) struct Fragment {
+    pub(super) entry: StateId,
+    pub(super) open: Vec<(StateId, usize)>,
+    /// Open exits whose key is known statically, with that key: a pattern's fixed key,
+    /// routed once by the enclosing FSM.
+    pub(super) fixed: Vec<(StateId, usize, String)>,
+    /// Forks whose join ends the fragment, with the key they return (`parallel`).
+    pub(super) joins: Vec<(StateId, String)>,
 }
 
 enum Node {
@@ -196,24 +225,26 @@ enum Node {
     Marker,
 }
 
-struct TamaLowering<'a, 'b> {
-    builder: Builder<'a>,
-    agents: &'b HashMap<String, Entry>,
+pub(super) struct TamaLowering<'a, 'b> {
+    pub(super) builder: Builder<'a>,
+    pub(super) agents: &'b HashMap<String, Entry>,
+    /// Step files by `agent/step` (`critic/draft`).
+    pub(super) steps: &'b HashMap<String, AgentMd>,
     manifest: &'b Manifest,
-    agent_ids: HashMap<String, AgentId>,
+    pub(super) agent_ids: HashMap<String, AgentId>,
     /// FSM agents being inlined (to refuse an FSM that contains itself).
     stack: Vec<String>,
 }
 
 impl TamaLowering<'_, '_> {
-    fn loaded(&self, name: &str) -> Option<&AgentMd> {
+    pub(super) fn loaded(&self, name: &str) -> Option<&AgentMd> {
         match self.agents.get(name) {
             Some(Entry::Loaded(md)) => Some(md),
             _ => None,
         }
     }
 
-    fn has_agent(&self, name: &str) -> bool {
+    pub(super) fn has_agent(&self, name: &str) -> bool {
         matches!(
             self.agents.get(name),
             Some(Entry::Loaded(_) | Entry::Broken)
@@ -221,7 +252,7 @@ impl TamaLowering<'_, '_> {
     }
 
     /// The IR agent for an agent directory, created on first use.
-    fn agent(&mut self, name: &str) -> AgentId {
+    pub(super) fn agent(&mut self, name: &str) -> AgentId {
         if let Some(id) = self.agent_ids.get(name) {
             return *id;
         }
@@ -252,7 +283,7 @@ impl TamaLowering<'_, '_> {
 
     /// tama's model resolution: `call.model.name`, else the role (`call.model.role`, or the
     /// pattern's default role) looked up in `tama.toml [models]`, falling back to `default`.
-    fn model(&self, md: &AgentMd) -> Option<Model> {
+    pub(super) fn model(&self, md: &AgentMd) -> Option<Model> {
         let (alias, spec, temperature, max_tokens) = if let Some(name) = &md.model_name {
             (None, name.value.clone(), None, None)
         } else {
@@ -383,6 +414,13 @@ impl TamaLowering<'_, '_> {
                             )),
                         }
                     }
+                    Some(child) if self.pattern_ready(name, child) => {
+                        let child = child.clone();
+                        match self.pattern(name, &child, &full, state.name.span) {
+                            Some(fragment) => Node::Nested(fragment),
+                            None => Node::Marker,
+                        }
+                    }
                     _ => {
                         let agent = self.has_agent(name).then(|| self.agent(name));
                         let kind = if terminal {
@@ -393,6 +431,7 @@ impl TamaLowering<'_, '_> {
                         let id = self
                             .builder
                             .add_state(&full, agent, kind, Some(state.name.span));
+                        self.builder.state_mut(id).step = self.loaded(name).and_then(oneshot_step);
                         if terminal {
                             self.builder
                                 .state_mut(id)
@@ -453,16 +492,16 @@ impl TamaLowering<'_, '_> {
         };
 
         // Pass 2: transitions.
-        let mut open = Vec::new();
+        let mut ends = Fragment::default();
         for (state, (_, node)) in states.iter().zip(nodes.iter()) {
             let (exits, keyed) = match &state.next {
                 FsmNext::Terminal(_) => {
                     // A terminal state's own exit (run once, then end) is already in place.
                     if let Node::Plain(id) = node {
-                        open.push((*id, 0));
+                        ends.open.push((*id, 0));
                     }
                     if let Node::Nested(fragment) = node {
-                        open.extend(fragment.open.iter().copied());
+                        ends.absorb(fragment);
                     }
                     continue;
                 }
@@ -477,25 +516,42 @@ impl TamaLowering<'_, '_> {
             match node {
                 Node::Marker => {}
                 Node::Plain(id) => {
+                    if keyed {
+                        self.check_fixed_key(*id, &exits, state.name.span);
+                    }
                     let target_state = self.builder.state_mut(*id);
                     target_state.no_match = if keyed { NoMatch::Fail } else { NoMatch::Never };
                     for (idx, exit) in exits.iter().enumerate() {
                         if exit.target == Target::End {
-                            open.push((*id, idx));
+                            ends.open.push((*id, idx));
                         }
                     }
                     target_state.exits = exits;
                 }
                 Node::Nested(fragment) => {
-                    open.extend(self.splice(fragment, &exits, keyed));
+                    let still = self.splice(fragment, &exits, keyed, state.name.span);
+                    ends.absorb(&still);
                 }
             }
         }
         self.stack.pop();
-        Some(Fragment {
-            entry: entry?,
-            open,
-        })
+        ends.entry = entry?;
+        Some(ends)
+    }
+
+    /// A `oneshot` state always returns `result`: a keyed table that cannot route it.
+    fn check_fixed_key(&mut self, id: StateId, exits: &[Exit], span: Span) {
+        let key = match self.builder.program.states[id.0 as usize].step.as_ref() {
+            Some(Step {
+                key: StepKey::Fixed(key),
+                ..
+            }) => key.clone(),
+            _ => return,
+        };
+        if route_for(exits, &key).is_none() {
+            let diag = unrouted_key(&key, "oneshot", span);
+            self.builder.diags.push(diag);
+        }
     }
 
     /// Exact keys in list order (first wins), then the last `"*"` as `any_key`.
@@ -557,55 +613,84 @@ impl TamaLowering<'_, '_> {
         }
     }
 
-    /// Routes the exits that end a nested FSM by the outer state's transitions; returns the
+    /// Routes the exits that end a nested FSM or pattern by the outer state's transitions
+    /// (a fixed key once, here; a key chosen at run time by the whole table); returns the
     /// exits that still end (the outer FSM ends there too).
-    fn splice(
-        &mut self,
-        fragment: &Fragment,
-        outer: &[Exit],
-        keyed: bool,
-    ) -> Vec<(StateId, usize)> {
+    fn splice(&mut self, fragment: &Fragment, outer: &[Exit], keyed: bool, span: Span) -> Fragment {
+        let mut still = Fragment::default();
+        for (fork, key) in &fragment.joins {
+            let target = match route_for(outer, key) {
+                Some(route) => route.target.clone(),
+                None => {
+                    let diag = unrouted_key(key, "parallel", span);
+                    self.builder.diags.push(diag);
+                    Target::End
+                }
+            };
+            if target == Target::End {
+                still.joins.push((*fork, key.clone()));
+            }
+            if let StateKind::Fork(fork) = &mut self.builder.state_mut(*fork).kind {
+                fork.join = target;
+            }
+        }
         let mut by_state: Vec<StateId> = fragment.open.iter().map(|(state, _)| *state).collect();
         by_state.dedup();
-        let mut still_open = Vec::new();
         for state_id in by_state {
             let old = std::mem::take(&mut self.builder.state_mut(state_id).exits);
-            let open_here: Vec<usize> = fragment
-                .open
-                .iter()
-                .filter(|(state, _)| *state == state_id)
-                .map(|(_, idx)| *idx)
-                .collect();
             let mut exits = Vec::new();
             let mut dropped = false;
             for (idx, inner) in old.into_iter().enumerate() {
-                if !open_here.contains(&idx) {
+                if !fragment.open.contains(&(state_id, idx)) {
                     exits.push(inner);
                     continue;
                 }
-                match &inner.trigger {
-                    Trigger::FinishKey(key) => {
-                        let routed = outer
-                            .iter()
-                            .find(|e| matches!(&e.trigger, Trigger::FinishKey(k) if k == key))
-                            .or_else(|| outer.iter().find(|e| e.trigger == Trigger::AnyKey))
-                            .or_else(|| outer.iter().find(|e| e.trigger == Trigger::Always));
-                        match routed {
-                            Some(route) => {
-                                let mut spliced = inner.clone();
-                                spliced.target = route.target.clone();
-                                exits.push(spliced);
+                let fixed = fragment
+                    .fixed
+                    .iter()
+                    .find(|(state, at, _)| *state == state_id && *at == idx)
+                    .map(|(_, _, key)| key.clone());
+                let key = match (&fixed, &inner.trigger) {
+                    (Some(key), _) => Some(key.clone()),
+                    (None, Trigger::FinishKey(key)) => Some(key.clone()),
+                    _ => None,
+                };
+                match key {
+                    Some(key) => match route_for(outer, &key) {
+                        Some(route) => {
+                            let mut spliced = inner.clone();
+                            spliced.target = route.target.clone();
+                            spliced.effects.extend(route.effects.iter().cloned());
+                            if spliced.target == Target::End {
+                                let at = exits.len();
+                                still.open.push((state_id, at));
+                                if fixed.is_some() {
+                                    still.fixed.push((state_id, at, key.clone()));
+                                }
                             }
-                            None => dropped = true,
+                            exits.push(spliced);
                         }
-                    }
-                    _ => {
+                        None if fixed.is_some() => {
+                            let pattern = self.pattern_name(state_id);
+                            let diag = unrouted_key(&key, &pattern, span);
+                            self.builder.diags.push(diag);
+                            dropped = true;
+                        }
+                        None => dropped = true,
+                    },
+                    None => {
                         // The key is only known at run time: route it by the whole outer table.
                         for route in outer {
                             let mut spliced = route.clone();
                             if inner.trigger == Trigger::AnyKey && route.trigger == Trigger::Always
                             {
                                 spliced.trigger = Trigger::AnyKey;
+                            }
+                            let mut effects = inner.effects.clone();
+                            effects.extend(route.effects.iter().cloned());
+                            spliced.effects = effects;
+                            if spliced.target == Target::End {
+                                still.open.push((state_id, exits.len()));
                             }
                             exits.push(spliced);
                         }
@@ -621,13 +706,45 @@ impl TamaLowering<'_, '_> {
             {
                 state.kind = StateKind::Turn;
             }
-            for (idx, exit) in exits.iter().enumerate() {
-                if exit.target == Target::End {
-                    still_open.push((state_id, idx));
-                }
-            }
             state.exits = exits;
         }
-        still_open
+        still
     }
+
+    /// The pattern of the agent a state runs (for messages).
+    fn pattern_name(&self, state: StateId) -> String {
+        let program = &self.builder.program;
+        program.states[state.0 as usize]
+            .agent
+            .and_then(|agent| program.agents[agent.0 as usize].pattern.clone())
+            .unwrap_or_else(|| "pattern".to_string())
+    }
+}
+
+impl Fragment {
+    /// Takes over what still ends `other`.
+    fn absorb(&mut self, other: &Fragment) {
+        self.open.extend(other.open.iter().copied());
+        self.fixed.extend(other.fixed.iter().cloned());
+        self.joins.extend(other.joins.iter().cloned());
+    }
+}
+
+/// The outer exit that routes `key`: the exact key, else `"*"`, else an unconditional one.
+fn route_for<'e>(outer: &'e [Exit], key: &str) -> Option<&'e Exit> {
+    outer
+        .iter()
+        .find(|e| matches!(&e.trigger, Trigger::FinishKey(k) if k == key))
+        .or_else(|| outer.iter().find(|e| e.trigger == Trigger::AnyKey))
+        .or_else(|| outer.iter().find(|e| e.trigger == Trigger::Always))
+}
+
+/// A state whose pattern always returns `key`, in a table with no transition for it.
+fn unrouted_key(key: &str, pattern: &str, span: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::DeadEndState,
+        format!("this `{pattern}` state always returns key `{key}`, which none of its transitions route"),
+    )
+    .with_label(span, format!("returns `{key}` here"))
+    .with_help(format!("add `- {key}: NEXT` (or `- \"*\": NEXT`) to its transitions"))
 }

@@ -61,6 +61,18 @@ pub struct AgentMd {
     pub states_span: Option<Span>,
     /// Agents this one runs as workers (`worker`, `workers`, `agents`, `judge`).
     pub workers: Vec<Spanned<String>>,
+    /// `scatter`'s `worker`.
+    pub worker: Option<Spanned<String>>,
+    /// `parallel`'s `workers`, `debate`'s `agents`.
+    pub worker_list: Vec<Spanned<String>>,
+    /// `debate`'s `judge`.
+    pub judge: Option<Spanned<String>>,
+    /// `debate`'s `rounds`.
+    pub rounds: Option<Spanned<u32>>,
+    /// `best-of-n`'s `n`.
+    pub n: Option<Spanned<u32>>,
+    /// `max_iter` (top level).
+    pub max_iter: Option<Spanned<u32>>,
     pub model_role: Option<Spanned<String>>,
     pub model_name: Option<Spanned<String>>,
     pub temperature: Option<Spanned<String>>,
@@ -83,6 +95,46 @@ pub enum FsmNext {
     Goto(Spanned<String>),
     /// A list of `key: target` maps; `None` targets (`key: ~`) end the FSM.
     Keyed(Vec<(Spanned<String>, Option<Spanned<String>>)>),
+}
+
+impl AgentMd {
+    /// An agent with nothing set but its body.
+    pub fn empty(file: FileId, span: Span, body: String) -> AgentMd {
+        AgentMd {
+            file,
+            span,
+            name: None,
+            description: None,
+            pattern: None,
+            initial: None,
+            states: None,
+            states_span: None,
+            workers: Vec::new(),
+            worker: None,
+            worker_list: Vec::new(),
+            judge: None,
+            rounds: None,
+            n: None,
+            max_iter: None,
+            model_role: None,
+            model_name: None,
+            temperature: None,
+            max_tokens: None,
+            uses: Vec::new(),
+            body,
+        }
+    }
+}
+
+/// A pattern's step file (`draft.md`, `reduce.md`, …): front matter is optional, and only its
+/// `pattern` and `call` are read; without front matter the whole file is the body.
+pub fn read_step_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
+    let text = &loader.sources.get(file).text;
+    if text.trim_start().starts_with("---") {
+        return read_agent_md(file, loader);
+    }
+    let body = text.clone();
+    Some(AgentMd::empty(file, Span::new(file, 0, 0), body))
 }
 
 /// Splits front matter from the body and parses the YAML with spans that point into the
@@ -161,6 +213,27 @@ fn scalar(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned
     }
 }
 
+/// A whole number (tama's `u32` fields: `rounds`, `n`, `max_iter`).
+fn count(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<u32>> {
+    let text = match &node.kind {
+        NodeKind::Scalar { text, .. } => Some(text),
+        _ => None,
+    };
+    match text.and_then(|text| text.parse::<u32>().ok()) {
+        Some(value) => Some(Spanned::new(value, node.span)),
+        None => {
+            diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("`{key}` must be a whole number, found {}", node.kind_name()),
+                )
+                .with_label(node.span, "expected a number such as `3`"),
+            );
+            None
+        }
+    }
+}
+
 fn check_keys(node: &Node, known: &[&str], section: &str, diags: &mut Vec<Diagnostic>) {
     for (key, _) in node.entries() {
         let name = key.as_str().unwrap_or("");
@@ -185,23 +258,7 @@ fn read_front_matter(
     body: String,
     diags: &mut Vec<Diagnostic>,
 ) -> AgentMd {
-    let mut agent = AgentMd {
-        file,
-        span,
-        name: None,
-        description: None,
-        pattern: None,
-        initial: None,
-        states: None,
-        states_span: None,
-        workers: Vec::new(),
-        model_role: None,
-        model_name: None,
-        temperature: None,
-        max_tokens: None,
-        uses: Vec::new(),
-        body,
-    };
+    let mut agent = AgentMd::empty(file, span, body);
     if !matches!(node.kind, NodeKind::Map(_)) {
         diags.push(
             Diagnostic::error(
@@ -227,15 +284,31 @@ fn read_front_matter(
         .and_then(|value| scalar(value, "initial", diags));
     for key in ["worker", "judge"] {
         if let Some(value) = node.get(key).and_then(|value| scalar(value, key, diags)) {
-            agent.workers.push(value);
+            agent.workers.push(value.clone());
+            match key {
+                "worker" => agent.worker = Some(value),
+                _ => agent.judge = Some(value),
+            }
         }
     }
+    agent.rounds = node
+        .get("rounds")
+        .and_then(|value| count(value, "rounds", diags));
+    agent.n = node.get("n").and_then(|value| count(value, "n", diags));
+    agent.max_iter = node
+        .get("max_iter")
+        .and_then(|value| count(value, "max_iter", diags));
     for key in ["workers", "agents"] {
         if let Some(list) = node.get(key) {
             match &list.kind {
-                NodeKind::Seq(items) => agent
-                    .workers
-                    .extend(items.iter().filter_map(|item| scalar(item, key, diags))),
+                NodeKind::Seq(items) => {
+                    let names: Vec<_> = items
+                        .iter()
+                        .filter_map(|item| scalar(item, key, diags))
+                        .collect();
+                    agent.workers.extend(names.iter().cloned());
+                    agent.worker_list.extend(names);
+                }
                 _ => diags.push(
                     Diagnostic::error(
                         Code::InvalidValue,

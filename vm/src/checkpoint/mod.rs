@@ -251,6 +251,15 @@ fn machine_record<'a>(
         cache_read_tokens: cached.then_some(run.usage.cache_read_tokens),
         cache_write_tokens: cached.then_some(run.usage.cache_write_tokens),
         magentic: run.magentic.as_ref().map(magentic_record),
+        steps: run
+            .steps
+            .iter()
+            .map(|step| records::StepRecordOut {
+                state: step.state.as_str().into(),
+                input: step.input.as_str().into(),
+                value: step.value.as_str().into(),
+            })
+            .collect(),
     }
 }
 
@@ -406,6 +415,7 @@ pub(crate) fn run_from_json(
         .map(|compaction| compacted_of(compaction, history.len()))
         .transpose()?;
     let run = Run {
+        steps: machine.steps.into_iter().map(Into::into).collect(),
         session_id: record.session_id.into_owned(),
         task: record.task.into_owned(),
         history,

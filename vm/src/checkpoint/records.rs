@@ -146,6 +146,31 @@ pub struct MachineRecord<'a> {
     pub cache_write_tokens: Option<u64>,
     #[serde(borrow, default, skip_serializing_if = "Option::is_none")]
     pub magentic: Option<MagenticRecord<'a>>,
+    /// tama pattern steps' newest inputs and values, the newest last.
+    #[serde(borrow, default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepRecordOut<'a>>,
+}
+
+/// A tama pattern step's newest input and value (`Machine.Steps`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct StepRecordOut<'a> {
+    #[serde(borrow)]
+    pub state: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub input: Cow<'a, str>,
+    #[serde(borrow, default)]
+    pub value: Cow<'a, str>,
+}
+
+impl From<StepRecordOut<'_>> for crate::machine::StepRecord {
+    fn from(record: StepRecordOut<'_>) -> Self {
+        crate::machine::StepRecord {
+            state: record.state.into_owned(),
+            input: record.input.into_owned(),
+            value: record.value.into_owned(),
+        }
+    }
 }
 
 /// `{"Usd", "Unpriced"}`: what model calls cost, as far as known.

@@ -143,8 +143,21 @@ fn fixed_prompt(
     agent_name: &str,
 ) -> guide::FixedPrompt {
     let agent = program.agent_named(agent_name).map(|id| program.agent(id));
-    let choices = guide::choices(program, state_id, agent_name);
     let mut system = agent.map_or_else(String::new, |agent| agent.instructions.clone());
+    if program
+        .state(state_id)
+        .step
+        .as_ref()
+        .is_some_and(|step| !step.react)
+    {
+        // A oneshot tama step: one call, no tools, its reply the value.
+        return guide::FixedPrompt {
+            system: system.into(),
+            tools: Vec::new().into(),
+            reply_fields: Vec::new().into(),
+        };
+    }
+    let choices = guide::choices(program, state_id, agent_name);
     let tool_choice = agent.map_or(ToolChoice::Auto, |agent| agent.tool_choice);
     if program.routing_instructions() {
         if let Some(block) = guide::block(&choices, tool_choice) {

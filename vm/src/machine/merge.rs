@@ -100,6 +100,63 @@ pub(super) fn items(reply: &str, path: &[String]) -> Option<Vec<String>> {
     (!items.is_empty()).then_some(items)
 }
 
+/// A value's lines that say something, `#` lines left out (tama `chain-of-verification`'s
+/// claims).
+fn lines(value: &str) -> Vec<String> {
+    value
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A finished branch's `finish` value, else its text.
+fn finish_value(done: &BranchDone) -> String {
+    done.tool_calls
+        .iter()
+        .rev()
+        .find(|call| call.is("finish"))
+        .map(|call| call.arg("value").unwrap_or_default().to_string())
+        .unwrap_or_else(|| done.text.clone())
+}
+
+/// tama `parallel`: a JSON object of each branch's value by its agent.
+fn object(branches: &[(String, String)]) -> String {
+    let map: serde_json::Map<String, Json> = branches
+        .iter()
+        .map(|(agent, value)| (agent.clone(), Json::String(value.clone())))
+        .collect();
+    Json::Object(map).to_string()
+}
+
+/// Each branch's value under its head.
+fn headed(branches: &[(String, String)], head: impl Fn(&str) -> String) -> String {
+    let parts: Vec<String> = branches
+        .iter()
+        .map(|(label, value)| format!("{}\n{value}", head(label)))
+        .collect();
+    parts.join("\n\n")
+}
+
+/// `call`'s input (a tama step's only user message) replaced by `input`.
+fn set_input(call: &mut crate::effect::ModelCall, input: String) {
+    match call
+        .messages
+        .iter_mut()
+        .rev()
+        .find(|message| message.role == ChatRole::User)
+    {
+        Some(message) => message.content = input.into(),
+        None => call.messages.push(ChatMessage {
+            role: ChatRole::User,
+            content: input.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }),
+    }
+}
+
 /// The state a branch run's name stands for: `Mapper #2` → `Mapper`.
 pub(crate) fn branch_state_name(run: &str) -> &str {
     match run.rsplit_once(" #") {
@@ -117,15 +174,28 @@ impl<'p> Machine<'p> {
             .branches
             .iter()
             .filter(|branch| self.program.state(**branch).agent.is_some());
-        let listed = fork.per_item.as_ref().and_then(|path| {
-            let reply = self
-                .run
-                .history
-                .iter()
-                .rev()
-                .find(|message| message.role == Role::Assistant)?;
-            items(&reply.content, path)
-        });
+        let tama = self.program.state(self.run.state).step.is_some();
+        let listed = if tama {
+            // A tama fan-out splits the value routed to it; without a list, the whole value
+            // is the one item (`plan-execute`'s plan that is not a JSON array).
+            let value = self.run.value.clone().unwrap_or_default();
+            let listed = match (&fork.per_item, fork.per_line) {
+                (_, true) => Some(lines(&value)),
+                (Some(path), false) => Some(items(&value, path).unwrap_or_else(|| vec![value])),
+                (None, false) => None,
+            };
+            listed.filter(|items| !items.is_empty())
+        } else {
+            fork.per_item.as_ref().and_then(|path| {
+                let reply = self
+                    .run
+                    .history
+                    .iter()
+                    .rev()
+                    .find(|message| message.role == Role::Assistant)?;
+                items(&reply.content, path)
+            })
+        };
         let mut runs = Vec::new();
         for &state in with_agent {
             let name = &self.program.state(state).name;
@@ -154,12 +224,40 @@ impl<'p> Machine<'p> {
             return Request::Done;
         };
         let resumed = self.run.fork.is_some();
+        let tama = state.step.is_some();
+        if tama && !resumed {
+            let input = self
+                .run
+                .value
+                .clone()
+                .unwrap_or_else(|| self.run.task.clone());
+            self.record_step(self.run.state, input, String::new());
+        }
+        self.start_branches(fork, resumed, tama)
+    }
+
+    /// A sequential fork's branch run finished and others wait: the next one starts.
+    pub(super) fn next_sequential(&mut self) -> Option<Request> {
+        let state = self.program.state(self.run.state);
+        let StateKind::Fork(fork) = &state.kind else {
+            return None;
+        };
+        if !fork.sequential || self.fork_finished() {
+            return None;
+        }
+        Some(self.start_branches(fork, false, state.step.is_some()))
+    }
+
+    /// Starts the fork's branch runs that have not finished (a sequential fork's next one,
+    /// given what the earlier runs returned).
+    fn start_branches(&mut self, fork: &'p Fork, resumed: bool, tama: bool) -> Request {
+        let state = self.program.state(self.run.state);
         let done = self.run.fork.get_or_insert_with(Vec::new).clone();
         let runs = self.branch_runs(fork);
         if let Some(path) = fork
             .per_item
             .as_ref()
-            .filter(|_| runs.iter().all(|run| run.item.is_none()))
+            .filter(|_| !tama && runs.iter().all(|run| run.item.is_none()))
         {
             let message = format!(
                 "the splitter's reply holds no JSON list at `{}`: the mapper runs once, on the whole reply",
@@ -174,6 +272,11 @@ impl<'p> Machine<'p> {
             );
         }
         let count = runs.len();
+        let first_start = done.is_empty() || resumed;
+        let earlier = fork
+            .sequential
+            .then(|| self.earlier(&runs, &done))
+            .filter(|text| !text.is_empty());
         let mut branches = Vec::new();
         let mut agents = Vec::new();
         for run in runs {
@@ -185,7 +288,22 @@ impl<'p> Machine<'p> {
             if done.iter().any(|finished| &finished.state == name) {
                 continue;
             }
-            if let Some(item) = &run.item {
+            if fork.sequential && !branches.is_empty() {
+                continue;
+            }
+            if let Some(template) = tama
+                .then(|| self.program.state(run.state).step.as_ref())
+                .flatten()
+                .and_then(|step| step.input.as_ref())
+            {
+                let fill = super::steps::Fill {
+                    item: run.item.as_deref(),
+                    earlier: earlier.as_deref(),
+                    operator: None,
+                };
+                let input = self.fill(template, &fill);
+                set_input(&mut call, input);
+            } else if let Some(item) = &run.item {
                 let position = name.rsplit_once(" #").map_or("1", |(_, n)| n);
                 call.messages.push(ChatMessage {
                     role: ChatRole::User,
@@ -208,12 +326,14 @@ impl<'p> Machine<'p> {
             let cap = self.tool_result_cap(&agent);
             branches.push(Branch::new(name, call, self.run.turn).with_tool_result_cap(cap));
         }
-        let kind = EventKind::ForkStart {
-            state: state.name.clone(),
-            branches: agents,
-            kept: resumed.then(|| done.iter().map(|d| d.agent.clone()).collect()),
-        };
-        self.emit(None, kind);
+        if first_start {
+            let kind = EventKind::ForkStart {
+                state: state.name.clone(),
+                branches: agents,
+                kept: resumed.then(|| done.iter().map(|d| d.agent.clone()).collect()),
+            };
+            self.emit(None, kind);
+        }
         if branches.is_empty() {
             self.fork_complete();
             return self.step();
@@ -279,6 +399,18 @@ impl<'p> Machine<'p> {
             if !self.add_usage(done.usage, done.spend) {
                 return;
             }
+            // A tama branch returns its `finish` value (its text without one).
+            let text = match fork.merge {
+                Merge::Object | Merge::Transcript | Merge::Items => finish_value(&done),
+                _ => done.text.clone(),
+            };
+            let label = |agent: String| match fork.merge {
+                Merge::Items => match &run.item {
+                    Some(item) => format!("Item: {item}"),
+                    None => name.rsplit('/').next().unwrap_or(name).to_string(),
+                },
+                _ => label(agent),
+            };
             tool_calls.extend(done.tool_calls);
             match done.error {
                 None => {
@@ -286,7 +418,7 @@ impl<'p> Machine<'p> {
                         state: name.clone(),
                     };
                     self.emit(Some(&done.agent), kind);
-                    branches.push((label(done.agent), done.text));
+                    branches.push((label(done.agent), text));
                 }
                 Some(error) => {
                     let kind = EventKind::BranchError {
@@ -301,6 +433,9 @@ impl<'p> Machine<'p> {
             Merge::Union => Some(union(&branches)),
             Merge::Consensus => consensus(&branches).or_else(|| Some(union(&branches))),
             Merge::Vote => vote(&branches).or_else(|| Some(union(&branches))),
+            Merge::Object => Some(object(&branches)),
+            Merge::Transcript => Some(headed(&branches, |agent| format!("[{agent}]:"))),
+            Merge::Items => Some(headed(&branches, |label| format!("[{label}]"))),
             Merge::Ranked | Merge::SemanticDiff => match fork.merge_agent {
                 Some(agent) => {
                     let name = self.program.agent(agent).name.clone();
@@ -390,7 +525,41 @@ impl<'p> Machine<'p> {
             },
         );
         self.run.turn = self.run.turn.saturating_add(1);
+        if self.program.state(self.run.state).step.is_some() {
+            // A tama fan-out's value is the merged text, kept for the steps after it.
+            let input = self
+                .run
+                .steps
+                .iter()
+                .find(|record| record.state == self.program.state(self.run.state).name)
+                .map(|record| record.input.clone())
+                .unwrap_or_default();
+            let merged = self
+                .run
+                .history
+                .last()
+                .map(|message| message.content.to_string())
+                .unwrap_or_default();
+            self.record_step(self.run.state, input, merged.clone());
+            self.run.value = Some(merged);
+        }
         self.move_to(join, None, "parallel", None);
+    }
+
+    /// What a sequential fork's finished runs returned, each headed by its item.
+    fn earlier(&self, runs: &[BranchRun], done: &[BranchDone]) -> String {
+        let mut out = String::new();
+        for run in runs {
+            let Some(finished) = done.iter().find(|d| d.state == run.name) else {
+                continue;
+            };
+            if !out.is_empty() {
+                out.push_str("\n\n");
+            }
+            let head = run.item.as_deref().unwrap_or(&run.name);
+            out.push_str(&format!("[{head}]\n{}", finish_value(finished)));
+        }
+        out
     }
 }
 

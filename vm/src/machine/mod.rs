@@ -24,6 +24,7 @@ mod notes;
 mod request_cap;
 mod result;
 mod route;
+mod steps;
 mod stop;
 mod sub_agent;
 mod turn;
@@ -39,6 +40,7 @@ pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};
 pub(crate) use merge::branch_state_name;
+pub use steps::StepRecord;
 pub use sub_agent::{SubAgent, SubAgentDone, MAX_ANSWER_CHARS, QUEUE_SUFFIX};
 
 use std::collections::{HashMap, HashSet};
@@ -106,6 +108,8 @@ pub struct Run {
     pub compaction: Option<Compacted>,
     /// The magentic manager's facts, plan and counters (`None` outside a magentic run).
     pub magentic: Option<Magentic>,
+    /// tama pattern steps' newest inputs and values, the newest last (`steps.rs`).
+    pub steps: Vec<StepRecord>,
 }
 
 /// What the machine is waiting for.
@@ -119,6 +123,8 @@ enum Phase {
     Tools(Turn),
     /// A `select` state asked its manager.
     Select,
+    /// The operator was asked for a step's input (tama `human`).
+    Asking,
     /// The magentic manager was asked this step of its loop.
     Magentic(MagenticStep),
     /// The operator was asked to review the magentic manager's plan.
@@ -201,6 +207,10 @@ pub struct Machine<'p> {
     told_cost_unknown: bool,
     /// An operator answers (`--hitl`): a run about to end stuck asks them first.
     ask_when_stuck: bool,
+    /// The run moved to a state whose input is a template, not filled in yet (`steps.rs`).
+    fill_pending: bool,
+    /// The operator answered for the current visit of a state that asks them (tama `human`).
+    answered: bool,
 }
 
 impl<'p> Machine<'p> {
@@ -225,6 +235,7 @@ impl<'p> Machine<'p> {
             fork: None,
             compaction: None,
             magentic: None,
+            steps: Vec::new(),
         };
         let mut machine = Machine {
             program,
@@ -260,6 +271,8 @@ impl<'p> Machine<'p> {
             prompts: guide::FixedPrompts::default(),
             views: views::Views::default(),
             told_cost_unknown: false,
+            fill_pending: false,
+            answered: false,
         };
         let start_state = program
             .states
@@ -519,6 +532,14 @@ impl<'p> Machine<'p> {
                 self.fork_complete();
                 self.step()
             }
+            Phase::Fork => match self.next_sequential() {
+                Some(request) => request,
+                None => {
+                    let reason = "the driver stepped without answering the last request";
+                    self.finish(Outcome::Error, Some(reason.into()));
+                    self.step()
+                }
+            },
             // Waiting for a response: asking again is a driver bug; end the run cleanly.
             _ => {
                 self.finish(
@@ -540,6 +561,7 @@ impl<'p> Machine<'p> {
                 self.on_delegated(turn, calls, usage, spend)
             }
             (Phase::Select, Response::Model(reply)) => self.on_select(reply),
+            (Phase::Asking, Response::Answer(answer)) => self.on_answer(answer),
             (Phase::Compaction(pending), Response::Model(reply)) => {
                 self.on_compaction(pending, reply)
             }
@@ -670,6 +692,7 @@ impl<'p> Machine<'p> {
                 self.phase = Phase::Select;
                 Request::Model(Arc::new(call))
             }
+            StateKind::Turn | StateKind::Terminal(_) if self.needs_answer() => self.ask_for_input(),
             StateKind::Turn | StateKind::Terminal(_) => {
                 self.schedule_verifier();
                 let state = self.program.state(self.run.state);
@@ -858,8 +881,12 @@ impl<'p> Machine<'p> {
             self.phase = Phase::Ready;
             return;
         };
-        // Routing replaces the run's value: its allocation is reused for the reply's text.
-        let buffer = self.run.value.take().unwrap_or_default();
+        // Routing replaces the run's value: its allocation is reused for the reply's text,
+        // except in a tama program, where routing reads it as the step's input.
+        let buffer = match self.program.origin {
+            fuseraft_compiler::ir::Origin::Tama => String::new(),
+            _ => self.run.value.take().unwrap_or_default(),
+        };
         let reply = route::read_reply(message, buffer);
         self.route(reply);
     }

@@ -124,10 +124,20 @@ impl Machine<'_> {
         // Nothing reads the value while routing; `None` tells whether an exit (or a
         // correction, which gives the step its input again) set one.
         reply.input = self.run.value.take();
+        if let Some(step) = &self.program.state(self.run.state).step {
+            // A tama pattern step: its key by its kind, its input and value kept for the
+            // templates of the steps after it.
+            let finished = reply.finished.then_some(reply.key.as_str());
+            reply.key = step.key.key_of(finished, &reply.text);
+            let input = reply.input.clone().unwrap_or_else(|| self.run.task.clone());
+            let returned = value.clone().unwrap_or_else(|| reply.text.clone());
+            self.record_step(self.run.state, input, returned);
+        }
         self.route_on(&mut reply);
         if self.run.value.is_none() {
             self.run.value = Some(value.unwrap_or(reply.text));
         }
+        self.enter_step();
     }
 
     fn route_on(&mut self, reply: &mut Reply) {
@@ -374,6 +384,10 @@ impl Machine<'_> {
                         self.run.counters[counter.0 as usize].saturating_add(1);
                 }
                 Effect::Reset(counter) => self.run.counters[counter.0 as usize] = 0,
+                Effect::SetValue(template) => {
+                    let value = self.fill(template, &super::steps::Fill::default());
+                    self.run.value = Some(value);
+                }
                 Effect::PhaseBreak => phase_break = true,
                 Effect::PromoteArtifact => {
                     // The newest generator reply is the artifact the next stage works on.
@@ -526,12 +540,24 @@ impl Machine<'_> {
                 }
                 if id != self.run.state {
                     self.run.visit_turns = 0;
+                    self.answered = false;
+                }
+                if to_state
+                    .step
+                    .as_ref()
+                    .is_some_and(|step| step.input.is_some())
+                {
+                    self.fill_pending = true;
                 }
                 if id != self.program.entry {
                     self.left_entry = true;
                 }
                 self.run.state = id;
                 self.phase = Phase::Ready;
+                // Routing fills the template once the reply's value is in (`route`).
+                if self.run.value.is_some() {
+                    self.enter_step();
+                }
             }
         }
     }

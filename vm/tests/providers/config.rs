@@ -155,6 +155,7 @@ fn select_managers_are_resolved_up_front_too() {
         context: None,
         layer: None,
         exits: Vec::new(),
+        step: None,
         no_match: fuseraft_compiler::ir::NoMatch::Never,
         stuck: Default::default(),
         loc: None,
