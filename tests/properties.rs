@@ -742,6 +742,7 @@ fn program() -> impl Strategy<Value = Program> {
                     permissions(),
                     opt(model()),
                 ),
+                skills(),
             )
         })
         .prop_map(
@@ -753,6 +754,7 @@ fn program() -> impl Strategy<Value = Program> {
                 contracts,
                 counters,
                 (termination, failure, settings, permissions, compaction_model),
+                skills,
             )| Program {
                 name,
                 origin,
@@ -768,8 +770,32 @@ fn program() -> impl Strategy<Value = Program> {
                 permissions,
                 mcp_servers: Vec::new(),
                 compaction_model,
+                skills,
             },
         )
+}
+
+/// tama skills, by distinct names.
+fn skills() -> BoxedStrategy<Vec<ir::Skill>> {
+    distinct_names(2).prop_flat_map(|names| {
+        let count = names.len();
+        (
+            Just(names),
+            proptest::collection::vec((any_text(10), any_text(20)), count),
+        )
+            .prop_map(|(names, texts)| {
+                names
+                    .into_iter()
+                    .zip(texts)
+                    .map(|(name, (description, body))| ir::Skill {
+                        name,
+                        description,
+                        body,
+                    })
+                    .collect()
+            })
+    })
+    .boxed()
 }
 
 fn permissions() -> impl Strategy<Value = Permissions> {

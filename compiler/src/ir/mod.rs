@@ -45,7 +45,7 @@ pub use no_replan::{drop_replan_transitions, replans_apply, DroppedTransition};
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};
-pub use step::{Part, Step, StepKey, Template, TemplateError};
+pub use step::{Part, Skill, Step, StepKey, Template, TemplateError};
 pub use sub_agent::{
     sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
 };
@@ -111,6 +111,8 @@ pub struct Program {
     /// The model `Compaction.Model` names (the `Compaction` section's other keys stay
     /// settings, read by [`Program::compaction`]).
     pub compaction_model: Option<Model>,
+    /// tama skills the agents use, by name.
+    pub skills: Vec<Skill>,
 }
 
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing

@@ -22,7 +22,7 @@ use super::{
     SelectStyle, SelectionKind, State, StateId, StateKind, StopGate, StuckPolicy, Target, TermCond,
     TerminalMode, Termination, ToolChoice, Trigger, TurnUnit,
 };
-use super::{Fraction, Step, StepKey, Template, Tool};
+use super::{Fraction, Skill, Step, StepKey, Template, Tool};
 use crate::ir::Cond;
 
 #[derive(Parser)]
@@ -123,6 +123,7 @@ const TOP_LEVEL: &[Rule] = &[
     Rule::mcp_block,
     Rule::contract_block,
     Rule::counter_line,
+    Rule::skill_line,
     Rule::agent_block,
     Rule::state_block,
 ];
@@ -452,6 +453,7 @@ impl Builder {
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
             compaction_model: None,
+            skills: Vec::new(),
         };
         let mut entry = None;
         let mut preset = None;
@@ -551,6 +553,19 @@ impl Builder {
                 Rule::counter_line => program.counters.push(Counter {
                     name: name(&first(&item)?)?,
                 }),
+                Rule::skill_line => {
+                    let mut parts = item.clone().into_inner();
+                    let (Some(skill), Some(description), Some(body)) =
+                        (parts.next(), parts.next(), parts.next())
+                    else {
+                        return Err(error_at(&item, "incomplete `skill`"));
+                    };
+                    program.skills.push(Skill {
+                        name: name(&skill)?,
+                        description: text(&description)?,
+                        body: text(&body)?,
+                    });
+                }
                 Rule::agent_block => program.agents.push(self.agent(item)?),
                 Rule::state_block => program.states.push(self.state(item)?),
                 _ => {}

@@ -259,6 +259,15 @@ impl Printer<'_> {
                 self.close();
             }
         }
+        for skill in &program.skills {
+            self.open(false, "skill ");
+            push_name(&mut self.out, &skill.name);
+            self.out.push_str(" description ");
+            self.prose(&skill.description);
+            self.out.push_str(" body ");
+            self.prose(&skill.body);
+            self.close();
+        }
         for agent in &program.agents {
             self.agent(agent);
         }
@@ -1047,6 +1056,7 @@ pub(super) mod samples {
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
             compaction_model: None,
+            skills: Vec::new(),
         }
     }
 

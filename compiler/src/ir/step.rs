@@ -10,6 +10,15 @@
 
 use super::StateId;
 
+/// A tama skill (`skills/<name>/SKILL.md`): listed in the prompts of the agents that use it,
+/// its body what `read_skill` returns.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    pub body: String,
+}
+
 /// How a tama state is given its input and what key its reply returns.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Step {

@@ -36,6 +36,9 @@ pub enum Plugin {
     Probe,
     /// Code snippets and REPL sessions, run in the command sandbox.
     CodeExecution,
+    /// tama's runtime tools (`tama_bash`, `tama_files_write`, …) and `read_skill`, unlocked
+    /// one by one by the skills an agent uses.
+    Tama,
 }
 
 impl Plugin {
@@ -63,6 +66,7 @@ impl Plugin {
         // Probe (issue 29).
         Plugin::Probe,
         Plugin::CodeExecution,
+        Plugin::Tama,
     ];
 
     /// The spelling used in configs and the IR.
@@ -91,6 +95,7 @@ impl Plugin {
             // Probe (issue 29).
             Plugin::Probe => "Probe",
             Plugin::CodeExecution => "CodeExecution",
+            Plugin::Tama => "Tama",
         }
     }
 
@@ -297,6 +302,16 @@ pub enum Tool {
     ReplExec,
     ReplReset,
     ReplStop,
+    // tama's runtime tools, which its skills unlock, and `read_skill`.
+    TamaBash,
+    TamaHttpGet,
+    TamaHttpPost,
+    TamaFilesRead,
+    TamaFilesWrite,
+    TamaMemSet,
+    TamaMemGet,
+    TamaMemAppend,
+    ReadSkill,
 }
 
 impl Tool {
@@ -404,6 +419,16 @@ impl Tool {
         Tool::ReplExec,
         Tool::ReplReset,
         Tool::ReplStop,
+        // tama.
+        Tool::TamaBash,
+        Tool::TamaHttpGet,
+        Tool::TamaHttpPost,
+        Tool::TamaFilesRead,
+        Tool::TamaFilesWrite,
+        Tool::TamaMemSet,
+        Tool::TamaMemGet,
+        Tool::TamaMemAppend,
+        Tool::ReadSkill,
     ];
 
     /// The function name offered to models.
@@ -511,6 +536,16 @@ impl Tool {
             Tool::ReplExec => "repl_exec",
             Tool::ReplReset => "repl_reset",
             Tool::ReplStop => "repl_stop",
+            // tama.
+            Tool::TamaBash => "tama_bash",
+            Tool::TamaHttpGet => "tama_http_get",
+            Tool::TamaHttpPost => "tama_http_post",
+            Tool::TamaFilesRead => "tama_files_read",
+            Tool::TamaFilesWrite => "tama_files_write",
+            Tool::TamaMemSet => "tama_mem_set",
+            Tool::TamaMemGet => "tama_mem_get",
+            Tool::TamaMemAppend => "tama_mem_append",
+            Tool::ReadSkill => "read_skill",
         }
     }
 
@@ -607,6 +642,15 @@ impl Tool {
             | Tool::ReplExec
             | Tool::ReplReset
             | Tool::ReplStop => Plugin::CodeExecution,
+            Tool::TamaBash
+            | Tool::TamaHttpGet
+            | Tool::TamaHttpPost
+            | Tool::TamaFilesRead
+            | Tool::TamaFilesWrite
+            | Tool::TamaMemSet
+            | Tool::TamaMemGet
+            | Tool::TamaMemAppend
+            | Tool::ReadSkill => Plugin::Tama,
         }
     }
 
@@ -708,6 +752,12 @@ impl Tool {
             | Tool::ReplExec
             | Tool::ReplReset
             | Tool::ReplStop => Capability::Run,
+            // tama.
+            Tool::TamaBash => Capability::Run,
+            Tool::TamaHttpGet => Capability::Get,
+            Tool::TamaHttpPost => Capability::Post,
+            Tool::TamaFilesRead | Tool::TamaMemGet | Tool::ReadSkill => Capability::Read,
+            Tool::TamaFilesWrite | Tool::TamaMemSet | Tool::TamaMemAppend => Capability::Write,
         }
     }
 
@@ -751,6 +801,10 @@ impl Tool {
             | Tool::ProbeRunHypothesis => Some(Category::CommandExecution),
             // CodeExecution: the two that run code, as `shell_run` does.
             Tool::SandboxRun | Tool::ReplExec => Some(Category::CommandExecution),
+            // tama's tools fall in the categories of the tools they stand for.
+            Tool::TamaBash => Some(Category::CommandExecution),
+            Tool::TamaHttpGet | Tool::TamaHttpPost => Some(Category::NetworkApi),
+            Tool::TamaFilesWrite => Some(Category::FileWriteDelete),
             _ => None,
         }
     }
@@ -767,6 +821,13 @@ impl Tool {
     /// else: not a name that merely contains a tool's (`my_write_file`, `write_file_x`), not
     /// another plugin's prefix (`Shell-write_file`).
     pub fn resolve(called: &str) -> Option<Tool> {
+        // tama 0.0.1's names of its file tools.
+        if called.eq_ignore_ascii_case("tama_read_file") {
+            return Some(Tool::TamaFilesRead);
+        }
+        if called.eq_ignore_ascii_case("tama_write_file") {
+            return Some(Tool::TamaFilesWrite);
+        }
         Tool::ALL.iter().copied().find(|tool| {
             if called.eq_ignore_ascii_case(tool.name()) {
                 return true;
@@ -787,9 +848,11 @@ impl Tool {
     /// without a `Capabilities` entry offers all its tools.
     pub fn offered(self, plugins: &[String], capabilities: &[(Plugin, Vec<Capability>)]) -> bool {
         let plugin = self.plugin();
-        let has_plugin = plugins
-            .iter()
-            .any(|name| Plugin::parse(name) == Some(plugin));
+        // A tama skill unlocks its tools one by one: they are listed by name.
+        let has_plugin = plugins.iter().any(|name| {
+            Plugin::parse(name) == Some(plugin)
+                || (plugin == Plugin::Tama && name.eq_ignore_ascii_case(self.name()))
+        });
         let granted = capabilities
             .iter()
             .filter(|(listed, _)| *listed == plugin)

@@ -18,6 +18,7 @@ mod state_machine;
 mod sub_agent;
 pub mod tama;
 mod tama_patterns;
+mod tama_skills;
 mod termination;
 
 use std::collections::HashMap;
@@ -65,6 +66,7 @@ impl<'a> Builder<'a> {
                 permissions: Default::default(),
                 mcp_servers: Vec::new(),
                 compaction_model: None,
+                skills: Vec::new(),
             },
             state_names: HashMap::new(),
         }

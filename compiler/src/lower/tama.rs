@@ -51,6 +51,19 @@ pub(crate) fn lower_project(
     let mut agents = HashMap::new();
     let mut steps = HashMap::new();
     collect(loader, root, entry, &mut agents, &mut steps);
+    let mut skills = HashMap::new();
+    let mut missing = Vec::new();
+    let uses: Vec<_> = agents
+        .values()
+        .filter_map(|entry| match entry {
+            Entry::Loaded(md) => Some(md.uses.clone()),
+            _ => None,
+        })
+        .chain(steps.values().map(|md| md.uses.clone()))
+        .collect();
+    for uses in &uses {
+        super::tama_skills::collect_skills(loader, root, uses, &mut skills, &mut missing);
+    }
     match agents.get(entry) {
         Some(Entry::Loaded(_)) => {}
         Some(Entry::Broken) => return None,
@@ -74,6 +87,7 @@ pub(crate) fn lower_project(
         builder: Builder::new(sources, diags, entry.to_string(), Origin::Tama),
         agents: &agents,
         steps: &steps,
+        skills: &skills,
         manifest: &manifest,
         agent_ids: HashMap::new(),
         stack: Vec::new(),
@@ -84,6 +98,7 @@ pub(crate) fn lower_project(
     if let Some(name) = &md.name {
         lowering.builder.program.name = name.value.clone();
     }
+    lowering.builder.program.permissions = manifest.permissions.clone();
     let program_entry = if is_fsm(md) {
         let fragment = lowering.inline_fsm(entry, md, "")?;
         fragment.entry
@@ -230,6 +245,8 @@ pub(super) struct TamaLowering<'a, 'b> {
     pub(super) agents: &'b HashMap<String, Entry>,
     /// Step files by `agent/step` (`critic/draft`).
     pub(super) steps: &'b HashMap<String, AgentMd>,
+    /// The skills the agents use, by name.
+    pub(super) skills: &'b HashMap<String, crate::syntax::tama_skill::SkillMd>,
     manifest: &'b Manifest,
     pub(super) agent_ids: HashMap<String, AgentId>,
     /// FSM agents being inlined (to refuse an FSM that contains itself).
@@ -256,15 +273,19 @@ impl TamaLowering<'_, '_> {
         if let Some(id) = self.agent_ids.get(name) {
             return *id;
         }
+        let uses = self
+            .loaded(name)
+            .map(|md| md.uses.clone())
+            .unwrap_or_default();
+        let tools = self.skill_tools(&uses);
+        let block = self.skills_block(&uses);
         let md = self.loaded(name);
         let agent = Agent {
             name: name.to_string(),
             description: md.and_then(|md| md.description.as_ref().map(|d| d.value.clone())),
             model: md.and_then(|md| self.model(md)),
-            instructions: md.map(|md| md.body.clone()).unwrap_or_default(),
-            tools: md
-                .map(|md| md.uses.iter().map(|skill| skill.value.clone()).collect())
-                .unwrap_or_default(),
+            instructions: md.map(|md| md.body.clone() + &block).unwrap_or_default(),
+            tools,
             tool_choice: ToolChoice::Auto,
             capabilities: Vec::new(),
             context: Context {

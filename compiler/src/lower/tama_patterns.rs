@@ -232,17 +232,17 @@ impl TamaLowering<'_, '_> {
             None => self.loaded(owner).and_then(|owner| self.model(owner)),
         };
         // `human`'s resume step runs with no skills.
-        let tools = match (md, step) {
-            (Some(md), step) if step != "resume" => {
-                md.uses.iter().map(|skill| skill.value.clone()).collect()
-            }
+        let uses = match (md, step) {
+            (Some(md), step) if step != "resume" => md.uses.clone(),
             _ => Vec::new(),
         };
+        let tools = self.skill_tools(&uses);
+        let block = self.skills_block(&uses);
         let agent = Agent {
             name: name.clone(),
             description: None,
             model,
-            instructions: md.map(|md| md.body.clone()).unwrap_or_default(),
+            instructions: md.map(|md| md.body.clone() + &block).unwrap_or_default(),
             tools,
             tool_choice: ToolChoice::Auto,
             capabilities: Vec::new(),

@@ -20,5 +20,6 @@ mod schema_required;
 mod schema_values;
 pub mod selection;
 pub mod tama;
+pub mod tama_skill;
 
 pub use load::Loader;

@@ -140,6 +140,19 @@ pub fn read_step_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
 /// Splits front matter from the body and parses the YAML with spans that point into the
 /// original file. Returns `None` (with a diagnostic) when the file has no front matter.
 pub fn read_agent_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
+    let (node, span, body) = front_matter(file, loader)?;
+    Some(read_front_matter(
+        file,
+        &node,
+        span,
+        body,
+        &mut loader.diags,
+    ))
+}
+
+/// The front matter of an AGENT.md, step or SKILL.md file parsed (spans into the file), its
+/// span and the body; `None` (reported) without front matter.
+pub(super) fn front_matter(file: FileId, loader: &mut Loader<'_>) -> Option<(Node, Span, String)> {
     let text = loader.sources.get(file).text.clone();
     let start = text.len() - text.trim_start().len();
     let file_start = Span::new(file, start, start);
@@ -187,16 +200,14 @@ pub fn read_agent_md(file: FileId, loader: &mut Loader<'_>) -> Option<AgentMd> {
         }
     };
     let span = Span::new(file, yaml_start, yaml_end);
-    Some(read_front_matter(
-        file,
-        &node,
-        span,
-        body,
-        &mut loader.diags,
-    ))
+    Some((node, span, body))
 }
 
-fn scalar(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<String>> {
+pub(super) fn scalar(
+    node: &Node,
+    key: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Spanned<String>> {
     match &node.kind {
         NodeKind::Scalar { text, .. } => Some(Spanned::new(text.clone(), node.span)),
         NodeKind::Null => None,
@@ -234,7 +245,7 @@ fn count(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<
     }
 }
 
-fn check_keys(node: &Node, known: &[&str], section: &str, diags: &mut Vec<Diagnostic>) {
+pub(super) fn check_keys(node: &Node, known: &[&str], section: &str, diags: &mut Vec<Diagnostic>) {
     for (key, _) in node.entries() {
         let name = key.as_str().unwrap_or("");
         if !known.contains(&name) {
@@ -454,6 +465,8 @@ fn bad_transition(node: &Node, why: &str) -> Diagnostic {
 #[derive(Clone, Debug, Default)]
 pub struct Manifest {
     pub entrypoint: Option<Spanned<String>>,
+    /// `[permissions]` (a fuseraft extension): the policy tama's tools run under.
+    pub permissions: crate::ir::Permissions,
     /// role → `provider:model` (or a table's `name`), with temperature and max tokens.
     pub roles: Vec<(String, String, Option<String>, Option<String>)>,
 }
@@ -502,6 +515,9 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Option<Manifest> 
             manifest.entrypoint = Some(Spanned::new(entry.to_string(), span));
         }
     }
+    if let Some(permissions) = table.get("permissions") {
+        read_permissions(permissions, &text, file, &mut manifest.permissions, loader);
+    }
     if let Some(models) = table.get("models").and_then(|value| value.as_table()) {
         for (role, value) in models {
             match value {
@@ -524,4 +540,64 @@ pub fn read_manifest(file: FileId, loader: &mut Loader<'_>) -> Option<Manifest> 
         }
     }
     Some(manifest)
+}
+
+/// `[permissions]`: `preset = "locked-down"` and `command_execution = "block"`-style lines,
+/// as a config's `Security.Permissions`.
+fn read_permissions(
+    value: &toml::Value,
+    text: &str,
+    file: FileId,
+    permissions: &mut crate::ir::Permissions,
+    loader: &mut Loader<'_>,
+) {
+    use crate::ir::{Action, Category, Preset};
+    let at = |key: &str| {
+        let start = text.find(key).unwrap_or(0);
+        Span::new(file, start, start + key.len())
+    };
+    let Some(table) = value.as_table() else {
+        let diag = Diagnostic::error(Code::InvalidValue, "`permissions` must be a table")
+            .with_label(at("permissions"), "expected `[permissions]`");
+        loader.diags.push(diag);
+        return;
+    };
+    for (key, value) in table {
+        let text_value = value.as_str().unwrap_or_default();
+        if key == "preset" {
+            match Preset::parse(text_value) {
+                Some(preset) => permissions.preset = preset,
+                None => loader.diags.push(
+                    Diagnostic::error(Code::InvalidValue, format!("unknown preset `{}`", value))
+                        .with_label(at("preset"), "not a preset")
+                        .with_help("presets: unrestricted, approval-required, locked-down"),
+                ),
+            }
+            continue;
+        }
+        let Some(category) = Category::parse(key) else {
+            loader.diags.push(
+                Diagnostic::error(
+                    Code::UnknownKey,
+                    format!("unknown key `{key}` in `[permissions]`"),
+                )
+                .with_label(at(key), "not a permission category")
+                .with_help(
+                    "categories: file_write_delete, command_execution, git_write, network_api, mcp",
+                ),
+            );
+            continue;
+        };
+        match Action::parse(text_value) {
+            Some(action) => permissions.overrides.push((category, action)),
+            None => loader.diags.push(
+                Diagnostic::error(
+                    Code::InvalidValue,
+                    format!("unknown action `{value}` for `{key}`"),
+                )
+                .with_label(at(key), "not an action")
+                .with_help("actions: allow, require-approval, block"),
+            ),
+        }
+    }
 }

@@ -22,7 +22,8 @@ impl Machine<'_> {
     /// Answers `call` when it names a notes tool, for `agent`, and says whether it did. A
     /// tool the agent is not offered is refused as the driver refuses one.
     pub(super) fn answer_note(&mut self, agent: &str, call: &mut ToolCall) -> bool {
-        if !Tool::resolve(&call.name).is_some_and(notes::answers) {
+        let answered = |tool: Tool| notes::answers(tool) || tool == Tool::ReadSkill;
+        if !Tool::resolve(&call.name).is_some_and(answered) {
             return false;
         }
         let program = self.program;
@@ -33,7 +34,10 @@ impl Machine<'_> {
                     agent,
                     turn: self.run.turn,
                 };
-                let (text, ok) = notes::answer(&mut self.run.notes, tool, &call.args, caller);
+                let (text, ok) = match tool {
+                    Tool::ReadSkill => self.read_skill(call.arg("name").unwrap_or_default()),
+                    _ => notes::answer(&mut self.run.notes, tool, &call.args, caller),
+                };
                 call.result = Some(text);
                 call.ok = ok;
             }
@@ -49,6 +53,22 @@ impl Machine<'_> {
             }
         }
         true
+    }
+
+    /// `read_skill`: the skill's instructions under a `# Skill:` header.
+    fn read_skill(&self, name: &str) -> (String, bool) {
+        let skills = &self.program.skills;
+        match skills.iter().find(|skill| skill.name == name.trim()) {
+            Some(skill) => (format!("# Skill: {}\n\n{}", skill.name, skill.body), true),
+            None => {
+                let known: Vec<&str> = skills.iter().map(|skill| skill.name.as_str()).collect();
+                let text = format!(
+                    "[ERROR] no skill `{name}`; the skills are: {}",
+                    known.join(", ")
+                );
+                (text, false)
+            }
+        }
     }
 
     /// The `HandoffContext` sources of exit `idx` of the current state.

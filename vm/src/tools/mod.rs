@@ -47,6 +47,7 @@ mod search_symbols;
 mod shell;
 mod shell_env;
 mod shell_schemas;
+mod tama;
 
 #[cfg(all(test, unix))]
 mod shell_tests;
@@ -319,6 +320,16 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::ReplExec
         | Tool::ReplReset
         | Tool::ReplStop => code_exec::run(tool, &args, ctx).await,
+        // tama's tools run as the tools they stand for, under the same policy and sandbox.
+        Tool::TamaBash => shell::run(&args, ctx).await,
+        Tool::TamaHttpGet => http::run(Tool::HttpGet, &args, ctx).await,
+        Tool::TamaHttpPost => http::run(Tool::HttpPost, &args, ctx).await,
+        Tool::TamaMemSet | Tool::TamaMemGet | Tool::TamaMemAppend | Tool::ReadSkill => {
+            Outcome::error(format!(
+                "tool `{}` reads or writes the run's own state, which the machine answers; it is not run outside a session",
+                tool.name()
+            ))
+        }
         Tool::GitStatus
         | Tool::GitDiff
         | Tool::GitLog
@@ -355,7 +366,9 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
         | Tool::SearchCallers
         | Tool::StatFile
         | Tool::PathExists
-        | Tool::SaveFileSummary => {
+        | Tool::SaveFileSummary
+        | Tool::TamaFilesRead
+        | Tool::TamaFilesWrite => {
             let root = match std::fs::canonicalize(&ctx.work_dir) {
                 Ok(root) => root,
                 Err(error) => {
@@ -366,8 +379,8 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 }
             };
             match tool {
-                Tool::ReadFile => fs::read_file(&args, &root, ctx),
-                Tool::WriteFile => fs::write_file(&args, &root, ctx),
+                Tool::ReadFile | Tool::TamaFilesRead => fs::read_file(&args, &root, ctx),
+                Tool::WriteFile | Tool::TamaFilesWrite => fs::write_file(&args, &root, ctx),
                 Tool::PatchFile => fs::patch_file(&args, &root, ctx),
                 Tool::ListFiles => fs::list_files(&args, &root, ctx),
                 Tool::DeleteFile => fs::delete_file(&args, &root, ctx),
@@ -423,6 +436,16 @@ pub fn schemas(plugins: &[String]) -> Vec<ToolSchema> {
         }
         seen.push(plugin);
         out.extend(plugin.tools().map(schema_of));
+    }
+    // A tama tool a skill unlocks is listed by its own name.
+    for name in plugins {
+        let tool = Tool::resolve(name).filter(|tool| tool.plugin() == Plugin::Tama);
+        if let Some(tool) = tool.filter(|_| !seen.contains(&Plugin::Tama)) {
+            let schema = schema_of(tool);
+            if !out.iter().any(|known| known.name == schema.name) {
+                out.push(schema);
+            }
+        }
     }
     out
 }
@@ -629,6 +652,15 @@ fn schema_of(tool: Tool) -> ToolSchema {
             &["target"],
         ),
         // Search and FileSystem in full (issue 15): upstream's names and arguments.
+        Tool::TamaBash
+        | Tool::TamaHttpGet
+        | Tool::TamaHttpPost
+        | Tool::TamaFilesRead
+        | Tool::TamaFilesWrite
+        | Tool::TamaMemSet
+        | Tool::TamaMemGet
+        | Tool::TamaMemAppend
+        | Tool::ReadSkill => tama::schema_of(tool),
         _ => fs_search_schemas::schema_of(tool),
     }
 }

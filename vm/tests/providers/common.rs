@@ -54,6 +54,7 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
         permissions: ir::Permissions::default(),
         mcp_servers: Vec::new(),
         compaction_model: None,
+        skills: Vec::new(),
     }
 }
 

@@ -46,6 +46,9 @@ pub struct Notes {
     /// Chatroom messages dropped to keep the bound.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub chatroom_dropped: u64,
+    /// tama's run-wide memory (`tama_mem_*`), by key.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tama_memory: BTreeMap<String, String>,
 }
 
 fn is_zero(count: &u64) -> bool {
@@ -71,6 +74,9 @@ pub fn answers(tool: Tool) -> bool {
             | Tool::ScratchpadDelete
             | Tool::ChatroomSend
             | Tool::ChatroomRead
+            | Tool::TamaMemSet
+            | Tool::TamaMemGet
+            | Tool::TamaMemAppend
     )
 }
 
@@ -99,6 +105,9 @@ fn dispatch(notes: &mut Notes, tool: Tool, args: &Args, caller: Caller<'_>) -> O
         }
         Tool::ChatroomSend => chatroom::send(notes, args, caller),
         Tool::ChatroomRead => chatroom::read(notes, args),
+        Tool::TamaMemSet | Tool::TamaMemGet | Tool::TamaMemAppend => {
+            super::tama::mem(&mut notes.tama_memory, tool, args)
+        }
         Tool::ScratchpadWrite
         | Tool::ScratchpadRead
         | Tool::ScratchpadReadAll
