@@ -140,6 +140,20 @@ pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) 
     } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
         // A magentic plan review: yes lets the manager's plan (shown above) run, no stops.
         "approve the manager's plan shown above? [y/N] ".to_string()
+    } else if let Some(context) = signal.strip_prefix(fuseraft_vm::driver::HUMAN) {
+        // A tama `human` step: the line typed is the step's input.
+        let mut text = format!(
+            "`{}` (state `{}`) asks the operator:\n",
+            neutralise(from),
+            neutralise(to)
+        );
+        for line in neutralise(context).split('\n') {
+            text.push_str("    │ ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        text.push_str("your answer: ");
+        text
     } else if let Some(failure) = signal.strip_prefix("escalation:") {
         // An `EscalateToHuman` failure: yes lets the agent try again, no stops the run.
         format!(

@@ -1,7 +1,8 @@
 //! `exec --hitl` on a real terminal (a pseudo-terminal) and without one: the pause after
 //! every turn goes on with Enter, sends a typed line to the team, stops resumable with `q`,
 //! and never waits for an answer that cannot come; a shell command is asked before it runs,
-//! and a run about to end stuck asks the operator instead.
+//! a run about to end stuck asks the operator instead, and a tama `human` step reads its
+//! line from the terminal.
 
 #![cfg(unix)]
 
@@ -264,5 +265,43 @@ fn a_shell_command_is_asked_first_and_a_stuck_run_asks_the_operator() {
     );
     let transcript = std::fs::read_to_string(done["transcript_path"].as_str().unwrap()).unwrap();
     assert!(transcript.contains("Say FINISHED now."), "{transcript}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_tama_human_step_asks_the_terminal_for_its_line() {
+    let dir = scratch("tama-human");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hitl/tama-human");
+    let events = dir.join("events.jsonl");
+    let (mut master, slave) = terminal();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", project.to_str().unwrap()])
+        .args(["--task", "Post it.", "--json"])
+        .args(["--replay", project.join("replay.yaml").to_str().unwrap()])
+        .args(["--work-dir", work.to_str().unwrap()])
+        .args(["--events", events.to_str().unwrap()])
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (seen, reader) = collect_stderr(&mut child);
+    wait_for(&seen, "asks the operator:", 1);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "the question waits");
+    master.write_all(b"yes, ship it\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    reader.join().unwrap();
+    let shown = String::from_utf8_lossy(&seen.lock().unwrap()).to_string();
+    let done = summary(&output.stdout);
+    assert_eq!(done["outcome"], "completed", "{shown}");
+    assert!(shown.contains("│ Publish the post?"), "{shown}");
+    let events = std::fs::read_to_string(&events).unwrap();
+    assert!(
+        events.contains(r#""chars":12"#),
+        "the answer reached the run: {events}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -777,25 +777,26 @@ fn program() -> impl Strategy<Value = Program> {
 
 /// tama skills, by distinct names.
 fn skills() -> BoxedStrategy<Vec<ir::Skill>> {
-    distinct_names(2).prop_flat_map(|names| {
-        let count = names.len();
-        (
-            Just(names),
-            proptest::collection::vec((any_text(10), any_text(20)), count),
-        )
-            .prop_map(|(names, texts)| {
-                names
-                    .into_iter()
-                    .zip(texts)
-                    .map(|(name, (description, body))| ir::Skill {
-                        name,
-                        description,
-                        body,
-                    })
-                    .collect()
-            })
-    })
-    .boxed()
+    distinct_names(2)
+        .prop_flat_map(|names| {
+            let count = names.len();
+            (
+                Just(names),
+                proptest::collection::vec((any_text(10), any_text(20)), count),
+            )
+                .prop_map(|(names, texts)| {
+                    names
+                        .into_iter()
+                        .zip(texts)
+                        .map(|(name, (description, body))| ir::Skill {
+                            name,
+                            description,
+                            body,
+                        })
+                        .collect()
+                })
+        })
+        .boxed()
 }
 
 fn permissions() -> impl Strategy<Value = Permissions> {

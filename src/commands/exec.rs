@@ -475,6 +475,18 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
             Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
                 let question = approval_question(from, to, signal, &states);
+                if signal.starts_with(fuseraft_vm::driver::HUMAN) {
+                    // A tama `human` step: the line typed is its input; the end of input
+                    // answers nothing, which stops the run.
+                    return match crate::terminal::read_answer(&question, &stopped) {
+                        Ok(Some(line)) => Approval::Redirected(line),
+                        Ok(None) => Approval::Refused,
+                        Err(signal) => {
+                            cancel(signal);
+                            Approval::Refused
+                        }
+                    };
+                }
                 let granted = crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
                     cancel(signal);
                     false

@@ -103,7 +103,8 @@ impl Broker {
         question: &Question<'_>,
         stopped: &OnceLock<&'static str>,
     ) -> Result<Approval, &'static str> {
-        let redirectable = matches!(question.kind, "escalation" | "plan");
+        let redirectable = matches!(question.kind, "escalation" | "plan" | "human");
+        let human = question.kind == "human";
         let payload = json!({
             "kind": question.kind, "from": question.from, "to": question.to,
             "signal": question.signal, "redirectable": redirectable,
@@ -113,6 +114,10 @@ impl Broker {
             ("ui_approval", payload),
             question.text,
             &|line| {
+                // A tama `human` step's line is its answer, whatever it says.
+                if human {
+                    return Answer::Approval(Approval::Redirected(line.to_string()));
+                }
                 let line = line.trim().to_ascii_lowercase();
                 Answer::Approval(Approval::of(matches!(line.as_str(), "y" | "yes")))
             },

@@ -162,6 +162,8 @@ impl Live {
                 signal,
                 kind: if signal == "tool" && !route {
                     "tool"
+                } else if signal.starts_with(fuseraft_vm::driver::HUMAN) {
+                    "human"
                 } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
                     "plan"
                 } else if fuseraft_vm::driver::redirectable(signal) {

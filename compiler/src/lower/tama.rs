@@ -53,15 +53,17 @@ pub(crate) fn lower_project(
     collect(loader, root, entry, &mut agents, &mut steps);
     let mut skills = HashMap::new();
     let mut missing = Vec::new();
-    let uses: Vec<_> = agents
-        .values()
-        .filter_map(|entry| match entry {
-            Entry::Loaded(md) => Some(md.uses.clone()),
+    // In name order, so that a missing skill is reported at the same place every time.
+    let mut uses: Vec<(&String, Vec<Spanned<String>>)> = agents
+        .iter()
+        .filter_map(|(name, entry)| match entry {
+            Entry::Loaded(md) => Some((name, md.uses.clone())),
             _ => None,
         })
-        .chain(steps.values().map(|md| md.uses.clone()))
+        .chain(steps.iter().map(|(name, md)| (name, md.uses.clone())))
         .collect();
-    for uses in &uses {
+    uses.sort_by(|a, b| a.0.cmp(b.0));
+    for (_, uses) in &uses {
         super::tama_skills::collect_skills(loader, root, uses, &mut skills, &mut missing);
     }
     match agents.get(entry) {

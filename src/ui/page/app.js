@@ -398,11 +398,16 @@
         ? "Approve the manager's plan (in the notes above)?"
         : p.kind === "escalation"
           ? `${p.from} is stuck (${p.signal}). Let it try again?`
-          : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
+          : p.kind === "human"
+            ? `${p.from} (${p.to}) asks you:`
+            : `Approve route ${p.from} → ${p.to} on ${p.signal}?`;
     box.append(el("p", null, what));
     if (p.kind === "tool") box.append(el("pre", null, p.to));
-    const yes = el("button", "approve", "Approve");
-    const no = el("button", "refuse", "Refuse");
+    if (p.kind === "human") box.append(el("pre", null, p.signal.replace(/^human: /, "")));
+    // A tama `human` step: the text is the answer; skipping answers an empty line.
+    const human = p.kind === "human";
+    const yes = el("button", "approve", human ? "Skip" : "Approve");
+    const no = el("button", "refuse", human ? "Stop the run" : "Refuse");
     const buttons = [yes, no];
     const answer = el("span", "answer muted");
     const post = async (query, body) => {
@@ -426,8 +431,10 @@
       text.rows = 2;
       text.placeholder = p.kind === "plan"
         ? "What the manager should change in its plan"
-        : "What the agent should do instead";
-      const redirect = el("button", "redirect", "Redirect");
+        : human
+          ? "Your answer"
+          : "What the agent should do instead";
+      const redirect = el("button", "redirect", human ? "Answer" : "Redirect");
       redirect.addEventListener("click", () => {
         if (text.value.trim()) post({ answer: "redirect" }, text.value);
       });
