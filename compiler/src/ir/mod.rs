@@ -5,6 +5,7 @@
 //! or pest. This module is the single contract between the compiler and the VM.
 
 mod analysis;
+mod capability;
 mod checks;
 mod compaction;
 mod cond;

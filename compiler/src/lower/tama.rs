@@ -234,6 +234,8 @@ pub(super) struct Fragment {
     pub(super) fixed: Vec<(StateId, usize, String)>,
     /// Forks whose join ends the fragment, with the key they return (`parallel`).
     pub(super) joins: Vec<(StateId, String)>,
+    /// The pattern the fragment lowers (for messages); `None` for an fsm.
+    pub(super) pattern: Option<String>,
 }
 
 enum Node {
@@ -645,7 +647,8 @@ impl TamaLowering<'_, '_> {
             let target = match route_for(outer, key) {
                 Some(route) => route.target.clone(),
                 None => {
-                    let diag = unrouted_key(key, "parallel", span);
+                    let pattern = fragment.pattern.as_deref().unwrap_or("parallel");
+                    let diag = unrouted_key(key, pattern, span);
                     self.builder.diags.push(diag);
                     Target::End
                 }
@@ -694,7 +697,10 @@ impl TamaLowering<'_, '_> {
                             exits.push(spliced);
                         }
                         None if fixed.is_some() => {
-                            let pattern = self.pattern_name(state_id);
+                            let pattern = fragment
+                                .pattern
+                                .clone()
+                                .unwrap_or_else(|| self.pattern_name(state_id));
                             let diag = unrouted_key(&key, &pattern, span);
                             self.builder.diags.push(diag);
                             dropped = true;

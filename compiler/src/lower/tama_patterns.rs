@@ -81,19 +81,16 @@ pub(super) fn collect_steps(
             )),
         );
     }
-    let needs: &[(&str, bool)] = match pattern.value.as_str() {
-        "scatter" => &[("worker", md.worker.is_some())],
-        "parallel" => &[("workers", !md.worker_list.is_empty())],
-        "debate" => &[
-            ("agents", !md.worker_list.is_empty()),
-            ("rounds", md.rounds.is_some()),
-            ("judge", md.judge.is_some()),
-        ],
-        "best-of-n" => &[("n", md.n.is_some())],
+    let needs: &[&str] = match pattern.value.as_str() {
+        "scatter" => &["worker"],
+        "parallel" => &["workers"],
+        "debate" => &["agents", "rounds", "judge"],
+        "best-of-n" => &["n"],
         _ => &[],
     };
-    for (key, present) in needs {
-        if !present {
+    for key in needs {
+        // A key that is there with a bad value is reported as such, not as missing.
+        if !md.keys.iter().any(|present| present == key) {
             loader.diags.push(
                 Diagnostic::error(
                     Code::MissingRequiredKey,
@@ -146,7 +143,10 @@ impl TamaLowering<'_, '_> {
             "human" => self.human(name, full, span),
             _ => return None,
         };
-        Some(fragment)
+        Some(Fragment {
+            pattern: Some(pattern),
+            ..fragment
+        })
     }
 
     /// Whether `name` is a multi-step pattern with its step files and the fields it needs

@@ -73,6 +73,8 @@ pub struct AgentMd {
     pub n: Option<Spanned<u32>>,
     /// `max_iter` (top level).
     pub max_iter: Option<Spanned<u32>>,
+    /// The front matter's top-level keys, as written.
+    pub keys: Vec<String>,
     pub model_role: Option<Spanned<String>>,
     pub model_name: Option<Spanned<String>>,
     pub temperature: Option<Spanned<String>>,
@@ -116,6 +118,7 @@ impl AgentMd {
             rounds: None,
             n: None,
             max_iter: None,
+            keys: Vec::new(),
             model_role: None,
             model_name: None,
             temperature: None,
@@ -233,10 +236,14 @@ fn count(node: &Node, key: &str, diags: &mut Vec<Diagnostic>) -> Option<Spanned<
     match text.and_then(|text| text.parse::<u32>().ok()) {
         Some(value) => Some(Spanned::new(value, node.span)),
         None => {
+            let found = match text {
+                Some(text) => format!("`{text}`"),
+                None => node.kind_name().to_string(),
+            };
             diags.push(
                 Diagnostic::error(
                     Code::InvalidValue,
-                    format!("`{key}` must be a whole number, found {}", node.kind_name()),
+                    format!("`{key}` must be a whole number, found {found}"),
                 )
                 .with_label(node.span, "expected a number such as `3`"),
             );
@@ -281,6 +288,11 @@ fn read_front_matter(
         return agent;
     }
     check_keys(node, AGENT_KEYS, "agent front matter", diags);
+    agent.keys = node
+        .entries()
+        .iter()
+        .filter_map(|(key, _)| key.as_str().map(str::to_string))
+        .collect();
     agent.name = node
         .get("name")
         .and_then(|value| scalar(value, "name", diags));
