@@ -194,3 +194,40 @@ fn no_command_plants_a_record_beside_a_custom_change_log() {
         "the command could not write the log's directory"
     );
 }
+
+#[test]
+fn nested_and_bare_repositories_are_as_read_only_as_the_work_dirs() {
+    let dir = scratch("git-nested");
+    let work = repo(&dir);
+    let nested = work.join("vendor/lib");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    git(
+        &nested,
+        &["commit", "-q", "--allow-empty", "-m", "vendored"],
+    );
+    git(&work, &["init", "-q", "--bare", "mirror.git"]);
+    let commands: &[&str] = &[
+        "$(echo git) -C vendor/lib -c user.name=a -c user.email=a@b commit --allow-empty -m subst",
+        "printf '[core]\\n\\thooksPath = /tmp/evil\\n' >> vendor/lib/.git/config",
+        "echo 0000000000000000000000000000000000000000 > mirror.git/refs/heads/planted",
+        "printf '#!/bin/sh\\n' > mirror.git/hooks/post-update",
+    ];
+    write_run(
+        &dir,
+        "    Permissions: { git_write: block, command_execution: allow }",
+        "",
+        &commands.iter().map(|c| (*c, None)).collect::<Vec<_>>(),
+    );
+    let results = run_ok(&dir);
+    for command in commands {
+        if let Some((succeeded, output)) = results.get(*command) {
+            assert!(!succeeded, "`{command}` got through: {output}");
+        }
+    }
+    assert_eq!(commits(&nested), 1, "the nested repository took a commit");
+    assert!(!work.join("mirror.git/refs/heads/planted").exists());
+    assert!(!work.join("mirror.git/hooks/post-update").exists());
+    let config = std::fs::read_to_string(nested.join(".git/config")).unwrap();
+    assert!(!config.contains("evil"), "{config}");
+}

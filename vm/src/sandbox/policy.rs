@@ -149,6 +149,54 @@ fn rustix_uid() -> u32 {
     0
 }
 
+/// The most directory entries the walk for repositories looks at; past it, the
+/// repositories found so far are protected (the work dir's own `.git` always is).
+const MAX_WALK: usize = 200_000;
+
+/// Every repository under `root` when the run starts: its `.git` (for a `.git` file, the
+/// `gitdir:` target and its common dir), each nested repository's the same way, and bare
+/// repositories (a directory holding `HEAD`, `objects/` and `refs/`). Links are not
+/// followed; a repository's own directory is not walked.
+fn repositories(root: &Path) -> Vec<PathBuf> {
+    let mut found = git_dirs(root);
+    let mut pending = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_WALK {
+                return found;
+            }
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            let name = entry.file_name();
+            if !is_dir || name == ".git" || name == STATE_DIR {
+                continue;
+            }
+            let path = entry.path();
+            // A `.git` that is a link is not followed: its target, if a repository under
+            // the root, is found as one itself.
+            let dot_git = path.join(".git").symlink_metadata();
+            if dot_git.is_ok_and(|meta| meta.is_dir() || meta.is_file()) {
+                for git_dir in git_dirs(&path) {
+                    add(&mut found, git_dir);
+                }
+            }
+            let bare = path.join("HEAD").is_file()
+                && path.join("objects").is_dir()
+                && path.join("refs").is_dir();
+            if bare {
+                add(&mut found, path);
+            } else {
+                pending.push(path);
+            }
+        }
+    }
+    found
+}
+
 /// The git directories of `work_dir`: `.git`, and for a `.git` file (worktree, submodule)
 /// the `gitdir:` target and its `commondir`.
 fn git_dirs(work_dir: &Path) -> Vec<PathBuf> {
@@ -219,8 +267,9 @@ pub struct Access {
 }
 
 /// The one confinement of a run, computed once at its start from the config and the
-/// command line, never from what a command writes later: the root, where its git metadata
-/// really lives (`.git`, a `gitdir:` target and its common dir, resolved now), the paths
+/// command line, never from what a command writes later: the root, where the git metadata
+/// of every repository in it really lives (`.git`, a `gitdir:` target and its common dir,
+/// nested and bare repositories, resolved now), the paths
 /// no command may write (the change log), and the read mask (credentials, fuseraft's key,
 /// the user's additions, the daemons' sockets). Every process fuseraft starts for a config,
 /// a model or a repository runs under a [`Policy`] drawn from it ([`Confinement::policy`]).
@@ -237,6 +286,11 @@ impl Confinement {
     /// The confinement of `root` (canonicalized): `protected` read-only, `deny_read` added
     /// to the default read mask (the credentials under `$HOME`, the daemons' sockets).
     pub fn new(root: &Path, protected: &[PathBuf], deny_read: &[PathBuf]) -> Confinement {
+        Confinement::build(root, protected, deny_read, true)
+    }
+
+    /// `new`, looking for repositories under `root` (`walk`) or only at its own `.git`.
+    fn build(root: &Path, protected: &[PathBuf], deny_read: &[PathBuf], walk: bool) -> Confinement {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut masked = Vec::new();
@@ -248,7 +302,11 @@ impl Confinement {
             add(&mut masked, path);
         }
         Confinement {
-            git_dirs: git_dirs(&root),
+            git_dirs: if walk {
+                repositories(&root)
+            } else {
+                git_dirs(&root)
+            },
             protected: protected.to_vec(),
             masked,
             root,
@@ -311,7 +369,7 @@ impl Policy {
     /// The policy of a process in `work_dir` with its own confinement (no extra read mask):
     /// for callers without a run (the probe, tests).
     pub fn new(work_dir: &Path, protect: &[PathBuf], git_writable: bool, network: bool) -> Policy {
-        Confinement::new(work_dir, protect, &[]).policy(Access {
+        Confinement::build(work_dir, protect, &[], false).policy(Access {
             write: true,
             git_write: git_writable,
             network,
