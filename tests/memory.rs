@@ -1,7 +1,10 @@
 //! Memory across sessions (`EnableMemory`, upstream's `Memory: { Provider: local }`): what an
 //! agent remembers in one session, through a real provider run against a loopback server, is
 //! in its instructions and found by `memory_search` in the next session of the same agent
-//! and project; a kill right after the write loses nothing; `check` calls neither key inert.
+//! and project; a kill right after the write loses nothing; `check` calls neither key inert;
+//! the project's layers (`MEMORY.md`, today's daily notes) join the prompt;
+//! the `webhook` provider loads a block before a turn and saves the turn after, sending a
+//! header variable only when the user allowed it.
 
 mod common;
 
@@ -90,8 +93,32 @@ fn a_memory_written_in_one_session_is_found_in_the_next() {
         "nothing remembered yet"
     );
 
+    // The memory is in today's daily note too; the people's MEMORY.md joins it.
+    let (today, _) = fuseraft_vm::memory::today_and_yesterday();
+    let note = std::fs::read_to_string(
+        dir.join("work/.fuseraft/memory/daily")
+            .join(format!("{today}.md")),
+    )
+    .unwrap();
+    assert!(
+        note.contains("Ops: The staging database is orders-stage."),
+        "{note}"
+    );
+    std::fs::write(
+        dir.join("work/.fuseraft/memory/MEMORY.md"),
+        "Deploys happen on Tuesdays.\n",
+    )
+    .unwrap();
+
     let search = tool_call("memory_search", json!({"query": "which staging database"}));
     let (second, requests) = session(&dir, vec![search, finished()]);
+    assert!(
+        requests[0].contains("## Project memory")
+            && requests[0].contains("### MEMORY.md\\nDeploys happen on Tuesdays.")
+            && requests[0].contains(&format!("### Notes of {today}")),
+        "the project's layers are in the prompt: {}",
+        requests[0]
+    );
     assert_eq!(second["outcome"], "completed", "{second}");
     assert!(
         requests[0].contains("## Your memories")
@@ -158,5 +185,110 @@ fn a_kill_right_after_the_write_loses_nothing() {
     let kept = fuseraft_vm::memory::all(&root, "Ops").unwrap();
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].text, "Kill-proof fact.");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The webhook provider: a config whose `Memory` names a loopback webhook, run against a
+/// loopback model; the run's `--json` summary, its stderr, and what each server saw.
+fn webhook_session(dir: &Path, allow: &[&str]) -> (std::process::Output, Vec<String>, Vec<String>) {
+    let hooks = TcpListener::bind("127.0.0.1:0").unwrap();
+    let hook_url = format!("http://{}", hooks.local_addr().unwrap());
+    let path = dir.join("webhook.yaml");
+    std::fs::write(
+        &path,
+        format!("Orchestration:\n  Name: Remote\n  Agents:\n    - Name: Ops\n      Instructions: Keep the project's facts.\n      Model: {{ Provider: openai, ModelId: gpt-4o-mini }}\n  Memory:\n    Provider: webhook\n    Webhook:\n      LoadUrl: {hook_url}/load\n      SaveUrl: {hook_url}/save\n      Headers: {{ Authorization: \"Bearer ${{MEMORY_TOKEN}}\" }}\n      SaveEveryNTurns: 1\n  Selection:\n    Type: keyword\n    Routes:\n      - {{ Keyword: FINISHED, Agent: Ops, SourceAgents: [Ops] }}\n"),
+    )
+    .unwrap();
+    let models = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", models.local_addr().unwrap());
+    let model_server = common::serve(models, vec![finished()]);
+    let hook_server = common::serve(
+        hooks,
+        vec![
+            json!({"block": "The staging database is pg-2."}).to_string(),
+            "{}".to_string(),
+        ],
+    );
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+    command
+        .args(["exec", path.to_str().unwrap(), "--task", "Check staging."])
+        .args(["--work-dir", dir.join("work").to_str().unwrap()])
+        .args(["--endpoint", &endpoint, "--json"])
+        .env("MEMORY_TOKEN", "s3cret-token");
+    for name in allow {
+        command.args(["--mcp-env", name]);
+    }
+    let output = command.output().unwrap();
+    if !output.status.success() {
+        // Nothing was asked of the servers: let their threads end.
+        let _ = std::net::TcpStream::connect(models_addr(&endpoint));
+        let _ = std::net::TcpStream::connect(hook_url.trim_start_matches("http://"));
+        let _ = std::net::TcpStream::connect(hook_url.trim_start_matches("http://"));
+    }
+    (
+        output,
+        model_server.join().unwrap(),
+        hook_server.join().unwrap(),
+    )
+}
+
+fn models_addr(endpoint: &str) -> String {
+    endpoint
+        .trim_start_matches("http://")
+        .trim_end_matches("/v1")
+        .to_string()
+}
+
+#[test]
+fn a_webhook_memory_is_loaded_before_a_turn_and_the_turn_saved_after() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-memory-hook-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    let (output, model_requests, hook_requests) = webhook_session(&dir, &["MEMORY_TOKEN"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(hook_requests.len(), 2, "{hook_requests:?}");
+    let (load, save) = (&hook_requests[0], &hook_requests[1]);
+    assert!(load.starts_with("POST /load"), "{load}");
+    assert!(
+        load.to_ascii_lowercase()
+            .contains("authorization: bearer s3cret-token"),
+        "{load}"
+    );
+    assert!(load.ends_with(r#"{"agent":"Ops"}"#), "{load}");
+    assert!(
+        model_requests[0].contains("## Memory\\nThe staging database is pg-2."),
+        "the block reached the prompt: {}",
+        model_requests[0]
+    );
+    assert!(save.starts_with("POST /save"), "{save}");
+    let body: Json = serde_json::from_str(save.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    assert_eq!(body["agent"], "Ops");
+    let history = body["history"].as_array().unwrap();
+    assert_eq!(history.last().unwrap()["content"], "Done.\nFINISHED");
+    assert!(!stderr.contains("s3cret-token"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_webhook_header_naming_a_variable_the_user_did_not_allow_refuses_the_run() {
+    let dir = std::env::temp_dir().join(format!("fuseraft-memory-refused-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    let (output, model_requests, hook_requests) = webhook_session(&dir, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`${MEMORY_TOKEN}`") && stderr.contains("--mcp-env MEMORY_TOKEN"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("s3cret-token"), "{stderr}");
+    assert!(
+        model_requests
+            .iter()
+            .chain(&hook_requests)
+            .all(|r| r.is_empty() || !r.contains("POST")),
+        "nothing was sent: {model_requests:?} {hook_requests:?}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

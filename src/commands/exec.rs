@@ -23,6 +23,7 @@ use super::exit;
 mod agents;
 mod ci;
 mod hitl;
+mod memory;
 mod snapshot;
 pub(crate) mod summary;
 pub(crate) mod transcript;
@@ -115,14 +116,22 @@ const MEMORY_BUDGET: usize = 2000;
 /// to `task` after its instructions, within [`MEMORY_BUDGET`] (after the session's digest:
 /// what it remembers is not its config).
 fn remember(program: &mut Program, root: &Path, task: &str) {
-    for agent in &mut program.agents {
-        if !agent
+    let keeps = |agent: &fuseraft_compiler::ir::Agent| {
+        agent
             .tools
             .iter()
             .any(|tool| tool.eq_ignore_ascii_case("Memory"))
-        {
-            continue;
-        }
+    };
+    if !program.agents.iter().any(keeps) {
+        return;
+    }
+    let (today, yesterday) = fuseraft_vm::memory::today_and_yesterday();
+    let project = fuseraft_vm::memory::project_block(root, &today, &yesterday, MEMORY_BUDGET)
+        .unwrap_or_else(|message| {
+            eprintln!("warning: the project's memory cannot be read ({message}); the run goes on without it");
+            None
+        });
+    for agent in program.agents.iter_mut().filter(|agent| keeps(agent)) {
         match fuseraft_vm::memory::block(root, &agent.name, task, MEMORY_BUDGET) {
             Ok(Some(block)) => agent.instructions.push_str(&format!(
                 "\n\n## Your memories\nFrom earlier sessions, most relevant first; `memory_search` finds more, `memory_get` reads one whole.\n{block}"
@@ -132,6 +141,11 @@ fn remember(program: &mut Program, root: &Path, task: &str) {
                 "warning: agent `{}`'s memories cannot be read ({message}); it runs without them",
                 neutralise(&agent.name)
             ),
+        }
+        if let Some(project) = &project {
+            agent.instructions.push_str(&format!(
+                "\n\n## Project memory\nThe project's `MEMORY.md` and the team's recent notes.\n{project}"
+            ));
         }
     }
 }
@@ -586,6 +600,10 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                     .with_fit_notices(Arc::new(move |agent: &str, notice: &str| {
                         fit_terminal.notice(agent, notice)
                     }))
+            })
+            .and_then(|providers| match memory::webhook(&program) {
+                Some(webhook) => providers.with_memory_webhook(webhook),
+                None => Ok(providers),
             });
             match providers {
                 Ok(providers) => execute(&providers, prepared, terminal),

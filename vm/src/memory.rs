@@ -5,6 +5,9 @@
 //! returns, so a kill right after it loses nothing. Search ranks memories with BM25 (the
 //! `bm25` crate, English stemming); before an agent's turn the memories most relevant to the
 //! task go into its prompt (`memory` context source), within the source's character budget.
+//! Two project layers sit beside them: `MEMORY.md` (the project's long-term memory, which
+//! people keep) and the daily notes (`daily/YYYY-MM-DD.md`, a line per memory appended),
+//! today's and yesterday's going into the prompts too.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -15,6 +18,14 @@ use crate::state_dir::{Access, StateDir};
 
 /// Where the memories live, under the sandbox root.
 pub const DIR: &str = ".fuseraft/memory";
+
+/// The project's long-term memory, in [`DIR`]: written by the team's people, read by every
+/// agent that keeps memories.
+pub const PROJECT_FILE: &str = "MEMORY.md";
+
+/// The daily notes, one `YYYY-MM-DD.md` a day: every memory an agent appends is noted there
+/// too, and today's and yesterday's go into the prompts.
+pub const DAILY_DIR: &str = ".fuseraft/memory/daily";
 
 /// The most bytes of one memory's text.
 pub const MAX_TEXT: usize = 4000;
@@ -66,7 +77,98 @@ pub fn append(root: &Path, agent: &str, memory: &Memory) -> Result<usize, String
     file.write_all(&line)
         .and_then(|()| file.sync_data())
         .map_err(|error| format!("cannot write the memory file: {error}"))?;
+    note_daily(root, agent, memory)?;
     Ok(count + 1)
+}
+
+/// Notes `memory` in the daily note of the day it was written.
+fn note_daily(root: &Path, agent: &str, memory: &Memory) -> Result<(), String> {
+    let (Some(date), Some(time)) = (memory.at.get(..10), memory.at.get(11..19)) else {
+        return Ok(());
+    };
+    let dir = StateDir::open(root, Path::new(DAILY_DIR)).map_err(|error| error.message)?;
+    let line = format!("- {time} {}: {}\n", one_line(agent), one_line(&memory.text));
+    let mut file = dir
+        .open_file(&format!("{date}.md"), Access::Append)
+        .map_err(|error| format!("cannot open the daily note: {error}"))?;
+    file.write_all(line.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|error| format!("cannot write the daily note: {error}"))
+}
+
+/// The project's layers for a prompt: `MEMORY.md` (at most half of `max_chars`), then the
+/// daily notes of yesterday and `today` (`YYYY-MM-DD`), their newest lines kept; `None`
+/// when there are none.
+pub fn project_block(
+    root: &Path,
+    today: &str,
+    yesterday: &str,
+    max_chars: usize,
+) -> Result<Option<String>, String> {
+    let mut out = String::new();
+    if let Some(text) = read_text(root, DIR, PROJECT_FILE)?.filter(|t| !t.trim().is_empty()) {
+        out.push_str("### MEMORY.md\n");
+        out.push_str(&cut(text.trim(), max_chars / 2));
+        out.push('\n');
+    }
+    for date in [yesterday, today] {
+        let Some(text) = read_text(root, DAILY_DIR, &format!("{date}.md"))? else {
+            continue;
+        };
+        let room = max_chars.saturating_sub(out.len() + date.len() + 16);
+        let mut kept: Vec<&str> = Vec::new();
+        let mut used = 0;
+        for line in text.lines().rev().filter(|line| !line.trim().is_empty()) {
+            if used + line.len() + 1 > room {
+                break;
+            }
+            used += line.len() + 1;
+            kept.push(line);
+        }
+        if kept.is_empty() {
+            continue;
+        }
+        kept.reverse();
+        out.push_str(&format!("### Notes of {date}\n{}\n", kept.join("\n")));
+    }
+    Ok((!out.is_empty()).then(|| out.trim_end().to_string()))
+}
+
+/// Today's and yesterday's dates (`YYYY-MM-DD`, UTC): the daily notes a prompt shows.
+pub fn today_and_yesterday() -> (String, String) {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let day = |secs: u64| crate::tools::rfc3339(secs).chars().take(10).collect();
+    (day(secs), day(secs.saturating_sub(86_400)))
+}
+
+/// The text of `name` in the state directory `rel`, if it exists.
+fn read_text(root: &Path, rel: &str, name: &str) -> Result<Option<String>, String> {
+    let Some(dir) = StateDir::find(root, Path::new(rel)).map_err(|error| error.message)? else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    match dir.open_file(name, Access::Read) {
+        Ok(mut file) => file
+            .read_to_string(&mut text)
+            .map(|_| Some(text))
+            .map_err(|error| format!("cannot read `{name}`: {error}")),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("cannot read `{name}`: {error}")),
+    }
+}
+
+/// `text` cut to `max` bytes at a character boundary, marked when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n[cut]", &text[..end])
 }
 
 /// `agent`'s memories under `root`, oldest first (none when it has none).

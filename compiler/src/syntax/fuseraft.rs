@@ -206,7 +206,7 @@ pub(crate) const SETTING_SECTIONS: &[(&str, &[&str])] = &[
     ("Chatroom", &["Path"]),
     ("Checkpoint", &["Mode", "Path"]),
     ("Telemetry", &["OtlpEndpoint", "CaptureContent"]),
-    ("Memory", &["Provider"]),
+    ("Memory", &["Provider", "Webhook"]),
     ("Output", &["Json"]),
     (
         "Verifier",

@@ -197,6 +197,7 @@ pub const KEY_EFFECTS: &[(&str, &str, KeyEffect)] = &[
     ("Telemetry", "OtlpEndpoint", Acts),
     ("Telemetry", "CaptureContent", Acts),
     ("Memory", "Provider", Acts),
+    ("Memory", "Webhook", Acts),
     ("Output", "Json", Inert("fuseraft's output format is chosen on the command line (`--json`)")),
     ("Verifier", "AgentName", Acts),
     ("Verifier", "EveryNTurns", Acts),

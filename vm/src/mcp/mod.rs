@@ -16,7 +16,7 @@
 mod connect;
 mod result;
 mod trust;
-mod vars;
+pub(crate) mod vars;
 
 pub use trust::{command_line, used};
 pub use vars::{allow as allow_variables, references, refusal, Reference};

@@ -96,14 +96,14 @@ pub fn refusal(name: &str) -> Option<String> {
 }
 
 /// Text with its `${VAR}`s expanded, and the values put in (for [`redact`]).
-pub(super) struct Expanded {
+pub(crate) struct Expanded {
     pub text: String,
     pub values: Vec<String>,
 }
 
 /// `text` with each `${VAR}` replaced by that variable (unset: empty, as upstream); `Err`
 /// for a variable [`refusal`] refuses.
-pub(super) fn expand(text: &str) -> Result<Expanded, String> {
+pub(crate) fn expand(text: &str) -> Result<Expanded, String> {
     let mut out = String::with_capacity(text.len());
     let mut values = Vec::new();
     let mut rest = text;

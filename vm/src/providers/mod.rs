@@ -30,6 +30,7 @@ mod fit;
 mod http;
 mod keys;
 mod limits;
+mod memory_webhook;
 mod ollama;
 mod openai;
 mod openai_body;
@@ -42,6 +43,8 @@ mod resolve;
 mod retry;
 mod sse;
 mod timeouts;
+
+pub use memory_webhook::WebhookConfig;
 mod window;
 
 use std::fmt;
@@ -147,6 +150,8 @@ pub struct Providers {
     prices: Vec<Option<ir::Pricing>>,
     /// Per client: the timeouts of its requests.
     timeouts: Vec<Timeouts>,
+    /// The memory webhook, when the config names one.
+    memory: Option<memory_webhook::Webhook>,
     /// What the replies so far cost.
     cost: Mutex<Cost>,
     /// Each agent's last OpenAI request body, kept so the next one writes only the
@@ -293,6 +298,7 @@ impl Providers {
             unreported: AtomicU32::new(0),
             cost: Mutex::new(Cost::default()),
             openai_bodies: Mutex::new(openai_body::Bodies::default()),
+            memory: None,
         })
     }
 
@@ -302,8 +308,15 @@ impl Providers {
         self
     }
 
-    /// Where notices of requests cut to fit a context window go (the terminal); without
-    /// one they are not shown.
+    /// Loads each agent's memory from a webhook before its turns and saves its turns there
+    /// (`Memory: { Provider: webhook }`).
+    pub fn with_memory_webhook(mut self, config: WebhookConfig) -> Result<Providers, String> {
+        self.memory = Some(memory_webhook::Webhook::new(config)?);
+        Ok(self)
+    }
+
+    /// Where notices of requests cut to fit a context window, and the memory webhook's
+    /// failures, go (the terminal); without one they are not shown.
     pub fn with_fit_notices(mut self, sink: RetrySink) -> Providers {
         self.on_fit = Some(sink);
         self
@@ -392,6 +405,34 @@ fn turn_choice(choice: ir::ToolChoice, call: &ModelCall) -> ir::ToolChoice {
 
 impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        let memory_notice = |text: &str| {
+            if let Some(on_notice) = &self.on_fit {
+                on_notice(&call.agent, text);
+            }
+        };
+        let remembered = match &self.memory {
+            Some(memory) => memory.remembered(call, &memory_notice).await,
+            None => None,
+        };
+        let reply = self.call_model(remembered.as_ref().unwrap_or(call)).await;
+        if let (Some(memory), Ok(reply)) = (&self.memory, &reply) {
+            memory.after(call, reply, &memory_notice).await;
+        }
+        reply
+    }
+
+    fn usage_unreported(&self) -> u32 {
+        self.unreported.load(Ordering::Relaxed)
+    }
+
+    fn cost(&self) -> Cost {
+        self.cost.lock().map(|cost| *cost).unwrap_or_default()
+    }
+}
+
+impl Providers {
+    /// One call to the model `call` is for.
+    async fn call_model(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let (idx, target) = self.target(call)?;
         let call = &*self.fitted(target, call)?;
         let sink = self.on_token.clone();
@@ -447,14 +488,6 @@ impl Models for Providers {
             cost.add(reply.cost);
         }
         Ok(reply)
-    }
-
-    fn usage_unreported(&self) -> u32 {
-        self.unreported.load(Ordering::Relaxed)
-    }
-
-    fn cost(&self) -> Cost {
-        self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
 }
 

@@ -40,6 +40,7 @@ mod probe;
 mod probe_schemas;
 mod process;
 mod record;
+pub(crate) use record::rfc3339;
 mod run_state;
 mod sandbox;
 mod search;
