@@ -124,6 +124,26 @@ fn agent_path(root: &Path, name: &str) -> PathBuf {
     root.join("agents").join(name).join("AGENT.md")
 }
 
+/// A tama agent named `name` with nothing else set: it reads only its input.
+pub(super) fn value_agent(name: &str) -> Agent {
+    Agent {
+        name: name.to_string(),
+        description: None,
+        model: None,
+        instructions: String::new(),
+        tools: Vec::new(),
+        tool_choice: ToolChoice::Auto,
+        capabilities: Vec::new(),
+        context: Context {
+            mode: ContextMode::Value,
+            ..Context::default()
+        },
+        pattern: None,
+        sub_agent: crate::ir::SubAgentSettings::default(),
+        loc: None,
+    }
+}
+
 /// A `oneshot` agent's step: one call, no tools, key `result`.
 fn oneshot_step(md: &AgentMd) -> Option<Step> {
     md.pattern
@@ -285,24 +305,23 @@ impl TamaLowering<'_, '_> {
         let block = self.skills_block(&uses);
         let md = self.loaded(name);
         let agent = Agent {
-            name: name.to_string(),
             description: md.and_then(|md| md.description.as_ref().map(|d| d.value.clone())),
             model: md.and_then(|md| self.model(md)),
             instructions: md.map(|md| md.body.clone() + &block).unwrap_or_default(),
             tools,
-            tool_choice: ToolChoice::Auto,
-            capabilities: Vec::new(),
-            context: Context {
-                mode: ContextMode::Value,
-                ..Context::default()
-            },
             pattern: md.and_then(|md| md.pattern.as_ref().map(|p| p.value.clone())),
-            sub_agent: crate::ir::SubAgentSettings::default(),
             loc: md.and_then(|md| self.builder.loc(md.span)),
+            ..value_agent(name)
         };
+        self.push_agent(agent)
+    }
+
+    /// Adds `agent` to the program under its name.
+    pub(super) fn push_agent(&mut self, agent: Agent) -> AgentId {
+        let name = agent.name.clone();
         self.builder.program.agents.push(agent);
         let id = AgentId(self.builder.program.agents.len() as u32 - 1);
-        self.agent_ids.insert(name.to_string(), id);
+        self.agent_ids.insert(name, id);
         id
     }
 

@@ -9,11 +9,11 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::tama::{exit, Fragment, TamaLowering};
+use super::tama::{exit, value_agent, Fragment, TamaLowering};
 use crate::diagnostic::{Code, Diagnostic};
 use crate::ir::{
-    Agent, AgentId, Context, ContextMode, Effect, Fork, Guard, Merge, Part, StateId, StateKind,
-    Step, StepKey, Target, Template, ToolChoice, Trigger,
+    Agent, AgentId, Effect, Fork, Guard, Merge, Part, StateId, StateKind, Step, StepKey, Target,
+    Template, Trigger,
 };
 use crate::source::Span;
 use crate::syntax::tama::{read_step_md, AgentMd};
@@ -239,25 +239,14 @@ impl TamaLowering<'_, '_> {
         let tools = self.skill_tools(&uses);
         let block = self.skills_block(&uses);
         let agent = Agent {
-            name: name.clone(),
-            description: None,
             model,
             instructions: md.map(|md| md.body.clone() + &block).unwrap_or_default(),
             tools,
-            tool_choice: ToolChoice::Auto,
-            capabilities: Vec::new(),
-            context: Context {
-                mode: ContextMode::Value,
-                ..Context::default()
-            },
             pattern: Some(if react { "react" } else { "oneshot" }.to_string()),
-            sub_agent: crate::ir::SubAgentSettings::default(),
             loc: md.and_then(|md| self.builder.loc(md.span)),
+            ..value_agent(&name)
         };
-        self.builder.program.agents.push(agent);
-        let id = AgentId(self.builder.program.agents.len() as u32 - 1);
-        self.agent_ids.insert(name, id);
-        (id, react)
+        (self.push_agent(agent), react)
     }
 
     /// A fork of `branches` that joins nowhere yet (`end`).

@@ -206,6 +206,15 @@ pub(super) fn front_matter(file: FileId, loader: &mut Loader<'_>) -> Option<(Nod
     Some((node, span, body))
 }
 
+/// Front matter that is not `key: value` lines.
+pub(super) fn not_a_mapping(node: &Node) -> Diagnostic {
+    Diagnostic::error(
+        Code::InvalidValue,
+        format!("front matter must be a mapping, found {}", node.kind_name()),
+    )
+    .with_label(node.span, "expected `key: value` lines")
+}
+
 pub(super) fn scalar(
     node: &Node,
     key: &str,
@@ -278,13 +287,7 @@ fn read_front_matter(
 ) -> AgentMd {
     let mut agent = AgentMd::empty(file, span, body);
     if !matches!(node.kind, NodeKind::Map(_)) {
-        diags.push(
-            Diagnostic::error(
-                Code::InvalidValue,
-                format!("front matter must be a mapping, found {}", node.kind_name()),
-            )
-            .with_label(node.span, "expected `key: value` lines"),
-        );
+        diags.push(not_a_mapping(node));
         return agent;
     }
     check_keys(node, AGENT_KEYS, "agent front matter", diags);

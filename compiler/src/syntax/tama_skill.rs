@@ -3,7 +3,7 @@
 
 use super::fields::Spanned;
 use super::node::NodeKind;
-use super::tama::{check_keys, front_matter, scalar};
+use super::tama::{check_keys, front_matter, not_a_mapping, scalar};
 use super::Loader;
 use crate::diagnostic::{Code, Diagnostic};
 use crate::source::{FileId, Span};
@@ -25,13 +25,7 @@ pub fn read_skill_md(file: FileId, loader: &mut Loader<'_>) -> Option<SkillMd> {
     let (node, span, body) = front_matter(file, loader)?;
     let diags = &mut loader.diags;
     if !matches!(node.kind, NodeKind::Map(_)) {
-        diags.push(
-            Diagnostic::error(
-                Code::InvalidValue,
-                format!("front matter must be a mapping, found {}", node.kind_name()),
-            )
-            .with_label(node.span, "expected `key: value` lines"),
-        );
+        diags.push(not_a_mapping(&node));
         return None;
     }
     check_keys(&node, SKILL_KEYS, "skill front matter", diags);

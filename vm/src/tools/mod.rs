@@ -653,15 +653,7 @@ fn schema_of(tool: Tool) -> ToolSchema {
             &["target"],
         ),
         // Search and FileSystem in full (issue 15): upstream's names and arguments.
-        Tool::TamaBash
-        | Tool::TamaHttpGet
-        | Tool::TamaHttpPost
-        | Tool::TamaFilesRead
-        | Tool::TamaFilesWrite
-        | Tool::TamaMemSet
-        | Tool::TamaMemGet
-        | Tool::TamaMemAppend
-        | Tool::ReadSkill => tama::schema_of(tool),
+        _ if tool.plugin() == Plugin::Tama => tama::schema_of(tool),
         _ => fs_search_schemas::schema_of(tool),
     }
 }
