@@ -2,7 +2,8 @@
 //! the page and the terminal both answer an approval or a pause and the first answer wins,
 //! the other is told; a run waiting for the page still ends on SIGTERM; the answering
 //! endpoints refuse what is not the page's; a reconnecting page continues after the last
-//! event it saw; a magentic manager's plan is reviewed in the page.
+//! event it saw; a magentic manager's plan is reviewed in the page; a tama `human` step
+//! takes its line from the page.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -646,4 +647,44 @@ async fn every_event_reaches_the_page_in_words_and_the_end_points_to_fuseraft_ui
         ),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn a_tama_human_step_is_answered_from_the_page() {
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/hitl/tama-human");
+    // No terminal: the human step's question is the page's, with a box for the answer.
+    let run = Run::of(
+        &project,
+        &project.join("replay.yaml"),
+        "tama-human",
+        Stdio::null(),
+        &["--json"],
+    );
+    let asked = read_events(&run, None, is("ui_approval")).await;
+    let (_, question) = asked.last().unwrap();
+    assert_eq!(question["payload"]["kind"], "human", "{question}");
+    assert_eq!(question["payload"]["redirectable"], true);
+    assert!(
+        question["payload"]["signal"]
+            .as_str()
+            .is_some_and(|signal| signal.ends_with("Publish the post?")),
+        "{question}"
+    );
+    let id = question["payload"]["id"].as_u64().unwrap();
+    let answered = reqwest::Client::new()
+        .post(format!(
+            "{}/approve?token={}&id={id}&answer=redirect",
+            run.base(),
+            run.token()
+        ))
+        .body("yes, ship it")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answered.status(), 200);
+    let (status, stdout, stderr) = run.wait();
+    assert!(status.success(), "{stderr}");
+    let summary: Json = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{stderr}");
+    assert_eq!(summary["output"], "acted", "{summary}");
 }
