@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
-use crate::checkpoint::ProviderState;
+use crate::models::ProviderState;
 use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
@@ -36,60 +36,8 @@ use context::read_context;
 use fork::ForkRun;
 use tool_calls::ToolRunner;
 use usage::mark_usage;
-pub use usage::{usage_json, Cost};
-
-/// Answers model calls.
-pub trait Models: Sync {
-    fn call(
-        &self,
-        call: &ModelCall,
-    ) -> impl std::future::Future<Output = Result<ModelReply, String>> + Send;
-
-    /// Whether the provider reads prompts (messages, tool schemas). The machine skips
-    /// assembling them for providers that do not.
-    fn reads_prompts(&self) -> bool {
-        true
-    }
-
-    /// Whether a call's answer can be asked again with the same result and no effect outside
-    /// the process (a replay's recorded replies): a turn made only of such calls can be redone
-    /// from the checkpoint before it (see [`Checkpoint::redoable`]).
-    fn replayed(&self) -> bool {
-        false
-    }
-
-    /// The provider's position, saved in checkpoints (the replay provider's cursors).
-    fn state(&self) -> serde_json::Value {
-        serde_json::Value::Null
-    }
-
-    /// [`Models::state`] as a checkpoint writes it after every turn (the replay provider
-    /// writes its cursors without building JSON).
-    fn checkpoint_state(&self) -> ProviderState<'_> {
-        ProviderState::Json(self.state())
-    }
-
-    /// Returns to a position saved by [`Models::state`].
-    fn restore(&self, _state: &serde_json::Value) {}
-
-    /// The position to save while a fork's branches are out: `base` (the position when they
-    /// started) moved on by the calls of `agents` only (those whose branches finished), so a
-    /// resumed run asks again for exactly the branches that run again.
-    fn state_keeping(&self, _base: &serde_json::Value, _agents: &[String]) -> serde_json::Value {
-        self.state()
-    }
-
-    /// How many replies so far came without token usage (their server reported none), so
-    /// their tokens are unknown rather than 0.
-    fn usage_unreported(&self) -> u32 {
-        0
-    }
-
-    /// What the replies so far cost, by their models' known prices.
-    fn cost(&self) -> Cost {
-        Cost::default()
-    }
-}
+pub use crate::models::{Cost, Models};
+pub use usage::usage_json;
 
 impl Models for Replay {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {

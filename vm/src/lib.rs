@@ -29,6 +29,8 @@ mod json_string;
 pub mod machine;
 pub mod mcp;
 pub mod memory;
+pub mod model_windows;
+pub mod models;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;

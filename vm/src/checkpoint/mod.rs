@@ -22,6 +22,7 @@ use crate::machine::Run;
 
 mod parts;
 mod provider;
+mod machine;
 pub mod records;
 
 pub use provider::ProviderState;

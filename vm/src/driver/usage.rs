@@ -2,55 +2,10 @@
 //! tokens are unknown, not 0), what the calls cost by their models' known prices, and the
 //! `usage` / `cost` objects added to `turn_end` and `session_end` events.
 
-use crate::event::{CostMark, Event, EventKind, UsageMark};
+use crate::event::{Event, EventKind, UsageMark};
+use crate::models::Cost;
 use crate::history::Usage;
 
-/// What model calls cost in US dollars, by the models' list prices: `priced` calls had a
-/// known price, `unpriced` calls did not (a local server, a model not in the table).
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct Cost {
-    pub usd: f64,
-    pub priced: u32,
-    pub unpriced: u32,
-}
-
-impl Cost {
-    /// Counts one call that cost `usd`, or whose cost is unknown.
-    pub fn add(&mut self, usd: Option<f64>) {
-        match usd {
-            Some(usd) => {
-                self.usd += usd;
-                self.priced += 1;
-            }
-            None => self.unpriced += 1,
-        }
-    }
-
-    /// The calls made since `before`.
-    pub fn since(self, before: Cost) -> Cost {
-        Cost {
-            usd: (self.usd - before.usd).max(0.0),
-            priced: self.priced.saturating_sub(before.priced),
-            unpriced: self.unpriced.saturating_sub(before.unpriced),
-        }
-    }
-
-    /// `{usd, complete}` for events and `--json`, or null when no call had a price.
-    pub fn json(&self) -> serde_json::Value {
-        match self.mark() {
-            Some(mark) => serde_json::to_value(mark).unwrap_or_default(),
-            None => serde_json::Value::Null,
-        }
-    }
-
-    /// The `cost` of an event, or `None` when no call had a price.
-    pub fn mark(&self) -> Option<CostMark> {
-        (self.priced > 0).then_some(CostMark {
-            usd: self.usd,
-            complete: self.unpriced == 0,
-        })
-    }
-}
 
 /// The usage of a turn or a run as events and summaries show it: `complete` unless some
 /// call's server reported none; `known` unless no call reported any.

@@ -337,69 +337,19 @@ impl<'p> Machine<'p> {
         self.at_boundary() || (matches!(self.phase, Phase::Fork) && self.pending.is_none())
     }
 
-    /// The run's state as a checkpoint (upstream's session layout plus `Machine`) without
-    /// its `Messages`, which a caller stores incrementally (`MessageCount` says how many
-    /// belong to it); `None` while a request other than a fork is out.
-    pub fn checkpoint_state(&self) -> Option<serde_json::Value> {
-        if !self.checkpointable() {
-            return None;
-        }
-        let record = crate::checkpoint::state_record(
-            self.program,
-            &self.run,
-            self.stand_in.as_deref(),
-            None,
-        );
-        Some(crate::checkpoint::state_json(&record))
+    /// The agent standing in for the current state's agent this turn, if any (a checkpoint
+    /// keeps it).
+    pub(crate) fn stand_in(&self) -> Option<&str> {
+        self.stand_in.as_deref()
     }
 
-    /// Writes [`Machine::checkpoint_state`] with `Provider` and then the `extra` keys (which
-    /// must be new) added, as that JSON would serialize, without building it: what a driver
-    /// stores after every turn. Call it between turns ([`Machine::at_boundary`]).
-    pub fn write_checkpoint_state<E: serde::Serialize + ?Sized>(
-        &self,
-        provider: &crate::checkpoint::ProviderState<'_>,
-        extra: &E,
-        out: &mut Vec<u8>,
-    ) -> serde_json::Result<()> {
-        crate::checkpoint::write_state(
-            self.program,
-            &self.run,
-            self.stand_in.as_deref(),
-            provider,
-            extra,
-            out,
-        )
-    }
-
-    /// The whole run as one checkpoint: the state and every message.
-    pub fn checkpoint(&self) -> Option<serde_json::Value> {
-        if !self.checkpointable() {
-            return None;
-        }
-        let mut record = crate::checkpoint::state_record(
-            self.program,
-            &self.run,
-            self.stand_in.as_deref(),
-            None,
-        );
-        record.messages = Some(
-            self.run
-                .history
-                .iter()
-                .map(crate::checkpoint::records::MessageRecord::of)
-                .collect(),
-        );
-        Some(crate::checkpoint::state_json(&record))
-    }
-
-    /// A machine that continues a checkpointed run where it stopped.
-    pub fn restore(
+    /// A machine that continues `run`, read from a checkpoint, where it stopped.
+    pub(crate) fn resumed(
         program: &'p Program,
         options: Options,
-        checkpoint: &serde_json::Value,
+        mut run: Run,
+        stand_in: Option<String>,
     ) -> Result<Machine<'p>, String> {
-        let (mut run, stand_in) = crate::checkpoint::run_from_json(program, checkpoint)?;
         // Only a completed session is finished; one that stopped at a cap, stuck, over budget,
         // on an error or cancelled continues with fresh failure counts.
         if run.outcome == Some(Outcome::Completed) {

@@ -18,7 +18,7 @@ impl Machine<'_> {
     pub(super) fn window_limit(&self, agent: &str) -> Option<u64> {
         let agent = self.program.agent(self.program.agent_named(agent)?);
         let model = agent.model.as_ref()?;
-        let window = crate::providers::context_window(&model.id, model.context_window)?;
+        let window = crate::model_windows::context_window(&model.id, model.context_window)?;
         let fraction = agent
             .context
             .cap_fraction
@@ -55,7 +55,7 @@ impl Machine<'_> {
         }
         let model = self.program.agent(id).model.as_ref();
         let Some(window) = model
-            .and_then(|model| crate::providers::context_window(&model.id, model.context_window))
+            .and_then(|model| crate::model_windows::context_window(&model.id, model.context_window))
         else {
             return;
         };
@@ -64,7 +64,7 @@ impl Machine<'_> {
         if tokens <= cap {
             return;
         }
-        let excess = (tokens - cap) * crate::providers::BYTES_PER_TOKEN;
+        let excess = (tokens - cap) * crate::model_windows::BYTES_PER_TOKEN;
         let dropped = super::window::cap_request(&mut call.messages, excess, message_bytes);
         let cap = ContextCap::Window {
             tokens,
@@ -79,7 +79,7 @@ impl Machine<'_> {
 
 /// A request's size in tokens as the providers count it when they fit a request to a
 /// window: its bytes (texts, tool calls, tool schemas, a little framing per message) over
-/// [`crate::providers::BYTES_PER_TOKEN`].
+/// [`crate::model_windows::BYTES_PER_TOKEN`].
 pub(super) fn estimate_tokens(call: &ModelCall) -> u64 {
     let messages: u64 = call.messages.iter().map(message_bytes).sum();
     let tools: usize = call
@@ -89,7 +89,7 @@ pub(super) fn estimate_tokens(call: &ModelCall) -> u64 {
             tool.name.len() + tool.description.len() + tool.parameters.to_string().len() + FRAME
         })
         .sum();
-    (messages + tools as u64).div_ceil(crate::providers::BYTES_PER_TOKEN)
+    (messages + tools as u64).div_ceil(crate::model_windows::BYTES_PER_TOKEN)
 }
 
 /// Bytes counted for each message's framing (role, keys, separators).

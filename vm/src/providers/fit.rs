@@ -19,10 +19,10 @@
 //! the requests in between share their prefix (the provider's prompt cache keeps serving
 //! it) at the price of at most a step of room unused.
 
+use crate::model_windows::BYTES_PER_TOKEN;
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
 
-/// Bytes counted as one token by the estimate.
-pub const BYTES_PER_TOKEN: u64 = 3;
+
 /// Bytes counted for each message's framing (role, keys, separators).
 const MESSAGE_FRAME: u64 = 16;
 /// The cut moves in steps of the window's bytes divided by this.

@@ -45,7 +45,6 @@ mod sse;
 mod timeouts;
 
 pub use memory_webhook::WebhookConfig;
-mod window;
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -54,14 +53,14 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
-pub use self::fit::BYTES_PER_TOKEN;
+pub use crate::model_windows::BYTES_PER_TOKEN;
 pub use self::keys::is_well_known as is_well_known_key;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 pub use self::timeouts::TimeoutFlags;
 pub(crate) use self::timeouts::Timeouts;
-pub use self::window::{context_window, known_windows, TABLE_DATE as WINDOW_TABLE_DATE};
-use crate::driver::{Cost, Models};
+pub use crate::model_windows::{context_window, known_windows, TABLE_DATE as WINDOW_TABLE_DATE};
+use crate::models::{Cost, Models};
 use crate::effect::{ChatRole, ModelCall, ModelReply};
 pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 

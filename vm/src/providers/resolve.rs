@@ -430,7 +430,7 @@ impl Target {
                 .as_ref()
                 .map(|effort| effort.trim().to_ascii_lowercase())
                 .filter(|effort| !effort.is_empty()),
-            context_window: super::window::context_window(&model.id, model.context_window),
+            context_window: crate::model_windows::context_window(&model.id, model.context_window),
         })
     }
 

@@ -6,6 +6,10 @@
 //! (`claude-sonnet-4-5-20250929` by `claude-sonnet-4`), on any server: the ids are the
 //! providers' own, so a server that serves `gpt-4o` serves its window.
 
+/// How many bytes of a request stand for one token in estimates (a request's size, the
+/// room a window leaves): a conservative figure for English and code.
+pub const BYTES_PER_TOKEN: u64 = 3;
+
 /// When the windows below were read off the providers' model pages.
 pub const TABLE_DATE: &str = "2025-10";
 
