@@ -1589,7 +1589,8 @@ fn sample_checkpoint(program: &Program) -> Json {
                 }
                 Request::Fork(branches) => {
                     for branch in branches {
-                        let done = branch.run_with(|_| Response::Model(Ok(ModelReply::default())));
+                        let done =
+                            branch.run_with(&mut |_| Response::Model(Ok(ModelReply::default())));
                         machine.resume(Response::Branch(Box::new(done)));
                     }
                     continue;

@@ -70,7 +70,7 @@ fn drive(machine: &mut Machine<'_>, replies: &[String], max_steps: usize) -> Opt
             })),
             Request::Fork(branches) => {
                 for branch in branches.clone() {
-                    let done = branch.run_with(|request| match request {
+                    let done = branch.run_with(&mut |request| match request {
                         Request::Tools { calls, .. } => Response::Tools(
                             calls
                                 .iter()

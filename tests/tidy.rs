@@ -508,3 +508,103 @@ fn only_the_sandbox_starts_processes() {
         found.join("\n")
     );
 }
+
+/// The VM's core modules, which must import each other in one direction only.
+const CORE: &[&str] = &["machine", "checkpoint", "effect", "driver", "providers"];
+
+/// The core module a VM file belongs to (`vm/src/machine/turn.rs` → `machine`).
+fn core_module(path: &str) -> Option<&'static str> {
+    let rest = path.strip_prefix("vm/src/")?;
+    let first = rest.split(['/', '.']).next()?;
+    CORE.iter().copied().find(|module| *module == first)
+}
+
+/// The core modules `text` names by path: `crate::X::…`, `crate::X;` and the members of
+/// a `crate::{…}` group.
+fn core_named(text: &str) -> Vec<&'static str> {
+    let mut named = Vec::new();
+    for (at, _) in text.match_indices("crate::") {
+        let rest = &text[at + "crate::".len()..];
+        let heads: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group
+                .split('}')
+                .next()
+                .unwrap_or_default()
+                .split(',')
+                .map(|item| item.trim())
+                .collect(),
+            None => vec![rest],
+        };
+        for head in heads {
+            let name: String = head
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if let Some(module) = CORE.iter().copied().find(|module| *module == name) {
+                if !named.contains(&module) {
+                    named.push(module);
+                }
+            }
+        }
+    }
+    named
+}
+
+/// A circle among the core modules' imports, as `a -> b -> a`, if any.
+fn core_circle(files: &[(String, String)]) -> Option<String> {
+    let mut edges: std::collections::BTreeSet<(&str, &str)> = Default::default();
+    for (path, text) in files {
+        let Some(from) = core_module(path) else {
+            continue;
+        };
+        for to in core_named(text) {
+            if to != from {
+                edges.insert((from, to));
+            }
+        }
+    }
+    fn walk<'a>(
+        at: &'a str,
+        edges: &std::collections::BTreeSet<(&'a str, &'a str)>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<String> {
+        if let Some(start) = path.iter().position(|seen| *seen == at) {
+            let mut circle = path[start..].to_vec();
+            circle.push(at);
+            return Some(circle.join(" -> "));
+        }
+        path.push(at);
+        for (_, to) in edges.iter().filter(|(from, _)| *from == at) {
+            if let Some(circle) = walk(to, edges, path) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        None
+    }
+    CORE.iter()
+        .find_map(|start| walk(start, &edges, &mut Vec::new()))
+}
+
+#[test]
+fn the_vm_core_imports_in_one_direction() {
+    let found = core_circle(&shipped(&["vm/src"]));
+    assert_eq!(
+        found, None,
+        "machine, checkpoint, effect, driver and providers import each other in a circle"
+    );
+    let planted = [
+        (
+            "vm/src/effect.rs".to_string(),
+            "use crate::{history::Message, machine::Branch};\n".to_string(),
+        ),
+        (
+            "vm/src/machine/turn.rs".to_string(),
+            "use crate::effect::ModelCall;\n".to_string(),
+        ),
+    ];
+    assert_eq!(
+        core_circle(&planted).as_deref(),
+        Some("machine -> effect -> machine")
+    );
+}

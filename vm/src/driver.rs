@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
-use crate::models::ProviderState;
 use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
+use crate::models::ProviderState;
 use crate::replay::Replay;
 use crate::sandbox::Confinement;
 
@@ -32,11 +32,11 @@ mod usage;
 pub use operator::HUMAN;
 use operator::{escalation_answer, operator_line, ESCALATION};
 
+pub use crate::models::{Cost, Models};
 use context::read_context;
 use fork::ForkRun;
 use tool_calls::ToolRunner;
 use usage::mark_usage;
-pub use crate::models::{Cost, Models};
 pub use usage::usage_json;
 
 impl Models for Replay {

@@ -1,14 +1,14 @@
 //! The closed set of effects: everything the machine asks of the world, and the answers.
 //!
-//! The machine never performs these itself. [`crate::machine::Machine::step`] returns a
-//! [`Request`]; the driver performs it and feeds a [`Response`] to `resume`.
+//! The machine never performs these itself: its `step` returns a [`Request`]; the driver
+//! performs it and feeds a [`Response`] to its `resume`.
 
 use std::sync::Arc;
 
 use serde_json::Value as Json;
 
+use crate::event::Event;
 use crate::history::{Message, Spend, ToolCall, Usage};
-use crate::machine::{Branch, BranchDone};
 
 /// A chat message as sent to a model.
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +71,66 @@ pub struct ModelReply {
     /// What the call cost in US dollars, when its model has a known price and the server
     /// reported usage; `None` is an unknown cost, not a free call.
     pub cost: Option<f64>,
+}
+
+/// What a branch left: kept in the run (and its checkpoint) until the fork joins.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BranchDone {
+    /// The branch's state (how a checkpoint names the branch).
+    pub state: String,
+    pub agent: String,
+    pub text: String,
+    /// Every tool call the branch made, with its result.
+    pub tool_calls: Vec<ToolCall>,
+    pub usage: Usage,
+    /// What its model calls cost, as far as known.
+    pub spend: Spend,
+    /// Why its model failed, if it did (the branch then ends with what it had).
+    pub error: Option<String>,
+}
+
+/// A fork's branch as the driver runs it: its agent's whole tool loop, pure like the
+/// machine ([`BranchRun::step`] says what it needs, [`BranchRun::resume`] takes the answer),
+/// its events handed out, and what it left once [`BranchRun::step`] says [`Request::Done`].
+pub trait BranchRun: std::fmt::Debug + Send + Sync {
+    /// The branch's agent.
+    fn agent(&self) -> &str;
+    fn step(&mut self) -> Request;
+    fn resume(&mut self, response: Response);
+    /// Adds the events of its tool calls, in order among its own.
+    fn add_events(&mut self, events: Vec<Event>);
+    /// Its events since the last call.
+    fn drain_events(&mut self) -> Vec<Event>;
+    /// What it left (once [`BranchRun::step`] said [`Request::Done`]).
+    fn finish(self: Box<Self>) -> BranchDone;
+    fn boxed_clone(&self) -> Box<dyn BranchRun>;
+    /// Whether `other` is the same branch in the same place.
+    fn same_as(&self, other: &dyn BranchRun) -> bool;
+    fn as_any(&self) -> &dyn std::any::Any;
+
+    /// Steps the branch to its end, answering each request with `answer` in turn (a
+    /// synchronous driver's way; the tool-call cap bounds the loop).
+    fn run_with(mut self: Box<Self>, answer: &mut dyn FnMut(&Request) -> Response) -> BranchDone {
+        loop {
+            let request = self.step();
+            if request == Request::Done {
+                return self.finish();
+            }
+            self.resume(answer(&request));
+        }
+    }
+}
+
+impl Clone for Box<dyn BranchRun> {
+    fn clone(&self) -> Self {
+        self.boxed_clone()
+    }
+}
+
+impl PartialEq for Box<dyn BranchRun> {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_as(other.as_ref())
+    }
 }
 
 /// One validator or contract predicate to evaluate against the artifacts on disk.
@@ -139,7 +199,7 @@ pub enum Request {
     /// Run a fork's branches at once, each its agent's whole tool loop on its own history
     /// snapshot: step each [`Branch`] to [`Request::Done`] and answer with one
     /// [`Response::Branch`] per branch, in any order, as each finishes.
-    Fork(Vec<Branch>),
+    Fork(Vec<Box<dyn BranchRun>>),
     /// Run these tool calls, in order, for `agent`.
     Tools {
         agent: String,

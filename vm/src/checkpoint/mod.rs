@@ -20,9 +20,9 @@ use crate::event::Outcome;
 use crate::history::{Message, Role, ToolCall, Usage};
 use crate::machine::Run;
 
+mod machine;
 mod parts;
 mod provider;
-mod machine;
 pub mod records;
 
 pub use provider::ProviderState;

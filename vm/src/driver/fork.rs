@@ -7,12 +7,16 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use super::tool_calls::ToolRunner;
 use super::Models;
+use crate::effect::BranchRun;
 use crate::effect::{Request, Response};
 use crate::event::Event;
-use crate::machine::Branch;
 
 /// Runs one branch to its end.
-async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunner<'_>) -> Branch {
+async fn run_branch<M: Models>(
+    mut branch: Box<dyn BranchRun>,
+    models: &M,
+    tools: &ToolRunner<'_>,
+) -> Box<dyn BranchRun> {
     loop {
         let response = match branch.step() {
             Request::Model(mut call) => {
@@ -30,7 +34,8 @@ async fn run_branch<M: Models>(mut branch: Branch, models: &M, tools: &ToolRunne
     }
 }
 
-type Running<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = (usize, Branch)> + 'a>>;
+type Running<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (usize, Box<dyn BranchRun>)> + 'a>>;
 
 /// A fork's branches under way.
 pub(super) struct ForkRun<'a> {
@@ -44,7 +49,7 @@ pub(super) struct ForkRun<'a> {
 
 /// A branch that finished, with the events now due and who is done.
 pub(super) struct Finished {
-    pub branch: Branch,
+    pub branch: Box<dyn BranchRun>,
     /// The events of the branches now out in declaration order (a branch's events wait
     /// for those of the branches declared before it).
     pub events: Vec<Event>,
@@ -55,7 +60,7 @@ pub(super) struct Finished {
 impl<'a> ForkRun<'a> {
     /// Starts `branches` at once.
     pub(super) fn start<M: Models>(
-        branches: Vec<Branch>,
+        branches: Vec<Box<dyn BranchRun>>,
         models: &'a M,
         tools: &'a ToolRunner<'a>,
     ) -> ForkRun<'a> {

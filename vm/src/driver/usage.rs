@@ -3,9 +3,8 @@
 //! `usage` / `cost` objects added to `turn_end` and `session_end` events.
 
 use crate::event::{Event, EventKind, UsageMark};
-use crate::models::Cost;
 use crate::history::Usage;
-
+use crate::models::Cost;
 
 /// The usage of a turn or a run as events and summaries show it: `complete` unless some
 /// call's server reported none; `known` unless no call reported any.

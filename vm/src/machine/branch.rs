@@ -7,26 +7,10 @@
 //! finished one back as [`crate::effect::Response::Branch`].
 
 use super::turn::{Next, Notes, Turn};
-use crate::effect::{ModelCall, Request, Response};
+use crate::effect::{BranchDone, BranchRun, ModelCall, Request, Response};
 use crate::event::{Event, EventKind};
-use crate::history::{Spend, ToolCall, Usage};
+use crate::history::{Spend, ToolCall};
 use std::sync::Arc;
-
-/// What a branch left: kept in the run (and its checkpoint) until the fork joins.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct BranchDone {
-    /// The branch's state (how a checkpoint names the branch).
-    pub state: String,
-    pub agent: String,
-    pub text: String,
-    /// Every tool call the branch made, with its result.
-    pub tool_calls: Vec<ToolCall>,
-    pub usage: Usage,
-    /// What its model calls cost, as far as known.
-    pub spend: Spend,
-    /// Why its model failed, if it did (the branch then ends with what it had).
-    pub error: Option<String>,
-}
 
 #[derive(Clone, Debug, PartialEq)]
 enum Waiting {
@@ -223,6 +207,47 @@ impl Branch {
         for kind in notes {
             self.emit(kind);
         }
+    }
+}
+
+impl BranchRun for Branch {
+    fn agent(&self) -> &str {
+        Branch::agent(self)
+    }
+
+    fn step(&mut self) -> Request {
+        Branch::step(self)
+    }
+
+    fn resume(&mut self, response: Response) {
+        Branch::resume(self, response)
+    }
+
+    fn add_events(&mut self, events: Vec<Event>) {
+        Branch::add_events(self, events)
+    }
+
+    fn drain_events(&mut self) -> Vec<Event> {
+        Branch::drain_events(self)
+    }
+
+    fn finish(self: Box<Self>) -> BranchDone {
+        Branch::finish(*self)
+    }
+
+    fn boxed_clone(&self) -> Box<dyn BranchRun> {
+        Box::new(self.clone())
+    }
+
+    fn same_as(&self, other: &dyn BranchRun) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<Branch>()
+            .is_some_and(|other| other == self)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -324,7 +324,8 @@ impl<'p> Machine<'p> {
             let agent = call.agent.clone();
             self.cap_context(&agent, &mut call);
             let cap = self.tool_result_cap(&agent);
-            branches.push(Branch::new(name, call, self.run.turn).with_tool_result_cap(cap));
+            let branch = Branch::new(name, call, self.run.turn).with_tool_result_cap(cap);
+            branches.push(Box::new(branch) as Box<dyn crate::effect::BranchRun>);
         }
         if first_start {
             let kind = EventKind::ForkStart {

@@ -35,7 +35,8 @@ mod window;
 use std::sync::Arc;
 use turn::{Next, Turn};
 
-pub use branch::{Branch, BranchDone};
+pub use crate::effect::BranchDone;
+pub use branch::Branch;
 pub use compact::{Compacted, COMPACTION_AGENT};
 pub use context::{bounded, MAX_MESSAGE_CHARS};
 pub use magentic::{Magentic, Step as MagenticStep, PLAN_REVIEW};

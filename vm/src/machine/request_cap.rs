@@ -54,9 +54,9 @@ impl Machine<'_> {
             self.emit(Some(agent), EventKind::ContextCapWarning(cap));
         }
         let model = self.program.agent(id).model.as_ref();
-        let Some(window) = model
-            .and_then(|model| crate::model_windows::context_window(&model.id, model.context_window))
-        else {
+        let Some(window) = model.and_then(|model| {
+            crate::model_windows::context_window(&model.id, model.context_window)
+        }) else {
             return;
         };
         let cap = fraction.of(window);

@@ -19,9 +19,8 @@
 //! the requests in between share their prefix (the provider's prompt cache keeps serving
 //! it) at the price of at most a step of room unused.
 
-use crate::model_windows::BYTES_PER_TOKEN;
 use crate::effect::{ChatMessage, ChatRole, ModelCall, ToolSchema};
-
+use crate::model_windows::BYTES_PER_TOKEN;
 
 /// Bytes counted for each message's framing (role, keys, separators).
 const MESSAGE_FRAME: u64 = 16;

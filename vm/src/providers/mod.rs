@@ -53,15 +53,15 @@ use std::time::Duration;
 
 use fuseraft_compiler::ir::{self, StateKind};
 
-pub use crate::model_windows::BYTES_PER_TOKEN;
 pub use self::keys::is_well_known as is_well_known_key;
 use self::resolve::{effective_model, parse_model_flag, Given};
 pub(crate) use self::resolve::{Kind, Target};
 pub use self::timeouts::TimeoutFlags;
 pub(crate) use self::timeouts::Timeouts;
+use crate::effect::{ChatRole, ModelCall, ModelReply};
+pub use crate::model_windows::BYTES_PER_TOKEN;
 pub use crate::model_windows::{context_window, known_windows, TABLE_DATE as WINDOW_TABLE_DATE};
 use crate::models::{Cost, Models};
-use crate::effect::{ChatRole, ModelCall, ModelReply};
 pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 
 /// Command-line overrides of the configured models.
