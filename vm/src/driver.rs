@@ -10,12 +10,11 @@ use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
-use crate::effect::{CheckResult, ModelCall, ModelReply, Request, Response};
+use crate::effect::{CheckResult, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
 use crate::models::ProviderState;
-use crate::replay::Replay;
 use crate::sandbox::Confinement;
 
 mod chatroom;
@@ -38,40 +37,6 @@ use fork::ForkRun;
 use tool_calls::ToolRunner;
 use usage::mark_usage;
 pub use usage::usage_json;
-
-impl Models for Replay {
-    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
-        self.next(call)
-    }
-
-    fn reads_prompts(&self) -> bool {
-        false
-    }
-
-    fn replayed(&self) -> bool {
-        true
-    }
-
-    fn state(&self) -> serde_json::Value {
-        Replay::state(self)
-    }
-
-    fn checkpoint_state(&self) -> ProviderState<'_> {
-        Replay::checkpoint_state(self)
-    }
-
-    fn restore(&self, state: &serde_json::Value) {
-        Replay::restore(self, state)
-    }
-
-    fn state_keeping(&self, base: &serde_json::Value, agents: &[String]) -> serde_json::Value {
-        Replay::state_keeping(self, base, agents)
-    }
-
-    fn cost(&self) -> Cost {
-        Replay::cost(self)
-    }
-}
 
 /// Asks the operator: `(from, to, signal) -> answer`.
 pub type AskFn = dyn Fn(&str, &str, &str) -> Approval + Send + Sync;

@@ -8,9 +8,9 @@ use std::sync::Mutex;
 
 use serde_json::Value as Json;
 
-use crate::checkpoint::ProviderState;
 use crate::effect::{ModelCall, ModelReply};
 use crate::history::{ToolCall, Usage};
+use crate::models::{Cost, Models, ProviderState};
 
 mod typed;
 
@@ -227,7 +227,7 @@ pub struct Replay {
     by_name: Vec<usize>,
     next_id: Mutex<u64>,
     /// What the replies cost by their models' `Pricing`.
-    spent: Mutex<crate::driver::Cost>,
+    spent: Mutex<crate::models::Cost>,
 }
 
 /// Where each queue is, and the texts of its replies, moved out of the script: a reply's
@@ -261,12 +261,12 @@ impl Replay {
             served: Mutex::new(served),
             by_name,
             next_id: Mutex::new(0),
-            spent: Mutex::new(crate::driver::Cost::default()),
+            spent: Mutex::new(crate::models::Cost::default()),
         }
     }
 
     /// What the replies so far cost by their models' `Pricing`.
-    pub fn cost(&self) -> crate::driver::Cost {
+    pub fn cost(&self) -> crate::models::Cost {
         self.spent.lock().map(|spent| *spent).unwrap_or_default()
     }
 
@@ -463,6 +463,40 @@ impl Replay {
             usage: reply.usage,
             cost,
         })
+    }
+}
+
+impl Models for Replay {
+    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        self.next(call)
+    }
+
+    fn reads_prompts(&self) -> bool {
+        false
+    }
+
+    fn replayed(&self) -> bool {
+        true
+    }
+
+    fn state(&self) -> serde_json::Value {
+        Replay::state(self)
+    }
+
+    fn checkpoint_state(&self) -> ProviderState<'_> {
+        Replay::checkpoint_state(self)
+    }
+
+    fn restore(&self, state: &serde_json::Value) {
+        Replay::restore(self, state)
+    }
+
+    fn state_keeping(&self, base: &serde_json::Value, agents: &[String]) -> serde_json::Value {
+        Replay::state_keeping(self, base, agents)
+    }
+
+    fn cost(&self) -> Cost {
+        Replay::cost(self)
     }
 }
 
