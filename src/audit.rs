@@ -198,15 +198,24 @@ impl AuditLog {
 impl AuditLog {
     /// The operator's answer to an approval question: a tool call (`signal` `tool`: `from`
     /// is the agent, `to` the call) or a route, an escalation or a plan review.
-    pub fn operator_answered(&mut self, from: &str, to: &str, signal: &str, answer: &Approval) {
+    pub fn operator_answered(
+        &mut self,
+        from: &str,
+        to: &str,
+        asked: &fuseraft_vm::effect::Question,
+        answer: &Approval,
+    ) {
         let (answer, redirect_chars) = match answer {
             Approval::Granted => ("granted", None),
             Approval::Refused => ("refused", None),
             Approval::Redirected(text) => ("redirected", Some(text.chars().count())),
         };
-        let (agent, question) = match signal {
-            "tool" => (Some(from), json!({ "tool_call": to })),
-            _ => (None, json!({ "from": from, "to": to, "signal": signal })),
+        let (agent, question) = match asked {
+            fuseraft_vm::effect::Question::ToolCall => (Some(from), json!({ "tool_call": to })),
+            _ => (
+                None,
+                json!({ "from": from, "to": to, "signal": asked.signal() }),
+            ),
         };
         let mut detail = json!({ "question": question, "answer": answer });
         if let Some(chars) = redirect_chars {

@@ -15,6 +15,7 @@
 mod lines;
 mod magentic;
 
+use fuseraft_vm::effect::Question;
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -118,57 +119,56 @@ pub fn json_safe(text: String) -> String {
     out
 }
 
-/// What an approval asks, for the operator: which tool call (the driver passes the agent,
-/// the action, e.g. `run `COMMAND``, and the signal `tool`) or which route (from a state to
-/// a state of `states`, or `end`, on a signal). The action is shown whole, a line per line,
-/// with control characters escaped, so the text approved is the text that runs.
-pub fn approval_question(from: &str, to: &str, signal: &str, states: &[String]) -> String {
-    let route = to == "end" || states.iter().any(|state| state == to);
-    if signal == "tool" && !route {
-        let shown = neutralise(to);
-        let mut text = format!("approve this tool call by agent `{}`?\n", neutralise(from));
+/// What an approval asks, for the operator: which tool call (`from` is the agent, `to` the
+/// action, e.g. `run `COMMAND``), which route (from a state to a state, or `end`, on a
+/// signal), an escalated failure, the manager's plan, or a `human` step's line. The action
+/// is shown whole, a line per line, with control characters escaped, so the text approved
+/// is the text that runs.
+pub fn approval_question(from: &str, to: &str, asked: &Question) -> String {
+    let shown_lines = |text: &str, out: &mut String| {
+        let shown = neutralise(text);
         for line in shown.split('\n') {
-            text.push_str("    │ ");
-            text.push_str(line);
-            text.push('\n');
+            out.push_str("    │ ");
+            out.push_str(line);
+            out.push('\n');
         }
-        if matches!(shown, Cow::Owned(_)) {
-            text.push_str("    (control characters are shown escaped, as \\xNN or \\u{NN})\n");
+        matches!(shown, Cow::Owned(_))
+    };
+    match asked {
+        Question::ToolCall => {
+            let mut text = format!("approve this tool call by agent `{}`?\n", neutralise(from));
+            if shown_lines(to, &mut text) {
+                text.push_str("    (control characters are shown escaped, as \\xNN or \\u{NN})\n");
+            }
+            text.push_str("approve tool call? [y/N] ");
+            text
         }
-        text.push_str("approve tool call? [y/N] ");
-        text
-    } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
         // A magentic plan review: yes lets the manager's plan (shown above) run, no stops.
-        "approve the manager's plan shown above? [y/N] ".to_string()
-    } else if let Some(context) = signal.strip_prefix(fuseraft_vm::driver::HUMAN) {
+        Question::PlanReview { .. } => "approve the manager's plan shown above? [y/N] ".to_string(),
         // A tama `human` step: the line typed is the step's input.
-        let mut text = format!(
-            "`{}` (state `{}`) asks the operator:\n",
-            neutralise(from),
-            neutralise(to)
-        );
-        for line in neutralise(context).split('\n') {
-            text.push_str("    │ ");
-            text.push_str(line);
-            text.push('\n');
+        Question::Human { context } => {
+            let mut text = format!(
+                "`{}` (state `{}`) asks the operator:\n",
+                neutralise(from),
+                neutralise(to)
+            );
+            shown_lines(context, &mut text);
+            text.push_str("your answer: ");
+            text
         }
-        text.push_str("your answer: ");
-        text
-    } else if let Some(failure) = signal.strip_prefix("escalation:") {
         // An `EscalateToHuman` failure: yes lets the agent try again, no stops the run.
-        format!(
+        Question::Escalation { why } => format!(
             "`{}` cannot go on to `{}`: {} (escalated); let it try again? [y/N] ",
             neutralise(from),
             neutralise(to),
-            neutralise(failure.trim())
-        )
-    } else {
-        format!(
+            neutralise(why.trim())
+        ),
+        Question::Route { signal } => format!(
             "approve route `{}` → `{}` on `{}`? [y/N] ",
             neutralise(from),
             neutralise(to),
             neutralise(signal)
-        )
+        ),
     }
 }
 
@@ -668,41 +668,52 @@ mod tests {
 
     #[test]
     fn approvals_say_what_they_approve_and_show_it_whole() {
-        let states = vec!["Build".to_string(), "Deploy".to_string()];
-        let route = approval_question("Build", "Deploy", "DEPLOY", &states);
+        let route = |signal: &str| Question::Route {
+            signal: signal.to_string(),
+        };
         assert_eq!(
-            route,
+            approval_question("Build", "Deploy", &route("DEPLOY")),
             "approve route `Build` → `Deploy` on `DEPLOY`? [y/N] "
         );
-        assert!(approval_question("Build", "end", "tool", &states).starts_with("approve route"));
+        // A route whose signal reads `tool` is still a route: the question is typed.
+        assert!(approval_question("Build", "end", &route("tool")).starts_with("approve route"));
         // An escalated failure asks whether the agent may try again, not to approve a route.
-        let escalation = approval_question(
-            "Build",
-            "Deploy",
-            "escalation: RequireShellPass failed",
-            &states,
-        );
+        let why = "RequireShellPass failed".to_string();
         assert_eq!(
-            escalation,
+            approval_question("Build", "Deploy", &Question::Escalation { why }),
             "`Build` cannot go on to `Deploy`: RequireShellPass failed (escalated); let it try again? [y/N] "
         );
         // A magentic plan review asks about the plan the terminal has just shown.
+        let plan = Question::PlanReview {
+            first_line: "1. Research".into(),
+        };
         assert_eq!(
-            approval_question("select", "plan", "plan review: 1. Research", &states),
+            approval_question("select", "plan", &plan),
             "approve the manager's plan shown above? [y/N] "
         );
         let hidden = "run `echo hello\rrm -rf ~/important # \x1b[2K`";
-        let tool = approval_question("Dev", hidden, "tool", &states);
+        let tool = approval_question("Dev", hidden, &Question::ToolCall);
         assert_eq!(
             tool,
             "approve this tool call by agent `Dev`?\n    │ run `echo hello\\rrm -rf ~/important # \\x1b[2K`\n    (control characters are shown escaped, as \\xNN or \\u{NN})\napprove tool call? [y/N] "
         );
-        let lines = approval_question("Dev", "run `set -e\nmake\nmake install`", "tool", &states);
+        let lines = approval_question(
+            "Dev",
+            "run `set -e\nmake\nmake install`",
+            &Question::ToolCall,
+        );
         assert!(
             lines.contains("    │ run `set -e\n    │ make\n    │ make install`\n"),
             "{lines}"
         );
         assert!(!lines.contains("route"));
+        let human = Question::Human {
+            context: "Publish?".into(),
+        };
+        assert_eq!(
+            approval_question("ask", "ask/resume", &human),
+            "`ask` (state `ask/resume`) asks the operator:\n    │ Publish?\nyour answer: "
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use common::case_settings;
 use fuseraft::disk::Disk;
 use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models, Pause, PauseFn, Paused};
-use fuseraft_vm::effect::{ChatRole, ModelCall, ModelReply};
+use fuseraft_vm::effect::{ChatRole, ModelCall, ModelReply, Question};
 use fuseraft_vm::machine::Options;
 use fuseraft_vm::replay::Replay;
 
@@ -254,12 +254,12 @@ fn run_case(dir: &Path) -> String {
     });
     let approvals = match (pause.is_some(), settings["operator"].as_str()) {
         // An operator at the pauses: a route question would be asked too, and refused.
-        (true, _) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &str| Approval::Refused)),
+        (true, _) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &Question| Approval::Refused)),
         // An operator who answers a tama `human` step with this line and approves the rest.
         (false, Some(line)) => {
             let line = line.to_string();
-            Approvals::Ask(Box::new(move |_: &str, _: &str, question: &str| {
-                if question.starts_with(driver::HUMAN) {
+            Approvals::Ask(Box::new(move |_: &str, _: &str, question: &Question| {
+                if matches!(question, Question::Human { .. }) {
                     Approval::Redirected(line.clone())
                 } else {
                     Approval::Granted

@@ -5,6 +5,7 @@
 //! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
 //! `--resume` without any of them reuses them.
 
+use fuseraft_vm::effect::Question;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -95,15 +96,15 @@ fn open_audit(
 /// `approvals` whose every answer from the operator is also an audit record.
 fn audited(approvals: Approvals, audit: Option<crate::audit::Shared>) -> Approvals {
     match (approvals, audit) {
-        (Approvals::Ask(ask), Some(audit)) => {
-            Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
-                let answer = ask(from, to, signal);
+        (Approvals::Ask(ask), Some(audit)) => Approvals::Ask(Box::new(
+            move |from: &str, to: &str, question: &Question| {
+                let answer = ask(from, to, question);
                 if let Ok(mut audit) = audit.lock() {
-                    audit.operator_answered(from, to, signal, &answer);
+                    audit.operator_answered(from, to, question, &answer);
                 }
                 answer
-            }))
-        }
+            },
+        )),
         // `--approve all|none` decides alone: the chain's first record says which.
         (approvals, _) => approvals,
     }
@@ -453,11 +454,6 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
             }
             Err(message) => return usage_error(&message),
         };
-    let states: Vec<String> = program
-        .states
-        .iter()
-        .map(|state| state.name.clone())
-        .collect();
     let ui = match &args.ui {
         Some(addr) => {
             // The terminal answers alongside the page: approvals unless `--approve` answers
@@ -480,16 +476,16 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         None if ui.is_some() => {
             let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
             let ui = ui.as_ref().expect("checked by the guard");
-            ui.approvals(states, watch_stop_signals(), cancel)
+            ui.approvals(watch_stop_signals(), cancel)
         }
         None if std::io::stdin().is_terminal() => {
             // A prompt blocks the run's thread: a signal during it is seen by a watcher
             // thread, and the prompt ends the process (the last checkpoint stays resumable).
             let stopped = watch_stop_signals();
             let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
-            Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
-                let question = approval_question(from, to, signal, &states);
-                if signal.starts_with(fuseraft_vm::driver::HUMAN) {
+            Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Question| {
+                let question = approval_question(from, to, asked);
+                if matches!(asked, Question::Human { .. }) {
                     // A tama `human` step: the line typed is its input; the end of input
                     // answers nothing, which stops the run.
                     return match crate::terminal::read_answer(&question, &stopped) {
@@ -508,8 +504,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
                 Approval::of(granted)
             }))
         }
-        None => Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
-            let question = approval_question(from, to, signal, &states);
+        None => Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Question| {
+            let question = approval_question(from, to, asked);
             eprintln!(
                 "{}\n  standard input is not a terminal: refused (pass `--approve all` or `--approve none`)",
                 question.trim_end_matches(" [y/N] ")

@@ -15,6 +15,7 @@ pub mod resumed;
 pub mod server;
 pub mod sessions;
 
+use fuseraft_vm::effect::Question as Asked;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -148,28 +149,23 @@ impl Live {
     /// a stop signal; `cancel` then ends the process.
     pub fn approvals(
         &self,
-        states: Vec<String>,
         stopped: Arc<OnceLock<&'static str>>,
         cancel: Box<dyn Fn(&'static str) + Send + Sync>,
     ) -> Approvals {
         let broker = Arc::clone(&self.broker);
-        Approvals::Ask(Box::new(move |from: &str, to: &str, signal: &str| {
-            let route = to == "end" || states.iter().any(|state| state == to);
-            let text = crate::terminal::approval_question(from, to, signal, &states);
+        Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Asked| {
+            let text = crate::terminal::approval_question(from, to, asked);
+            let signal = asked.signal();
             let question = Question {
                 from,
                 to,
-                signal,
-                kind: if signal == "tool" && !route {
-                    "tool"
-                } else if signal.starts_with(fuseraft_vm::driver::HUMAN) {
-                    "human"
-                } else if signal.starts_with(fuseraft_vm::machine::PLAN_REVIEW) {
-                    "plan"
-                } else if fuseraft_vm::driver::redirectable(signal) {
-                    "escalation"
-                } else {
-                    "route"
+                signal: &signal,
+                kind: match asked {
+                    Asked::ToolCall => "tool",
+                    Asked::Human { .. } => "human",
+                    Asked::PlanReview { .. } => "plan",
+                    Asked::Escalation { .. } => "escalation",
+                    Asked::Route { .. } => "route",
                 },
                 text: &text,
             };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
-use crate::effect::{CheckResult, Request, Response};
+use crate::effect::{CheckResult, Question, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
@@ -28,8 +28,7 @@ mod sub_agent;
 mod tool_calls;
 mod usage;
 
-pub use operator::HUMAN;
-use operator::{escalation_answer, operator_line, ESCALATION};
+use operator::{escalation_answer, operator_line};
 
 pub use crate::models::{Cost, Models};
 use context::read_context;
@@ -38,8 +37,9 @@ use tool_calls::ToolRunner;
 use usage::mark_usage;
 pub use usage::usage_json;
 
-/// Asks the operator: `(from, to, signal) -> answer`.
-pub type AskFn = dyn Fn(&str, &str, &str) -> Approval + Send + Sync;
+/// Asks the operator: `(from, to, question) -> answer` (for a tool call `from` is the agent
+/// and `to` the action).
+pub type AskFn = dyn Fn(&str, &str, &Question) -> Approval + Send + Sync;
 
 /// The operator's answer to a question of [`Approvals::Ask`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,19 +66,13 @@ impl Approval {
     }
 }
 
-/// Whether the approval request with `signal` takes a redirect (an escalated failure or a
-/// magentic plan review), not only yes or no.
-pub fn redirectable(signal: &str) -> bool {
-    signal.starts_with(ESCALATION) || signal.starts_with(crate::machine::PLAN_REVIEW)
-}
-
 /// How human approvals are answered.
 pub enum Approvals {
     /// Approve every route (`--approve all`).
     All,
     /// Refuse every route (`--approve none`).
     None,
-    /// Ask: `(from, to, signal) -> answer`.
+    /// Ask: `(from, to, question) -> answer`.
     Ask(Box<AskFn>),
 }
 
@@ -100,9 +94,9 @@ pub struct Paused<'a> {
     pub turn: u32,
     pub agent: Option<&'a str>,
     pub state: &'a str,
-    /// The question the pause stands for, when it answers an approval request (its signal:
-    /// `escalation: ...` or `plan review: ...`); `None` for the pause after a turn.
-    pub about: Option<&'a str>,
+    /// The question the pause stands for, when it answers one (an escalation, a plan
+    /// review, a `human` step's line); `None` for the pause after a turn.
+    pub about: Option<&'a Question>,
 }
 
 /// What the operator answered at a pause.
@@ -555,18 +549,18 @@ pub async fn drive<M: Models>(
                     vec![CheckResult::fail(format!("a validator crashed: {error}"))]
                 }))
             }
-            Request::Approve { from, to, signal } => match &env.approvals {
+            Request::Approve { from, to, question } => match &env.approvals {
                 Approvals::All => Response::Approve(true),
                 Approvals::None => Response::Approve(false),
                 // An escalated failure or a magentic plan review, with `--hitl` pauses on:
                 // the pause's answer can carry the operator's text (a redirect) as well as
                 // go on or stop.
-                Approvals::Ask(_) if redirectable(&signal) && env.pause.is_some() => {
+                Approvals::Ask(_) if question.takes_text() && env.pause.is_some() => {
                     asked_after = Some(machine.run().turn);
-                    escalation_answer(&machine, env, &from, &signal)
+                    escalation_answer(&machine, env, &from, &question)
                 }
-                Approvals::Ask(ask) => match ask(&from, &to, &signal) {
-                    Approval::Redirected(text) if redirectable(&signal) => Response::Redirect(text),
+                Approvals::Ask(ask) => match ask(&from, &to, &question) {
+                    Approval::Redirected(text) if question.takes_text() => Response::Redirect(text),
                     answer => Response::Approve(answer.is_granted()),
                 },
             },

@@ -133,6 +133,50 @@ impl PartialEq for Box<dyn BranchRun> {
     }
 }
 
+/// How a plan review's signal starts in events.
+pub const PLAN_REVIEW: &str = "plan review:";
+
+/// What an approval asks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// A route on this signal or finish key (`RequireHumanApproval`, a `human_approval` guard).
+    Route { signal: String },
+    /// A tool call the permission policy puts to the operator.
+    ToolCall,
+    /// A failure escalated to the operator (`EscalateToHuman`, or a run about to end stuck
+    /// under `--hitl`), `why` saying which: yes lets the agent try again, a redirect gives it
+    /// the operator's direction.
+    Escalation { why: String },
+    /// The magentic manager's plan, whose first line this is: yes runs it, a redirect asks
+    /// for a revised one.
+    PlanReview { first_line: String },
+    /// A tama `human` step's line: the answer is the text; this is what the step before it
+    /// returned.
+    Human { context: String },
+}
+
+impl Question {
+    /// Whether the answer may be the operator's text, not only yes or no.
+    pub fn takes_text(&self) -> bool {
+        matches!(
+            self,
+            Question::Escalation { .. } | Question::PlanReview { .. } | Question::Human { .. }
+        )
+    }
+
+    /// The question as events and the audit chain spell it (`signal`): the route's signal,
+    /// `tool`, `escalation: V failed`, `plan review: …`, `human: …`.
+    pub fn signal(&self) -> String {
+        match self {
+            Question::Route { signal } => signal.clone(),
+            Question::ToolCall => "tool".to_string(),
+            Question::Escalation { why } => format!("escalation: {why}"),
+            Question::PlanReview { first_line } => format!("{PLAN_REVIEW} {first_line}"),
+            Question::Human { context } => format!("human: {context}"),
+        }
+    }
+}
+
 /// One validator or contract predicate to evaluate against the artifacts on disk.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
@@ -211,11 +255,12 @@ pub enum Request {
         checks: Vec<Check>,
         context: Box<CheckContext>,
     },
-    /// Ask the operator to approve a route.
+    /// Ask the operator to approve something (`question` says what): leaving state `from`
+    /// for `to`, or, for a tool call, agent `from` running the action `to`.
     Approve {
         from: String,
         to: String,
-        signal: String,
+        question: Question,
     },
     /// Ask the operator for a line of text: the input of `agent`'s step in `state` (tama
     /// `human`), shown `context` (what the step before it returned).

@@ -2,6 +2,7 @@
 //! the page): Enter goes on, a line of text is sent to the team as the operator's message,
 //! `q` stops resumable.
 
+use fuseraft_vm::effect::Question;
 use std::io::IsTerminal;
 
 use fuseraft_vm::driver::{Pause, PauseFn, Paused};
@@ -49,13 +50,20 @@ pub(super) fn pauses(
 
 /// The prompt of one pause.
 fn question(at: &Paused<'_>) -> String {
-    if at
-        .about
-        .is_some_and(|about| about.starts_with(fuseraft_vm::machine::PLAN_REVIEW))
-    {
+    if matches!(at.about, Some(Question::PlanReview { .. })) {
         return "── the manager's plan (above) is up for review · Enter approves it, a message asks the manager to revise it, q refuses it (the run stops)\n> ".to_string();
     }
-    if let Some(why) = at.about.and_then(|about| about.strip_prefix("escalation:")) {
+    if let Some(Question::Human { context }) = at.about {
+        let who = at
+            .agent
+            .map(|agent| format!("`{}`", neutralise(agent)))
+            .unwrap_or_else(|| "the step".to_string());
+        return format!(
+            "── {who} asks the operator: {} · your line is its answer (Enter answers nothing, q stops the run)\n> ",
+            neutralise(context.trim())
+        );
+    }
+    if let Some(Question::Escalation { why }) = at.about {
         let who = at
             .agent
             .map(|agent| format!("`{}`", neutralise(agent)))

@@ -2,11 +2,8 @@
 //! or a plan review at a `--hitl` pause, and a tama `human` step's line.
 
 use super::{Approval, Approvals, Env, Pause, Paused};
-use crate::effect::Response;
+use crate::effect::{Question, Response};
 use crate::machine::Machine;
-
-/// How the signal of a [`Request::Approve`] about an escalated failure starts.
-pub(super) const ESCALATION: &str = "escalation:";
 
 /// An escalation or a plan review put to the operator as a `--hitl` pause: go on approves,
 /// a message redirects (or asks for a revised plan), quit refuses.
@@ -14,7 +11,7 @@ pub(super) fn escalation_answer(
     machine: &Machine<'_>,
     env: &Env,
     state: &str,
-    signal: &str,
+    question: &Question,
 ) -> Response {
     let Some(pause) = &env.pause else {
         return Response::Approve(false);
@@ -27,7 +24,7 @@ pub(super) fn escalation_answer(
         turn: run.turn,
         agent,
         state,
-        about: Some(signal),
+        about: Some(question),
     }) {
         Pause::Continue => Response::Approve(true),
         Pause::Message(text) => Response::Redirect(text),
@@ -46,7 +43,9 @@ pub(super) fn operator_line(
     state: &str,
     context: &str,
 ) -> Option<String> {
-    let question = format!("{HUMAN}{context}");
+    let question = Question::Human {
+        context: context.to_string(),
+    };
     if let Some(pause) = &env.pause {
         let paused = Paused {
             turn: machine.run().turn,
@@ -70,6 +69,3 @@ pub(super) fn operator_line(
         },
     }
 }
-
-/// How the question of a [`Request::Ask`] put to the operator starts.
-pub const HUMAN: &str = "human: ";

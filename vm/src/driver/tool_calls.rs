@@ -133,7 +133,9 @@ impl ToolRunner<'_> {
                 let approved = match &self.env.approvals {
                     Approvals::All => true,
                     Approvals::None => false,
-                    Approvals::Ask(ask) => ask(agent, &action, "tool").is_granted(),
+                    Approvals::Ask(ask) => {
+                        ask(agent, &action, &crate::effect::Question::ToolCall).is_granted()
+                    }
                 };
                 approved.then_some(tool).ok_or_else(|| {
                     Denial::new(

@@ -8,7 +8,7 @@
 //! the operator's words, or stop (stuck, and resumable).
 
 use super::{Machine, Outcome, Phase};
-use crate::effect::Request;
+use crate::effect::{Question, Request};
 use crate::event::EventKind;
 
 /// What an escalation waits on: the failure the operator is asked about.
@@ -35,25 +35,28 @@ pub(super) enum Verdict {
 }
 
 impl Machine<'_> {
-    /// Asks the operator about `escalation`: `Request::Approve` from the state to `to`, on
-    /// the signal `escalation: <validator> failed`.
+    /// Asks the operator about `escalation`: `Request::Approve` from the state to `to`, a
+    /// [`Question::Escalation`] naming the validator that failed.
     pub(super) fn escalate(&mut self, escalation: Escalation, to: String, validator: &str) {
-        self.ask_operator(escalation, to, format!("escalation: {validator} failed"));
+        let question = Question::Escalation {
+            why: format!("{validator} failed"),
+        };
+        self.ask_operator(escalation, to, question);
     }
 
-    /// Asks the operator about `escalation` on `signal` (which starts `escalation:`).
-    fn ask_operator(&mut self, escalation: Escalation, to: String, signal: String) {
+    /// Asks the operator about `escalation`.
+    fn ask_operator(&mut self, escalation: Escalation, to: String, question: Question) {
         let from = self.state_name();
         self.emit(
             Some(&escalation.agent),
             EventKind::HitlRequested {
                 from: from.clone(),
                 to: to.clone(),
-                signal: signal.clone(),
+                signal: question.signal(),
             },
         );
         self.phase = Phase::Escalation(Box::new(escalation));
-        self.pending = Some(Request::Approve { from, to, signal });
+        self.pending = Some(Request::Approve { from, to, question });
     }
 
     pub(super) fn on_escalation(&mut self, escalation: Escalation, verdict: Verdict) {
@@ -139,7 +142,9 @@ impl Machine<'_> {
             marker: None,
             stuck: reason,
         };
-        let signal = format!("escalation: {}", escalation.stuck);
-        self.ask_operator(escalation, state, signal);
+        let question = Question::Escalation {
+            why: escalation.stuck.clone(),
+        };
+        self.ask_operator(escalation, state, question);
     }
 }

@@ -4,7 +4,7 @@
 use fuseraft_compiler::ir::{CondInput, Effect, Guard, Matcher, Target, Trigger};
 
 use super::{failure, Machine, Phase};
-use crate::effect::{CheckResult, ModelReply, Request};
+use crate::effect::{CheckResult, ModelReply, Question, Request};
 use crate::event::{EventKind, Outcome, Via};
 use crate::history::{Message, Role, Spend};
 
@@ -268,7 +268,7 @@ impl Machine<'_> {
             self.pending = Some(Request::Approve {
                 from: self.state_name(),
                 to,
-                signal,
+                question: Question::Route { signal },
             });
             return;
         }

@@ -18,7 +18,7 @@ pub use state::{Magentic, Step};
 use fuseraft_compiler::ir::{SelectStyle, StateKind, Target};
 
 use super::{bounded, Machine, Outcome, Phase, MAX_MESSAGE_CHARS};
-use crate::effect::{ModelReply, Request};
+use crate::effect::{ModelReply, Question, Request};
 use crate::event::EventKind;
 use crate::history::{Message, Role};
 
@@ -28,8 +28,7 @@ const MAX_INVALID_LEDGERS: u32 = 3;
 /// The most characters of the plan's first line a plan review's signal carries.
 const SIGNAL_CHARS: usize = 120;
 
-/// How the signal of a plan review's [`Request::Approve`] starts.
-pub const PLAN_REVIEW: &str = "plan review:";
+pub use crate::effect::PLAN_REVIEW;
 
 /// The limits of the current state's magentic style.
 #[derive(Clone, Copy, Debug)]
@@ -102,20 +101,20 @@ impl Machine<'_> {
                 .chars()
                 .take(SIGNAL_CHARS)
                 .collect();
-            let signal = format!("{PLAN_REVIEW} {first}");
+            let question = Question::PlanReview { first_line: first };
             self.emit(
                 Some("manager"),
                 EventKind::HitlRequested {
                     from: from.clone(),
                     to: "plan".to_string(),
-                    signal: signal.clone(),
+                    signal: question.signal(),
                 },
             );
             self.phase = Phase::PlanReview;
             return Request::Approve {
                 from,
                 to: "plan".to_string(),
-                signal,
+                question,
             };
         }
         let step = ledger.next;

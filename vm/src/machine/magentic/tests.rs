@@ -166,9 +166,10 @@ fn a_huge_plan_is_kept_bounded_and_its_review_question_short() {
     machine.step();
     let huge = format!("1. {}\n2. Developer codes.", "x".repeat(200_000));
     machine.resume(reply(&huge));
-    let Request::Approve { signal, to, .. } = machine.step() else {
+    let Request::Approve { question, to, .. } = machine.step() else {
         panic!("the plan is put to the operator");
     };
+    let signal = question.signal();
     assert_eq!(to, "plan");
     assert!(signal.starts_with("plan review: 1. xxx"), "{signal}");
     assert!(signal.chars().count() <= 140, "{}", signal.len());
@@ -239,9 +240,10 @@ fn a_replan_is_reviewed_like_the_first_plan() {
         .content
         .starts_with("PREVIOUS PLAN:\n1. Developer codes."));
     machine.resume(reply("1. Researcher reads first."));
-    let Request::Approve { signal, .. } = machine.step() else {
+    let Request::Approve { question, .. } = machine.step() else {
         panic!("the new plan is reviewed");
     };
+    let signal = question.signal();
     assert_eq!(signal, "plan review: 1. Researcher reads first.");
     machine.resume(Response::Approve(true));
     let ledger = model_call(machine.step());
