@@ -21,7 +21,7 @@ use crate::render::{self, Style};
 /// Where upstream keeps a project's suite.
 pub const DEFAULT_SUITE: &str = ".fuseraft/evals/suite.yaml";
 
-const TEMPLATE: &str = include_str!("../../templates/eval/suite.yaml");
+const TEMPLATE: &str = include_str!("../eval/starter-suite.yaml");
 
 pub fn run(args: &EvalArgs, style: Style) -> u8 {
     match &args.action {
