@@ -147,11 +147,15 @@ fn progress(
     result: &Result<RunResult, String>,
     (done, all): (usize, usize),
 ) {
+    let turns = |run: &RunResult| match run.turns {
+        1 => "1 turn".to_string(),
+        n => format!("{n} turns"),
+    };
     let what = match result {
-        Ok(run) if run.passed => format!("passed ({} turns, {:.1}s)", run.turns, run.seconds),
+        Ok(run) if run.passed => format!("passed ({}, {:.1}s)", turns(run), run.seconds),
         Ok(run) => format!(
-            "FAILED ({} turns, {:.1}s): {}",
-            run.turns,
+            "FAILED ({}, {:.1}s): {}",
+            turns(run),
             run.seconds,
             run.failures.first().map(String::as_str).unwrap_or_default()
         ),
