@@ -306,11 +306,7 @@ fn a_case_whose_workflow_has_errors_cannot_run_and_the_others_do() {
         human.contains("ERROR  broken               cannot run"),
         "{human}"
     );
-    assert!(
-        stderr(&output).contains("case `broken`: the workflow"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(human.contains("case `broken`: the workflow"), "{human}");
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -364,6 +360,47 @@ fn eval_init_writes_a_suite_that_runs_at_once() {
             (&Json::from("no-refusal"), &Json::from("passed")),
         ],
         "the template's reply says hello and writes no function"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_judge_without_a_model_cannot_run_against_a_live_model_and_nothing_is_sent() {
+    let dir = scratch("judge");
+    std::fs::copy(
+        "fixtures/eval/team/fuseraft.yaml",
+        dir.join("fuseraft.yaml"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("suite.json"),
+        r#"{"cases": [{"id": "judged", "task": "Say hello.", "judge": "It greets."}]}"#,
+    )
+    .unwrap();
+    // Port 9 on loopback: the case is refused before any run, so nothing is sent there.
+    let output = fuseraft(&[
+        "eval",
+        "run",
+        dir.join("suite.json").to_str().unwrap(),
+        "--model",
+        "openai:any",
+        "--endpoint",
+        "http://127.0.0.1:9/v1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let report: Json = serde_json::from_str(&stdout(&output)).expect("a report");
+    let judged = case(&report, "judged");
+    assert_eq!(judged["status"], "error");
+    assert_eq!(judged["runs"], 0);
+    assert!(
+        judged["error"].as_str().unwrap().contains("no judge model"),
+        "{judged}"
+    );
+    assert!(
+        stderr(&output).contains("no judge model"),
+        "the reason is on the terminal too"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -216,9 +216,12 @@ fn run_suite(args: &EvalRunArgs, style: Style) -> u8 {
 
 /// Prints why cases could not run, writes the report, and gives the exit code.
 fn finish(args: &EvalRunArgs, report: &Report) -> u8 {
-    for case in &report.cases {
-        if let Status::Error(cannot) = &case.status {
-            eprintln!("{}", cannot.message.trim_end());
+    // The human report on standard output shows them itself.
+    if args.format != EvalFormat::Human || args.output.is_some() {
+        for case in &report.cases {
+            if let Status::Error(cannot) = &case.status {
+                eprintln!("{}", cannot.message.trim_end());
+            }
         }
     }
     let text = match args.format {

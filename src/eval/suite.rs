@@ -133,7 +133,10 @@ pub fn load(path: &Path) -> Result<Suite, Box<LoadError>> {
         Ok(text) => text,
         Err(error) => {
             let message = format!("cannot read the suite `{}`: {error}", path.display());
-            return Err(fail(sources, Diagnostic::error(Code::MissingFile, message)));
+            let diag = Diagnostic::error(Code::MissingFile, message).with_help(
+                "`fuseraft eval init` writes a starter suite to `.fuseraft/evals/suite.yaml`",
+            );
+            return Err(fail(sources, diag));
         }
     };
     let file = sources.add(SourceFile::new(path.display().to_string(), path, text));
