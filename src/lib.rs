@@ -5,6 +5,7 @@ pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod disk;
+pub mod eval;
 pub mod events;
 pub mod mcp_trust;
 pub mod render;
@@ -61,6 +62,7 @@ pub fn run(cli: &Cli) -> u8 {
             commands::early::exec(&args, style)
         }
         Command::Test(args) => commands::test::run(args, style),
+        Command::Eval(args) => commands::eval::run(args, style),
         Command::Sessions(args) => commands::sessions::run(args),
         Command::Init(args) => commands::init::run(args),
         Command::Completions(args) => commands::completions::run(args),

@@ -7,6 +7,8 @@
 #![cfg(feature = "live-tests")]
 
 mod common;
+#[path = "live/eval.rs"]
+mod eval;
 #[path = "live/proxy.rs"]
 mod proxy;
 #[path = "live/server.rs"]
@@ -78,10 +80,13 @@ fn case_dir(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// The runs made so far, by case. Its lock is the server's turn: whoever holds it runs
+/// against the server alone (`live/eval.rs` takes it too).
+static RUNS: Mutex<BTreeMap<String, Arc<Run>>> = Mutex::new(BTreeMap::new());
+
 /// The run of case `name`, made once per test binary: the server answers one request at
 /// a time, so runs go one after another and tests that look at the same run share it.
 fn run(name: &str) -> Arc<Run> {
-    static RUNS: Mutex<BTreeMap<String, Arc<Run>>> = Mutex::new(BTreeMap::new());
     let mut runs = RUNS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     if let Some(run) = runs.get(name) {
         return Arc::clone(run);

@@ -165,7 +165,7 @@ fn next_steps(dir: &Path, template: &Files) -> String {
 
 /// Creates `path` (and its directories) with `text`; an existing file is an error, even
 /// one created since the check above.
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+pub fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }

@@ -6,6 +6,7 @@ pub mod compile;
 pub mod completions;
 pub mod config;
 pub mod early;
+pub mod eval;
 pub mod exec;
 pub mod init;
 pub mod inputs;

@@ -68,6 +68,7 @@ fn every_help_shows_examples() {
         "check",
         "exec",
         "test",
+        "eval",
         "sessions",
         "init",
         "completions",

@@ -18,7 +18,7 @@ const READY_WITHIN: Duration = Duration::from_secs(180);
 
 /// Where `.ci/live-deps.sh` installs the tier: `FUSERAFT_LIVE_DIR`, else
 /// `${XDG_CACHE_HOME:-$HOME/.cache}/fuseraft-ci/live`.
-fn live_dir() -> PathBuf {
+pub fn live_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FUSERAFT_LIVE_DIR") {
         return PathBuf::from(dir);
     }
