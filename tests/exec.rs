@@ -301,3 +301,38 @@ fn an_error_far_along_a_very_long_line_is_reported_not_a_panic() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn every_way_a_run_ends_prints_a_json_summary_with_the_same_keys() {
+    let (config, replay) = case("sequential");
+    let keys = |output: &Output| -> Vec<String> {
+        let line = text(&output.stdout);
+        let summary: serde_json::Value = serde_json::from_str(line.trim())
+            .unwrap_or_else(|_| panic!("one JSON line: {line}{}", text(&output.stderr)));
+        let mut keys: Vec<String> = summary.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        keys
+    };
+    let run = |extra: &[&str]| {
+        let mut args = vec![config.as_str(), "--replay", replay.as_str(), "--json"];
+        args.extend_from_slice(extra);
+        exec(&args)
+    };
+    let ends = [
+        ("completed", run(&["--task", "Move the records."])),
+        ("max_turns", run(&["--task", "Move.", "--max-turns", "1"])),
+        // `--hitl` without a terminal: the first pause stops the run, resumable.
+        ("cancelled", run(&["--task", "Move.", "--hitl"])),
+        ("not_started", run(&[])),
+    ];
+    let (first, first_output) = &ends[0];
+    for (outcome, output) in &ends {
+        let summary: serde_json::Value = serde_json::from_str(text(&output.stdout).trim()).unwrap();
+        assert_eq!(summary["outcome"], *outcome, "{}", text(&output.stderr));
+        assert_eq!(
+            keys(output),
+            keys(first_output),
+            "`{outcome}` and `{first}` summaries differ in their keys"
+        );
+    }
+}

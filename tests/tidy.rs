@@ -361,7 +361,6 @@ const LARGE_MODULES: &[&str] = &[
     "compiler/src/ir/parse.rs",
     "compiler/src/ir/print.rs",
     "compiler/src/syntax/fuseraft.rs",
-    "src/commands/exec.rs",
     "vm/src/machine/mod.rs",
 ];
 
@@ -606,5 +605,65 @@ fn the_vm_core_imports_in_one_direction() {
     assert_eq!(
         core_circle(&planted).as_deref(),
         Some("machine -> effect -> machine")
+    );
+}
+
+/// The most lines a function of `exec` spans (its signature to its closing brace).
+const MAX_EXEC_FN_LINES: usize = 80;
+
+/// Functions of `files` longer than [`MAX_EXEC_FN_LINES`]: each `fn` line to the first line
+/// after it that closes a brace at the `fn`'s own indentation.
+fn long_functions(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, code) in files {
+        let lines: Vec<&str> = code.lines().collect();
+        for (at, line) in lines.iter().enumerate() {
+            let body = line.trim_start();
+            let indent = line.len() - body.len();
+            let is_fn = body.starts_with("fn ")
+                || (body.starts_with("pub") && body.contains(" fn "))
+                || body.starts_with("async fn ");
+            if !is_fn || body.ends_with(';') {
+                continue;
+            }
+            let close = format!("{}}}", " ".repeat(indent));
+            let end = lines[at + 1..]
+                .iter()
+                .position(|later| later.starts_with(&close) && later.trim() == "}")
+                .map_or(lines.len(), |offset| at + 1 + offset);
+            let span = end - at + 1;
+            if span > MAX_EXEC_FN_LINES {
+                found.push(format!(
+                    "{path}:{}: {span} lines: {}",
+                    at + 1,
+                    body.trim_end()
+                ));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn exec_reads_top_to_bottom() {
+    let files: Vec<(String, String)> = shipped(&["src/commands"])
+        .into_iter()
+        .filter(|(path, _)| {
+            path == "src/commands/exec.rs"
+                || path == "src/commands/exec_provider.rs"
+                || path.starts_with("src/commands/exec/")
+        })
+        .collect();
+    assert!(files.len() > 5, "the exec modules are read");
+    let found = long_functions(&files);
+    assert!(
+        found.is_empty(),
+        "every function of `exec` fits in {MAX_EXEC_FN_LINES} lines:\n{}",
+        found.join("\n")
+    );
+    let planted = format!("fn long() {{\n{}}}\n", "    step();\n".repeat(90));
+    assert_eq!(
+        long_functions(&[("src/commands/exec.rs".to_string(), planted)]).len(),
+        1
     );
 }

@@ -5,43 +5,42 @@
 //! (`ProviderOptions`: the model, the endpoint, the key's variable name, never a key) and a
 //! `--resume` without any of them reuses them.
 
-use fuseraft_vm::effect::Question;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
 use fuseraft_compiler::ir::Program;
-use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models};
-use fuseraft_vm::event::{Event, Outcome};
-use fuseraft_vm::machine::{Machine, Options, Run};
-use fuseraft_vm::providers::{Overrides, Providers, Settings};
+use fuseraft_vm::driver::{self, Approvals, Models};
+use fuseraft_vm::event::Outcome;
+use fuseraft_vm::machine::Options;
+use fuseraft_vm::providers::{Overrides, Providers, Settings, TimeoutFlags};
 use fuseraft_vm::replay::Replay;
 use serde_json::{json, Value as Json};
 
 use super::exit;
 
 mod agents;
+mod approvals;
 mod ci;
 mod hitl;
 mod memory;
+mod prepare;
+mod report;
+mod running;
 mod snapshot;
 pub(crate) mod summary;
 pub(crate) mod transcript;
 use crate::cli::{Approve, ExecArgs};
-use crate::disk::Project;
 use crate::events::EventsFile;
 use crate::render::{self, Style};
-use crate::terminal::{approval_question, json_line, neutralise, Terminal};
+use crate::terminal::{json_line, neutralise, Terminal};
 use summary::{RunSummary, Tokens};
 
 #[path = "exec_provider.rs"]
 mod provider;
 pub(crate) use provider::shell_quoted;
-use provider::{
-    cost_json, cost_text, provider_options_summary, resume_hint, timeout_flags, tokens_text,
-    ProviderFlags,
-};
+use provider::{provider_options_summary, resume_hint, ProviderFlags};
 
 fn usage_error(message: &str) -> u8 {
     eprintln!("error: {}", neutralise(message));
@@ -91,23 +90,6 @@ fn open_audit(
         }),
     );
     Some(Arc::new(std::sync::Mutex::new(audit)))
-}
-
-/// `approvals` whose every answer from the operator is also an audit record.
-fn audited(approvals: Approvals, audit: Option<crate::audit::Shared>) -> Approvals {
-    match (approvals, audit) {
-        (Approvals::Ask(ask), Some(audit)) => Approvals::Ask(Box::new(
-            move |from: &str, to: &str, question: &Question| {
-                let answer = ask(from, to, question);
-                if let Ok(mut audit) = audit.lock() {
-                    audit.operator_answered(from, to, question, &answer);
-                }
-                answer
-            },
-        )),
-        // `--approve all|none` decides alone: the chain's first record says which.
-        (approvals, _) => approvals,
-    }
 }
 
 /// The characters of memories an agent's instructions carry, at most.
@@ -241,729 +223,159 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         return rewind(args, from, turn, style);
     }
     let started = Instant::now();
-    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    let session = match &args.resume {
-        Some(id) if !crate::session::valid_id(id) => {
-            return usage_error(&crate::session::invalid_id(id))
-        }
-        Some(id) => id.clone(),
-        None => crate::session::new_id(),
+    let mut begun = match prepare::begin(args) {
+        Ok(begun) => begun,
+        Err(code) => return code,
     };
-    // A resumed session is locked before it is read (a resume repairs its log), a new one
-    // once its config compiled; either for the whole run.
-    let mut store = match crate::session::Store::open(
-        &work_dir,
-        &session,
-        args.ephemeral,
-        args.resume.is_some(),
-    ) {
-        Ok(store) => store,
-        Err(message) => return usage_error(&message),
+    let mut program = match prepare::compiled(args, style) {
+        Ok(program) => program,
+        Err(code) => return code,
     };
-    let mut chain = crate::session::Chain::default();
-    // A resumed session brings its own task.
-    let saved = match &args.resume {
-        Some(id) => {
-            let trust = crate::session::Trust {
-                key: store.key.as_deref().map_err(String::as_str),
-                allow_unverified: args.allow_unverified,
-            };
-            match crate::session::load_for_resume(&work_dir, id, &trust) {
-                Ok(loaded) => {
-                    for note in &loaded.notes {
-                        eprintln!("note: {note}");
-                    }
-                    if loaded.unverified {
-                        eprintln!("warning: session `{id}` is not authenticated; resuming it as `--allow-unverified` asks");
-                    }
-                    chain = loaded.chain;
-                    Some(loaded.state)
-                }
-                Err(message) => return usage_error(&message),
-            }
-        }
-        None => None,
+    let config = match prepare::made_ready(args, &mut program, &mut begun) {
+        Ok(config) => config,
+        Err(code) => return code,
     };
-    let task = match (&saved, &args.task) {
-        (Some(saved), given) => {
-            let task = saved
-                .get("Task")
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if given.as_ref().is_some_and(|given| *given != task) {
-                eprintln!("warning: `--task` is ignored when resuming; the session's task is kept");
-            }
-            task
-        }
-        (None, Some(task)) => task.clone(),
-        (None, None) => {
-            return usage_error(
-                "`--task TEXT` is required: it is what the first agent is asked to do",
-            )
-        }
+    let outputs = match prepare::outputs(args, &program, &begun) {
+        Ok(outputs) => outputs,
+        Err(code) => return code,
     };
-    if args.replay.is_some()
-        && (args.model.is_some() || args.endpoint.is_some() || args.api_key_env.is_some())
-    {
-        return usage_error("`--replay` answers every model call; it cannot be combined with `--model`, `--endpoint` or `--api-key-env`");
-    }
-    // A resume without provider flags runs against the provider the session recorded.
-    let provider = match (&saved, ProviderFlags::given(args)) {
-        (Some(saved), given) if given.is_empty() && args.replay.is_none() => {
-            ProviderFlags::recorded(saved)
-        }
-        (_, given) => given,
-    };
-    let timeouts = match timeout_flags(args) {
-        Ok(timeouts) => timeouts,
-        Err(message) => return usage_error(&message),
-    };
-    let compiled = fuseraft_compiler::compile(&args.input, &Project::new());
-    // `check`'s findings (the compile diagnostics among them) before the first turn: a
-    // config that compiles may still never tell an agent its keyword (FR307).
-    let mut diagnostics = if compiled.program.is_some() {
-        fuseraft_compiler::check::check(&compiled).diagnostics
-    } else {
-        compiled.diagnostics.clone()
-    };
-    // A model's missing endpoint (FR105) is moot when the command line names the models'
-    // endpoint or replaces the models, or a replay answers every call.
-    if args.endpoint.is_some() || args.model.is_some() || args.replay.is_some() {
-        diagnostics.retain(|diagnostic| {
-            diagnostic.code != fuseraft_compiler::diagnostic::Code::UnknownModelAlias
-        });
-    }
-    // What `check` says would start, this run starts: not a finding to show before it.
-    diagnostics.retain(|diagnostic| {
-        diagnostic.code != fuseraft_compiler::diagnostic::Code::McpServerStarts
-    });
-    eprint!("{}", render::all(&diagnostics, &compiled.sources, style));
-    let Some(mut program) = compiled.program else {
-        super::early::record_compile_failure(&compiled);
-        return exit::USAGE;
-    };
-    // A config `check` rejects would misbehave where the finding says: it does not start.
-    if diagnostics
-        .iter()
-        .any(fuseraft_compiler::Diagnostic::is_error)
-    {
-        eprintln!("error: not run: `fuseraft check` finds errors in this config (above)");
-        super::early::record_errors(&diagnostics, &compiled.sources, "");
-        return exit::FINDINGS;
-    }
-    if args.no_replan {
-        announce_no_replan(&mut program);
-    }
-    let config = if args.ephemeral {
-        None
-    } else {
-        match crate::session::config::check(
-            &work_dir,
-            &session,
-            &program,
-            saved.as_ref(),
-            &absolute(&args.input),
-            args.allow_config_change,
-        ) {
-            Ok(digest) => Some(digest),
-            Err(message) => return usage_error(&message),
-        }
-    };
-    // `--hitl`: shell commands, file writes and git writes are put to the operator unless
-    // the config's policy allows them explicitly (after the digest: the session's program is
-    // the config's).
-    if args.hitl {
-        use fuseraft_compiler::ir::Category;
-        program.permissions.ask_unless_allowed_explicitly(&[
-            Category::CommandExecution,
-            Category::FileWriteDelete,
-            Category::GitWrite,
-        ]);
-    }
-    if let Err(error) = std::fs::create_dir_all(&work_dir) {
-        return usage_error(&format!(
-            "cannot create the work dir `{}`: {error}",
-            work_dir.display()
-        ));
-    }
-    let work_dir = match std::fs::canonicalize(&work_dir) {
-        Ok(dir) => dir,
-        Err(error) => {
-            return usage_error(&format!(
-                "cannot use the work dir `{}`: {error}",
-                work_dir.display()
-            ))
-        }
-    };
-    // A sandbox that does not exist is an error before the first turn, not a wider sandbox.
-    match driver::sandbox_root(&program, &work_dir) {
-        Ok(root) => remember(&mut program, &root, &task),
-        Err(message) => return usage_error(&format!("{message} (in `{}`)", args.input.display())),
-    }
-    // Before the first turn: no server the user did not trust starts, no variable they did
-    // not allow expands.
-    if let Err(message) = mcp_consent(args, &program) {
-        return usage_error(&message);
-    }
-    // fuseraft's own state under the work dir is never reached through a link: a planted
-    // `.fuseraft/state -> ~` or `changes.jsonl -> ~/.bashrc` stops the run here.
-    let change_log = driver::change_log_path(&program, &work_dir, &session);
-    if let Err(message) = fuseraft_vm::changes::store::Files::open(&work_dir, &change_log) {
-        return usage_error(&message);
-    }
-    let events = match &args.events {
-        Some(path) => match EventsFile::open(path) {
-            Ok(file) => file,
-            Err(error) => {
-                return usage_error(&format!(
-                    "cannot open the events file `{}`: {error}",
-                    path.display()
-                ))
-            }
-        },
-        None => EventsFile::none(),
-    };
-    let events = Arc::new(std::sync::Mutex::new(events));
-    let file_text = args.events_text.then(|| {
-        let (events, session) = (Arc::clone(&events), session.clone());
-        crate::stream_text::TextSink::start(Box::new(move |turn, agent, text| {
-            if let Ok(mut events) = events.lock() {
-                events.write_text(turn, agent, &text, &session);
-            }
-        }))
-    });
-    // `--otlp`, the config's `Telemetry` keys, the OTLP variables: the run's trace.
-    let telemetry =
-        match crate::telemetry::settings(args.otlp.as_deref(), &program.settings, &|name| {
-            std::env::var(name).ok()
-        }) {
-            Ok(None) => None,
-            Ok(Some(settings)) => {
-                let info = crate::telemetry::RunInfo {
-                    session: &session,
-                    program: &program,
-                    model_flag: provider.model.as_deref(),
-                    replay: args.replay.is_some(),
-                    resumed: args.resume.is_some(),
-                };
-                match crate::telemetry::Telemetry::start(&settings, &info) {
-                    Ok(telemetry) => Some(telemetry),
-                    Err(message) => return usage_error(&message),
-                }
-            }
-            Err(message) => return usage_error(&message),
-        };
-    let ui = match &args.ui {
-        Some(addr) => {
-            // The terminal answers alongside the page: approvals unless `--approve` answers
-            // them, `--hitl` pauses always.
-            let terminal = (args.approve.is_none() || args.hitl) && std::io::stdin().is_terminal();
-            match crate::ui::Live::start(addr, &program, terminal) {
-                Ok(ui) => {
-                    eprintln!("web view: {}", ui.url());
-                    Some(ui)
-                }
-                Err(message) => return usage_error(&message),
-            }
-        }
-        None => None,
-    };
-    let approvals = match args.approve {
-        Some(Approve::All) => Approvals::All,
-        Some(Approve::None) => Approvals::None,
-        // The page and the terminal (when there is one) both answer, whichever first.
-        None if ui.is_some() => {
-            let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
-            let ui = ui.as_ref().expect("checked by the guard");
-            ui.approvals(watch_stop_signals(), cancel)
-        }
-        None if std::io::stdin().is_terminal() => {
-            // A prompt blocks the run's thread: a signal during it is seen by a watcher
-            // thread, and the prompt ends the process (the last checkpoint stays resumable).
-            let stopped = watch_stop_signals();
-            let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "an approval");
-            Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Question| {
-                let question = approval_question(from, to, asked);
-                if matches!(asked, Question::Human { .. }) {
-                    // A tama `human` step: the line typed is its input; the end of input
-                    // answers nothing, which stops the run.
-                    return match crate::terminal::read_answer(&question, &stopped) {
-                        Ok(Some(line)) => Approval::Redirected(line),
-                        Ok(None) => Approval::Refused,
-                        Err(signal) => {
-                            cancel(signal);
-                            Approval::Refused
-                        }
-                    };
-                }
-                let granted = crate::terminal::ask(&question, &stopped).unwrap_or_else(|signal| {
-                    cancel(signal);
-                    false
-                });
-                Approval::of(granted)
-            }))
-        }
-        None => Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Question| {
-            let question = approval_question(from, to, asked);
-            eprintln!(
-                "{}\n  standard input is not a terminal: refused (pass `--approve all` or `--approve none`)",
-                question.trim_end_matches(" [y/N] ")
-            );
-            Approval::Refused
-        })),
-    };
+    let approvals = approvals::approvals(args, outputs.ui.as_ref(), &begun);
     let pause = args.hitl.then(|| {
-        let cancel = cancel_on_signal(args, &provider, &session, &work_dir, "a pause");
+        let cancel = cancel_on_signal(
+            args,
+            &begun.provider,
+            &begun.session,
+            &begun.work_dir,
+            "a pause",
+        );
         hitl::pauses(
-            ui.as_ref(),
+            outputs.ui.as_ref(),
             args.approve.is_some(),
             watch_stop_signals(),
             cancel,
         )
     });
-    if let Err(message) = store.begin(&work_dir, &session) {
+    if let Err(message) = begun.store.begin(&begun.work_dir, &begun.session) {
         return usage_error(&message);
     }
-
-    let options = Options {
-        session_id: session,
-        task,
-        max_turns: args.max_turns,
-        skip_prompts: false,
-    };
+    let timeouts = begun.timeouts;
     let prepared = Prepared {
         args,
         program: &program,
-        saved,
-        key: store.key.ok(),
-        chain,
+        saved: begun.saved,
+        key: begun.store.key.ok(),
+        chain: begun.chain,
         config,
-        options,
-        work_dir,
-        events,
-        file_text: file_text.clone(),
+        options: Options {
+            session_id: begun.session,
+            task: begun.task,
+            max_turns: args.max_turns,
+            skip_prompts: false,
+        },
+        work_dir: begun.work_dir,
+        events: outputs.events,
+        file_text: outputs.file_text,
         approvals,
         started,
-        provider: provider.clone(),
-        ui,
+        provider: begun.provider,
+        ui: outputs.ui,
         pause,
-        telemetry,
+        telemetry: outputs.telemetry,
     };
     match &args.replay {
-        Some(path) => {
-            let script = match crate::replay_file::load(path) {
-                Ok(script) => script,
-                Err(error) => {
-                    let (sources, diag) = *error;
-                    eprint!("{}", render::human(&diag, &sources, style));
-                    super::early::record_diagnostic(&diag, &sources);
-                    return exit::USAGE;
-                }
-            };
-            let terminal = Terminal::new(args.json, false, args.verbose, style);
-            execute(&Replay::new(script), prepared, terminal)
-        }
-        None => {
-            let terminal = Terminal::new(args.json, true, args.verbose, style);
-            let sink_terminal = Arc::clone(&terminal);
-            let page_text = prepared.ui.as_ref().map(crate::ui::Live::text_sink);
-            let notice_terminal = Arc::clone(&terminal);
-            let overrides = Overrides {
-                model: provider.model,
-                endpoint: provider.endpoint,
-                api_key_env: provider.api_key_env,
-                timeouts,
-            };
-            let providers = Providers::new(
-                &program,
-                &overrides,
-                Settings::default(),
-                &|name| key_variable(name, args.vscode),
-                Some(Arc::new(move |agent: &str, delta: &str| {
-                    sink_terminal.token(delta);
-                    for sink in [&page_text, &file_text].into_iter().flatten() {
-                        sink.text(agent, delta);
-                    }
-                })),
-            )
-            .map(|providers| {
-                let fit_terminal = notice_terminal.clone();
-                providers
-                    .with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
-                        notice_terminal.retry(agent, notice)
-                    }))
-                    .with_fit_notices(Arc::new(move |agent: &str, notice: &str| {
-                        fit_terminal.notice(agent, notice)
-                    }))
-            })
-            .and_then(|providers| match memory::webhook(&program) {
-                Some(webhook) => providers.with_memory_webhook(webhook),
-                None => Ok(providers),
-            });
-            match providers {
-                Ok(providers) => execute(&providers, prepared, terminal),
-                Err(message) => usage_error(&format!(
-                    "{message}\n  (or pass `--replay FILE` to answer model calls from a replay file)"
-                )),
-            }
-        }
+        Some(path) => replayed(path, prepared, style),
+        None => live(prepared, timeouts, style),
     }
 }
 
-/// Runs the prepared workflow with `models`, writing a checkpoint after every turn.
+/// Runs `prepared` answered by the replay file at `path`.
+fn replayed(path: &Path, prepared: Prepared<'_>, style: Style) -> u8 {
+    let script = match crate::replay_file::load(path) {
+        Ok(script) => script,
+        Err(error) => {
+            let (sources, diag) = *error;
+            eprint!("{}", render::human(&diag, &sources, style));
+            super::early::record_diagnostic(&diag, &sources);
+            return exit::USAGE;
+        }
+    };
+    let args = prepared.args;
+    let terminal = Terminal::new(args.json, false, args.verbose, style);
+    execute(&Replay::new(script), prepared, terminal)
+}
+
+/// Runs `prepared` against the models the program and the command line name.
+fn live(prepared: Prepared<'_>, timeouts: TimeoutFlags, style: Style) -> u8 {
+    let args = prepared.args;
+    let terminal = Terminal::new(args.json, true, args.verbose, style);
+    let sink_terminal = Arc::clone(&terminal);
+    let page_text = prepared.ui.as_ref().map(crate::ui::Live::text_sink);
+    let file_text = prepared.file_text.clone();
+    let notice_terminal = Arc::clone(&terminal);
+    let overrides = Overrides {
+        model: prepared.provider.model.clone(),
+        endpoint: prepared.provider.endpoint.clone(),
+        api_key_env: prepared.provider.api_key_env.clone(),
+        timeouts,
+    };
+    let providers = Providers::new(
+        prepared.program,
+        &overrides,
+        Settings::default(),
+        &|name| key_variable(name, args.vscode),
+        Some(Arc::new(move |agent: &str, delta: &str| {
+            sink_terminal.token(delta);
+            for sink in [&page_text, &file_text].into_iter().flatten() {
+                sink.text(agent, delta);
+            }
+        })),
+    )
+    .map(|providers| {
+        let fit_terminal = notice_terminal.clone();
+        providers
+            .with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
+                notice_terminal.retry(agent, notice)
+            }))
+            .with_fit_notices(Arc::new(move |agent: &str, notice: &str| {
+                fit_terminal.notice(agent, notice)
+            }))
+    })
+    .and_then(|providers| match memory::webhook(prepared.program) {
+        Some(webhook) => providers.with_memory_webhook(webhook),
+        None => Ok(providers),
+    });
+    match providers {
+        Ok(providers) => execute(&providers, prepared, terminal),
+        Err(message) => usage_error(&format!(
+            "{message}\n  (or pass `--replay FILE` to answer model calls from a replay file)"
+        )),
+    }
+}
+
+/// Runs the prepared workflow with `models`, writing a checkpoint after every turn, then
+/// reports how it ended.
 fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal>) -> u8 {
-    let Prepared {
-        args,
-        program,
-        saved,
-        key,
-        chain,
-        config,
-        options,
-        work_dir,
-        events,
-        file_text,
-        approvals,
-        started,
-        provider,
-        ui,
-        pause,
-        mut telemetry,
-    } = prepared;
+    let args = prepared.args;
     // The session's audit chain, from the run's start (none for an ephemeral run or without
     // a session key); every answer the operator gives is a record of it.
-    let audit = key
-        .as_ref()
-        .and_then(|key| open_audit(args, key, &work_dir, &options.session_id, program));
-    let approvals = audited(approvals, audit.clone());
-    let session = options.session_id.clone();
-    let task = options.task.clone();
-    let mut machine = match &saved {
-        Some(saved) => match driver::restore(program, options, models, saved) {
-            Ok(machine) => machine,
-            Err(message) => return usage_error(&message),
-        },
-        None => Machine::new(program, driver::options_for(options, models)),
-    };
-    // `--hitl` with an operator to answer: a run about to end stuck asks them first.
-    if args.hitl && args.approve.is_none() {
-        machine.ask_when_stuck();
-    }
-    let env = Env {
-        work_dir: work_dir.clone(),
-        deny_read: crate::session::key::deny_read(&args.deny_read),
-        approvals,
-        pause,
-    };
-    // Per-agent totals: the session's so far, counted on from each turn's events.
-    let agents = std::cell::RefCell::new(agents::Agents::restored(saved.as_ref()));
-    // The newest turn and tokens the run reported, for the summary of a run a signal ends.
-    let mut seen = (0u32, fuseraft_vm::history::Usage::default());
-    let mut on_event = |event: &Event, run: &Run| {
-        seen = (run.turn, run.usage);
-        agents.borrow_mut().on_event(event);
-        if let Some(audit) = &audit {
-            if let Ok(mut audit) = audit.lock() {
-                audit.on_event(event, run);
-            }
-        }
-        // Streamed text first: this event may end its turn.
-        if let Some(text) = &file_text {
-            text.flush();
-            if let fuseraft_vm::event::EventKind::TurnStart { .. } = event.kind {
-                text.at_turn(event.turn);
-            }
-        }
-        if let Ok(mut events) = events.lock() {
-            events.write_with_upstream(event, run, &session);
-        }
-        terminal.event(event, run);
-        if let Some(ui) = &ui {
-            ui.event(event, run, &session);
-        }
-        if let Some(telemetry) = telemetry.as_mut() {
-            telemetry.event(event, &run.history);
-        }
-    };
-    let started_at = saved
-        .as_ref()
-        .and_then(|saved| saved.get("StartedAt").and_then(Json::as_str))
-        .map_or_else(crate::events::timestamp, str::to_string);
-    let forked_from = saved
-        .as_ref()
-        .and_then(|saved| saved.get(crate::session::fork::FORKED_FROM))
-        .cloned();
-    // The restored history is in the machine now; drop the loaded copy of it.
-    drop(saved);
-    let config_path = std::fs::canonicalize(&args.input).unwrap_or_else(|_| args.input.clone());
-    let mut log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
-    if let Some(config) = &config {
-        config.keep(&work_dir, &session);
-    }
-    // Recorded for `--resume` (a replay run records none: its resume names the file).
-    let provider_options = args.replay.is_none().then(|| provider.json());
-    let mut fields = crate::session::SessionFields {
-        config_path: config_path.display().to_string().into(),
-        config_digest: config
-            .map(|config| config.digest)
-            .unwrap_or_default()
-            .into(),
-        working_directory: work_dir.display().to_string().into(),
-        started_at: started_at.into(),
-        last_updated_at: Default::default(),
-        provider_options: provider_options.map(std::borrow::Cow::Owned),
-        cancelled: false,
-        forked_from: forked_from.map(std::borrow::Cow::Owned),
-        agent_totals: None,
-    };
-    let mut on_checkpoint = |checkpoint: driver::Checkpoint<'_>| {
-        fields.last_updated_at = crate::events::timestamp().into();
-        fields.agent_totals = Some(std::borrow::Cow::Owned(agents.borrow().json()));
-        // The log reports its first error only, so the warning comes once.
-        if let Err(error) = log.append(&checkpoint, &fields) {
-            warn_unsaved(&error, &mut log);
-        }
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(error) => return usage_error(&format!("cannot start the runtime: {error}")),
-    };
-    let result = runtime.block_on(async {
-        // Listening starts before the first turn: from then on SIGINT, SIGTERM and SIGHUP
-        // cancel. The drive future is dropped, which kills a running tool's process group.
-        let stop = StopSignals::listen();
-        tokio::select! {
-            summary = driver::drive(
-                machine,
-                models,
-                &env,
-                &mut on_event,
-                if args.ephemeral { None } else { Some(&mut on_checkpoint) },
-            ) => Ok(summary),
-            signal = stop.recv() => Err(signal),
-        }
+    let audit = prepared.key.as_ref().and_then(|key| {
+        let session = &prepared.options.session_id;
+        open_audit(args, key, &prepared.work_dir, session, prepared.program)
     });
-    terminal.flush();
-    // The trace's last spans go while the run reports (a cancel's end comes below).
-    if result.is_ok() {
-        finish_telemetry(telemetry.take());
-    }
-    if let Some(ui) = &ui {
-        ui.finish();
-        // The page goes with the process: say where the finished run can be seen again.
-        if !args.ephemeral {
-            eprintln!(
-                "web view closed with the run; browse its session with: fuseraft ui --work-dir {}",
-                provider::shell_quoted(&work_dir.display().to_string())
-            );
-        }
-    }
-    compact_change_log(program, &work_dir, &session);
-    let summary = match result {
+    let mut running = match running::Running::start(models, prepared, audit, terminal) {
+        Ok(running) => running,
+        Err(code) => return code,
+    };
+    let result = running.drive(models);
+    running.after_drive(result.is_ok());
+    match result {
         // `--hitl` answered `q`: stopped at a turn boundary, resumable like a cancel.
         Ok(summary) if summary.outcome == Outcome::Cancelled => {
-            if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-                warn_unsaved(&error, &mut log);
-            }
-            let reason = summary
-                .reason
-                .clone()
-                .unwrap_or_else(|| "cancelled".to_string());
-            let done = Done {
-                turns: summary.turns,
-                usage: summary.usage,
-                unreported: summary.usage_unreported,
-                cost: cost_json(&summary.cost),
-                agents: agents.borrow().json(),
-            };
-            let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
-            return cancel.report(&reason, done);
+            running.stopped_by_operator(&summary)
         }
-        Ok(summary) => summary,
-        Err(signal) => {
-            // Cancelled: the last checkpoint (after the last completed turn) stays resumable.
-            if let Err(error) = log.cancel(json!(crate::events::timestamp())) {
-                warn_unsaved(&error, &mut log);
-            }
-            let (turns, usage) = seen;
-            let reason = format!("cancelled ({signal})");
-            // The drive future was dropped mid-turn: the events file still gets its end.
-            let end = Event::new(
-                turns,
-                None,
-                fuseraft_vm::event::EventKind::SessionEnd {
-                    outcome: Outcome::Cancelled,
-                    turns,
-                    reason: Some(reason.clone()),
-                    input_tokens: usage.input_tokens,
-                    output_tokens: usage.output_tokens,
-                    cache_read_tokens: None,
-                    cache_write_tokens: None,
-                    usage: None,
-                    cost: None,
-                },
-            );
-            if let Ok(mut events) = events.lock() {
-                events.write(&end, &session);
-            }
-            if let Some(mut telemetry) = telemetry.take() {
-                telemetry.event(&end, &[]);
-                finish_telemetry(Some(telemetry));
-            }
-            let done = Done {
-                turns,
-                usage,
-                unreported: 0,
-                cost: Json::Null,
-                agents: agents.borrow().json(),
-            };
-            let cancel = Cancel::new(args, &provider, &session, &work_dir, &task, started);
-            return cancel.report(&reason, done);
-        }
-    };
-    // The log is synced and its snapshot written while the transcript is.
-    log.finish_soon();
-    let mut summary = summary;
-    // A turn cap the program sets no reason for: the one the command line gave, else the
-    // config's (the session keeps `null`, as it always has).
-    if summary.outcome == Outcome::MaxTurns && summary.reason.is_none() {
-        summary.reason = Some(match args.max_turns {
-            Some(max) if summary.turns >= max => {
-                format!("`--max-turns {max}` was reached")
-            }
-            _ => "the config's turn cap (`MaxIterations`) was reached".to_string(),
-        });
+        Ok(summary) => report::finished(&mut running, summary),
+        Err(signal) => running.stopped_by_signal(signal),
     }
-    // A run that ended without an error but did not do the work (issue 13) fails.
-    let mut code = match summary.shortfall {
-        Some(_) => exit::FINDINGS,
-        None => summary.outcome.exit_code(),
-    };
-    // `--ci`: the test report of a run that ended well decides.
-    let ci = (args.ci && code == exit::OK)
-        .then(|| ci::read(&program.settings, &work_dir, &session))
-        .and_then(|read| match read {
-            Ok(found) => found,
-            Err(message) => {
-                eprintln!("error: {message}");
-                code = exit::USAGE;
-                None
-            }
-        });
-    if let Some(found) = ci.as_ref().filter(|found| found.failed()) {
-        eprintln!(
-            "ci: the test report has {} FAIL row(s): {}",
-            found.failed_criteria.len(),
-            found.failed_criteria.join("; ")
-        );
-        code = exit::USAGE;
-    }
-    let transcript = if args.ephemeral {
-        None
-    } else {
-        match transcript::write(&work_dir, &session, &task, &summary) {
-            Ok(path) => Some(path),
-            Err(error) => {
-                eprintln!("warning: cannot write the transcript: {error}");
-                None
-            }
-        }
-    };
-    // `-o FILE`: the same Markdown where the user asked for it.
-    if let Some(output) = &args.output {
-        let written = std::fs::File::create(output).and_then(|file| {
-            let mut out = std::io::BufWriter::new(file);
-            transcript::render_to(&mut out, &session, &task, &summary)?;
-            out.flush()
-        });
-        if let Err(error) = written {
-            eprintln!(
-                "warning: cannot write the transcript to `{}`: {error}",
-                output.display()
-            );
-        }
-    }
-    if let Err(error) = log.finish() {
-        warn_unsaved(&error, &mut log);
-    }
-    // A session that could not be saved at all keeps no audit chain either.
-    if audit.is_some() && !crate::session::path(&work_dir, &session).exists() {
-        crate::audit::remove(&work_dir, &session);
-    }
-    let elapsed = started.elapsed().as_secs_f64();
-    // Any run that did not complete can go on from its last checkpoint.
-    let resume = (summary.outcome != Outcome::Completed)
-        .then(|| resume_hint(args, &provider, &session, &work_dir))
-        .filter(|hint| !hint.is_empty())
-        .map(|hint| hint.trim_start_matches(" · resume with: ").to_string());
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "── {} after {} turn(s) · session {session} · {}{} · {:.2}s{}{}{}",
-        summary.outcome.as_str(),
-        summary.turns,
-        tokens_text(summary.usage, summary.usage_unreported),
-        cost_text(&summary.cost),
-        elapsed,
-        summary
-            .reason
-            .iter()
-            .map(|reason| format!("\n   {}", neutralise(reason)))
-            .chain(
-                summary
-                    .shortfall
-                    .iter()
-                    .map(|why| format!("\n   not done: {}", neutralise(why)))
-            )
-            .collect::<String>(),
-        agents.borrow().lines(),
-        resume
-            .as_ref()
-            .map(|command| format!("\n   resume with: {command}"))
-            .unwrap_or_default(),
-    );
-    if !args.json {
-        if let Some(output) = &summary.output {
-            println!("{}", neutralise(output));
-        }
-    }
-    if args.json || args.snapshot {
-        let finished = RunSummary {
-            session_id: Some(session.clone()),
-            task: Some(task.clone()),
-            config: Some(absolute(&args.input)),
-            succeeded: code == exit::OK,
-            outcome: summary.outcome.as_str().to_string(),
-            error_message: summary.reason.clone().or(summary.shortfall.clone()),
-            shortfall: summary.shortfall.clone(),
-            output: summary.output.clone(),
-            transcript_path: transcript.as_ref().map(|path| path.display().to_string()),
-            exit_code: code,
-            turns: summary.turns,
-            elapsed_seconds: elapsed,
-            tokens: Tokens::of(summary.usage, summary.usage_unreported),
-            usage: driver::usage_json(summary.usage, summary.usage_unreported),
-            cost: cost_json(&summary.cost),
-            provider: provider_options_summary(args, &provider),
-            resume,
-            ci,
-            agents: agents.borrow().json(),
-        };
-        // `--snapshot`: the run's turns and its summary where upstream keeps them.
-        if args.snapshot {
-            match snapshot::write(&work_dir, &session, &summary.history, &finished.json()) {
-                Ok(dir) => eprintln!("snapshot: {}", dir.display()),
-                Err(message) => eprintln!("warning: cannot write the snapshot: {message}"),
-            }
-        }
-        if args.json {
-            println!("{}", json_line(&finished.json()));
-        }
-    }
-    code
 }
 
 /// Sends the trace's last spans, waiting a short deadline at most, and says once what did
