@@ -10,6 +10,10 @@
 //! - `${VAR}` in a server's `Url`, `Headers`, `Env` or `Args` expands only for names the
 //!   user allowed: `--mcp-env NAME`, or a line of the user-level file `mcp-env`.
 //!
+//! - a memory webhook (`Memory: { Provider: webhook }`), to which fuseraft itself sends each
+//!   agent's turns, is trusted the same way: `--trust-mcp`, its URL on a line of
+//!   `trusted-mcp`, or a `y` at a prompt naming the URL.
+//!
 //! The user-level files are in `$XDG_CONFIG_HOME/fuseraft/` (else `~/.config/fuseraft/`):
 //! one entry a line, `#` starts a comment line.
 
@@ -108,6 +112,44 @@ pub fn check(program: &Program, trust_flag: bool, ask: Ask<'_>) -> Result<(), St
                 "MCP server `{}` was not started: its command `{line}` comes from the config, and {why}; \
                  pass `--trust-mcp` if you trust this config, or add the command line to `{}`",
                 server.name,
+                settings_dir()
+                    .map(|dir| dir.join("trusted-mcp").display().to_string())
+                    .unwrap_or_else(|| "~/.config/fuseraft/trusted-mcp".into())
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that the memory webhook's `urls` are trusted: by `trust_flag`, by the user-level
+/// `trusted-mcp` file, or by the user's answer (never under `locked-down`). `Err` names the
+/// URL and how to trust it.
+pub fn check_webhook(
+    program: &Program,
+    urls: &[&str],
+    trust_flag: bool,
+    ask: Ask<'_>,
+) -> Result<(), String> {
+    if trust_flag {
+        return Ok(());
+    }
+    let trusted = user_list("trusted-mcp");
+    let locked_down = program.permissions.preset == Preset::LockedDown;
+    for url in urls {
+        if trusted.iter().any(|line| line == url) {
+            continue;
+        }
+        let question = format!(
+            "send every agent's turns to the memory webhook `{url}` the config names? [y/N] "
+        );
+        let granted = match (&ask, locked_down) {
+            (Ask::Terminal(ask), false) => ask(&question),
+            _ => false,
+        };
+        if !granted {
+            return Err(format!(
+                "the memory webhook `{url}` comes from the config, and it was not trusted: \
+                 pass `--trust-mcp` if you trust this config, or add the URL to `{}`",
                 settings_dir()
                     .map(|dir| dir.join("trusted-mcp").display().to_string())
                     .unwrap_or_else(|| "~/.config/fuseraft/trusted-mcp".into())

@@ -190,7 +190,7 @@ fn a_kill_right_after_the_write_loses_nothing() {
 
 /// The webhook provider: a config whose `Memory` names a loopback webhook, run against a
 /// loopback model; the run's `--json` summary, its stderr, and what each server saw.
-fn webhook_session(dir: &Path, allow: &[&str]) -> (std::process::Output, Vec<String>, Vec<String>) {
+fn webhook_session(dir: &Path, flags: &[&str]) -> (std::process::Output, Vec<String>, Vec<String>) {
     let hooks = TcpListener::bind("127.0.0.1:0").unwrap();
     let hook_url = format!("http://{}", hooks.local_addr().unwrap());
     let path = dir.join("webhook.yaml");
@@ -215,9 +215,7 @@ fn webhook_session(dir: &Path, allow: &[&str]) -> (std::process::Output, Vec<Str
         .args(["--work-dir", dir.join("work").to_str().unwrap()])
         .args(["--endpoint", &endpoint, "--json"])
         .env("MEMORY_TOKEN", "s3cret-token");
-    for name in allow {
-        command.args(["--mcp-env", name]);
-    }
+    command.args(flags);
     let output = command.output().unwrap();
     if !output.status.success() {
         // Nothing was asked of the servers: let their threads end.
@@ -244,7 +242,8 @@ fn a_webhook_memory_is_loaded_before_a_turn_and_the_turn_saved_after() {
     let dir = std::env::temp_dir().join(format!("fuseraft-memory-hook-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).unwrap();
-    let (output, model_requests, hook_requests) = webhook_session(&dir, &["MEMORY_TOKEN"]);
+    let (output, model_requests, hook_requests) =
+        webhook_session(&dir, &["--trust-mcp", "--mcp-env", "MEMORY_TOKEN"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     assert_eq!(hook_requests.len(), 2, "{hook_requests:?}");
@@ -275,7 +274,7 @@ fn a_webhook_header_naming_a_variable_the_user_did_not_allow_refuses_the_run() {
     let dir = std::env::temp_dir().join(format!("fuseraft-memory-refused-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).unwrap();
-    let (output, model_requests, hook_requests) = webhook_session(&dir, &[]);
+    let (output, model_requests, hook_requests) = webhook_session(&dir, &["--trust-mcp"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
@@ -288,6 +287,31 @@ fn a_webhook_header_naming_a_variable_the_user_did_not_allow_refuses_the_run() {
             .iter()
             .chain(&hook_requests)
             .all(|r| r.is_empty() || !r.contains("POST")),
+        "nothing was sent: {model_requests:?} {hook_requests:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_webhook_the_user_did_not_trust_is_never_called() {
+    let dir =
+        std::env::temp_dir().join(format!("fuseraft-memory-untrusted-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    // No terminal, no `--trust-mcp`, no user-level list: the config's URL is refused.
+    let (output, model_requests, hook_requests) =
+        webhook_session(&dir, &["--mcp-env", "MEMORY_TOKEN"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the memory webhook `http://127.0.0.1:") && stderr.contains("--trust-mcp"),
+        "{stderr}"
+    );
+    assert!(
+        model_requests
+            .iter()
+            .chain(&hook_requests)
+            .all(|r| !r.contains("POST")),
         "nothing was sent: {model_requests:?} {hook_requests:?}"
     );
     let _ = std::fs::remove_dir_all(dir);

@@ -464,12 +464,30 @@ impl Cancel {
 fn mcp_consent(args: &ExecArgs, program: &Program) -> Result<(), String> {
     crate::mcp_trust::allow_variables(&args.mcp_env);
     crate::mcp_trust::check_variables(program)?;
-    if args.trust_mcp || program.mcp_servers.is_empty() || !std::io::stdin().is_terminal() {
-        return crate::mcp_trust::check(program, args.trust_mcp, crate::mcp_trust::Ask::Never);
+    let webhook = memory::webhook(program);
+    let urls: Vec<&str> = webhook
+        .iter()
+        .flat_map(|webhook| [&webhook.load_url, &webhook.save_url])
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    // A replayed run calls no webhook (it reaches no model provider).
+    let urls = if args.replay.is_some() {
+        &[][..]
+    } else {
+        &urls[..]
+    };
+    let nothing_to_ask = program.mcp_servers.is_empty() && urls.is_empty();
+    if args.trust_mcp || nothing_to_ask || !std::io::stdin().is_terminal() {
+        let never = crate::mcp_trust::Ask::Never;
+        crate::mcp_trust::check(program, args.trust_mcp, never)?;
+        let never = crate::mcp_trust::Ask::Never;
+        return crate::mcp_trust::check_webhook(program, urls, args.trust_mcp, never);
     }
     let stopped = watch_stop_signals();
     let ask = move |question: &str| crate::terminal::ask(question, &stopped).unwrap_or(false);
-    crate::mcp_trust::check(program, false, crate::mcp_trust::Ask::Terminal(&ask))
+    crate::mcp_trust::check(program, false, crate::mcp_trust::Ask::Terminal(&ask))?;
+    crate::mcp_trust::check_webhook(program, urls, false, crate::mcp_trust::Ask::Terminal(&ask))
 }
 
 /// Merges the run's change-log records into `changes.json`, so that it alone holds them all
