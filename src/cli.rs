@@ -483,14 +483,14 @@ pub struct ExecArgs {
     /// session key), whose files fuseraft cannot tell unaltered.
     #[arg(long, requires = "resume")]
     pub allow_unverified: bool,
-    /// Start the config's stdio MCP servers without asking: you trust the programs this
-    /// config names (otherwise each is asked for on a terminal, listed in
-    /// `~/.config/fuseraft/trusted-mcp`, or refused), e.g. `--trust-mcp`.
+    /// Start the config's stdio MCP servers and call its memory webhook without asking: you
+    /// trust the programs and URLs this config names (otherwise each is asked for on a
+    /// terminal, listed in `~/.config/fuseraft/trusted-mcp`, or refused), e.g. `--trust-mcp`.
     #[arg(long)]
     pub trust_mcp: bool,
-    /// Let `${VAR}` expand in the config's MCP `Url`, `Headers`, `Env` and `Args` (else the
-    /// run is refused naming it; a model's key never expands); repeatable, e.g.
-    /// `--mcp-env GITHUB_TOKEN --mcp-env MCP_REGION`.
+    /// Let `${VAR}` expand in the config's MCP `Url`, `Headers`, `Env` and `Args` and its
+    /// memory webhook's `Headers` (else the run is refused naming it; a model's key never
+    /// expands); repeatable, e.g. `--mcp-env GITHUB_TOKEN --mcp-env MCP_REGION`.
     #[arg(long, value_name = "VAR")]
     pub mcp_env: Vec<String>,
     /// Resume even when the config compiles to another program than the session ran.
