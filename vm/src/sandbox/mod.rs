@@ -112,6 +112,9 @@ fn probe(launcher: &std::path::Path) -> Result<(), String> {
     let temp = std::env::temp_dir();
     let mut policy = Policy::new(&temp, &[], false, false);
     policy.state_dir = None;
+    // The probe tries the mechanism only: nothing in the shared temp dir (a `.git` another
+    // user planted there) may make it fail, which would leave commands unconfined.
+    policy.read_only.clear();
     let mut cmd = wrapped(launcher, &policy, "true", &[]);
     cmd.env_clear()
         .envs(env::child_env())
