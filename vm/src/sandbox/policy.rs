@@ -180,7 +180,12 @@ fn repositories(root: &Path) -> Vec<PathBuf> {
             // the root, is found as one itself.
             let dot_git = path.join(".git").symlink_metadata();
             if dot_git.is_ok_and(|meta| meta.is_dir() || meta.is_file()) {
-                for git_dir in git_dirs(&path) {
+                // Outside the root everything is read-only already: a nested repository's
+                // `gitdir:` elsewhere adds nothing to bind (nor a place that cannot be).
+                for git_dir in git_dirs(&path)
+                    .into_iter()
+                    .filter(|dir| dir.starts_with(root))
+                {
                     add(&mut found, git_dir);
                 }
             }
