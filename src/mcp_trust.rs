@@ -158,3 +158,22 @@ pub fn check_webhook(
     }
     Ok(())
 }
+
+/// Whether the MCP servers `program` starts may start in a run nobody attends (`fuseraft
+/// test`, `fuseraft eval run`): only with `--trust-mcp`, and only with the variables the
+/// user allowed. `Err` names the first server and its command, for `command` to say.
+pub fn unattended(program: &Program, trust_mcp: bool, command: &str) -> Result<(), String> {
+    let used = mcp::used(program);
+    let Some((server, _)) = program.mcp_servers.iter().zip(used).find(|(_, used)| *used) else {
+        return Ok(());
+    };
+    if !trust_mcp {
+        let what = mcp::command_line(server)
+            .map_or_else(String::new, |line| format!(", which runs `{line}`"));
+        return Err(format!(
+            "starts MCP server `{}`{what}; `{command}` starts MCP servers only with `--trust-mcp`",
+            server.name
+        ));
+    }
+    check_variables(program)
+}

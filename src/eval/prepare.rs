@@ -115,18 +115,10 @@ pub fn prepare<'a>(
 
 /// The MCP servers a workflow starts run only with `--trust-mcp`: a suite runs unattended.
 fn mcp_allowed(program: &Program, config: &Path, trust_mcp: bool) -> Result<(), String> {
-    let used = fuseraft_vm::mcp::used(program);
-    let Some((server, _)) = program.mcp_servers.iter().zip(used).find(|(_, used)| *used) else {
-        return Ok(());
-    };
-    if !trust_mcp {
-        let what = fuseraft_vm::mcp::command_line(server)
-            .map_or_else(String::new, |line| format!(", which runs `{line}`"));
-        return Err(format!(
-            "the workflow `{}` starts MCP server `{}`{what}; `fuseraft eval run` starts MCP servers only with `--trust-mcp`",
-            config.display(),
-            server.name
-        ));
-    }
-    crate::mcp_trust::check_variables(program)
+    crate::mcp_trust::unattended(program, trust_mcp, "fuseraft eval run").map_err(|why| {
+        match why.starts_with("starts MCP server") {
+            true => format!("the workflow `{}` {why}", config.display()),
+            false => why,
+        }
+    })
 }

@@ -153,20 +153,11 @@ pub fn run(scenario: &Scenario, trust_mcp: bool) -> Result<Ran, RunError> {
 /// Whether the MCP servers `program` starts may start: only with `--trust-mcp` (a scenario
 /// is someone's config, run unattended), and only with the variables the user allowed.
 fn mcp_allowed(scenario: &Scenario, program: &Program, trust_mcp: bool) -> Result<(), String> {
-    let used = fuseraft_vm::mcp::used(program);
-    let Some((server, _)) = program.mcp_servers.iter().zip(used).find(|(_, used)| *used) else {
-        return Ok(());
-    };
-    if !trust_mcp {
-        let what = fuseraft_vm::mcp::command_line(server)
-            .map_or_else(String::new, |line| format!(", which runs `{line}`"));
-        return Err(format!(
-            "{}: the config `{}` starts MCP server `{}`{what}; `fuseraft test` starts MCP servers only with `--trust-mcp`",
-            scenario.path.display(),
-            scenario.config.display(),
-            server.name
-        ));
-    }
-    crate::mcp_trust::check_variables(program)
-        .map_err(|reason| format!("{}: {reason}", scenario.path.display()))
+    crate::mcp_trust::unattended(program, trust_mcp, "fuseraft test").map_err(|why| {
+        let why = match why.starts_with("starts MCP server") {
+            true => format!("the config `{}` {why}", scenario.config.display()),
+            false => why,
+        };
+        format!("{}: {why}", scenario.path.display())
+    })
 }
