@@ -180,17 +180,57 @@ impl Question {
 /// One validator or contract predicate to evaluate against the artifacts on disk.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
-    /// Validator name (`RequireShellPass`) or contract predicate type (`FileExists`).
-    pub name: String,
-    pub kind: CheckKind,
+    pub of: CheckOf,
     /// Parameters as written (`RequiredCommandPattern`, `Path`, ...).
     pub params: Vec<(String, String)>,
 }
 
+/// What a check evaluates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckOf {
+    Validator(fuseraft_compiler::ir::Validator),
+    Predicate(fuseraft_compiler::ir::PredicateType),
+    /// A name the program gave that is neither (`fuseraft check` reports it; the check
+    /// fails saying so).
+    Unknown {
+        kind: CheckKind,
+        name: String,
+    },
+}
+
+/// Which table a check's name is read from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum CheckKind {
     Validator,
     Predicate,
+}
+
+impl Check {
+    /// The check a program names: a validator (`RequireShellPass`) or a contract predicate
+    /// type (`FileExists`), as the compiler spells them.
+    pub fn new(kind: CheckKind, name: &str, params: Vec<(String, String)>) -> Check {
+        use fuseraft_compiler::ir::{PredicateType, Validator};
+        let of = match kind {
+            CheckKind::Validator => Validator::parse(name).map(CheckOf::Validator),
+            CheckKind::Predicate => PredicateType::parse(name).map(CheckOf::Predicate),
+        };
+        Check {
+            of: of.unwrap_or_else(|| CheckOf::Unknown {
+                kind,
+                name: name.to_string(),
+            }),
+            params,
+        }
+    }
+
+    /// The check's name as the program spells it.
+    pub fn name(&self) -> &str {
+        match &self.of {
+            CheckOf::Validator(validator) => validator.name(),
+            CheckOf::Predicate(predicate) => predicate.name(),
+            CheckOf::Unknown { name, .. } => name,
+        }
+    }
 }
 
 /// Everything a validator may read besides the files on disk.

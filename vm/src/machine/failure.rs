@@ -25,18 +25,13 @@ pub(crate) fn guard_checks(program: &Program, guards: &[Guard]) -> Vec<Check> {
     let mut checks = Vec::new();
     for guard in guards {
         match guard {
-            Guard::Validator { name, params } => checks.push(Check {
-                name: name.clone(),
-                kind: CheckKind::Validator,
-                params: params.clone(),
-            }),
+            Guard::Validator { name, params } => {
+                checks.push(Check::new(CheckKind::Validator, name, params.clone()))
+            }
             Guard::Contract(id) => {
                 for predicate in &program.contract(*id).predicates {
-                    checks.push(Check {
-                        name: predicate.kind.clone(),
-                        kind: CheckKind::Predicate,
-                        params: predicate.params.clone(),
-                    });
+                    let params = predicate.params.clone();
+                    checks.push(Check::new(CheckKind::Predicate, &predicate.kind, params));
                 }
             }
             Guard::Cond(_) | Guard::HumanApproval | Guard::CounterBelow(..) => {}

@@ -298,7 +298,7 @@ impl Machine<'_> {
         let exit = &self.program.state(self.run.state).exits[idx];
         let names: Vec<String> = failure::guard_checks(self.program, &exit.guards)
             .into_iter()
-            .map(|check| check.name)
+            .map(|check| check.name().to_string())
             .collect();
         match results.iter().position(|result| !result.ok) {
             None if results.len() >= names.len() => {

@@ -34,7 +34,7 @@ use std::path::Path;
 
 use fuseraft_compiler::ir::{PredicateType, Validator};
 
-use crate::effect::{Check, CheckContext, CheckKind, CheckResult};
+use crate::effect::{Check, CheckContext, CheckKind, CheckOf, CheckResult};
 use crate::sandbox::Confinement;
 
 pub use artifacts::{DEFAULT_ASSERTION_PATTERNS, DEFAULT_BRIEF_PATH, DEFAULT_TEST_REPORT_PATH};
@@ -56,39 +56,43 @@ pub fn run(
         work_dir,
         confinement,
     };
-    match check.kind {
-        CheckKind::Validator => match Validator::parse(&check.name) {
-            Some(Validator::RequireBrief) => brief::require_brief(&env),
-            Some(Validator::RequireWriteFile) => write_file::require_write_file(&env),
-            Some(Validator::RequireAllFilesWritten) => write_file::require_all_files_written(&env),
-            Some(Validator::RequireShellPass) => shell::require_shell_pass(&env),
-            Some(Validator::TestReportValid) => test_report::test_report_valid(&env),
-            Some(Validator::RequireReviewJudgement) => review::require_review_judgement(&env),
-            Some(Validator::RequireRelatedTestsPass) => related::require_related_tests_pass(&env),
-            Some(Validator::RequireAcceptanceCriteriaPassed) => {
+    match &check.of {
+        CheckOf::Validator(validator) => match validator {
+            Validator::RequireBrief => brief::require_brief(&env),
+            Validator::RequireWriteFile => write_file::require_write_file(&env),
+            Validator::RequireAllFilesWritten => write_file::require_all_files_written(&env),
+            Validator::RequireShellPass => shell::require_shell_pass(&env),
+            Validator::TestReportValid => test_report::test_report_valid(&env),
+            Validator::RequireReviewJudgement => review::require_review_judgement(&env),
+            Validator::RequireRelatedTestsPass => related::require_related_tests_pass(&env),
+            Validator::RequireAcceptanceCriteriaPassed => {
                 acceptance::require_acceptance_criteria_passed(&env)
             }
-            Some(Validator::RequireSessionContextWrite) => {
+            Validator::RequireSessionContextWrite => {
                 session_context::require_session_context_write(&env)
             }
-            None => CheckResult::fail(format!(
-                "unknown validator `{}`. Valid: {}.",
-                check.name,
-                names(Validator::ALL.iter().map(|validator| validator.name()))
-            )),
         },
-        CheckKind::Predicate => match PredicateType::parse(&check.name) {
-            Some(PredicateType::FilesWritten) => predicates::files_written(&env),
-            Some(PredicateType::CommandSucceeded) => predicates::command_succeeded(&env),
-            Some(PredicateType::FileExists) => predicates::file_exists(&env),
-            Some(PredicateType::TestReport) => predicates::test_report(&env),
-            Some(PredicateType::RelatedTestsPass) => related::related_tests_pass(&env),
-            None => CheckResult::fail(format!(
-                "unknown predicate type `{}`. Valid: {}.",
-                check.name,
-                names(PredicateType::ALL.iter().map(|kind| kind.name()))
-            )),
+        CheckOf::Predicate(predicate) => match predicate {
+            PredicateType::FilesWritten => predicates::files_written(&env),
+            PredicateType::CommandSucceeded => predicates::command_succeeded(&env),
+            PredicateType::FileExists => predicates::file_exists(&env),
+            PredicateType::TestReport => predicates::test_report(&env),
+            PredicateType::RelatedTestsPass => related::related_tests_pass(&env),
         },
+        CheckOf::Unknown {
+            kind: CheckKind::Validator,
+            name,
+        } => CheckResult::fail(format!(
+            "unknown validator `{name}`. Valid: {}.",
+            names(Validator::ALL.iter().map(|validator| validator.name()))
+        )),
+        CheckOf::Unknown {
+            kind: CheckKind::Predicate,
+            name,
+        } => CheckResult::fail(format!(
+            "unknown predicate type `{name}`. Valid: {}.",
+            names(PredicateType::ALL.iter().map(|kind| kind.name()))
+        )),
     }
 }
 

@@ -386,11 +386,7 @@ mod tests {
     fn related_tests_time_out() {
         let fx = Fixture::new("rt-timeout")
             .with_setting("TestSelector.FullSuiteCommand", "sleep 30 & sleep 30");
-        let check = Check {
-            name: "RequireRelatedTestsPass".into(),
-            kind: CheckKind::Validator,
-            params: vec![],
-        };
+        let check = Check::new(CheckKind::Validator, "RequireRelatedTestsPass", vec![]);
         let context = fx.context(vec![]);
         let env = Env {
             check: &check,
@@ -447,11 +443,7 @@ mod tests {
             .with_setting("TestSelector.FindRelatedCommand", "echo {file}")
             .with_setting("TestSelector.FullSuiteCommand", "sleep 30 #");
         fx.change_log(&[entry("Dev", 2, &["a.rs"], &[])]);
-        let check = Check {
-            name: "RelatedTestsPass".into(),
-            kind: CheckKind::Predicate,
-            params: vec![],
-        };
+        let check = Check::new(CheckKind::Predicate, "RelatedTestsPass", vec![]);
         let context = fx.context(vec![]);
         let env = Env {
             check: &check,

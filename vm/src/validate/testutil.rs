@@ -87,14 +87,11 @@ impl Fixture {
         params: &[(&str, &str)],
         messages: Vec<Message>,
     ) -> CheckResult {
-        let check = Check {
-            name: name.to_string(),
-            kind,
-            params: params
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
+        let params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let check = Check::new(kind, name, params);
         let confinement = crate::sandbox::Confinement::new(&self.dir, &[], &[]);
         super::run(&check, &self.context(messages), &self.dir, &confinement)
     }
