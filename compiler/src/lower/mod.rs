@@ -11,6 +11,7 @@ mod compaction;
 mod context_window;
 mod graph;
 mod mcp;
+mod memory;
 mod policy;
 mod rotation;
 mod routes;
@@ -279,6 +280,7 @@ pub(crate) fn lower_config(
     termination::lower_failure(config, &mut builder);
     policy::lower_security(config, &mut builder);
     api_profiles::check_api_profiles(config, &mut builder);
+    memory::check_memory(config, &mut builder);
     compaction::check_compaction(config, &mut builder);
     checks::check_names(config, &mut builder);
 
