@@ -4,7 +4,7 @@
 # SARIF Multitool (tests/sarif.rs), PyPI's check-jsonschema (tests/schema.rs), Graphviz
 # and mermaid-cli (tests/diagrams.rs), groff and man-db (the manual pages,
 # tests/conventions/man.rs), the MCP servers (tests/mcp.rs), Arize Phoenix, an OpenTelemetry
-# backend (tests/telemetry.rs), and the live tier's model server and model (tests/live.rs;
+# backend (tests/telemetry.rs), the Restate server (tests/serve.rs), and the live tier's model server and model (tests/live.rs;
 # built from source the first time). The README's test command runs this first.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,4 +14,5 @@ echo "check-jsonschema: $(bash schema-deps.sh)"
 echo "mermaid-cli: $(bash diagram-deps.sh)"
 bash mcp-deps.sh
 bash otel-deps.sh
+bash restate-deps.sh
 bash live-deps.sh

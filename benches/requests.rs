@@ -55,7 +55,7 @@ fn reply_for(body: &str, tester_turns: &mut usize) -> String {
         "HANDOFF TO TESTER"
     } else {
         *tester_turns += 1;
-        if *tester_turns % 3 == 0 {
+        if (*tester_turns).is_multiple_of(3) {
             "HANDOFF TO PLANNER"
         } else {
             "HANDOFF TO DEVELOPER"

@@ -6,6 +6,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 pub mod eval;
 pub use eval::{EvalAction, EvalArgs, EvalFormat, EvalInitArgs, EvalRunArgs};
+pub mod remote;
+pub use remote::{ApproveArgs, ServeArgs};
 
 /// fuseraft: compile, check and run workflows of LLM agents.
 #[derive(Debug, Parser)]
@@ -88,6 +90,13 @@ pub enum Command {
     /// Check or read a session's audit chain: every decision about what the run may do.
     #[command(after_help = examples::AUDIT)]
     Audit(AuditArgs),
+    /// Serve sessions for a Restate server: a worker that runs each submitted session one
+    /// turn at a time, its questions waiting durably for `fuseraft approve`.
+    #[command(after_help = remote::SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+    /// Answer a question a session run by a Restate server waits on (`exec --on`).
+    #[command(after_help = remote::APPROVE_EXAMPLES)]
+    Approve(ApproveArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -511,6 +520,14 @@ pub struct ExecArgs {
     /// with its token, is printed on standard error.
     #[arg(long, visible_alias = "devui", value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub ui: Option<String>,
+    /// Run on a Restate server instead of in this process (its ingress URL, served by
+    /// `fuseraft serve` workers): the workflow is compiled here, submitted, and followed
+    /// until it ends; the work dir must be one the workers see.
+    #[arg(long, value_name = "URL")]
+    pub on: Option<String>,
+    /// With `--on`: print the session id and return once the run is submitted.
+    #[arg(long, requires = "on")]
+    pub detach: bool,
 }
 
 /// `exec`'s model request timeouts, in seconds (boxed: `Command` stays small).

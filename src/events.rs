@@ -80,29 +80,12 @@ impl EventsFile {
         if self.file.is_none() {
             return;
         }
-        let aliases = upstream::aliases(event, run);
-        if aliases.is_empty() {
+        if upstream::aliases(event, run).is_empty() {
             return self.write(event, session);
         }
-        let ts = timestamp();
         let Some(file) = &mut self.file else { return };
         self.line.clear();
-        event.write_json_line(&ts, session, &mut self.line);
-        self.line.push(b'\n');
-        for alias in aliases {
-            // The keys in the order fuseraft's own line has them.
-            let mut line = serde_json::Map::new();
-            line.insert("ts".into(), ts.clone().into());
-            line.insert("session".into(), session.into());
-            line.insert("turn".into(), event.turn.into());
-            if let Some(agent) = &event.agent {
-                line.insert("agent".into(), agent.as_str().into());
-            }
-            line.insert("event_type".into(), alias.name.into());
-            line.insert("payload".into(), alias.payload);
-            let _ = serde_json::to_writer(&mut self.line, &line);
-            self.line.push(b'\n');
-        }
+        write_lines(event, run, &timestamp(), session, &mut self.line);
         if let Err(error) = file.write_all(&self.line).and_then(|_| file.flush()) {
             self.report(error);
         }
@@ -134,6 +117,32 @@ impl EventsFile {
             );
             self.failed = true;
         }
+    }
+}
+
+/// Writes the lines of `event` at `ts` (each ended by a newline): its own, then the lines
+/// upstream writes for it ([`upstream::aliases`]), keys in the order fuseraft's own line has them.
+pub fn write_lines(
+    event: &Event,
+    run: &fuseraft_vm::machine::Run,
+    ts: &str,
+    session: &str,
+    out: &mut Vec<u8>,
+) {
+    event.write_json_line(ts, session, out);
+    out.push(b'\n');
+    for alias in upstream::aliases(event, run) {
+        let mut line = serde_json::Map::new();
+        line.insert("ts".into(), ts.into());
+        line.insert("session".into(), session.into());
+        line.insert("turn".into(), event.turn.into());
+        if let Some(agent) = &event.agent {
+            line.insert("agent".into(), agent.as_str().into());
+        }
+        line.insert("event_type".into(), alias.name.into());
+        line.insert("payload".into(), alias.payload);
+        let _ = serde_json::to_writer(&mut *out, &line);
+        out.push(b'\n');
     }
 }
 

@@ -12,6 +12,7 @@ pub mod render;
 pub mod replay_file;
 pub mod report;
 pub mod scenario;
+pub mod serve;
 pub mod session;
 pub mod stream_text;
 pub mod telemetry;
@@ -74,6 +75,8 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Config(args) => commands::config::run(args, style),
         Command::Man(args) => commands::man::run(args),
         Command::Ui(args) => commands::ui::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Approve(args) => commands::remote::approve(args),
     }
 }
 

@@ -219,6 +219,9 @@ struct Prepared<'a> {
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
+    if let Some(on) = &args.on {
+        return super::remote::exec_on(args, on, style);
+    }
     if let (Some(turn), Some(from)) = (args.from_turn, &args.resume) {
         return rewind(args, from, turn, style);
     }
@@ -286,6 +289,11 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Some(path) => replayed(path, prepared, style),
         None => live(prepared, timeouts, style),
     }
+}
+
+/// The program `exec --on` submits: compiled and checked as a local run's.
+pub(crate) fn compiled_for_server(args: &ExecArgs, style: Style) -> Result<Program, u8> {
+    prepare::compiled(args, style)
 }
 
 /// Runs `prepared` answered by the replay file at `path`.

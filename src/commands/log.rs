@@ -112,6 +112,14 @@ fn hint(path: &Path) -> &'static str {
     }
 }
 
+/// One event line in words (`TS  turn N  AGENT: WORDS` and a newline); `None` for a line
+/// under upstream's name (it repeats the one before) or one that is no event.
+pub(crate) fn in_words(text: &str) -> Option<String> {
+    let shown = render(text).ok()?;
+    let repeated = crate::events::upstream::NAMES.contains(&shown.event_type.as_str());
+    (!repeated).then_some(shown.line)
+}
+
 /// One event, rendered, with what the filters look at.
 struct Shown {
     session: String,

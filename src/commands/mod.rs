@@ -14,6 +14,7 @@ pub mod log;
 pub mod man;
 pub mod models;
 pub mod plugins;
+pub mod remote;
 pub mod run_line;
 pub mod schema;
 pub mod sessions;

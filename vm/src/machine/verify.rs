@@ -33,7 +33,7 @@ impl Machine<'_> {
         // Upstream counts the turn just taken from 0, the verifier's turns included.
         let taken = self.run.turn - 1;
         let periodic =
-            verifier.every_n_turns > 0 && taken > 0 && taken % verifier.every_n_turns == 0;
+            verifier.every_n_turns > 0 && taken > 0 && taken.is_multiple_of(verifier.every_n_turns);
         // A suspicious correction was injected before that turn (upstream: while selecting
         // its agent), so the verifier audits the turn that answered it.
         let previous = replies.next().map_or(0, |index| index + 1);

@@ -70,7 +70,7 @@ impl Views {
         // A poisoned lock only means a panic elsewhere; the map is whole after every insert.
         let mut kept = self.0.lock().unwrap_or_else(|poison| poison.into_inner());
         kept.calls += 1;
-        if kept.calls % KEEP_CALLS == 0 {
+        if kept.calls.is_multiple_of(KEEP_CALLS) {
             let oldest = kept.calls - KEEP_CALLS;
             kept.by_text.retain(|_, view| view.used >= oldest);
         }

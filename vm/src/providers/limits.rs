@@ -95,9 +95,9 @@ impl Budget {
 fn bytes(count: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * 1024;
-    if count >= MIB && count % MIB == 0 {
+    if count >= MIB && count.is_multiple_of(MIB) {
         format!("{} MiB", count / MIB)
-    } else if count >= KIB && count % KIB == 0 {
+    } else if count >= KIB && count.is_multiple_of(KIB) {
         format!("{} KiB", count / KIB)
     } else {
         format!("{count} bytes")

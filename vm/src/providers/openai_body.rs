@@ -79,7 +79,7 @@ impl Bodies {
 
     /// Drops the bodies of agents no request was written for lately, every so often.
     fn sweep(&mut self) {
-        if self.calls % KEEP_CALLS != 0 {
+        if !self.calls.is_multiple_of(KEEP_CALLS) {
             return;
         }
         let oldest = self.calls.saturating_sub(KEEP_CALLS);

@@ -1,0 +1,59 @@
+//! `fuseraft serve` and `fuseraft approve`: the clap types of runs kept by a Restate server
+//! (workers that run sessions one turn at a time, and answers to their questions).
+
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The Restate server's admin URL: the worker registers itself there at start.
+    #[arg(long, value_name = "ADMIN_URL")]
+    pub restate: String,
+    /// Where the worker listens for the server's calls (HTTP/2, cleartext).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:9080")]
+    pub listen: String,
+    /// The URL the server calls the worker at, when it is not `http://ADDR` (a balancer in
+    /// front of several workers, a container's outside address).
+    #[arg(long, value_name = "URL")]
+    pub advertise: Option<String>,
+    /// Register nothing: another worker, or an operator, registered the URL the server
+    /// calls (workers behind one balancer register it once).
+    #[arg(long)]
+    pub no_register: bool,
+    /// The only directory whose subdirectories submitted runs may act in (default: the
+    /// current directory). A run whose work dir lies elsewhere is refused.
+    #[arg(long, value_name = "DIR")]
+    pub work_root: Option<PathBuf>,
+}
+
+#[derive(Clone, Debug, clap::Args)]
+pub struct ApproveArgs {
+    /// The session whose waiting question to answer, or one question by its id
+    /// (`SESSION.N`, as `exec --on` prints it).
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// The Restate server's ingress URL.
+    #[arg(long, value_name = "URL")]
+    pub on: String,
+    /// Refuse instead of approving.
+    #[arg(long, conflicts_with = "redirect")]
+    pub no: bool,
+    /// Refuse with this direction for the team (an escalation retries with it, a plan is
+    /// revised with it; for a route or a tool call it is a refusal).
+    #[arg(long, value_name = "TEXT")]
+    pub redirect: Option<String>,
+    /// Who answers, recorded with the answer (default: `$USER`).
+    #[arg(long, value_name = "NAME")]
+    pub by: Option<String>,
+}
+
+pub const SERVE_EXAMPLES: &str = "\
+Examples:
+  restate-server --config-file restate.toml &          # ingress :8080, admin :9070
+  fuseraft serve --restate http://127.0.0.1:9070 --listen 127.0.0.1:9080 --work-root ~/work
+  fuseraft exec team.yaml --task \"Add a --verbose flag.\" --work-dir ~/work/app --on http://127.0.0.1:8080";
+
+pub const APPROVE_EXAMPLES: &str = "\
+Examples:
+  fuseraft approve 1a2b3c4d --on http://127.0.0.1:8080                # yes to its waiting question
+  fuseraft approve 1a2b3c4d.2 --no --on http://127.0.0.1:8080         # no to question 2
+  fuseraft approve 1a2b3c4d --redirect \"Test the parser first.\" --on http://127.0.0.1:8080";

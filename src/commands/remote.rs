@@ -1,0 +1,302 @@
+//! Runs kept by a Restate server: `exec --on URL` compiles here, submits the program (its IR
+//! text), the task and the model options, then follows the session's events until it ends
+//! (`--detach` returns its id at once); `fuseraft approve` answers the question a session
+//! waits on. Exit codes are `exec`'s: the run's outcome, 2 for a usage error or a server
+//! that cannot be reached.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use fuseraft_compiler::ir;
+use fuseraft_vm::event::Outcome;
+
+use super::exit;
+use crate::cli::{Approve, ApproveArgs, ExecArgs};
+use crate::render::Style;
+use crate::serve::client;
+use crate::serve::job::{Answer, Job, Replayed, Waiting};
+use crate::terminal::neutralise;
+
+fn usage(message: &str) -> u8 {
+    eprintln!("error: {}", neutralise(message));
+    exit::USAGE
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| usage(&format!("cannot start a runtime: {error}")))
+}
+
+/// The `exec` flags a run on a server does not take yet, by their spelling.
+fn unsupported(args: &ExecArgs) -> Option<&'static str> {
+    [
+        (args.resume.is_some(), "--resume"),
+        (args.ui.is_some(), "--ui"),
+        (args.hitl, "--hitl"),
+        (args.ci, "--ci"),
+        (args.output.is_some(), "--output"),
+        (args.snapshot, "--snapshot"),
+        (args.otlp.is_some(), "--otlp"),
+        (!args.deny_read.is_empty(), "--deny-read"),
+        (args.trust_mcp, "--trust-mcp"),
+    ]
+    .into_iter()
+    .find_map(|(given, flag)| given.then_some(flag))
+}
+
+/// `exec --on URL`.
+pub fn exec_on(args: &ExecArgs, on: &str, style: Style) -> u8 {
+    if let Some(flag) = unsupported(args) {
+        return usage(&format!(
+            "`{flag}` is not available with `--on` (the run is kept by the server)"
+        ));
+    }
+    let Some(task) = args.task.clone() else {
+        return usage("`--task TEXT` is required: it is what the first agent is asked to do");
+    };
+    let program = match super::exec::compiled_for_server(args, style) {
+        Ok(program) => program,
+        Err(code) => return code,
+    };
+    let text = ir::print(&program, &ir::PrintOptions::default());
+    if ir::parse(&text).is_err() {
+        return usage("this workflow's IR does not read back, so it cannot be sent to a server");
+    }
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| ".".into());
+    let work_dir = match std::fs::canonicalize(&work_dir) {
+        Ok(dir) if dir.is_dir() => dir,
+        _ => {
+            return usage(&format!(
+                "the work dir `{}` is not a directory",
+                work_dir.display()
+            ))
+        }
+    };
+    let replay = match &args.replay {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(Replayed {
+                name: path.display().to_string(),
+                text,
+            }),
+            Err(error) => {
+                return usage(&format!(
+                    "cannot read the replay file `{}`: {error}",
+                    path.display()
+                ))
+            }
+        },
+        None => None,
+    };
+    let job = Job {
+        ir: text,
+        task,
+        work_dir: work_dir.display().to_string(),
+        max_turns: args.max_turns,
+        approve: args.approve.map(|approve| match approve {
+            Approve::All => "all".to_string(),
+            Approve::None => "none".to_string(),
+        }),
+        replay,
+        model: args.model.clone(),
+        endpoint: args.endpoint.clone(),
+        api_key_env: args.api_key_env.clone(),
+    };
+    let session = crate::session::new_id();
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    if let Err(refused) = runtime.block_on(client::submit(on, &session, &job)) {
+        return usage(&format!("the run was not submitted: {refused}"));
+    }
+    if args.detach {
+        println!("{session}");
+        return exit::OK;
+    }
+    eprintln!("session {session} runs on {on}");
+    runtime.block_on(follow(on, &session, args))
+}
+
+/// Prints the session's events as they are stored, says which question it waits on, and
+/// returns the exit code of its outcome.
+async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
+    let mut events = match &args.events {
+        Some(path) => match events_file(path) {
+            Ok(file) => Some(file),
+            Err(code) => return code,
+        },
+        None => None,
+    };
+    let mut seen = 0u32;
+    let mut announced: Option<Waiting> = None;
+    let mut unreachable = 0u32;
+    loop {
+        let watch = match client::watch(on, session, seen).await {
+            Ok(watch) => {
+                unreachable = 0;
+                watch
+            }
+            // A server restarting: keep following for a while.
+            Err(refused) if refused.status.is_none() && unreachable < 600 => {
+                unreachable += 1;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                continue;
+            }
+            Err(refused) => return usage(&format!("cannot follow session {session}: {refused}")),
+        };
+        for line in &watch.events {
+            if let Some(file) = events.as_mut() {
+                let _ = writeln!(file, "{line}");
+            }
+            if !args.json {
+                if let Some(words) = super::log::in_words(line) {
+                    eprint!("{words}");
+                }
+            }
+        }
+        seen += watch.events.len() as u32;
+        let status = watch.status;
+        if status.waiting != announced {
+            if let Some(waiting) = &status.waiting {
+                eprintln!(
+                    "waiting for an answer to question {} ({} → {}: {}): fuseraft approve {} [--no] --on {on}",
+                    waiting.id,
+                    neutralise(&waiting.from),
+                    neutralise(&waiting.to),
+                    neutralise(&waiting.question),
+                    session
+                );
+            }
+            announced = status.waiting.clone();
+        }
+        if let Some(outcome) = &status.outcome {
+            if seen >= status.events {
+                return ended(
+                    session,
+                    outcome,
+                    status.reason.as_deref(),
+                    status.turn,
+                    args,
+                );
+            }
+            continue;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn events_file(path: &Path) -> Result<std::fs::File, u8> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|error| {
+            usage(&format!(
+                "cannot open the events file `{}`: {error}",
+                path.display()
+            ))
+        })
+}
+
+/// The last line (or the `--json` object) and the exit code of a finished run.
+fn ended(session: &str, outcome: &str, reason: Option<&str>, turns: u32, args: &ExecArgs) -> u8 {
+    let code = match outcome {
+        "completed" => Outcome::Completed,
+        "max_turns" => Outcome::MaxTurns,
+        "stuck" => Outcome::Stuck,
+        "budget" => Outcome::Budget,
+        "cancelled" => Outcome::Cancelled,
+        _ => Outcome::Error,
+    }
+    .exit_code();
+    if args.json {
+        let summary = serde_json::json!({
+            "session_id": session,
+            "outcome": outcome,
+            "succeeded": code == 0,
+            "error_message": reason,
+            "exit_code": code,
+            "turns": turns,
+        });
+        println!("{summary}");
+    } else {
+        let why = reason
+            .map(|reason| format!(": {}", neutralise(reason)))
+            .unwrap_or_default();
+        eprintln!("── session {session} {outcome} after {turns} turns{why}");
+    }
+    code
+}
+
+/// `fuseraft approve ID [--no | --redirect TEXT] --on URL`.
+pub fn approve(args: &ApproveArgs) -> u8 {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(answer(args))
+}
+
+async fn answer(args: &ApproveArgs) -> u8 {
+    let question = match args.id.split_once('.') {
+        Some((session, _)) if crate::session::valid_id(session) => args.id.clone(),
+        Some(_) => return usage(&format!("`{}` is no question id (`SESSION.N`)", args.id)),
+        None if crate::session::valid_id(&args.id) => {
+            match client::watch(&args.on, &args.id, u32::MAX).await {
+                Ok(watch) => match watch.status.waiting {
+                    Some(waiting) => waiting.id,
+                    None => {
+                        eprintln!("error: session {} waits on no question", args.id);
+                        return exit::FINDINGS;
+                    }
+                },
+                Err(refused) => {
+                    return usage(&format!("cannot read session {}: {refused}", args.id))
+                }
+            }
+        }
+        None => return usage(&crate::session::invalid_id(&args.id)),
+    };
+    let (decision, text) = match (&args.redirect, args.no) {
+        (Some(text), _) => ("redirect", Some(text.clone())),
+        (None, true) => ("no", None),
+        (None, false) => ("yes", None),
+    };
+    let answer = Answer {
+        decision: decision.to_string(),
+        text,
+        by: args
+            .by
+            .clone()
+            .or_else(|| std::env::var("USER").ok())
+            .unwrap_or_else(|| "unknown".to_string()),
+        at: crate::events::timestamp(),
+    };
+    // The question reaches its object just after the session lists it: a moment's retry.
+    let mut tries = 0;
+    loop {
+        match client::answer(&args.on, &question, &answer).await {
+            Ok(answered) => {
+                eprintln!(
+                    "answered question {} ({}): {}",
+                    answered.id,
+                    neutralise(&answered.question),
+                    answered.answer.decision
+                );
+                return exit::OK;
+            }
+            Err(refused) if refused.status == Some(404) && tries < 20 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            Err(refused) if refused.status.is_some() => {
+                eprintln!("error: {}", neutralise(&refused.message));
+                return exit::FINDINGS;
+            }
+            Err(refused) => return usage(&refused.message),
+        }
+    }
+}

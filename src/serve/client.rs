@@ -1,0 +1,130 @@
+//! The calls fuseraft makes to a Restate server: registering a worker (admin API), and
+//! submitting, watching and answering sessions (ingress). Each failure names the server
+//! and what it said.
+
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::job::{Answer, Answered, Job, Watch, QUESTION, SESSION};
+
+fn http() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60))
+        .build()
+        .map_err(|error| format!("cannot make an HTTP client: {error}"))
+}
+
+fn trimmed(url: &str) -> &str {
+    url.trim_end_matches('/')
+}
+
+/// Registers the worker at `uri` with the server's admin API at `admin`, retrying for a
+/// while when the server is not up yet.
+pub async fn register(admin: &str, uri: &str) -> Result<(), String> {
+    let http = http()?;
+    let url = format!("{}/deployments", trimmed(admin));
+    let body = serde_json::json!({ "uri": uri, "force": true });
+    let mut last = String::new();
+    for _ in 0..40 {
+        match http.post(&url).json(&body).send().await {
+            Ok(response) if response.status().is_success() => return Ok(()),
+            Ok(response) => {
+                let status = response.status();
+                let text = response.text().await.unwrap_or_default();
+                return Err(format!(
+                    "the Restate server at {admin} refused to register {uri} ({status}): {}",
+                    message_of(&text)
+                ));
+            }
+            Err(error) => last = error.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Err(format!(
+        "cannot reach the Restate admin API at {admin}: {last}"
+    ))
+}
+
+/// Why the server refused a call: its `message`, or the body as it came.
+fn message_of(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|value| {
+            value
+                .get("message")
+                .and_then(|m| m.as_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| body.trim().to_string())
+}
+
+/// A refused call: the HTTP status and the server's message.
+#[derive(Debug)]
+pub struct Refused {
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+async fn call<B: Serialize, R: DeserializeOwned>(
+    on: &str,
+    path: &str,
+    body: &B,
+    idempotency: Option<&str>,
+) -> Result<R, Refused> {
+    let http = http().map_err(|message| Refused {
+        status: None,
+        message,
+    })?;
+    let url = format!("{}/{path}", trimmed(on));
+    let mut request = http.post(&url).json(body);
+    if let Some(key) = idempotency {
+        request = request.header("idempotency-key", key);
+    }
+    let response = request.send().await.map_err(|error| Refused {
+        status: None,
+        message: format!("cannot reach the Restate server at {on}: {error}"),
+    })?;
+    let status = response.status();
+    let text = response.text().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(Refused {
+            status: Some(status.as_u16()),
+            message: message_of(&text),
+        });
+    }
+    serde_json::from_str(if text.trim().is_empty() {
+        "null"
+    } else {
+        &text
+    })
+    .map_err(|error| Refused {
+        status: Some(status.as_u16()),
+        message: format!("the server's answer to `{path}` does not read: {error}"),
+    })
+}
+
+/// Submits `job` as session `id` (a retry with the same id submits nothing new).
+pub async fn submit(on: &str, id: &str, job: &Job) -> Result<(), Refused> {
+    call::<_, serde_json::Value>(on, &format!("{SESSION}/{id}/start"), job, Some(id))
+        .await
+        .map(|_| ())
+}
+
+/// The session's status and its event lines after the first `after`.
+pub async fn watch(on: &str, id: &str, after: u32) -> Result<Watch, Refused> {
+    call(on, &format!("{SESSION}/{id}/watch"), &after, None).await
+}
+
+/// Answers question `question` (`SESSION.N`).
+pub async fn answer(on: &str, question: &str, answer: &Answer) -> Result<Answered, Refused> {
+    call(on, &format!("{QUESTION}/{question}/answer"), answer, None).await
+}

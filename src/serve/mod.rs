@@ -1,0 +1,132 @@
+//! `fuseraft serve --restate ADMIN_URL [--listen ADDR]`: a worker for a Restate server. It
+//! serves the session and question objects (`objects`) over HTTP/2, registers itself with
+//! the server's admin API, and runs until a stop signal. Runs are submitted with
+//! `exec --on` and answered with `fuseraft approve` (`crate::commands::remote`).
+
+pub mod client;
+pub mod job;
+mod objects;
+mod reply;
+mod turn;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use restate_sdk::prelude::*;
+
+use crate::cli::ServeArgs;
+use crate::commands::exit;
+use objects::{FuseraftQuestion, FuseraftSession};
+
+/// How long an invocation may go without progress before the server asks it to suspend,
+/// and then how long it has to do so: above the longest model request (`--timeout`'s
+/// default 1,800 s) and the longest tool run.
+const INACTIVITY: Duration = Duration::from_secs(2 * 3600);
+const ABORT: Duration = Duration::from_secs(600);
+
+pub fn run(args: &ServeArgs) -> u8 {
+    let listen: SocketAddr = match args.listen.parse() {
+        Ok(listen) => listen,
+        Err(error) => {
+            eprintln!(
+                "error: `--listen {}` is not an address and port: {error}",
+                args.listen
+            );
+            return exit::USAGE;
+        }
+    };
+    let work_root = match &args.work_root {
+        Some(root) => root.clone(),
+        None => PathBuf::from("."),
+    };
+    let work_root = match std::fs::canonicalize(&work_root) {
+        Ok(root) => root,
+        Err(error) => {
+            eprintln!(
+                "error: the work root `{}` cannot be used: {error}",
+                work_root.display()
+            );
+            return exit::USAGE;
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the worker's runtime: {error}");
+            return exit::USAGE;
+        }
+    };
+    runtime.block_on(serve(args, listen, work_root))
+}
+
+async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
+    let listener = match tokio::net::TcpListener::bind(listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!("error: cannot listen on {listen}: {error}");
+            return exit::USAGE;
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(listen);
+    let options = || {
+        ServiceOptions::new()
+            .inactivity_timeout(INACTIVITY)
+            .abort_timeout(ABORT)
+    };
+    let endpoint = Endpoint::builder()
+        .bind(
+            FuseraftSession {
+                work_root: work_root.clone(),
+            }
+            .into_service_definition()
+            .options(options()),
+        )
+        .bind(
+            FuseraftQuestion
+                .into_service_definition()
+                .options(options()),
+        )
+        .build();
+    let server = tokio::spawn(HttpServer::new(endpoint).serve(listener));
+    let uri = args
+        .advertise
+        .clone()
+        .unwrap_or_else(|| format!("http://{bound}"));
+    if !args.no_register {
+        if let Err(message) = client::register(&args.restate, &uri).await {
+            eprintln!("error: {message}");
+            server.abort();
+            return exit::USAGE;
+        }
+    }
+    eprintln!(
+        "fuseraft serve: serving sessions on {bound} (registered as {uri}); work dirs under {}",
+        work_root.display()
+    );
+    stopped().await;
+    server.abort();
+    exit::OK
+}
+
+/// Resolves at SIGINT or SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut interrupt), Ok(mut terminate)) = (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,375 @@
+//! The Restate virtual objects a worker serves: a session (keyed by its id) that runs one
+//! turn per invocation and stores its checkpoint, events and questions as the object's
+//! state; and a question (keyed `SESSION.N`) that takes exactly one answer.
+
+use std::path::{Path, PathBuf};
+
+use restate_sdk::prelude::*;
+
+use super::job::{keys, Answer, Answered, Asked, Job, Status, Waiting, Watch};
+use super::turn::{self, Continue, Step};
+
+/// A session's object. `work_root` is the directory submitted work dirs must lie in.
+pub struct FuseraftSession {
+    pub work_root: PathBuf,
+}
+
+/// A question's object.
+pub struct FuseraftQuestion;
+
+fn refused(message: impl Into<String>) -> HandlerError {
+    TerminalError::new(message.into()).into()
+}
+
+#[restate_sdk::object]
+impl FuseraftSession {
+    /// Takes a submitted run and starts it; a second submission of the same session (a
+    /// client's retry) changes nothing.
+    #[handler]
+    async fn start(&self, ctx: ObjectContext<'_>, job: Json<Job>) -> Result<(), HandlerError> {
+        if ctx.get::<Json<Job>>(keys::JOB).await?.is_some() {
+            return Ok(());
+        }
+        let job = job.into_inner();
+        if !crate::session::valid_id(ctx.key()) {
+            return Err(refused(crate::session::invalid_id(ctx.key())));
+        }
+        inside(&self.work_root, Path::new(&job.work_dir)).map_err(refused)?;
+        let program = fuseraft_compiler::ir::parse(&job.ir)
+            .map_err(|error| refused(format!("the submitted IR does not parse: {error}")))?;
+        if !program.mcp_servers.is_empty() {
+            return Err(refused(
+                "this workflow starts MCP servers, which a worker does not start for a submitted run",
+            ));
+        }
+        ctx.set(keys::JOB, Json(job));
+        ctx.set(keys::STATUS, Json(Status::default()));
+        ctx.object_client::<FuseraftSessionClient>(ctx.key())
+            .advance()
+            .send();
+        Ok(())
+    }
+
+    /// Runs the session's next turn, stores what it left, and sends itself the next one.
+    #[handler]
+    async fn advance(&self, ctx: ObjectContext<'_>) -> Result<(), HandlerError> {
+        let Some(Json(job)) = ctx.get::<Json<Job>>(keys::JOB).await? else {
+            return Err(refused(format!("no session `{}` was submitted", ctx.key())));
+        };
+        let mut status = ctx
+            .get::<Json<Status>>(keys::STATUS)
+            .await?
+            .map(Json::into_inner)
+            .unwrap_or_default();
+        if status.outcome.is_some() {
+            return Ok(());
+        }
+        let saved = saved(&ctx, &status).await?;
+        let mut steps = turn::start(Continue {
+            session: ctx.key().to_string(),
+            job,
+            saved,
+        });
+        let mut events = Vec::new();
+        let mut checkpoint = None;
+        let mut messages = Vec::new();
+        let mut ended = None;
+        while let Some(step) = steps.recv().await {
+            match step.map_err(refused)? {
+                Step::Model {
+                    go,
+                    made,
+                    journaled,
+                } => {
+                    let entry = ctx
+                        .run(|| async move {
+                            let _ = go.send(());
+                            made.await
+                                .map_err(|_| HandlerError::from("the model call was not made"))
+                        })
+                        .name("model call")
+                        .await?;
+                    let _ = journaled.send(entry);
+                }
+                Step::Ask {
+                    question,
+                    from,
+                    to,
+                    answer,
+                } => {
+                    let waiting = Waiting {
+                        id: format!("{}.{}", ctx.key(), status.asked + 1),
+                        question: question.signal(),
+                        from,
+                        to,
+                        takes_text: question.takes_text(),
+                    };
+                    // What led to the question is shown while it waits.
+                    let before = std::mem::take(&mut events);
+                    let before = journaled(&ctx, "events before a question", before).await?;
+                    store_events(&ctx, &mut status, before);
+                    let given = wait_for_answer(&ctx, &mut status, waiting).await?;
+                    let _ = answer.send(approval(&given));
+                }
+                Step::Event(line) => events.push(line),
+                Step::Checkpoint {
+                    state,
+                    messages: new,
+                } => {
+                    checkpoint = Some(state);
+                    messages.extend(new);
+                }
+                Step::End {
+                    outcome,
+                    reason,
+                    turns,
+                } => ended = Some((outcome, reason, turns)),
+            }
+        }
+        let Some((outcome, reason, turns)) = ended else {
+            return Err(HandlerError::from(
+                "the run's thread stopped before the turn ended",
+            ));
+        };
+        // What the turn left is stored as journaled: a retried invocation that got this far
+        // stores the same (the events' times, the checkpoint), whatever it computed again.
+        let left = Left {
+            events,
+            checkpoint,
+            messages,
+            outcome: outcome.map(|outcome| outcome.as_str().to_string()),
+            reason,
+            turns,
+        };
+        let Left {
+            events,
+            checkpoint,
+            messages,
+            outcome,
+            reason,
+            turns,
+        } = journaled(&ctx, "what the turn left", left).await?;
+        store_events(&ctx, &mut status, events);
+        if let Some(state) = checkpoint {
+            ctx.set(keys::CHECKPOINT, Json(state));
+            if !messages.is_empty() {
+                ctx.set(&keys::messages(status.message_chunks), Json(messages));
+                status.message_chunks += 1;
+            }
+        }
+        status.turn = turns;
+        status.outcome = outcome;
+        status.reason = reason;
+        let going_on = status.outcome.is_none();
+        ctx.set(keys::STATUS, Json(status));
+        if going_on {
+            ctx.object_client::<FuseraftSessionClient>(ctx.key())
+                .advance()
+                .send();
+        }
+        Ok(())
+    }
+
+    /// The status and the event lines after the first `after`.
+    #[handler]
+    async fn watch(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        after: u32,
+    ) -> Result<Json<Watch>, HandlerError> {
+        let Some(Json(status)) = ctx.get::<Json<Status>>(keys::STATUS).await? else {
+            return Err(refused(format!("no session `{}` was submitted", ctx.key())));
+        };
+        let mut events = Vec::new();
+        for (chunk, &start) in status.chunk_starts.iter().enumerate() {
+            let end = status
+                .chunk_starts
+                .get(chunk + 1)
+                .copied()
+                .unwrap_or(status.events);
+            if end <= after {
+                continue;
+            }
+            let Some(Json(lines)) = ctx.get::<Json<Vec<String>>>(&keys::events(chunk)).await?
+            else {
+                continue;
+            };
+            let skip = after.saturating_sub(start) as usize;
+            events.extend(lines.into_iter().skip(skip));
+        }
+        Ok(Json(Watch { status, events }))
+    }
+}
+
+/// What a turn left to store.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Left {
+    events: Vec<String>,
+    checkpoint: Option<serde_json::Value>,
+    messages: Vec<serde_json::Value>,
+    outcome: Option<String>,
+    reason: Option<String>,
+    turns: u32,
+}
+
+/// `value` as the journal has it: this attempt's on the first, the first attempt's on a retry.
+async fn journaled<T>(ctx: &ObjectContext<'_>, name: &str, value: T) -> Result<T, HandlerError>
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+{
+    let kept = ctx
+        .run(|| async move { Ok(Json(value)) })
+        .name(name)
+        .await?;
+    Ok(kept.into_inner())
+}
+
+/// Stores `events` as the session's next chunk of event lines (the status, which counts
+/// them, is stored by the caller).
+fn store_events(ctx: &ObjectContext<'_>, status: &mut Status, events: Vec<String>) {
+    if events.is_empty() {
+        return;
+    }
+    let count = events.len() as u32;
+    ctx.set(&keys::events(status.chunk_starts.len()), Json(events));
+    status.chunk_starts.push(status.events);
+    status.events += count;
+}
+
+/// The run's checkpoint with its messages, as a resume reads it; `None` before the first.
+async fn saved(
+    ctx: &ObjectContext<'_>,
+    status: &Status,
+) -> Result<Option<serde_json::Value>, HandlerError> {
+    let Some(Json(mut state)) = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await? else {
+        return Ok(None);
+    };
+    let mut messages = Vec::new();
+    for chunk in 0..status.message_chunks {
+        if let Some(Json(lines)) = ctx
+            .get::<Json<Vec<serde_json::Value>>>(&keys::messages(chunk))
+            .await?
+        {
+            messages.extend(lines);
+        }
+    }
+    let count = state
+        .get("MessageCount")
+        .and_then(serde_json::Value::as_u64)
+        .map_or(messages.len(), |count| count as usize);
+    messages.truncate(count);
+    state["Messages"] = serde_json::Value::Array(messages);
+    Ok(Some(state))
+}
+
+/// Lists `waiting`, hands it to its question object, and waits (holding no worker) for the
+/// answer; records who gave it.
+async fn wait_for_answer(
+    ctx: &ObjectContext<'_>,
+    status: &mut Status,
+    waiting: Waiting,
+) -> Result<Answer, HandlerError> {
+    let (awakeable, answered) = ctx.awakeable::<Json<Answer>>();
+    status.asked += 1;
+    status.waiting = Some(waiting.clone());
+    ctx.set(keys::STATUS, Json(status.clone()));
+    ctx.object_client::<FuseraftQuestionClient>(&waiting.id)
+        .ask(Json(Asked {
+            awakeable,
+            waiting: waiting.clone(),
+        }))
+        .send();
+    let Json(answer) = answered.await?;
+    status.waiting = None;
+    status.answers.push(Answered {
+        id: waiting.id,
+        question: waiting.question,
+        answer: answer.clone(),
+    });
+    ctx.set(keys::STATUS, Json(status.clone()));
+    Ok(answer)
+}
+
+fn approval(answer: &Answer) -> fuseraft_vm::driver::Approval {
+    use fuseraft_vm::driver::Approval;
+    match (answer.decision.as_str(), &answer.text) {
+        ("yes", _) => Approval::Granted,
+        ("redirect", Some(text)) => Approval::Redirected(text.clone()),
+        _ => Approval::Refused,
+    }
+}
+
+/// Whether `work_dir` is an existing directory inside `root` (both resolved).
+fn inside(root: &Path, work_dir: &Path) -> Result<(), String> {
+    let resolved = std::fs::canonicalize(work_dir).map_err(|error| {
+        format!(
+            "the work dir `{}` cannot be used by this worker: {error}",
+            work_dir.display()
+        )
+    })?;
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    if resolved.is_dir() && resolved.starts_with(&root) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the work dir `{}` is not a directory inside this worker's work root `{}` (`fuseraft serve --work-root`)",
+            work_dir.display(),
+            root.display()
+        ))
+    }
+}
+
+#[restate_sdk::object]
+impl FuseraftQuestion {
+    /// Records the question and the awakeable its run waits on.
+    #[handler]
+    async fn ask(&self, ctx: ObjectContext<'_>, asked: Json<Asked>) -> Result<(), HandlerError> {
+        if ctx.get::<Json<Asked>>(keys::ASKED).await?.is_none() {
+            ctx.set(keys::ASKED, asked);
+        }
+        Ok(())
+    }
+
+    /// Answers the question, once: a second answer is refused, naming the first.
+    #[handler]
+    async fn answer(
+        &self,
+        ctx: ObjectContext<'_>,
+        answer: Json<Answer>,
+    ) -> Result<Json<Answered>, HandlerError> {
+        let Some(Json(asked)) = ctx.get::<Json<Asked>>(keys::ASKED).await? else {
+            return Err(TerminalError::new_with_code(
+                404,
+                format!("no question `{}` is waiting", ctx.key()),
+            )
+            .into());
+        };
+        if let Some(Json(first)) = ctx.get::<Json<Answer>>(keys::ANSWER).await? {
+            return Err(TerminalError::new_with_code(
+                409,
+                format!(
+                    "question `{}` was already answered `{}` by {} at {}",
+                    ctx.key(),
+                    first.decision,
+                    first.by,
+                    first.at
+                ),
+            )
+            .into());
+        }
+        let answer = answer.into_inner();
+        if !matches!(answer.decision.as_str(), "yes" | "no" | "redirect") {
+            return Err(refused(format!(
+                "`{}` is no answer: yes, no or redirect",
+                answer.decision
+            )));
+        }
+        ctx.set(keys::ANSWER, Json(answer.clone()));
+        ctx.resolve_awakeable(&asked.awakeable, Json(answer.clone()));
+        Ok(Json(Answered {
+            id: ctx.key().to_string(),
+            question: asked.waiting.question,
+            answer,
+        }))
+    }
+}

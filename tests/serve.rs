@@ -1,0 +1,381 @@
+//! The durable-sessions tier: sessions submitted with `exec --on` to a real Restate server
+//! (`.ci/restate-deps.sh` installs it; without it every test here fails, naming the script)
+//! and run by real `fuseraft serve` workers. A served session leaves the events a local run
+//! leaves; a question waits through worker and server kills and takes one answer; a worker
+//! killed during a model call makes only that call again.
+#![cfg(feature = "restate-tests")]
+
+#[path = "serve/cluster.rs"]
+mod cluster;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use cluster::{Restate, Worker};
+use serde_json::Value as Json;
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(path)
+}
+
+fn fuseraft(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(args)
+        .output()
+        .expect("fuseraft runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An events file without what differs between any two runs (the time, the session id).
+fn trace(path: &Path) -> Vec<Json> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+        .lines()
+        .map(|line| {
+            let mut event: Json = serde_json::from_str(line).expect("an events line is JSON");
+            let object = event.as_object_mut().expect("an event is an object");
+            object.remove("ts");
+            object.remove("session");
+            event
+        })
+        .collect()
+}
+
+/// The trace of the fixture `case` run locally with `extra` flags.
+fn local_trace(root: &Path, case: &str, task: &str, extra: &[&str]) -> Vec<Json> {
+    let work = root.join(format!("local-{}", case.replace('/', "-")));
+    std::fs::create_dir_all(&work).unwrap();
+    let events = work.join("events.jsonl");
+    let config = fixture(&format!("{case}/config.yaml"));
+    let replay = fixture(&format!("{case}/replay.yaml"));
+    let mut args = vec![
+        "exec",
+        config.to_str().unwrap(),
+        "--task",
+        task,
+        "--replay",
+        replay.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = fuseraft(&args);
+    assert!(output.status.code().is_some(), "{}", text(&output.stderr));
+    trace(&events)
+}
+
+/// `exec --on`: the fixture `case` run on the server, in work dir `work`.
+fn exec_on(restate: &Restate, work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
+    std::fs::create_dir_all(work).unwrap();
+    let config = fixture(&format!("{case}/config.yaml"));
+    let replay = fixture(&format!("{case}/replay.yaml"));
+    let events = work.join("events.jsonl");
+    let mut args = vec![
+        "exec",
+        config.to_str().unwrap(),
+        "--task",
+        task,
+        "--replay",
+        replay.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+        "--events",
+        events.to_str().unwrap(),
+        "--on",
+        &restate.ingress,
+    ];
+    args.extend_from_slice(extra);
+    fuseraft(&args)
+}
+
+/// POSTs `body` to the server's ingress at `path` and returns the JSON answer.
+fn ingress(restate: &Restate, path: &str, body: &str) -> Json {
+    let host = restate.ingress.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the ingress answers");
+    write!(
+        stream,
+        "POST /{path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (_, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    // The ingress answers HTTP/1.1 with a length or in chunks; the JSON is the one object.
+    let start = body.find('{').unwrap_or(0);
+    let end = body.rfind('}').map_or(body.len(), |end| end + 1);
+    serde_json::from_str(&body[start..end]).unwrap_or_else(|error| panic!("{error}: {answer}"))
+}
+
+/// The session's status, as `watch` reports it.
+fn status(restate: &Restate, session: &str) -> Json {
+    ingress(restate, &format!("FuseraftSession/{session}/watch"), "0")["status"].clone()
+}
+
+fn wait_for(what: &str, within: Duration, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if ready() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{what} did not happen within {within:?}");
+}
+
+#[test]
+fn served_sessions_leave_the_events_local_runs_leave() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let worker = Worker::start(&restate, root.path(), &[]);
+    let keyword = local_trace(root.path(), "run/keyword", "Add a --verbose flag.", &[]);
+    let approval = local_trace(
+        root.path(),
+        "serve/approval",
+        "Release it.",
+        &["--approve", "all"],
+    );
+    // Eight sessions at once, each in a work dir of its own.
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..8)
+            .map(|n| {
+                let work = root.path().join(format!("served-{n}"));
+                let restate = &restate;
+                scope.spawn(move || {
+                    let output = if n % 4 == 3 {
+                        exec_on(
+                            restate,
+                            &work,
+                            "serve/approval",
+                            "Release it.",
+                            &["--approve", "all"],
+                        )
+                    } else {
+                        exec_on(restate, &work, "run/keyword", "Add a --verbose flag.", &[])
+                    };
+                    (n, work, output)
+                })
+            })
+            .collect();
+        for run in runs {
+            let (n, work, output) = run.join().unwrap();
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "session {n}: {}\nworker: {}",
+                text(&output.stderr),
+                worker.log()
+            );
+            let expected = if n % 4 == 3 { &approval } else { &keyword };
+            assert_eq!(&trace(&work.join("events.jsonl")), expected, "session {n}");
+        }
+    });
+}
+
+#[test]
+fn a_question_waits_through_restarts_and_takes_one_answer() {
+    let root = tempfile::tempdir().unwrap();
+    let mut restate = Restate::start();
+    let mut worker = Worker::start(&restate, root.path(), &[]);
+    let expected = local_trace(
+        root.path(),
+        "serve/approval",
+        "Release it.",
+        &["--approve", "all"],
+    );
+    let work = root.path().join("served");
+    let output = exec_on(
+        &restate,
+        &work,
+        "serve/approval",
+        "Release it.",
+        &["--detach"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = text(&output.stdout).trim().to_string();
+    wait_for("the question", Duration::from_secs(30), || {
+        !status(&restate, &session)["waiting"].is_null()
+    });
+    // Every process that knew of the run goes; the question stays listed.
+    worker.kill();
+    restate.kill_and_restart();
+    worker.restart();
+    let waiting = status(&restate, &session)["waiting"].clone();
+    assert_eq!(waiting["id"], format!("{session}.1"), "{waiting}");
+    assert_eq!(waiting["question"], "DEPLOY");
+    let on = restate.ingress.clone();
+    let answered = fuseraft(&["approve", &session, "--on", &on, "--by", "alice"]);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    let ended = Instant::now();
+    while status(&restate, &session)["outcome"].is_null() {
+        assert!(
+            ended.elapsed() < Duration::from_secs(60),
+            "the run did not end after its answer: {}\nworker: {}",
+            status(&restate, &session),
+            worker.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = status(&restate, &session);
+    assert_eq!(status["outcome"], "completed", "{status}\n{}", worker.log());
+    assert_eq!(status["answers"][0]["by"], "alice");
+    assert_eq!(status["answers"][0]["decision"], "yes");
+    // The events the server kept are a local run's.
+    let lines = ingress(&restate, &format!("FuseraftSession/{session}/watch"), "0")["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|line| line.as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    let events = root.path().join("kept.jsonl");
+    std::fs::write(&events, lines.join("\n")).unwrap();
+    assert_eq!(trace(&events), expected);
+    // The same question again: refused, naming the first answer.
+    let again = fuseraft(&["approve", &format!("{session}.1"), "--no", "--on", &on]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("already answered `yes` by alice"),
+        "{}",
+        text(&again.stderr)
+    );
+    let none = fuseraft(&["approve", &session, "--on", &on]);
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        text(&none.stderr).contains("waits on no question"),
+        "{}",
+        text(&none.stderr)
+    );
+}
+
+/// A loopback OpenAI-compatible server: answers each request with the next reply, except
+/// that it tells the test when request `hold` arrives and answers it only once released.
+/// Returns every request body it saw, in order.
+fn model_server(
+    listener: TcpListener,
+    replies: Vec<Json>,
+    hold: usize,
+    held: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
+) -> std::thread::JoinHandle<Vec<Json>> {
+    std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let replies = replies.into_iter();
+        for reply in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                break;
+            };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.push(serde_json::from_slice(&body).unwrap_or(Json::Null));
+            if seen.len() == hold {
+                let _ = held.send(());
+                let _ = release.recv();
+                // The worker that asked is gone; the call is asked again and answered then.
+                continue;
+            }
+            let body = reply.to_string();
+            let mut stream = stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+        seen
+    })
+}
+
+#[test]
+fn a_worker_killed_during_a_model_call_makes_only_that_call_again() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let key = ("FUSERAFT_TEST_KEY", "k-123456789");
+    let mut worker = Worker::start(&restate, root.path(), &[key]);
+    let work = root.path().join("served");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("notes.txt"), "Ship on Friday.\n").unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let read_notes = serde_json::json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+        "function": {"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}}]}}]});
+    let done = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "The notes say Friday.\nFINISHED"}}]});
+    let (held_tx, held) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    // The second request (the turn's second call) is held while its worker is killed.
+    let server = model_server(
+        listener,
+        vec![read_notes, Json::Null, done],
+        2,
+        held_tx,
+        release_rx,
+    );
+    let config = fixture("serve/tool-loop/config.yaml");
+    let on = restate.ingress.clone();
+    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "exec",
+            config.to_str().unwrap(),
+            "--task",
+            "What do the notes say?",
+        ])
+        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
+        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
+        .arg(&work)
+        .args(["--on", &on])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    held.recv_timeout(Duration::from_secs(60))
+        .expect("the second call arrives");
+    worker.kill();
+    worker.restart();
+    release.send(()).unwrap();
+    let output = client.wait_with_output().unwrap();
+    let requests = server.join().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\nworker: {}",
+        text(&output.stderr),
+        worker.log()
+    );
+    assert_eq!(requests.len(), 3, "three requests: {requests:#?}");
+    // The first call finished before the kill: it came from the journal, not the model.
+    assert_ne!(requests[0], requests[1]);
+    assert_ne!(requests[0], requests[2]);
+    // The call in flight at the kill was asked again, the same call.
+    assert_eq!(requests[1], requests[2]);
+}

@@ -1,0 +1,233 @@
+//! A real Restate server and `fuseraft serve` workers for the durable-sessions tier: the
+//! server installed by `.ci/restate-deps.sh`, each started on free loopback ports with a
+//! data dir of its own, killed (SIGKILL) and started again on the same ports and data, and
+//! killed when the test ends.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where `.ci/restate-deps.sh` installs the server: `FUSERAFT_RESTATE_DIR`, else
+/// `${XDG_CACHE_HOME:-$HOME/.cache}/fuseraft-ci/restate`.
+fn server_binary() -> PathBuf {
+    let dir = match std::env::var_os("FUSERAFT_RESTATE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+            .expect("HOME or XDG_CACHE_HOME is set")
+            .join("fuseraft-ci/restate"),
+    };
+    let binary = dir.join("node_modules/@restatedev/restate-server-linux-x64/bin/restate-server");
+    assert!(
+        binary.exists(),
+        "the durable-sessions tier is not installed: `{}` is missing; run `.ci/restate-deps.sh` (it installs the Restate server)",
+        binary.display()
+    );
+    binary
+}
+
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// Waits until `url` answers 200.
+fn wait_healthy(url: &str, within: Duration, log: &Path) {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if answers_200(url) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!(
+        "`{url}` did not answer within {within:?}; its log:\n{}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
+/// Whether `url` (`http://HOST:PORT/PATH`) answers a GET with 200.
+fn answers_200(url: &str) -> bool {
+    use std::io::{Read, Write};
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let Ok(mut stream) = std::net::TcpStream::connect(host) else {
+        return false;
+    };
+    let request = format!("GET /{path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+}
+
+/// One Restate server.
+pub struct Restate {
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+    pub ingress: String,
+    pub admin: String,
+}
+
+impl Restate {
+    pub fn start() -> Restate {
+        let dir = tempfile::tempdir().expect("a data dir for the server");
+        let (node, admin, ingress) = (free_port(), free_port(), free_port());
+        let config = format!(
+            "cluster-name = \"fuseraft-test\"\nnode-name = \"n1\"\ndisable-telemetry = true\n\
+             base-dir = \"{}\"\nbind-address = \"127.0.0.1:{node}\"\n\
+             advertised-address = \"http://127.0.0.1:{node}\"\n\n\
+             [admin]\nbind-address = \"127.0.0.1:{admin}\"\n\n\
+             [ingress]\nbind-address = \"127.0.0.1:{ingress}\"\n",
+            dir.path().join("data").display()
+        );
+        std::fs::write(dir.path().join("restate.toml"), config).expect("the config is written");
+        let mut server = Restate {
+            child: None,
+            dir,
+            ingress: format!("http://127.0.0.1:{ingress}"),
+            admin: format!("http://127.0.0.1:{admin}"),
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let log_path = self.dir.path().join("server.log");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .expect("the server log opens");
+        let child = Command::new(server_binary())
+            .arg("--config-file")
+            .arg(self.dir.path().join("restate.toml"))
+            .arg("--no-logo")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("the log handle clones"))
+            .stderr(log)
+            .spawn()
+            .expect("the Restate server starts");
+        self.child = Some(child);
+        wait_healthy(
+            &format!("{}/health", self.admin),
+            Duration::from_secs(60),
+            &log_path,
+        );
+        wait_healthy(
+            &format!("{}/restate/health", self.ingress),
+            Duration::from_secs(60),
+            &log_path,
+        );
+    }
+
+    /// SIGKILLs the server, then starts it again on the same ports and data.
+    pub fn kill_and_restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.spawn();
+    }
+}
+
+impl Drop for Restate {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// One `fuseraft serve` worker.
+pub struct Worker {
+    child: Option<Child>,
+    admin: String,
+    pub port: u16,
+    work_root: PathBuf,
+    env: Vec<(String, String)>,
+    log: PathBuf,
+}
+
+impl Worker {
+    pub fn start(restate: &Restate, work_root: &Path, env: &[(&str, &str)]) -> Worker {
+        let port = free_port();
+        let mut worker = Worker {
+            child: None,
+            admin: restate.admin.clone(),
+            port,
+            work_root: work_root.to_path_buf(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            log: work_root.join(format!("worker-{port}.log")),
+        };
+        worker.spawn();
+        worker
+    }
+
+    fn spawn(&mut self) {
+        let before = self.log().len();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .expect("the worker log opens");
+        let child = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+            .args(["serve", "--restate", &self.admin, "--listen"])
+            .arg(format!("127.0.0.1:{}", self.port))
+            .arg("--work-root")
+            .arg(&self.work_root)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("the log handle clones"))
+            .stderr(log)
+            .spawn()
+            .expect("the worker starts");
+        self.child = Some(child);
+        // Registered once it says so (after what earlier runs of it logged).
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if self
+                .log()
+                .get(before..)
+                .is_some_and(|new| new.contains("registered as"))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the worker did not register: {}", self.log());
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILLs the worker.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the worker again on the same port.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
