@@ -2,7 +2,8 @@
 //! (`.ci/restate-deps.sh` installs it; without it every test here fails, naming the script)
 //! and run by real `fuseraft serve` workers. A served session leaves the events a local run
 //! leaves; a question waits through worker and server kills and takes one answer; a worker
-//! killed during a model call makes only that call again.
+//! killed during a model call makes only that call again (the calls and commands before it
+//! are kept by the server's journal).
 #![cfg(feature = "restate-tests")]
 
 #[path = "serve/cluster.rs"]
@@ -313,7 +314,7 @@ fn model_server(
 }
 
 #[test]
-fn a_worker_killed_during_a_model_call_makes_only_that_call_again() {
+fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command_twice() {
     let root = tempfile::tempdir().unwrap();
     let restate = Restate::start();
     let key = ("FUSERAFT_TEST_KEY", "k-123456789");
@@ -327,8 +328,11 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again() {
         listener.local_addr().unwrap().port()
     );
     let read_notes = serde_json::json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
-        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
-        "function": {"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}}]}}]});
+        "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "read_file", "arguments": "{\"path\": \"notes.txt\"}"}},
+            {"id": "call_2", "type": "function",
+             "function": {"name": "shell_run", "arguments": "{\"command\": \"echo ran >> ran.txt\"}"}}]}}]});
     let done = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
         "message": {"role": "assistant", "content": "The notes say Friday.\nFINISHED"}}]});
     let (held_tx, held) = mpsc::channel();
@@ -378,4 +382,12 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again() {
     assert_ne!(requests[0], requests[2]);
     // The call in flight at the kill was asked again, the same call.
     assert_eq!(requests[1], requests[2]);
+    // The tool calls finished before the kill: kept, not run again.
+    let ran = std::fs::read_to_string(work.join("ran.txt")).unwrap();
+    assert_eq!(ran, "ran\n", "the command ran once");
+    let answer = requests[2]["messages"].to_string();
+    assert!(
+        answer.contains("Ship on Friday."),
+        "the kept read reached the model: {answer}"
+    );
 }

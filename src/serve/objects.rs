@@ -76,7 +76,8 @@ impl FuseraftSession {
         let mut ended = None;
         while let Some(step) = steps.recv().await {
             match step.map_err(refused)? {
-                Step::Model {
+                Step::Effect {
+                    name,
                     go,
                     made,
                     journaled,
@@ -85,9 +86,9 @@ impl FuseraftSession {
                         .run(|| async move {
                             let _ = go.send(());
                             made.await
-                                .map_err(|_| HandlerError::from("the model call was not made"))
+                                .map_err(|_| HandlerError::from("the effect was not made"))
                         })
-                        .name("model call")
+                        .name(name)
                         .await?;
                     let _ = journaled.send(entry);
                 }

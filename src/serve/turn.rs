@@ -1,11 +1,13 @@
 //! One invocation of a served session: the machine restored from the session's checkpoint
 //! and driven, on a thread of its own, until its next turn ends (or the run does). What the
-//! run does outside itself crosses to the invocation as a [`Step`]: a model call, which the
-//! invocation journals, a question, which waits durably for its answer, and what to store
-//! (events, the checkpoint). The driver is the one `exec` uses, so the sandbox, the policy,
+//! run does outside itself crosses to the invocation as a [`Step`]: an effect (a model call,
+//! a tool call), which the invocation journals, a question, which waits durably for its
+//! answer, and what to store (events, the checkpoint). The driver is the one `exec` uses, so the sandbox, the policy,
 //! the budgets and the caps apply exactly as in a local run.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -13,6 +15,7 @@ use fuseraft_compiler::ir::{self, Program};
 use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models, Pause, Paused};
 use fuseraft_vm::effect::{ModelCall, ModelReply, Question};
 use fuseraft_vm::event::{EventKind, Outcome};
+use fuseraft_vm::journal::{Journal, Recalled};
 use fuseraft_vm::machine::{Machine, Options};
 use fuseraft_vm::providers::{Overrides, Providers, Settings};
 use fuseraft_vm::replay::Replay;
@@ -24,9 +27,11 @@ use super::reply;
 
 /// What the run asks of its invocation.
 pub enum Step {
-    /// A model call: `go` asks the thread to make it (its result comes back on `made`);
-    /// an invocation that finds the result in its journal sends it on `journaled` instead.
-    Model {
+    /// An effect the invocation journals (`name`: a model call, a tool call): `go` asks the
+    /// thread to make it (its result comes back on `made`); an invocation that finds the
+    /// result in its journal sends it on `journaled` instead.
+    Effect {
+        name: &'static str,
         go: oneshot::Sender<()>,
         made: oneshot::Receiver<String>,
         journaled: oneshot::Sender<String>,
@@ -91,8 +96,13 @@ fn run_thread(run: Continue, steps: Steps) -> Result<(), String> {
                         diagnostic.message
                     )
                 })?;
-            // A replay answers the same whatever happened before: nothing to journal.
-            let models = Replay::new(script);
+            // A replay answers the same whatever happened before: only its tool calls
+            // are journaled.
+            let models = Journaled {
+                inner: Replay::new(script),
+                bridge: Bridge(steps.clone()),
+                calls_too: false,
+            };
             runtime.block_on(drive(&program, &run, &models, steps))
         }
         None => {
@@ -106,7 +116,8 @@ fn run_thread(run: Continue, steps: Steps) -> Result<(), String> {
             let providers = Providers::new(&program, &overrides, Settings::default(), &env, None)?;
             let models = Journaled {
                 inner: providers,
-                steps: steps.clone(),
+                bridge: Bridge(steps.clone()),
+                calls_too: true,
             };
             runtime.block_on(drive(&program, &run, &models, steps))
         }
@@ -241,34 +252,63 @@ fn pause_after_turn(steps: Steps, stopping: Arc<AtomicBool>) -> Box<driver::Paus
     })
 }
 
-/// A provider whose calls the invocation journals: a call already in the journal is not
-/// made again.
-struct Journaled<M> {
-    inner: M,
-    steps: Steps,
-}
+/// The run's side of the journal: each effect crosses to the invocation, which answers
+/// with the kept result or asks for it to be made.
+struct Bridge(Steps);
 
-impl<M: Models> Models for Journaled<M> {
-    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+impl Bridge {
+    async fn next(&self, name: &'static str) -> Recalled {
         let (go, asked) = oneshot::channel();
         let (made_tx, made) = oneshot::channel();
         let (journaled, from_journal) = oneshot::channel();
-        let step = Step::Model {
+        let step = Step::Effect {
+            name,
             go,
             made,
             journaled,
         };
-        if self.steps.send(Ok(step)).is_err() {
-            return Err("the worker stopped".to_string());
+        if self.0.send(Ok(step)).is_ok() {
+            tokio::select! {
+                Ok(()) = asked => {
+                    return Recalled::Make(Box::new(move |text| {
+                        let _ = made_tx.send(text);
+                    }));
+                }
+                Ok(text) = from_journal => return Recalled::Kept(text),
+                else => {}
+            }
         }
-        tokio::select! {
-            Ok(()) = asked => {
+        // The invocation is gone (its worker is stopping): nothing will keep the result.
+        Recalled::Make(Box::new(|_| {}))
+    }
+}
+
+impl Journal for Bridge {
+    fn recall(&self, effect: &'static str) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>> {
+        Box::pin(self.next(effect))
+    }
+}
+
+/// A provider whose run the invocation journals: its tool calls, and its model calls when
+/// `calls_too` (a replay's are answered the same again, and it keeps its own position).
+struct Journaled<M> {
+    inner: M,
+    bridge: Bridge,
+    calls_too: bool,
+}
+
+impl<M: Models> Models for Journaled<M> {
+    async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        if !self.calls_too {
+            return self.inner.call(call).await;
+        }
+        match self.bridge.next("model call").await {
+            Recalled::Kept(text) => reply::decode(&text),
+            Recalled::Make(keep) => {
                 let result = self.inner.call(call).await;
-                let _ = made_tx.send(reply::encode(&result));
+                keep(reply::encode(&result));
                 result
             }
-            Ok(text) = from_journal => reply::decode(&text),
-            else => Err("the worker stopped".to_string()),
         }
     }
 
@@ -276,12 +316,24 @@ impl<M: Models> Models for Journaled<M> {
         self.inner.reads_prompts()
     }
 
+    fn replayed(&self) -> bool {
+        self.inner.replayed()
+    }
+
     fn state(&self) -> Json {
         self.inner.state()
     }
 
+    fn checkpoint_state(&self) -> fuseraft_vm::models::ProviderState<'_> {
+        self.inner.checkpoint_state()
+    }
+
     fn restore(&self, state: &Json) {
         self.inner.restore(state)
+    }
+
+    fn state_keeping(&self, base: &Json, agents: &[String]) -> Json {
+        self.inner.state_keeping(base, agents)
     }
 
     fn usage_unreported(&self) -> u32 {
@@ -290,5 +342,9 @@ impl<M: Models> Models for Journaled<M> {
 
     fn cost(&self) -> fuseraft_vm::driver::Cost {
         self.inner.cost()
+    }
+
+    fn journal(&self) -> Option<&dyn Journal> {
+        Some(&self.bridge)
     }
 }

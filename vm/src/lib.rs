@@ -25,6 +25,7 @@ pub mod driver;
 pub mod effect;
 pub mod event;
 pub mod history;
+pub mod journal;
 mod json_string;
 pub mod machine;
 pub mod mcp;

@@ -197,4 +197,10 @@ pub trait Models: Sync {
     fn cost(&self) -> Cost {
         Cost::default()
     }
+
+    /// The durable engine that keeps this run's effects (its tool calls), when the run is
+    /// one invocation of a served session; `None` (every effect is made) for a local run.
+    fn journal(&self) -> Option<&dyn crate::journal::Journal> {
+        None
+    }
 }

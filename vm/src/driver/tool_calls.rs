@@ -55,6 +55,27 @@ impl Ran {
     }
 }
 
+/// Executes `call`, unless the run's journal kept its outcome from an earlier attempt.
+async fn execute_kept<M: Models>(
+    models: &M,
+    call: &mut ToolCall,
+    tool: crate::tools::Tool,
+    context: &crate::tools::ToolContext,
+) {
+    use crate::journal::{restore_tool_outcome, tool_outcome, Recalled};
+    let Some(journal) = models.journal() else {
+        return crate::tools::execute_tool(call, tool, context).await;
+    };
+    match journal.recall("tool call").await {
+        Recalled::Kept(text) if restore_tool_outcome(call, &text) => {}
+        Recalled::Kept(_) => crate::tools::execute_tool(call, tool, context).await,
+        Recalled::Make(keep) => {
+            crate::tools::execute_tool(call, tool, context).await;
+            keep(tool_outcome(call));
+        }
+    }
+}
+
 impl ToolRunner<'_> {
     /// Runs `calls` in order for `agent` in turn `turn`.
     pub(super) async fn run<M: Models>(
@@ -92,7 +113,7 @@ impl ToolRunner<'_> {
                         spent.0.add(usage);
                         spent.1.add(spend);
                     }
-                    _ => crate::tools::execute_tool(call, tool, &context).await,
+                    _ => execute_kept(models, call, tool, &context).await,
                 },
                 Ok(ToolRef::Mcp(tool)) => {
                     events.push(self.call_mcp_tool(call, &tool, &context).await);

@@ -1,0 +1,84 @@
+//! A durable engine's hold on a run's effects (`fuseraft serve` on a Restate server): an
+//! effect whose result an earlier attempt of the same invocation left is not made again,
+//! its kept result stands in for it. A provider offers one through
+//! [`crate::models::Models::journal`]; without one every effect is made (a local run).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+
+use crate::history::{DenialKind, ToolCall};
+
+/// What the journal holds for the next effect.
+pub enum Recalled {
+    /// Its result from an earlier attempt: use it, make nothing.
+    Kept(String),
+    /// Nothing yet: make the effect, then hand its result to this.
+    Make(Box<dyn FnOnce(String) + Send>),
+}
+
+/// Keeps a run's effects, in the order the run makes them.
+pub trait Journal: Sync {
+    /// The next effect (`effect` names its kind, e.g. `tool call`).
+    fn recall(&self, effect: &'static str) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>>;
+}
+
+/// What an executed tool call left, as its journal entry.
+#[derive(Serialize, Deserialize)]
+struct Outcome {
+    result: Option<String>,
+    ok: bool,
+    denied: Option<DenialKind>,
+}
+
+/// The journal entry of an executed `call`.
+pub fn tool_outcome(call: &ToolCall) -> String {
+    serde_json::to_string(&Outcome {
+        result: call.result.clone(),
+        ok: call.ok,
+        denied: call.denied,
+    })
+    .unwrap_or_default()
+}
+
+/// Gives `call` the outcome its journal entry `text` kept; `false` when the entry does not
+/// read (the call is then made again).
+pub fn restore_tool_outcome(call: &mut ToolCall, text: &str) -> bool {
+    match serde_json::from_str::<Outcome>(text) {
+        Ok(outcome) => {
+            call.result = outcome.result;
+            call.ok = outcome.ok;
+            call.denied = outcome.denied;
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_outcome_reads_back_as_it_was() {
+        let mut made = ToolCall {
+            id: "c1".into(),
+            name: "shell_run".into(),
+            args: serde_json::json!({"command": "echo ran"}),
+            result: Some("[DENIED: sandbox] outside\n".into()),
+            ok: false,
+            denied: Some(DenialKind::Sandbox),
+        };
+        let mut kept = ToolCall {
+            result: None,
+            ok: true,
+            denied: None,
+            ..made.clone()
+        };
+        assert!(restore_tool_outcome(&mut kept, &tool_outcome(&made)));
+        assert_eq!(kept, made);
+        made.denied = None;
+        assert!(!restore_tool_outcome(&mut made, "not json"));
+    }
+}
