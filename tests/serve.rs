@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cluster::{Restate, Worker};
+use cluster::{free_port, Balancer, Restate, Worker};
 use serde_json::Value as Json;
 
 fn fixture(path: &str) -> PathBuf {
@@ -77,7 +77,7 @@ fn local_trace(root: &Path, case: &str, task: &str, extra: &[&str]) -> Vec<Json>
 }
 
 /// `exec --on`: the fixture `case` run on the server, in work dir `work`.
-fn exec_on(restate: &Restate, work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
+fn exec_on(on: &str, work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
     std::fs::create_dir_all(work).unwrap();
     let config = fixture(&format!("{case}/config.yaml"));
     let replay = fixture(&format!("{case}/replay.yaml"));
@@ -94,7 +94,7 @@ fn exec_on(restate: &Restate, work: &Path, case: &str, task: &str, extra: &[&str
         "--events",
         events.to_str().unwrap(),
         "--on",
-        &restate.ingress,
+        on,
     ];
     args.extend_from_slice(extra);
     fuseraft(&args)
@@ -156,14 +156,20 @@ fn served_sessions_leave_the_events_local_runs_leave() {
                 scope.spawn(move || {
                     let output = if n % 4 == 3 {
                         exec_on(
-                            restate,
+                            &restate.ingress,
                             &work,
                             "serve/approval",
                             "Release it.",
                             &["--approve", "all"],
                         )
                     } else {
-                        exec_on(restate, &work, "run/keyword", "Add a --verbose flag.", &[])
+                        exec_on(
+                            &restate.ingress,
+                            &work,
+                            "run/keyword",
+                            "Add a --verbose flag.",
+                            &[],
+                        )
                     };
                     (n, work, output)
                 })
@@ -184,6 +190,81 @@ fn served_sessions_leave_the_events_local_runs_leave() {
     });
 }
 
+/// The session's event lines as the server keeps them, in a file.
+fn kept_events(restate: &Restate, session: &str, path: &Path) -> Vec<Json> {
+    let lines = ingress(restate, &format!("FuseraftSession/{session}/watch"), "0")["events"]
+        .as_array()
+        .expect("a session's events")
+        .iter()
+        .map(|line| line.as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    std::fs::write(path, lines.join("\n")).unwrap();
+    trace(path)
+}
+
+#[test]
+fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
+    let root = tempfile::tempdir().unwrap();
+    let mut restate = Restate::start();
+    let (front, first, second) = (free_port(), free_port(), free_port());
+    let _balancer = Balancer::start(front, &[first, second]);
+    // The server calls the balancer; the second worker behind it registers nothing.
+    let mut worker_b = Worker::on_port(
+        second,
+        &restate,
+        root.path(),
+        &[],
+        &["--no-register".into()],
+    );
+    let advertise = [
+        "--advertise".to_string(),
+        format!("http://127.0.0.1:{front}"),
+    ];
+    let worker_a = Worker::on_port(first, &restate, root.path(), &[], &advertise);
+    let expected = local_trace(root.path(), "run/keyword", "Add a --verbose flag.", &[]);
+    let on = restate.ingress.clone();
+    let submit = |n: usize| {
+        let work = root.path().join(format!("served-{n}"));
+        let output = exec_on(
+            &on,
+            &work,
+            "run/keyword",
+            "Add a --verbose flag.",
+            &["--detach"],
+        );
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        text(&output.stdout).trim().to_string()
+    };
+    // While they run: a worker killed and back, then the server killed and back.
+    let mut sessions: Vec<String> = (0..25).map(submit).collect();
+    worker_b.kill();
+    sessions.extend((25..35).map(submit));
+    worker_b.restart();
+    restate.kill_and_restart();
+    sessions.extend((35..50).map(submit));
+    let started = Instant::now();
+    for session in &sessions {
+        while status(&restate, session)["outcome"].is_null() {
+            assert!(
+                started.elapsed() < Duration::from_secs(180),
+                "session {session} did not end: {}\nworkers: {}\n{}",
+                status(&restate, session),
+                worker_a.log(),
+                worker_b.log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let status = status(&restate, session);
+        assert_eq!(status["outcome"], "completed", "{status}");
+        let kept = kept_events(
+            &restate,
+            session,
+            &root.path().join(format!("{session}.jsonl")),
+        );
+        assert_eq!(kept, expected, "session {session}");
+    }
+}
+
 #[test]
 fn a_question_waits_through_restarts_and_takes_one_answer() {
     let root = tempfile::tempdir().unwrap();
@@ -197,7 +278,7 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     );
     let work = root.path().join("served");
     let output = exec_on(
-        &restate,
+        &restate.ingress,
         &work,
         "serve/approval",
         "Release it.",
@@ -238,15 +319,10 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     assert_eq!(status["answers"][0]["by"], "alice");
     assert_eq!(status["answers"][0]["decision"], "yes");
     // The events the server kept are a local run's.
-    let lines = ingress(&restate, &format!("FuseraftSession/{session}/watch"), "0")["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|line| line.as_str().unwrap().to_string())
-        .collect::<Vec<_>>();
-    let events = root.path().join("kept.jsonl");
-    std::fs::write(&events, lines.join("\n")).unwrap();
-    assert_eq!(trace(&events), expected);
+    assert_eq!(
+        kept_events(&restate, &session, &root.path().join("kept.jsonl")),
+        expected
+    );
     // The same question again: refused, naming the first answer.
     let again = fuseraft(&["approve", &format!("{session}.1"), "--no", "--on", &on]);
     assert_eq!(again.status.code(), Some(1));

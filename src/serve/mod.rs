@@ -103,8 +103,13 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
             return exit::USAGE;
         }
     }
+    let registered = if args.no_register {
+        format!("the server calls {uri}, registered elsewhere")
+    } else {
+        format!("registered as {uri}")
+    };
     eprintln!(
-        "fuseraft serve: serving sessions on {bound} (registered as {uri}); work dirs under {}",
+        "fuseraft serve: serving sessions on {bound} ({registered}); work dirs under {}",
         work_root.display()
     );
     stopped().await;

@@ -162,6 +162,10 @@ impl FuseraftSession {
         status.outcome = outcome;
         status.reason = reason;
         let going_on = status.outcome.is_none();
+        match &status.outcome {
+            Some(outcome) => eprintln!("session {}: {outcome} after {turns} turns", ctx.key()),
+            None => eprintln!("session {}: turn {turns} stored", ctx.key()),
+        }
         ctx.set(keys::STATUS, Json(status));
         if going_on {
             ctx.object_client::<FuseraftSessionClient>(ctx.key())

@@ -1,7 +1,7 @@
-//! A real Restate server and `fuseraft serve` workers for the durable-sessions tier: the
-//! server installed by `.ci/restate-deps.sh`, each started on free loopback ports with a
-//! data dir of its own, killed (SIGKILL) and started again on the same ports and data, and
-//! killed when the test ends.
+//! A real Restate server, `fuseraft serve` workers and an HAProxy balancer in front of them
+//! for the durable-sessions tier: installed by `.ci/restate-deps.sh`, each started on free
+//! loopback ports (the server with a data dir of its own), killed (SIGKILL) and started
+//! again on the same ports and data, and killed when the test ends.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -152,12 +152,23 @@ pub struct Worker {
     pub port: u16,
     work_root: PathBuf,
     env: Vec<(String, String)>,
+    flags: Vec<String>,
     log: PathBuf,
 }
 
 impl Worker {
     pub fn start(restate: &Restate, work_root: &Path, env: &[(&str, &str)]) -> Worker {
-        let port = free_port();
+        Worker::on_port(free_port(), restate, work_root, env, &[])
+    }
+
+    /// A worker on `port`, started with `flags` too (`--advertise URL`, `--no-register`).
+    pub fn on_port(
+        port: u16,
+        restate: &Restate,
+        work_root: &Path,
+        env: &[(&str, &str)],
+        flags: &[String],
+    ) -> Worker {
         let mut worker = Worker {
             child: None,
             admin: restate.admin.clone(),
@@ -167,6 +178,7 @@ impl Worker {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            flags: flags.to_vec(),
             log: work_root.join(format!("worker-{port}.log")),
         };
         worker.spawn();
@@ -185,6 +197,7 @@ impl Worker {
             .arg(format!("127.0.0.1:{}", self.port))
             .arg("--work-root")
             .arg(&self.work_root)
+            .args(&self.flags)
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("the log handle clones"))
@@ -198,7 +211,7 @@ impl Worker {
             if self
                 .log()
                 .get(before..)
-                .is_some_and(|new| new.contains("registered as"))
+                .is_some_and(|new| new.contains("serving sessions on"))
             {
                 return;
             }
@@ -229,5 +242,56 @@ impl Worker {
 impl Drop for Worker {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// HAProxy balancing each HTTP/2 request over the workers' ports, as a fleet behind one
+/// registered URL needs (the server calls one URL per deployment).
+pub struct Balancer {
+    child: Child,
+    _dir: tempfile::TempDir,
+}
+
+impl Balancer {
+    pub fn start(port: u16, workers: &[u16]) -> Balancer {
+        let dir = tempfile::tempdir().expect("a dir for the balancer");
+        let servers: String = workers
+            .iter()
+            .enumerate()
+            .map(|(n, port)| format!("  server w{n} 127.0.0.1:{port} proto h2\n"))
+            .collect();
+        let config = format!(
+            "global\n  maxconn 4096\n\ndefaults\n  mode http\n  timeout connect 5s\n  \
+             timeout client 1h\n  timeout server 1h\n\n\
+             frontend workers_front\n  bind 127.0.0.1:{port} proto h2\n  default_backend workers\n\n\
+             backend workers\n  balance roundrobin\n{servers}"
+        );
+        let path = dir.path().join("haproxy.cfg");
+        std::fs::write(&path, config).expect("the balancer's config is written");
+        let child = Command::new("haproxy")
+            .arg("-f")
+            .arg(&path)
+            .arg("-db")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("HAProxy starts (`.ci/restate-deps.sh` installs it)");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "HAProxy does not listen"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Balancer { child, _dir: dir }
+    }
+}
+
+impl Drop for Balancer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
