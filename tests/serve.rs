@@ -7,6 +7,7 @@
 #![cfg(feature = "restate-tests")]
 
 #[path = "serve/cluster.rs"]
+#[allow(dead_code)]
 mod cluster;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -36,10 +37,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// An events file without what differs between any two runs (the time, the session id).
+/// An events file without what differs between any two runs (the time, the session id,
+/// the work dir, which a message may name).
 fn trace(path: &Path) -> Vec<Json> {
+    let work = path.parent().expect("an events file's dir");
     std::fs::read_to_string(path)
         .unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+        .replace(&work.display().to_string(), "WORK")
         .lines()
         .map(|line| {
             let mut event: Json = serde_json::from_str(line).expect("an events line is JSON");
@@ -119,6 +123,37 @@ fn ingress(restate: &Restate, path: &str, body: &str) -> Json {
     serde_json::from_str(&body[start..end]).unwrap_or_else(|error| panic!("{error}: {answer}"))
 }
 
+/// The statuses of the session's invocations not completed yet, from the server's admin
+/// query API (`running`, `suspended`, `backing-off`, ...).
+fn open_invocations(restate: &Restate, session: &str) -> Vec<String> {
+    let query = format!(
+        "SELECT status FROM sys_invocation WHERE target_service_name = 'FuseraftSession' \
+         AND target_service_key = '{session}' AND status != 'completed'"
+    );
+    let body = serde_json::json!({ "query": query }).to_string();
+    let host = restate.admin.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
+    write!(
+        stream,
+        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let start = answer
+        .find("{\"rows\"")
+        .unwrap_or_else(|| panic!("no rows: {answer}"));
+    let end = answer.rfind('}').map_or(answer.len(), |end| end + 1);
+    let rows: Json = serde_json::from_str(&answer[start..end]).unwrap();
+    rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["status"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The session's status, as `watch` reports it.
 fn status(restate: &Restate, session: &str) -> Json {
     ingress(restate, &format!("FuseraftSession/{session}/watch"), "0")["status"].clone()
@@ -140,43 +175,28 @@ fn served_sessions_leave_the_events_local_runs_leave() {
     let root = tempfile::tempdir().unwrap();
     let restate = Restate::start();
     let worker = Worker::start(&restate, root.path(), &[]);
-    let keyword = local_trace(root.path(), "run/keyword", "Add a --verbose flag.", &[]);
-    let approval = local_trace(
-        root.path(),
-        "serve/approval",
-        "Release it.",
-        &["--approve", "all"],
-    );
-    // Eight sessions at once, each in a work dir of its own.
+    // A keyword team, a route approved at submission, and a fork whose branches call tools.
+    let cases: [(&str, &str, &[&str]); 3] = [
+        ("run/keyword", "Add a --verbose flag.", &[]),
+        ("serve/approval", "Release it.", &["--approve", "all"]),
+        ("run/fork-tools", "Build the todo app.", &[]),
+    ];
+    let expected: Vec<Vec<Json>> = cases
+        .iter()
+        .map(|(case, task, flags)| local_trace(root.path(), case, task, flags))
+        .collect();
+    // Nine sessions at once, each in a work dir of its own.
     std::thread::scope(|scope| {
-        let runs: Vec<_> = (0..8)
+        let runs: Vec<_> = (0..9)
             .map(|n| {
                 let work = root.path().join(format!("served-{n}"));
-                let restate = &restate;
-                scope.spawn(move || {
-                    let output = if n % 4 == 3 {
-                        exec_on(
-                            &restate.ingress,
-                            &work,
-                            "serve/approval",
-                            "Release it.",
-                            &["--approve", "all"],
-                        )
-                    } else {
-                        exec_on(
-                            &restate.ingress,
-                            &work,
-                            "run/keyword",
-                            "Add a --verbose flag.",
-                            &[],
-                        )
-                    };
-                    (n, work, output)
-                })
+                let (case, task, flags) = cases[n % cases.len()];
+                let on = &restate.ingress;
+                scope.spawn(move || (n, exec_on(on, &work, case, task, flags), work))
             })
             .collect();
         for run in runs {
-            let (n, work, output) = run.join().unwrap();
+            let (n, output, work) = run.join().unwrap();
             assert_eq!(
                 output.status.code(),
                 Some(0),
@@ -184,8 +204,8 @@ fn served_sessions_leave_the_events_local_runs_leave() {
                 text(&output.stderr),
                 worker.log()
             );
-            let expected = if n % 4 == 3 { &approval } else { &keyword };
-            assert_eq!(&trace(&work.join("events.jsonl")), expected, "session {n}");
+            let kept = trace(&work.join("events.jsonl"));
+            assert_eq!(kept, expected[n % cases.len()], "session {n}");
         }
     });
 }
@@ -269,7 +289,8 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
 fn a_question_waits_through_restarts_and_takes_one_answer() {
     let root = tempfile::tempdir().unwrap();
     let mut restate = Restate::start();
-    let mut worker = Worker::start(&restate, root.path(), &[]);
+    let suspend = ["--suspend-after".to_string(), "1".to_string()];
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
     let expected = local_trace(
         root.path(),
         "serve/approval",
@@ -288,6 +309,10 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     let session = text(&output.stdout).trim().to_string();
     wait_for("the question", Duration::from_secs(30), || {
         !status(&restate, &session)["waiting"].is_null()
+    });
+    // Waiting, the run holds no worker: its invocation is suspended.
+    wait_for("the suspension", Duration::from_secs(30), || {
+        open_invocations(&restate, &session) == ["suspended"]
     });
     // Every process that knew of the run goes; the question stays listed.
     worker.kill();
@@ -338,6 +363,52 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
         "{}",
         text(&none.stderr)
     );
+}
+
+#[test]
+fn a_run_suspended_on_its_question_goes_on_when_answered() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let suspend = ["--suspend-after".to_string(), "1".to_string()];
+    let worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
+    let expected = local_trace(
+        root.path(),
+        "serve/approval",
+        "Release it.",
+        &["--approve", "all"],
+    );
+    let work = root.path().join("served");
+    let output = exec_on(
+        &restate.ingress,
+        &work,
+        "serve/approval",
+        "Release it.",
+        &["--detach"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = text(&output.stdout).trim().to_string();
+    wait_for("the suspension", Duration::from_secs(30), || {
+        open_invocations(&restate, &session) == ["suspended"]
+    });
+    let answered = fuseraft(&["approve", &session, "--on", &restate.ingress]);
+    assert_eq!(
+        answered.status.code(),
+        Some(0),
+        "{}",
+        text(&answered.stderr)
+    );
+    // The same worker runs the turn again from its journal, up to the answer, and on.
+    wait_for("the run's end", Duration::from_secs(30), || {
+        !status(&restate, &session)["outcome"].is_null()
+    });
+    assert_eq!(
+        status(&restate, &session)["outcome"],
+        "completed",
+        "{}",
+        worker.log()
+    );
+    let kept = kept_events(&restate, &session, &work.join("kept.jsonl"));
+    assert_eq!(kept, expected);
 }
 
 /// A loopback OpenAI-compatible server: answers each request with the next reply, except

@@ -19,10 +19,23 @@ pub struct ServeArgs {
     /// calls (workers behind one balancer register it once).
     #[arg(long)]
     pub no_register: bool,
+    /// How long a run waiting on a question keeps its worker before the server suspends it
+    /// (it then holds nothing in any worker until answered), in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
+    pub suspend_after: f64,
     /// The only directory whose subdirectories submitted runs may act in (default: the
     /// current directory). A run whose work dir lies elsewhere is refused.
     #[arg(long, value_name = "DIR")]
     pub work_root: Option<PathBuf>,
+}
+
+fn positive_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && (0.1..=86_400.0).contains(&seconds) => Ok(seconds),
+        _ => Err(format!(
+            "`{text}` is not a number of seconds from 0.1 to 86400"
+        )),
+    }
 }
 
 #[derive(Clone, Debug, clap::Args)]

@@ -19,11 +19,10 @@ use crate::cli::ServeArgs;
 use crate::commands::exit;
 use objects::{FuseraftQuestion, FuseraftSession};
 
-/// How long an invocation may go without progress before the server asks it to suspend,
-/// and then how long it has to do so: above the longest model request (`--timeout`'s
-/// default 1,800 s) and the longest tool run.
-const INACTIVITY: Duration = Duration::from_secs(2 * 3600);
-const ABORT: Duration = Duration::from_secs(600);
+/// How long an invocation that cannot suspend (a model call or a tool run under way) has
+/// after the server asked it to, before it is aborted and retried: above the longest model
+/// request (`--timeout`'s default 1,800 s) and tool run.
+const ABORT: Duration = Duration::from_secs(3600);
 
 pub fn run(args: &ServeArgs) -> u8 {
     let listen: SocketAddr = match args.listen.parse() {
@@ -74,7 +73,7 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
     let bound = listener.local_addr().unwrap_or(listen);
     let options = || {
         ServiceOptions::new()
-            .inactivity_timeout(INACTIVITY)
+            .inactivity_timeout(Duration::from_secs_f64(args.suspend_after))
             .abort_timeout(ABORT)
     };
     let endpoint = Endpoint::builder()

@@ -69,11 +69,30 @@ pub fn start(run: Continue) -> mpsc::UnboundedReceiver<Result<Step, String>> {
     let (steps, receiver) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
         let failed = steps.clone();
-        if let Err(reason) = run_thread(run, steps) {
-            let _ = failed.send(Err(reason));
+        // An abandoned run unwinds (`abandon`); anything else that ends the thread is said.
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_thread(run, steps)));
+        match ran {
+            Ok(Ok(())) => {}
+            Ok(Err(reason)) => {
+                let _ = failed.send(Err(reason));
+            }
+            Err(payload) if payload.is::<Abandoned>() => {}
+            Err(_) => {
+                let _ = failed.send(Err("the run's thread panicked".to_string()));
+            }
         }
     });
     receiver
+}
+
+/// The invocation this run belonged to is gone (it was suspended to wait for an answer, or
+/// its worker is stopping): the run stops where it stands, making nothing more. The server
+/// runs the turn again from its journal in a new invocation.
+struct Abandoned;
+
+fn abandon() -> ! {
+    // Not a panic: no hook runs, nothing is printed; `start` catches it.
+    std::panic::resume_unwind(Box::new(Abandoned))
 }
 
 type Steps = mpsc::UnboundedSender<Result<Step, String>>;
@@ -220,8 +239,8 @@ fn approvals(approve: Option<&str>, steps: &Steps) -> Approvals {
     }
 }
 
-/// Puts `question` to the invocation and waits for its answer (a refusal if the invocation
-/// is gone).
+/// Puts `question` to the invocation and waits for its answer; a run whose invocation is
+/// gone is abandoned.
 fn ask(steps: &Steps, from: &str, to: &str, question: &Question) -> Approval {
     let (answer, answered) = std::sync::mpsc::channel();
     let step = Step::Ask {
@@ -231,9 +250,9 @@ fn ask(steps: &Steps, from: &str, to: &str, question: &Question) -> Approval {
         answer,
     };
     if steps.send(Ok(step)).is_err() {
-        return Approval::Refused;
+        abandon();
     }
-    answered.recv().unwrap_or(Approval::Refused)
+    answered.recv().unwrap_or_else(|_| abandon())
 }
 
 /// After a turn: stop (the next invocation goes on). A question put as a pause (an
@@ -278,8 +297,7 @@ impl Bridge {
                 else => {}
             }
         }
-        // The invocation is gone (its worker is stopping): nothing will keep the result.
-        Recalled::Make(Box::new(|_| {}))
+        abandon()
     }
 }
 

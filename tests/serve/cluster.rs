@@ -126,6 +126,11 @@ impl Restate {
         );
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// SIGKILLs the server, then starts it again on the same ports and data.
     pub fn kill_and_restart(&mut self) {
         if let Some(mut child) = self.child.take() {
@@ -218,6 +223,11 @@ impl Worker {
             std::thread::sleep(Duration::from_millis(50));
         }
         panic!("the worker did not register: {}", self.log());
+    }
+
+    /// The worker's process id.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     pub fn log(&self) -> String {

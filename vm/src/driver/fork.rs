@@ -1,6 +1,6 @@
-//! A fork's branches, run concurrently: each steps its agent's whole tool loop (model call,
-//! tools through the permission authority and sandbox, results fed back) until its reply is
-//! final. Finished branches go back to the machine one by one, so a checkpoint taken
+//! A fork's branches, run concurrently (one after another in a journaled run): each steps
+//! its agent's whole tool loop (model call, tools through the permission authority and
+//! sandbox, results fed back) until its reply is final. Finished branches go back to the machine one by one, so a checkpoint taken
 //! between them keeps them; their events are handed out in declaration order.
 
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -68,13 +68,25 @@ impl<'a> ForkRun<'a> {
             .iter()
             .map(|branch| branch.agent().to_string())
             .collect();
-        let running = branches
-            .into_iter()
-            .enumerate()
-            .map(|(index, branch)| -> Running<'a> {
-                Box::pin(async move { (index, run_branch(branch, models, tools).await) })
-            })
-            .collect();
+        // A journaled run (`Models::journal`) keeps its effects in the order they are made,
+        // so that order must not depend on timing: its branches run one after another.
+        let in_order = models.journal().is_some();
+        let mut previous: Option<tokio::sync::oneshot::Receiver<()>> = None;
+        let running = FuturesUnordered::new();
+        for (index, branch) in branches.into_iter().enumerate() {
+            let after = if in_order { previous.take() } else { None };
+            let (done, next) = tokio::sync::oneshot::channel();
+            previous = Some(next);
+            let run: Running<'a> = Box::pin(async move {
+                if let Some(after) = after {
+                    let _ = after.await;
+                }
+                let branch = run_branch(branch, models, tools).await;
+                let _ = done.send(());
+                (index, branch)
+            });
+            running.push(run);
+        }
         ForkRun {
             running,
             events: vec![None; agents.len()],
