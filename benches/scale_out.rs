@@ -12,8 +12,10 @@
 //!   wall time from the first submission to the last session's end, sessions and turns per
 //!   second, and the CPU time the server and the workers spent per turn (each turn is one
 //!   invocation: its state read, one journaled `run`, four state writes and one call);
-//! - `parked`: the worker's resident memory before and after `--sessions` sessions each
-//!   wait on a question (they hold none of it while parked).
+//! - `parked`: `--sessions` sessions each waiting on a question, past `--suspend-after`:
+//!   how many the server holds suspended, and the worker's threads and resident memory
+//!   before and after (a parked session holds no thread; freed memory the allocator keeps
+//!   shows in the resident size).
 //!
 //! Honesty checks: every session must end `completed` after 5 turns, and every parked one
 //! must list its question.
@@ -205,11 +207,16 @@ fn cpu_seconds(pid: Option<u32>) -> f64 {
 }
 
 fn rss_kib(pid: Option<u32>) -> u64 {
+    proc_status(pid, "VmRSS:")
+}
+
+/// A number field of `/proc/PID/status`.
+fn proc_status(pid: Option<u32>, field: &str) -> u64 {
     pid.and_then(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
         .and_then(|status| {
             status
                 .lines()
-                .find_map(|line| line.strip_prefix("VmRSS:"))
+                .find_map(|line| line.strip_prefix(field))
                 .and_then(|value| value.trim().trim_end_matches(" kB").parse().ok())
         })
         .unwrap_or(0)
@@ -275,17 +282,44 @@ fn parked(root: &Path, job: &Json, sessions: usize) {
     let warm = submit(&restate, &dir, job, 1, "warm");
     wait_waiting(&restate, &warm);
     std::thread::sleep(Duration::from_secs(3));
-    let before = rss_kib(worker.pid());
+    let before = (rss_kib(worker.pid()), threads(worker.pid()));
     let ids = submit(&restate, &dir, job, sessions, "parked");
     wait_waiting(&restate, &ids);
     // Past `--suspend-after` the invocations are suspended, not held.
     std::thread::sleep(Duration::from_secs(3));
-    let after = rss_kib(worker.pid());
+    let after = (rss_kib(worker.pid()), threads(worker.pid()));
+    let suspended = suspended(&restate);
+    assert_eq!(suspended, sessions + 1, "every parked session is suspended");
     println!(
         "{}",
-        json!({"case": "parked", "sessions": sessions, "worker_rss_kib_before": before,
-               "worker_rss_kib_after": after, "per_session_bytes": (after as f64 - before as f64) * 1024.0 / sessions as f64})
+        json!({"case": "parked", "sessions": sessions, "suspended": suspended,
+               "worker_threads_before": before.1, "worker_threads_after": after.1,
+               "worker_rss_kib_before": before.0, "worker_rss_kib_after": after.0})
     );
+}
+
+/// How many session invocations the server holds suspended.
+fn suspended(restate: &Restate) -> usize {
+    let query = json!({"query": "SELECT count(*) AS n FROM sys_invocation WHERE target_service_name = 'FuseraftSession' AND status = 'suspended'"}).to_string();
+    let host = restate.admin.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
+    write!(
+        stream,
+        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{query}",
+        query.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    serde_json::from_str::<Json>(body)
+        .ok()
+        .and_then(|rows| rows["rows"][0]["n"].as_u64())
+        .unwrap_or(0) as usize
+}
+
+fn threads(pid: Option<u32>) -> u64 {
+    proc_status(pid, "Threads:")
 }
 
 fn wait_waiting(restate: &Restate, ids: &[String]) {

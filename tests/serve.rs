@@ -461,14 +461,23 @@ fn model_server(
 }
 
 #[test]
-fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command_twice() {
+fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command_twice_even_by_reference(
+) {
     let root = tempfile::tempdir().unwrap();
+    // A worker that keeps entries over 4 KiB by reference, and a read of about 20 KB (what
+    // `read_file` returns of long notes): the read's result and the turn's messages are
+    // kept in files, and the retry after the kill reads them back.
     let restate = Restate::start();
     let key = ("FUSERAFT_TEST_KEY", "k-123456789");
-    let mut worker = Worker::start(&restate, root.path(), &[key]);
+    let limit = ["--inline-limit".to_string(), "4096".to_string()];
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[key], &limit);
     let work = root.path().join("served");
     std::fs::create_dir_all(&work).unwrap();
-    std::fs::write(work.join("notes.txt"), "Ship on Friday.\n").unwrap();
+    let notes = format!(
+        "Ship on Friday.\n{}",
+        "Padding line of the release notes.\n".repeat(16_000)
+    );
+    std::fs::write(work.join("notes.txt"), &notes).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!(
         "http://127.0.0.1:{}/v1",
@@ -535,6 +544,20 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
     let answer = requests[2]["messages"].to_string();
     assert!(
         answer.contains("Ship on Friday."),
-        "the kept read reached the model: {answer}"
+        "the kept read reached the model"
+    );
+    assert!(
+        answer.len() > 16 * 1024,
+        "the read, read back by reference: {}",
+        answer.len()
+    );
+    let kept = std::fs::read_dir(work.join(".fuseraft/journal"))
+        .expect("entries kept by reference")
+        .flatten()
+        .flat_map(|session| std::fs::read_dir(session.path()).unwrap().flatten())
+        .count();
+    assert!(
+        kept >= 2,
+        "the read and the turn's messages at least: {kept}"
     );
 }

@@ -23,6 +23,11 @@ pub struct ServeArgs {
     /// (it then holds nothing in any worker until answered), in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = positive_seconds)]
     pub suspend_after: f64,
+    /// Keep a journal entry or stored value longer than this many bytes in a file of the
+    /// work dir (`.fuseraft/journal/SESSION/`), the server keeping a reference: below the
+    /// server's own limit (`worker.invoker.message-size-limit`, 32 MiB by default).
+    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+    pub inline_limit: usize,
     /// The only directory whose subdirectories submitted runs may act in (default: the
     /// current directory). A run whose work dir lies elsewhere is refused.
     #[arg(long, value_name = "DIR")]

@@ -3,6 +3,7 @@
 //! the server's admin API, and runs until a stop signal. Runs are submitted with
 //! `exec --on` and answered with `fuseraft approve` (`crate::commands::remote`).
 
+mod blobs;
 pub mod client;
 pub mod job;
 mod objects;
@@ -80,6 +81,7 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
         .bind(
             FuseraftSession {
                 work_root: work_root.clone(),
+                inline_limit: args.inline_limit,
             }
             .into_service_definition()
             .options(options()),

@@ -6,12 +6,15 @@ use std::path::{Path, PathBuf};
 
 use restate_sdk::prelude::*;
 
+use super::blobs::Blobs;
 use super::job::{keys, Answer, Answered, Asked, Job, Status, Waiting, Watch};
 use super::turn::{self, Continue, Step};
 
 /// A session's object. `work_root` is the directory submitted work dirs must lie in.
 pub struct FuseraftSession {
     pub work_root: PathBuf,
+    /// Entries and values longer than this are kept by reference (`blobs`).
+    pub inline_limit: usize,
 }
 
 /// A question's object.
@@ -64,7 +67,8 @@ impl FuseraftSession {
         if status.outcome.is_some() {
             return Ok(());
         }
-        let saved = saved(&ctx, &status).await?;
+        let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
+        let saved = saved(&ctx, &status, &blobs).await?;
         let mut steps = turn::start(Continue {
             session: ctx.key().to_string(),
             job,
@@ -82,15 +86,18 @@ impl FuseraftSession {
                     made,
                     journaled,
                 } => {
+                    let keep = &blobs;
                     let entry = ctx
                         .run(|| async move {
                             let _ = go.send(());
-                            made.await
-                                .map_err(|_| HandlerError::from("the effect was not made"))
+                            let made = made
+                                .await
+                                .map_err(|_| HandlerError::from("the effect was not made"))?;
+                            keep.keep(made).map_err(HandlerError::from)
                         })
                         .name(name)
                         .await?;
-                    let _ = journaled.send(entry);
+                    let _ = journaled.send(blobs.resolve(entry).map_err(refused)?);
                 }
                 Step::Ask {
                     question,
@@ -107,8 +114,9 @@ impl FuseraftSession {
                     };
                     // What led to the question is shown while it waits.
                     let before = std::mem::take(&mut events);
-                    let before = journaled(&ctx, "events before a question", before).await?;
-                    store_events(&ctx, &mut status, before);
+                    let before =
+                        journaled(&ctx, &blobs, "events before a question", before).await?;
+                    store_events(&ctx, &blobs, &mut status, before)?;
                     let given = wait_for_answer(&ctx, &mut status, waiting).await?;
                     let _ = answer.send(approval(&given));
                 }
@@ -149,12 +157,13 @@ impl FuseraftSession {
             outcome,
             reason,
             turns,
-        } = journaled(&ctx, "what the turn left", left).await?;
-        store_events(&ctx, &mut status, events);
+        } = journaled(&ctx, &blobs, "what the turn left", left).await?;
+        store_events(&ctx, &blobs, &mut status, events)?;
         if let Some(state) = checkpoint {
             ctx.set(keys::CHECKPOINT, Json(state));
             if !messages.is_empty() {
-                ctx.set(&keys::messages(status.message_chunks), Json(messages));
+                let chunk = blobs.keep(to_text(&messages)?).map_err(refused)?;
+                ctx.set(&keys::messages(status.message_chunks), chunk);
                 status.message_chunks += 1;
             }
         }
@@ -182,9 +191,13 @@ impl FuseraftSession {
         ctx: SharedObjectContext<'_>,
         after: u32,
     ) -> Result<Json<Watch>, HandlerError> {
-        let Some(Json(status)) = ctx.get::<Json<Status>>(keys::STATUS).await? else {
+        let (Some(Json(status)), Some(Json(job))) = (
+            ctx.get::<Json<Status>>(keys::STATUS).await?,
+            ctx.get::<Json<Job>>(keys::JOB).await?,
+        ) else {
             return Err(refused(format!("no session `{}` was submitted", ctx.key())));
         };
+        let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
         let mut events = Vec::new();
         for (chunk, &start) in status.chunk_starts.iter().enumerate() {
             let end = status
@@ -195,10 +208,10 @@ impl FuseraftSession {
             if end <= after {
                 continue;
             }
-            let Some(Json(lines)) = ctx.get::<Json<Vec<String>>>(&keys::events(chunk)).await?
-            else {
+            let Some(kept) = ctx.get::<String>(&keys::events(chunk)).await? else {
                 continue;
             };
+            let lines: Vec<String> = from_text(&blobs.resolve(kept).map_err(refused)?)?;
             let skip = after.saturating_sub(start) as usize;
             events.extend(lines.into_iter().skip(skip));
         }
@@ -218,43 +231,64 @@ struct Left {
 }
 
 /// `value` as the journal has it: this attempt's on the first, the first attempt's on a retry.
-async fn journaled<T>(ctx: &ObjectContext<'_>, name: &str, value: T) -> Result<T, HandlerError>
+async fn journaled<T>(
+    ctx: &ObjectContext<'_>,
+    blobs: &Blobs,
+    name: &str,
+    value: T,
+) -> Result<T, HandlerError>
 where
-    T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+    T: serde::Serialize + serde::de::DeserializeOwned,
 {
+    let text = to_text(&value)?;
     let kept = ctx
-        .run(|| async move { Ok(Json(value)) })
+        .run(|| async move { blobs.keep(text).map_err(HandlerError::from) })
         .name(name)
         .await?;
-    Ok(kept.into_inner())
+    from_text(&blobs.resolve(kept).map_err(refused)?)
+}
+
+fn to_text<T: serde::Serialize>(value: &T) -> Result<String, HandlerError> {
+    serde_json::to_string(value).map_err(|error| refused(format!("cannot store a value: {error}")))
+}
+
+fn from_text<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, HandlerError> {
+    serde_json::from_str(text)
+        .map_err(|error| refused(format!("a stored value does not read back: {error}")))
 }
 
 /// Stores `events` as the session's next chunk of event lines (the status, which counts
 /// them, is stored by the caller).
-fn store_events(ctx: &ObjectContext<'_>, status: &mut Status, events: Vec<String>) {
+fn store_events(
+    ctx: &ObjectContext<'_>,
+    blobs: &Blobs,
+    status: &mut Status,
+    events: Vec<String>,
+) -> Result<(), HandlerError> {
     if events.is_empty() {
-        return;
+        return Ok(());
     }
     let count = events.len() as u32;
-    ctx.set(&keys::events(status.chunk_starts.len()), Json(events));
+    let chunk = blobs.keep(to_text(&events)?).map_err(refused)?;
+    ctx.set(&keys::events(status.chunk_starts.len()), chunk);
     status.chunk_starts.push(status.events);
     status.events += count;
+    Ok(())
 }
 
 /// The run's checkpoint with its messages, as a resume reads it; `None` before the first.
 async fn saved(
     ctx: &ObjectContext<'_>,
     status: &Status,
+    blobs: &Blobs,
 ) -> Result<Option<serde_json::Value>, HandlerError> {
     let Some(Json(mut state)) = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await? else {
         return Ok(None);
     };
     let mut messages = Vec::new();
     for chunk in 0..status.message_chunks {
-        if let Some(Json(lines)) = ctx
-            .get::<Json<Vec<serde_json::Value>>>(&keys::messages(chunk))
-            .await?
-        {
+        if let Some(kept) = ctx.get::<String>(&keys::messages(chunk)).await? {
+            let lines: Vec<serde_json::Value> = from_text(&blobs.resolve(kept).map_err(refused)?)?;
             messages.extend(lines);
         }
     }

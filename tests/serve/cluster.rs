@@ -76,6 +76,11 @@ pub struct Restate {
 
 impl Restate {
     pub fn start() -> Restate {
+        Restate::start_with("")
+    }
+
+    /// A server whose config ends with `extra` (TOML).
+    pub fn start_with(extra: &str) -> Restate {
         let dir = tempfile::tempdir().expect("a data dir for the server");
         let (node, admin, ingress) = (free_port(), free_port(), free_port());
         let config = format!(
@@ -85,7 +90,7 @@ impl Restate {
              [admin]\nbind-address = \"127.0.0.1:{admin}\"\n\n\
              [ingress]\nbind-address = \"127.0.0.1:{ingress}\"\n",
             dir.path().join("data").display()
-        );
+        ) + extra;
         std::fs::write(dir.path().join("restate.toml"), config).expect("the config is written");
         let mut server = Restate {
             child: None,
