@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub mod eval;
 pub use eval::{EvalAction, EvalArgs, EvalFormat, EvalInitArgs, EvalRunArgs};
 pub mod remote;
-pub use remote::{ApproveArgs, ServeArgs};
+pub use remote::{ApproveArgs, ScheduleAction, ScheduleAddArgs, ScheduleArgs, ServeArgs};
 
 /// fuseraft: compile, check and run workflows of LLM agents.
 #[derive(Debug, Parser)]
@@ -97,6 +97,9 @@ pub enum Command {
     /// Answer a question a session run by a Restate server waits on (`exec --on`).
     #[command(after_help = remote::APPROVE_EXAMPLES)]
     Approve(ApproveArgs),
+    /// Runs a Restate server starts on a cron schedule: `schedule add|list|remove|run`.
+    #[command(after_help = remote::SCHEDULE_EXAMPLES)]
+    Schedule(ScheduleArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -77,6 +77,7 @@ pub fn run(cli: &Cli) -> u8 {
         Command::Ui(args) => commands::ui::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Approve(args) => commands::remote::approve(args),
+        Command::Schedule(args) => commands::schedule::run(args, style),
     }
 }
 

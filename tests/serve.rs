@@ -411,6 +411,133 @@ fn a_run_suspended_on_its_question_goes_on_when_answered() {
     assert_eq!(kept, expected);
 }
 
+/// The sessions the server was asked to start.
+fn started_sessions(restate: &Restate) -> Vec<String> {
+    let query = "SELECT DISTINCT target_service_key AS k FROM sys_invocation \
+                 WHERE target_service_name = 'FuseraftSession' AND target_handler_name = 'start'";
+    let body = serde_json::json!({ "query": query }).to_string();
+    let host = restate.admin.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
+    write!(
+        stream,
+        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (_, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
+    let rows: Json = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {answer}"));
+    rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| row["k"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_schedule_fires_once_per_tick_with_two_workers_through_a_restart() {
+    let root = tempfile::tempdir().unwrap();
+    let mut restate = Restate::start();
+    let (front, first, second) = (free_port(), free_port(), free_port());
+    let _balancer = Balancer::start(front, &[first, second]);
+    let _worker_b = Worker::on_port(
+        second,
+        &restate,
+        root.path(),
+        &[],
+        &["--no-register".into()],
+    );
+    let advertise = [
+        "--advertise".to_string(),
+        format!("http://127.0.0.1:{front}"),
+    ];
+    let _worker_a = Worker::on_port(first, &restate, root.path(), &[], &advertise);
+    let work = root.path().join("scheduled");
+    std::fs::create_dir_all(&work).unwrap();
+    let config = fixture("run/keyword/config.yaml");
+    let replay = fixture("run/keyword/replay.yaml");
+    let on = restate.ingress.clone();
+    let added = fuseraft(&[
+        "schedule",
+        "add",
+        "every-2s",
+        "--cron",
+        "*/2 * * * * *",
+        "--on",
+        &on,
+        "--",
+        config.to_str().unwrap(),
+        "--task",
+        "Add a --verbose flag.",
+        "--replay",
+        replay.to_str().unwrap(),
+        "--work-dir",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let again = fuseraft(&[
+        "schedule",
+        "add",
+        "every-2s",
+        "--cron",
+        "* * * * *",
+        "--on",
+        &on,
+        "--",
+        config.to_str().unwrap(),
+        "--task",
+        "t",
+        "--work-dir",
+        work.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(1), "a name in use is refused");
+    std::thread::sleep(Duration::from_millis(3500));
+    restate.kill_and_restart();
+    std::thread::sleep(Duration::from_millis(4500));
+    let listed = fuseraft(&["schedule", "list", "--on", &on, "--json"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    let removed = fuseraft(&["schedule", "remove", "every-2s", "--on", &on]);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
+    let listed: Json = serde_json::from_str(text(&listed.stdout).trim()).unwrap();
+    let fired = listed["fired"].as_array().unwrap();
+    let ticks: Vec<i64> = fired.iter().map(|f| f["tick"].as_i64().unwrap()).collect();
+    assert!(ticks.len() >= 3, "it fired through the restart: {listed}");
+    // Every tick once, none skipped, none twice.
+    for pair in ticks.windows(2) {
+        assert_eq!(
+            pair[1] - pair[0],
+            2000,
+            "ticks two seconds apart: {ticks:?}"
+        );
+    }
+    // The server started exactly the fired sessions (and at most one more, ticked between
+    // the listing and the removal), and each ran to its end.
+    std::thread::sleep(Duration::from_millis(2500));
+    let fired: Vec<String> = fired
+        .iter()
+        .map(|f| f["session"].as_str().unwrap().to_string())
+        .collect();
+    let started = started_sessions(&restate);
+    for session in &fired {
+        assert!(started.contains(session), "{session} started: {started:?}");
+        wait_for("a scheduled run's end", Duration::from_secs(30), || {
+            status(&restate, session)["outcome"] == "completed"
+        });
+    }
+    assert!(
+        started.len() <= fired.len() + 1,
+        "{started:?} against {fired:?}"
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        started_sessions(&restate).len(),
+        started.len(),
+        "a removed schedule fires no more"
+    );
+}
+
 /// A loopback OpenAI-compatible server: answers each request with the next reply, except
 /// that it tells the test when request `hold` arrives and answers it only once released.
 /// Returns every request body it saw, in order.

@@ -75,3 +75,65 @@ Examples:
   fuseraft approve 1a2b3c4d --on http://127.0.0.1:8080                # yes to its waiting question
   fuseraft approve 1a2b3c4d.2 --no --on http://127.0.0.1:8080         # no to question 2
   fuseraft approve 1a2b3c4d --redirect \"Test the parser first.\" --on http://127.0.0.1:8080";
+
+#[derive(Debug, clap::Args)]
+pub struct ScheduleArgs {
+    #[command(subcommand)]
+    pub action: ScheduleAction,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ScheduleAction {
+    /// Keep a schedule in the server: at every tick of EXPR it submits the run that
+    /// `fuseraft exec` would with the arguments after `--`.
+    #[command(after_help = SCHEDULE_EXAMPLES)]
+    Add(ScheduleAddArgs),
+    /// List the server's schedules, each with its next tick and the last run it started.
+    List(ScheduleOnArgs),
+    /// Remove a schedule (its runs under way go on).
+    Remove(ScheduleNameArgs),
+    /// Start a schedule's run now, outside its ticks.
+    Run(ScheduleNameArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScheduleAddArgs {
+    /// The schedule's name (letters, digits, `-`, `_` and `.`).
+    pub name: String,
+    /// When it fires: five cron fields (minute hour day month weekday), or six and seven
+    /// with seconds first, in UTC.
+    #[arg(long, value_name = "EXPR")]
+    pub cron: String,
+    /// The Restate server's ingress URL.
+    #[arg(long, value_name = "URL")]
+    pub on: String,
+    /// What each tick runs, as `fuseraft exec` takes it: `-- CONFIG --task TEXT ...`.
+    #[arg(last = true, required = true, value_name = "EXEC ARGS")]
+    pub exec: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScheduleOnArgs {
+    /// The Restate server's ingress URL.
+    #[arg(long, value_name = "URL")]
+    pub on: String,
+    /// Print one JSON object per schedule.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScheduleNameArgs {
+    pub name: String,
+    /// The Restate server's ingress URL.
+    #[arg(long, value_name = "URL")]
+    pub on: String,
+}
+
+pub const SCHEDULE_EXAMPLES: &str = "\
+Examples:
+  fuseraft schedule add nightly --cron \"0 2 * * *\" --on http://127.0.0.1:8080 -- \\
+      team.yaml --task \"Triage the new issues.\" --work-dir ~/work/app --approve none
+  fuseraft schedule list --on http://127.0.0.1:8080
+  fuseraft schedule run nightly --on http://127.0.0.1:8080
+  fuseraft schedule remove nightly --on http://127.0.0.1:8080";

@@ -16,6 +16,7 @@ pub mod models;
 pub mod plugins;
 pub mod remote;
 pub mod run_line;
+pub mod schedule;
 pub mod schema;
 pub mod sessions;
 pub mod sessions_remove;

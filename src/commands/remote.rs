@@ -49,30 +49,54 @@ fn unsupported(args: &ExecArgs) -> Option<&'static str> {
 
 /// `exec --on URL`.
 pub fn exec_on(args: &ExecArgs, on: &str, style: Style) -> u8 {
-    if let Some(flag) = unsupported(args) {
-        return usage(&format!(
-            "`{flag}` is not available with `--on` (the run is kept by the server)"
-        ));
-    }
-    let Some(task) = args.task.clone() else {
-        return usage("`--task TEXT` is required: it is what the first agent is asked to do");
-    };
-    let program = match super::exec::compiled_for_server(args, style) {
-        Ok(program) => program,
+    let job = match submission(args, style) {
+        Ok(job) => job,
         Err(code) => return code,
     };
+    let session = crate::session::new_id();
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    if let Err(refused) = runtime.block_on(client::submit(on, &session, &job)) {
+        return usage(&format!("the run was not submitted: {refused}"));
+    }
+    if args.detach {
+        println!("{session}");
+        return exit::OK;
+    }
+    eprintln!("session {session} runs on {on}");
+    runtime.block_on(follow(on, &session, args))
+}
+
+/// The run `args` describe, as a server takes it: compiled and checked here, its IR text,
+/// task, work dir, replay file and model options.
+pub(crate) fn submission(args: &ExecArgs, style: Style) -> Result<Job, u8> {
+    if let Some(flag) = unsupported(args) {
+        return Err(usage(&format!(
+            "`{flag}` is not available with `--on` (the run is kept by the server)"
+        )));
+    }
+    let Some(task) = args.task.clone() else {
+        return Err(usage(
+            "`--task TEXT` is required: it is what the first agent is asked to do",
+        ));
+    };
+    let program = super::exec::compiled_for_server(args, style)?;
     let text = ir::print(&program, &ir::PrintOptions::default());
     if ir::parse(&text).is_err() {
-        return usage("this workflow's IR does not read back, so it cannot be sent to a server");
+        return Err(usage(
+            "this workflow's IR does not read back, so it cannot be sent to a server",
+        ));
     }
     let work_dir = args.work_dir.clone().unwrap_or_else(|| ".".into());
     let work_dir = match std::fs::canonicalize(&work_dir) {
         Ok(dir) if dir.is_dir() => dir,
         _ => {
-            return usage(&format!(
+            return Err(usage(&format!(
                 "the work dir `{}` is not a directory",
                 work_dir.display()
-            ))
+            )))
         }
     };
     let replay = match &args.replay {
@@ -82,10 +106,10 @@ pub fn exec_on(args: &ExecArgs, on: &str, style: Style) -> u8 {
                 text,
             }),
             Err(error) => {
-                return usage(&format!(
+                return Err(usage(&format!(
                     "cannot read the replay file `{}`: {error}",
                     path.display()
-                ))
+                )))
             }
         },
         None => None,
@@ -104,20 +128,7 @@ pub fn exec_on(args: &ExecArgs, on: &str, style: Style) -> u8 {
         endpoint: args.endpoint.clone(),
         api_key_env: args.api_key_env.clone(),
     };
-    let session = crate::session::new_id();
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(code) => return code,
-    };
-    if let Err(refused) = runtime.block_on(client::submit(on, &session, &job)) {
-        return usage(&format!("the run was not submitted: {refused}"));
-    }
-    if args.detach {
-        println!("{session}");
-        return exit::OK;
-    }
-    eprintln!("session {session} runs on {on}");
-    runtime.block_on(follow(on, &session, args))
+    Ok(job)
 }
 
 /// Prints the session's events as they are stored, says which question it waits on, and

@@ -8,6 +8,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::job::{Answer, Answered, Job, Watch, QUESTION, SESSION};
+use super::schedule::{Added, Schedule, SCHEDULE};
 
 fn http() -> Result<reqwest::Client, String> {
     reqwest::Client::builder()
@@ -85,7 +86,15 @@ async fn call<B: Serialize, R: DeserializeOwned>(
         message,
     })?;
     let url = format!("{}/{path}", trimmed(on));
-    let mut request = http.post(&url).json(body);
+    // A handler that takes nothing wants no body at all (`()` serializes as `null`).
+    let json = serde_json::to_string(body).map_err(|error| Refused {
+        status: None,
+        message: format!("cannot send `{path}`: {error}"),
+    })?;
+    let mut request = http.post(&url);
+    if json != "null" {
+        request = request.header("content-type", "application/json").body(json);
+    }
     if let Some(key) = idempotency {
         request = request.header("idempotency-key", key);
     }
@@ -127,4 +136,31 @@ pub async fn watch(on: &str, id: &str, after: u32) -> Result<Watch, Refused> {
 /// Answers question `question` (`SESSION.N`).
 pub async fn answer(on: &str, question: &str, answer: &Answer) -> Result<Answered, Refused> {
     call(on, &format!("{QUESTION}/{question}/answer"), answer, None).await
+}
+
+/// Adds schedule `name`.
+pub async fn schedule_add(on: &str, name: &str, added: &Added) -> Result<Schedule, Refused> {
+    call(on, &format!("{SCHEDULE}/{name}/add"), added, None).await
+}
+
+/// Schedule `name`, if there is one.
+pub async fn schedule_show(on: &str, name: &str) -> Result<Option<Schedule>, Refused> {
+    call(on, &format!("{SCHEDULE}/{name}/show"), &(), None).await
+}
+
+/// The names of every schedule.
+pub async fn schedule_names(on: &str) -> Result<Vec<String>, Refused> {
+    call(on, "FuseraftSchedules/all/names", &(), None).await
+}
+
+/// Removes schedule `name`.
+pub async fn schedule_remove(on: &str, name: &str) -> Result<(), Refused> {
+    call::<_, serde_json::Value>(on, &format!("{SCHEDULE}/{name}/remove"), &(), None)
+        .await
+        .map(|_| ())
+}
+
+/// Starts schedule `name`'s run now; the session's id.
+pub async fn schedule_run(on: &str, name: &str) -> Result<String, Refused> {
+    call(on, &format!("{SCHEDULE}/{name}/run"), &(), None).await
 }

@@ -8,6 +8,7 @@ pub mod client;
 pub mod job;
 mod objects;
 mod reply;
+pub mod schedule;
 mod turn;
 
 use std::net::SocketAddr;
@@ -19,6 +20,7 @@ use restate_sdk::prelude::*;
 use crate::cli::ServeArgs;
 use crate::commands::exit;
 use objects::{FuseraftQuestion, FuseraftSession};
+use schedule::{FuseraftSchedule, FuseraftSchedules};
 
 /// How long an invocation that cannot suspend (a model call or a tool run under way) has
 /// after the server asked it to, before it is aborted and retried: above the longest model
@@ -88,6 +90,16 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
         )
         .bind(
             FuseraftQuestion
+                .into_service_definition()
+                .options(options()),
+        )
+        .bind(
+            FuseraftSchedule
+                .into_service_definition()
+                .options(options()),
+        )
+        .bind(
+            FuseraftSchedules
                 .into_service_definition()
                 .options(options()),
         )
