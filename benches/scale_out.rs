@@ -24,7 +24,6 @@
 #[allow(dead_code)]
 mod cluster;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -141,34 +140,8 @@ fn local_run(root: &Path, sessions: usize) -> f64 {
     started.elapsed().as_secs_f64()
 }
 
-/// POSTs `body` to `path` of the ingress at `base`; the answer's body.
-fn post(base: &str, path: &str, body: &str) -> String {
-    let host = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("the ingress answers");
-    write!(
-        stream,
-        "POST /{path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    answer
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_string())
-        .unwrap_or_default()
-}
-
-fn status(base: &str, session: &str) -> Json {
-    let body = post(
-        base,
-        &format!("FuseraftSession/{session}/watch"),
-        "4294967295",
-    );
-    let start = body.find('{').unwrap_or(0);
-    let end = body.rfind('}').map_or(body.len(), |end| end + 1);
-    serde_json::from_str::<Json>(&body[start..end])
-        .map_or(Json::Null, |watch| watch["status"].clone())
+fn status(restate: &Restate, session: &str) -> Json {
+    restate.call(&format!("FuseraftSession/{session}/watch"), "4294967295")["status"].clone()
 }
 
 /// Submits `sessions` copies of `job`, each in its own work dir; their ids.
@@ -180,8 +153,7 @@ fn submit(restate: &Restate, root: &Path, job: &Json, sessions: usize, tag: &str
             std::fs::create_dir_all(&work).unwrap();
             let mut job = job.clone();
             job["work_dir"] = json!(work.display().to_string());
-            post(
-                &restate.ingress,
+            restate.call(
                 &format!("FuseraftSession/{id}/start/send"),
                 &job.to_string(),
             );
@@ -252,7 +224,7 @@ fn served_run(
     let ids = submit(&restate, &dir, job, sessions, &format!("s{workers}"));
     for id in &ids {
         loop {
-            let status = status(&restate.ingress, id);
+            let status = status(&restate, id);
             if let Some(outcome) = status["outcome"].as_str() {
                 assert_eq!(outcome, "completed", "{status}");
                 assert_eq!(status["turn"], TURNS, "{status}");
@@ -300,22 +272,10 @@ fn parked(root: &Path, job: &Json, sessions: usize) {
 
 /// How many session invocations the server holds suspended.
 fn suspended(restate: &Restate) -> usize {
-    let query = json!({"query": "SELECT count(*) AS n FROM sys_invocation WHERE target_service_name = 'FuseraftSession' AND status = 'suspended'"}).to_string();
-    let host = restate.admin.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
-    write!(
-        stream,
-        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{query}",
-        query.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
-    serde_json::from_str::<Json>(body)
-        .ok()
-        .and_then(|rows| rows["rows"][0]["n"].as_u64())
-        .unwrap_or(0) as usize
+    let rows = restate.query(
+        "SELECT count(*) AS n FROM sys_invocation WHERE target_service_name = 'FuseraftSession' AND status = 'suspended'",
+    );
+    rows.first().and_then(|row| row["n"].as_u64()).unwrap_or(0) as usize
 }
 
 fn threads(pid: Option<u32>) -> u64 {
@@ -325,7 +285,7 @@ fn threads(pid: Option<u32>) -> u64 {
 fn wait_waiting(restate: &Restate, ids: &[String]) {
     let started = Instant::now();
     for id in ids {
-        while status(&restate.ingress, id)["waiting"].is_null() {
+        while status(restate, id)["waiting"].is_null() {
             assert!(
                 started.elapsed() < Duration::from_secs(600),
                 "session {id} asked nothing"

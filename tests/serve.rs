@@ -104,59 +104,21 @@ fn exec_on(on: &str, work: &Path, case: &str, task: &str, extra: &[&str]) -> Out
     fuseraft(&args)
 }
 
-/// POSTs `body` to the server's ingress at `path` and returns the JSON answer.
-fn ingress(restate: &Restate, path: &str, body: &str) -> Json {
-    let host = restate.ingress.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("the ingress answers");
-    write!(
-        stream,
-        "POST /{path} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (_, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    // The ingress answers HTTP/1.1 with a length or in chunks; the JSON is the one object.
-    let start = body.find('{').unwrap_or(0);
-    let end = body.rfind('}').map_or(body.len(), |end| end + 1);
-    serde_json::from_str(&body[start..end]).unwrap_or_else(|error| panic!("{error}: {answer}"))
-}
-
 /// The statuses of the session's invocations not completed yet, from the server's admin
 /// query API (`running`, `suspended`, `backing-off`, ...).
 fn open_invocations(restate: &Restate, session: &str) -> Vec<String> {
-    let query = format!(
+    let rows = restate.query(&format!(
         "SELECT status FROM sys_invocation WHERE target_service_name = 'FuseraftSession' \
          AND target_service_key = '{session}' AND status != 'completed'"
-    );
-    let body = serde_json::json!({ "query": query }).to_string();
-    let host = restate.admin.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
-    write!(
-        stream,
-        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let start = answer
-        .find("{\"rows\"")
-        .unwrap_or_else(|| panic!("no rows: {answer}"));
-    let end = answer.rfind('}').map_or(answer.len(), |end| end + 1);
-    let rows: Json = serde_json::from_str(&answer[start..end]).unwrap();
-    rows["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
+    ));
+    rows.iter()
         .map(|row| row["status"].as_str().unwrap_or_default().to_string())
         .collect()
 }
 
 /// The session's status, as `watch` reports it.
 fn status(restate: &Restate, session: &str) -> Json {
-    ingress(restate, &format!("FuseraftSession/{session}/watch"), "0")["status"].clone()
+    restate.call(&format!("FuseraftSession/{session}/watch"), "0")["status"].clone()
 }
 
 fn wait_for(what: &str, within: Duration, mut ready: impl FnMut() -> bool) {
@@ -212,7 +174,7 @@ fn served_sessions_leave_the_events_local_runs_leave() {
 
 /// The session's event lines as the server keeps them, in a file.
 fn kept_events(restate: &Restate, session: &str, path: &Path) -> Vec<Json> {
-    let lines = ingress(restate, &format!("FuseraftSession/{session}/watch"), "0")["events"]
+    let lines = restate.call(&format!("FuseraftSession/{session}/watch"), "0")["events"]
         .as_array()
         .expect("a session's events")
         .iter()
@@ -413,25 +375,11 @@ fn a_run_suspended_on_its_question_goes_on_when_answered() {
 
 /// The sessions the server was asked to start.
 fn started_sessions(restate: &Restate) -> Vec<String> {
-    let query = "SELECT DISTINCT target_service_key AS k FROM sys_invocation \
-                 WHERE target_service_name = 'FuseraftSession' AND target_handler_name = 'start'";
-    let body = serde_json::json!({ "query": query }).to_string();
-    let host = restate.admin.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(host).expect("the admin API answers");
-    write!(
-        stream,
-        "POST /query HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let (_, body) = answer.split_once("\r\n\r\n").expect("an HTTP answer");
-    let rows: Json = serde_json::from_str(body).unwrap_or_else(|error| panic!("{error}: {answer}"));
-    rows["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let rows = restate.query(
+        "SELECT DISTINCT target_service_key AS k FROM sys_invocation \
+         WHERE target_service_name = 'FuseraftSession' AND target_handler_name = 'start'",
+    );
+    rows.iter()
         .map(|row| row["k"].as_str().unwrap().to_string())
         .collect()
 }

@@ -93,7 +93,9 @@ async fn call<B: Serialize, R: DeserializeOwned>(
     })?;
     let mut request = http.post(&url);
     if json != "null" {
-        request = request.header("content-type", "application/json").body(json);
+        request = request
+            .header("content-type", "application/json")
+            .body(json);
     }
     if let Some(key) = idempotency {
         request = request.header("idempotency-key", key);

@@ -131,6 +131,41 @@ impl Restate {
         );
     }
 
+    /// POSTs `body` (JSON, or nothing when empty) to `path` of `base`, over HTTP/1.0 so the
+    /// answer comes whole; the answer's body.
+    fn post(base: &str, path: &str, body: &str) -> String {
+        use std::io::{Read, Write};
+        let host = base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(host).expect("the server answers");
+        write!(
+            stream,
+            "POST /{path} HTTP/1.0\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or_default()
+    }
+
+    /// A handler's JSON answer through the ingress (`FuseraftSession/ID/watch`, ...).
+    pub fn call(&self, path: &str, body: &str) -> serde_json::Value {
+        let answer = Restate::post(&self.ingress, path, body);
+        serde_json::from_str(&answer).unwrap_or_else(|error| panic!("{error}: {answer}"))
+    }
+
+    /// The rows the admin API's SQL `query` answers.
+    pub fn query(&self, query: &str) -> Vec<serde_json::Value> {
+        let body = serde_json::json!({ "query": query }).to_string();
+        let answer = Restate::post(&self.admin, "query", &body);
+        let rows: serde_json::Value =
+            serde_json::from_str(&answer).unwrap_or_else(|error| panic!("{error}: {answer}"));
+        rows["rows"].as_array().cloned().unwrap_or_default()
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
