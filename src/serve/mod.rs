@@ -86,7 +86,8 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
                 inline_limit: args.inline_limit,
             }
             .into_service_definition()
-            .options(options()),
+            // Its events and history grow with its turns: a turn fetches only the keys it reads.
+            .options(options().enable_lazy_state(true)),
         )
         .bind(
             FuseraftQuestion
