@@ -373,6 +373,65 @@ fn a_run_suspended_on_its_question_goes_on_when_answered() {
     assert_eq!(kept, expected);
 }
 
+#[test]
+fn a_submission_the_worker_must_not_run_is_refused_naming_why() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let worker_root = root.path().join("root");
+    std::fs::create_dir_all(&worker_root).unwrap();
+    let _worker = Worker::start(&restate, &worker_root, &[]);
+    // A work dir outside the worker's `--work-root`.
+    let outside = exec_on(
+        &restate.ingress,
+        &root.path().join("elsewhere"),
+        "run/keyword",
+        "t",
+        &[],
+    );
+    assert_eq!(outside.status.code(), Some(2));
+    assert!(
+        text(&outside.stderr).contains("not a directory inside this worker's work root"),
+        "{}",
+        text(&outside.stderr)
+    );
+    // A program that would start an MCP server on the worker.
+    let mcp = exec_on(
+        &restate.ingress,
+        &worker_root.join("mcp"),
+        "mcp/never-starts",
+        "t",
+        &[],
+    );
+    assert_eq!(mcp.status.code(), Some(2));
+    assert!(
+        text(&mcp.stderr).contains("starts MCP servers"),
+        "{}",
+        text(&mcp.stderr)
+    );
+    // Flags that need the client's own process.
+    let on = restate.ingress.clone();
+    let config = fixture("run/keyword/config.yaml");
+    let resumed = fuseraft(&[
+        "exec",
+        config.to_str().unwrap(),
+        "--task",
+        "t",
+        "--hitl",
+        "--on",
+        &on,
+    ]);
+    assert_eq!(resumed.status.code(), Some(2));
+    assert!(
+        text(&resumed.stderr).contains("`--hitl` is not available with `--on`"),
+        "{}",
+        text(&resumed.stderr)
+    );
+    // Nothing was kept.
+    let statuses =
+        restate.query("SELECT count(*) AS n FROM state WHERE service_name = 'FuseraftSession'");
+    assert_eq!(statuses[0]["n"], 0, "no refused session keeps state");
+}
+
 /// The sessions the server was asked to start.
 fn started_sessions(restate: &Restate) -> Vec<String> {
     let rows = restate.query(
