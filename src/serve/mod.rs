@@ -7,6 +7,7 @@ mod blobs;
 pub mod client;
 pub mod job;
 mod objects;
+mod question;
 mod reply;
 pub mod schedule;
 mod turn;
@@ -19,7 +20,8 @@ use restate_sdk::prelude::*;
 
 use crate::cli::ServeArgs;
 use crate::commands::exit;
-use objects::{FuseraftQuestion, FuseraftSession};
+use objects::FuseraftSession;
+use question::FuseraftQuestion;
 use schedule::{FuseraftSchedule, FuseraftSchedules};
 
 /// How long an invocation that cannot suspend (a model call or a tool run under way) has

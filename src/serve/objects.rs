@@ -1,13 +1,14 @@
-//! The Restate virtual objects a worker serves: a session (keyed by its id) that runs one
-//! turn per invocation and stores its checkpoint, events and questions as the object's
-//! state; and a question (keyed `SESSION.N`) that takes exactly one answer.
+//! The session, a Restate virtual object keyed by the session id: it runs one turn per
+//! invocation and stores its checkpoint, events and questions as the object's state (its
+//! questions are `question.rs`'s objects).
 
 use std::path::{Path, PathBuf};
 
 use restate_sdk::prelude::*;
 
 use super::blobs::Blobs;
-use super::job::{keys, Answer, Answered, Asked, Job, Status, Waiting, Watch};
+use super::job::{keys, Job, Status, Waiting, Watch};
+use super::question::{approval, wait_for_answer};
 use super::turn::{self, Continue, Step};
 
 /// A session's object. `work_root` is the directory submitted work dirs must lie in.
@@ -17,10 +18,7 @@ pub struct FuseraftSession {
     pub inline_limit: usize,
 }
 
-/// A question's object.
-pub struct FuseraftQuestion;
-
-fn refused(message: impl Into<String>) -> HandlerError {
+pub(super) fn refused(message: impl Into<String>) -> HandlerError {
     TerminalError::new(message.into()).into()
 }
 
@@ -69,87 +67,14 @@ impl FuseraftSession {
         }
         let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
         let saved = saved(&ctx, &status, &blobs).await?;
-        let mut steps = turn::start(Continue {
+        let steps = turn::start(Continue {
             session: ctx.key().to_string(),
             job,
             saved,
         });
-        let mut events = Vec::new();
-        let mut checkpoint = None;
-        let mut messages = Vec::new();
-        let mut ended = None;
-        while let Some(step) = steps.recv().await {
-            match step.map_err(refused)? {
-                Step::Effect {
-                    name,
-                    go,
-                    made,
-                    journaled,
-                } => {
-                    let keep = &blobs;
-                    let entry = ctx
-                        .run(|| async move {
-                            let _ = go.send(());
-                            let made = made
-                                .await
-                                .map_err(|_| HandlerError::from("the effect was not made"))?;
-                            keep.keep(made).map_err(HandlerError::from)
-                        })
-                        .name(name)
-                        .await?;
-                    let _ = journaled.send(blobs.resolve(entry).map_err(refused)?);
-                }
-                Step::Ask {
-                    question,
-                    from,
-                    to,
-                    answer,
-                } => {
-                    let waiting = Waiting {
-                        id: format!("{}.{}", ctx.key(), status.asked + 1),
-                        question: question.signal(),
-                        from,
-                        to,
-                        takes_text: question.takes_text(),
-                    };
-                    // What led to the question is shown while it waits.
-                    let before = std::mem::take(&mut events);
-                    let before =
-                        journaled(&ctx, &blobs, "events before a question", before).await?;
-                    store_events(&ctx, &blobs, &mut status, before)?;
-                    let given = wait_for_answer(&ctx, &mut status, waiting).await?;
-                    let _ = answer.send(approval(&given));
-                }
-                Step::Event(line) => events.push(line),
-                Step::Checkpoint {
-                    state,
-                    messages: new,
-                } => {
-                    checkpoint = Some(state);
-                    messages.extend(new);
-                }
-                Step::End {
-                    outcome,
-                    reason,
-                    turns,
-                } => ended = Some((outcome, reason, turns)),
-            }
-        }
-        let Some((outcome, reason, turns)) = ended else {
-            return Err(HandlerError::from(
-                "the run's thread stopped before the turn ended",
-            ));
-        };
+        let left = follow(&ctx, &blobs, &mut status, steps).await?;
         // What the turn left is stored as journaled: a retried invocation that got this far
         // stores the same (the events' times, the checkpoint), whatever it computed again.
-        let left = Left {
-            events,
-            checkpoint,
-            messages,
-            outcome: outcome.map(|outcome| outcome.as_str().to_string()),
-            reason,
-            turns,
-        };
         let Left {
             events,
             checkpoint,
@@ -217,6 +142,89 @@ impl FuseraftSession {
         }
         Ok(Json(Watch { status, events }))
     }
+}
+
+/// Does what the run's steps ask until its turn ends: journals its effects, puts its
+/// questions, gathers its events and checkpoint; what the turn left, not yet stored.
+async fn follow(
+    ctx: &ObjectContext<'_>,
+    blobs: &Blobs,
+    status: &mut Status,
+    mut steps: tokio::sync::mpsc::UnboundedReceiver<Result<Step, String>>,
+) -> Result<Left, HandlerError> {
+    let mut events = Vec::new();
+    let mut checkpoint = None;
+    let mut messages = Vec::new();
+    let mut ended = None;
+    while let Some(step) = steps.recv().await {
+        match step.map_err(refused)? {
+            Step::Effect {
+                name,
+                go,
+                made,
+                journaled,
+            } => {
+                let keep = blobs;
+                let entry = ctx
+                    .run(|| async move {
+                        let _ = go.send(());
+                        let made = made
+                            .await
+                            .map_err(|_| HandlerError::from("the effect was not made"))?;
+                        keep.keep(made).map_err(HandlerError::from)
+                    })
+                    .name(name)
+                    .await?;
+                let _ = journaled.send(blobs.resolve(entry).map_err(refused)?);
+            }
+            Step::Ask {
+                question,
+                from,
+                to,
+                answer,
+            } => {
+                let waiting = Waiting {
+                    id: format!("{}.{}", ctx.key(), status.asked + 1),
+                    question: question.signal(),
+                    from,
+                    to,
+                    takes_text: question.takes_text(),
+                };
+                // What led to the question is shown while it waits.
+                let before = std::mem::take(&mut events);
+                let before = journaled(ctx, blobs, "events before a question", before).await?;
+                store_events(ctx, blobs, status, before)?;
+                let given = wait_for_answer(ctx, status, waiting).await?;
+                let _ = answer.send(approval(&given));
+            }
+            Step::Event(line) => events.push(line),
+            Step::Checkpoint {
+                state,
+                messages: new,
+            } => {
+                checkpoint = Some(state);
+                messages.extend(new);
+            }
+            Step::End {
+                outcome,
+                reason,
+                turns,
+            } => ended = Some((outcome, reason, turns)),
+        }
+    }
+    let Some((outcome, reason, turns)) = ended else {
+        return Err(HandlerError::from(
+            "the run's thread stopped before the turn ended",
+        ));
+    };
+    Ok(Left {
+        events,
+        checkpoint,
+        messages,
+        outcome: outcome.map(|outcome| outcome.as_str().to_string()),
+        reason,
+        turns,
+    })
 }
 
 /// What a turn left to store.
@@ -301,43 +309,6 @@ async fn saved(
     Ok(Some(state))
 }
 
-/// Lists `waiting`, hands it to its question object, and waits (holding no worker) for the
-/// answer; records who gave it.
-async fn wait_for_answer(
-    ctx: &ObjectContext<'_>,
-    status: &mut Status,
-    waiting: Waiting,
-) -> Result<Answer, HandlerError> {
-    let (awakeable, answered) = ctx.awakeable::<Json<Answer>>();
-    status.asked += 1;
-    status.waiting = Some(waiting.clone());
-    ctx.set(keys::STATUS, Json(status.clone()));
-    ctx.object_client::<FuseraftQuestionClient>(&waiting.id)
-        .ask(Json(Asked {
-            awakeable,
-            waiting: waiting.clone(),
-        }))
-        .send();
-    let Json(answer) = answered.await?;
-    status.waiting = None;
-    status.answers.push(Answered {
-        id: waiting.id,
-        question: waiting.question,
-        answer: answer.clone(),
-    });
-    ctx.set(keys::STATUS, Json(status.clone()));
-    Ok(answer)
-}
-
-fn approval(answer: &Answer) -> fuseraft_vm::driver::Approval {
-    use fuseraft_vm::driver::Approval;
-    match (answer.decision.as_str(), &answer.text) {
-        ("yes", _) => Approval::Granted,
-        ("redirect", Some(text)) => Approval::Redirected(text.clone()),
-        _ => Approval::Refused,
-    }
-}
-
 /// Whether `work_dir` is an existing directory inside `root` (both resolved).
 fn inside(root: &Path, work_dir: &Path) -> Result<(), String> {
     let resolved = std::fs::canonicalize(work_dir).map_err(|error| {
@@ -355,60 +326,5 @@ fn inside(root: &Path, work_dir: &Path) -> Result<(), String> {
             work_dir.display(),
             root.display()
         ))
-    }
-}
-
-#[restate_sdk::object]
-impl FuseraftQuestion {
-    /// Records the question and the awakeable its run waits on.
-    #[handler]
-    async fn ask(&self, ctx: ObjectContext<'_>, asked: Json<Asked>) -> Result<(), HandlerError> {
-        if ctx.get::<Json<Asked>>(keys::ASKED).await?.is_none() {
-            ctx.set(keys::ASKED, asked);
-        }
-        Ok(())
-    }
-
-    /// Answers the question, once: a second answer is refused, naming the first.
-    #[handler]
-    async fn answer(
-        &self,
-        ctx: ObjectContext<'_>,
-        answer: Json<Answer>,
-    ) -> Result<Json<Answered>, HandlerError> {
-        let Some(Json(asked)) = ctx.get::<Json<Asked>>(keys::ASKED).await? else {
-            return Err(TerminalError::new_with_code(
-                404,
-                format!("no question `{}` is waiting", ctx.key()),
-            )
-            .into());
-        };
-        if let Some(Json(first)) = ctx.get::<Json<Answer>>(keys::ANSWER).await? {
-            return Err(TerminalError::new_with_code(
-                409,
-                format!(
-                    "question `{}` was already answered `{}` by {} at {}",
-                    ctx.key(),
-                    first.decision,
-                    first.by,
-                    first.at
-                ),
-            )
-            .into());
-        }
-        let answer = answer.into_inner();
-        if !matches!(answer.decision.as_str(), "yes" | "no" | "redirect") {
-            return Err(refused(format!(
-                "`{}` is no answer: yes, no or redirect",
-                answer.decision
-            )));
-        }
-        ctx.set(keys::ANSWER, Json(answer.clone()));
-        ctx.resolve_awakeable(&asked.awakeable, Json(answer.clone()));
-        Ok(Json(Answered {
-            id: ctx.key().to_string(),
-            question: asked.waiting.question,
-            answer,
-        }))
     }
 }
