@@ -248,6 +248,10 @@ pub struct SessionsArgs {
     /// The work dir the sessions ran in (default: the current directory).
     #[arg(long, value_name = "DIR", global = true)]
     pub work_dir: Option<PathBuf>,
+    /// `sessions list --on URL`: the sessions a Restate server runs (not ended yet), each
+    /// with its turn and the question it waits on.
+    #[arg(long, value_name = "URL", global = true)]
+    pub on: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

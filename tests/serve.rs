@@ -284,6 +284,16 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     assert_eq!(waiting["id"], format!("{session}.1"), "{waiting}");
     assert_eq!(waiting["question"], "DEPLOY");
     let on = restate.ingress.clone();
+    // The server lists it with its question.
+    let listed = fuseraft(&["sessions", "list", "--on", &on]);
+    assert_eq!(listed.status.code(), Some(0), "{}", text(&listed.stderr));
+    assert!(
+        text(&listed.stdout).contains(&format!(
+            "{session}     0 turns  waits on {session}.1 (Developer → Deployer: DEPLOY)"
+        )),
+        "{}",
+        text(&listed.stdout)
+    );
     let answered = fuseraft(&["approve", &session, "--on", &on, "--by", "alice"]);
     assert_eq!(
         answered.status.code(),
@@ -309,6 +319,12 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     assert_eq!(
         kept_events(&restate, &session, &root.path().join("kept.jsonl")),
         expected
+    );
+    // An ended session leaves the server's list.
+    wait_for(
+        "the list to drop the ended session",
+        Duration::from_secs(10),
+        || !text(&fuseraft(&["sessions", "list", "--on", &on]).stdout).contains(&session),
     );
     // The same question again: refused, naming the first answer.
     let again = fuseraft(&["approve", &format!("{session}.1"), "--no", "--on", &on]);

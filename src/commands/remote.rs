@@ -311,3 +311,44 @@ async fn answer(args: &ApproveArgs) -> u8 {
         }
     }
 }
+
+/// `sessions list --on URL`: one line per session the server runs, with its turn and the
+/// question it waits on.
+pub fn sessions_on(on: &str) -> u8 {
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    runtime.block_on(async {
+        let names = match client::session_names(on).await {
+            Ok(names) => names,
+            Err(refused) => return usage(&format!("cannot list the sessions of {on}: {refused}")),
+        };
+        if names.is_empty() {
+            eprintln!("no session runs on {on}");
+        }
+        for id in names {
+            // Past every event: only the status comes back.
+            let status = match client::watch(on, &id, u32::MAX).await {
+                Ok(watch) => watch.status,
+                Err(refused) => return usage(&format!("cannot read session {id}: {refused}")),
+            };
+            let state = match (&status.outcome, &status.waiting) {
+                (Some(outcome), _) => outcome.clone(),
+                (None, Some(waiting)) => format!(
+                    "waits on {} ({} → {}: {})",
+                    waiting.id,
+                    neutralise(&waiting.from),
+                    neutralise(&waiting.to),
+                    neutralise(&waiting.question)
+                ),
+                (None, None) => "running".to_string(),
+            };
+            let line = format!("{id}  {:>4} turns  {state}\n", status.turn);
+            if let Some(code) = super::print_or_fail(&line) {
+                return code;
+            }
+        }
+        exit::OK
+    })
+}

@@ -8,6 +8,12 @@ use crate::cli::{SessionsAction, SessionsArgs};
 use crate::session::{self, Key, Trust};
 
 pub fn run(args: &SessionsArgs) -> u8 {
+    if let Some(on) = &args.on {
+        return match args.action {
+            SessionsAction::List { .. } => super::remote::sessions_on(on),
+            _ => fail("only `sessions list` takes `--on` (a server's sessions are answered with `fuseraft approve`)"),
+        };
+    }
     let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match &args.action {
         SessionsAction::List { all } => {

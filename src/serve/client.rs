@@ -152,7 +152,7 @@ pub async fn schedule_show(on: &str, name: &str) -> Result<Option<Schedule>, Ref
 
 /// The names of every schedule.
 pub async fn schedule_names(on: &str) -> Result<Vec<String>, Refused> {
-    call(on, "FuseraftSchedules/all/names", &(), None).await
+    call(on, "FuseraftNames/schedules/names", &(), None).await
 }
 
 /// Removes schedule `name`.
@@ -165,4 +165,9 @@ pub async fn schedule_remove(on: &str, name: &str) -> Result<(), Refused> {
 /// Starts schedule `name`'s run now; the session's id.
 pub async fn schedule_run(on: &str, name: &str) -> Result<String, Refused> {
     call(on, &format!("{SCHEDULE}/{name}/run"), &(), None).await
+}
+
+/// The sessions not ended yet.
+pub async fn session_names(on: &str) -> Result<Vec<String>, Refused> {
+    call(on, "FuseraftNames/sessions/names", &(), None).await
 }

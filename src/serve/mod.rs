@@ -6,6 +6,7 @@
 mod blobs;
 pub mod client;
 pub mod job;
+mod names;
 mod objects;
 mod question;
 mod reply;
@@ -20,9 +21,10 @@ use restate_sdk::prelude::*;
 
 use crate::cli::ServeArgs;
 use crate::commands::exit;
+use names::FuseraftNames;
 use objects::FuseraftSession;
 use question::FuseraftQuestion;
-use schedule::{FuseraftSchedule, FuseraftSchedules};
+use schedule::FuseraftSchedule;
 
 /// How long an invocation that cannot suspend (a model call or a tool run under way) has
 /// after the server asked it to, before it is aborted and retried: above the longest model
@@ -101,11 +103,7 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
                 .into_service_definition()
                 .options(options()),
         )
-        .bind(
-            FuseraftSchedules
-                .into_service_definition()
-                .options(options()),
-        )
+        .bind(FuseraftNames.into_service_definition().options(options()))
         .build();
     let server = tokio::spawn(HttpServer::new(endpoint).serve(listener));
     let uri = args

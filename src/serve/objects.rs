@@ -8,6 +8,7 @@ use restate_sdk::prelude::*;
 
 use super::blobs::Blobs;
 use super::job::{keys, Job, Status, Waiting, Watch};
+use super::names;
 use super::question::{approval, wait_for_answer};
 use super::turn::{self, Continue, Step};
 
@@ -45,6 +46,9 @@ impl FuseraftSession {
         }
         ctx.set(keys::JOB, Json(job));
         ctx.set(keys::STATUS, Json(Status::default()));
+        names::of(&ctx, names::SESSIONS)
+            .enlist(ctx.key().to_string())
+            .send();
         ctx.object_client::<FuseraftSessionClient>(ctx.key())
             .advance()
             .send();
@@ -96,6 +100,11 @@ impl FuseraftSession {
         status.outcome = outcome;
         status.reason = reason;
         let going_on = status.outcome.is_none();
+        if !going_on {
+            names::of(&ctx, names::SESSIONS)
+                .delist(ctx.key().to_string())
+                .send();
+        }
         match &status.outcome {
             Some(outcome) => eprintln!("session {}: {outcome} after {turns} turns", ctx.key()),
             None => eprintln!("session {}: turn {turns} stored", ctx.key()),

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::job::Job;
+use super::names;
 use super::objects::FuseraftSessionClient;
 
 /// The virtual object of one schedule, keyed by its name.
@@ -89,56 +90,6 @@ fn refused(message: impl Into<String>) -> HandlerError {
 /// The schedule's object.
 pub struct FuseraftSchedule;
 
-/// The names of the schedules, under the one key `all` (so `schedule list` needs the
-/// ingress only).
-pub struct FuseraftSchedules;
-
-const NAMES: &str = "names";
-
-#[restate_sdk::object]
-impl FuseraftSchedules {
-    #[handler]
-    async fn enlist(&self, ctx: ObjectContext<'_>, name: String) -> Result<(), HandlerError> {
-        let mut names = ctx
-            .get::<Json<Vec<String>>>(NAMES)
-            .await?
-            .map(Json::into_inner)
-            .unwrap_or_default();
-        if !names.contains(&name) {
-            names.push(name);
-            names.sort();
-            ctx.set(NAMES, Json(names));
-        }
-        Ok(())
-    }
-
-    #[handler]
-    async fn delist(&self, ctx: ObjectContext<'_>, name: String) -> Result<(), HandlerError> {
-        let mut names = ctx
-            .get::<Json<Vec<String>>>(NAMES)
-            .await?
-            .map(Json::into_inner)
-            .unwrap_or_default();
-        names.retain(|kept| *kept != name);
-        ctx.set(NAMES, Json(names));
-        Ok(())
-    }
-
-    #[handler]
-    async fn names(&self, ctx: SharedObjectContext<'_>) -> Result<Json<Vec<String>>, HandlerError> {
-        Ok(Json(
-            ctx.get::<Json<Vec<String>>>(NAMES)
-                .await?
-                .map(Json::into_inner)
-                .unwrap_or_default(),
-        ))
-    }
-}
-
-fn registry<'ctx>(ctx: &'ctx ObjectContext<'ctx>) -> FuseraftSchedulesClient<'ctx> {
-    ctx.object_client::<FuseraftSchedulesClient>("all")
-}
-
 #[restate_sdk::object]
 impl FuseraftSchedule {
     /// Keeps a new schedule and sets its first timer; a name in use is refused.
@@ -167,7 +118,9 @@ impl FuseraftSchedule {
         };
         ctx.set(STATE, Json(schedule.clone()));
         set_timer(&ctx, next, now);
-        registry(&ctx).enlist(ctx.key().to_string()).send();
+        names::of(&ctx, names::SCHEDULES)
+            .enlist(ctx.key().to_string())
+            .send();
         Ok(Json(schedule))
     }
 
@@ -214,7 +167,9 @@ impl FuseraftSchedule {
             );
         }
         ctx.clear(STATE);
-        registry(&ctx).delist(ctx.key().to_string()).send();
+        names::of(&ctx, names::SCHEDULES)
+            .delist(ctx.key().to_string())
+            .send();
         Ok(())
     }
 
