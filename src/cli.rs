@@ -248,8 +248,9 @@ pub struct SessionsArgs {
     /// The work dir the sessions ran in (default: the current directory).
     #[arg(long, value_name = "DIR", global = true)]
     pub work_dir: Option<PathBuf>,
-    /// `sessions list --on URL`: the sessions a Restate server runs (not ended yet), each
-    /// with its turn and the question it waits on.
+    /// A Restate server's ingress: `sessions list --on URL` lists the sessions it runs (not
+    /// ended yet), each with its turn and the question it waits on; `sessions export ID
+    /// --on URL` writes one as a local session.
     #[arg(long, value_name = "URL", global = true)]
     pub on: Option<String>,
 }
@@ -273,6 +274,9 @@ pub enum SessionsAction {
     },
     /// Delete a session's checkpoint.
     Rm { id: String },
+    /// Write a session a Restate server runs (`--on URL`) as a local session of the work dir,
+    /// for `sessions show`, `ui`, `test` and a local `exec --resume`.
+    Export { id: String },
     /// Remove the sessions that ended completed, which nothing can resume (an altered or
     /// running session is kept).
     Prune {

@@ -448,6 +448,88 @@ fn a_submission_the_worker_must_not_run_is_refused_naming_why() {
     assert_eq!(statuses[0]["n"], 0, "no refused session keeps state");
 }
 
+#[test]
+fn a_served_session_exported_is_shown_and_resumed_locally() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let _worker = Worker::start(&restate, root.path(), &[]);
+    let work = root.path().join("served");
+    let on = restate.ingress.clone();
+    // Two of the five turns on the server.
+    let output = exec_on(
+        &on,
+        &work,
+        "run/keyword",
+        "Add a --verbose flag.",
+        &["--max-turns", "2", "--json"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let summary: Json = serde_json::from_str(text(&output.stdout).trim()).unwrap();
+    assert_eq!(summary["outcome"], "max_turns", "{summary}");
+    let session = summary["session_id"].as_str().unwrap().to_string();
+    let work_dir = work.to_str().unwrap();
+    let exported = fuseraft(&[
+        "sessions",
+        "export",
+        &session,
+        "--on",
+        &on,
+        "--work-dir",
+        work_dir,
+    ]);
+    assert_eq!(
+        exported.status.code(),
+        Some(0),
+        "{}",
+        text(&exported.stderr)
+    );
+    let shown = fuseraft(&["sessions", "show", &session, "--work-dir", work_dir]);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    assert!(
+        text(&shown.stdout).contains("Add a --verbose flag."),
+        "{}",
+        text(&shown.stdout)
+    );
+    // The rest of the run, locally, from where the server left it.
+    let config = fixture("run/keyword/config.yaml");
+    let replay = fixture("run/keyword/replay.yaml");
+    let events = work.join("resumed.jsonl");
+    let resumed = fuseraft(&[
+        "exec",
+        config.to_str().unwrap(),
+        "--resume",
+        &session,
+        "--replay",
+        replay.to_str().unwrap(),
+        "--work-dir",
+        work_dir,
+        "--events",
+        events.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    let summary: Json = serde_json::from_str(text(&resumed.stdout).trim()).unwrap();
+    assert_eq!(summary["outcome"], "completed", "{summary}");
+    let end = trace(&events).pop().unwrap();
+    assert_eq!(end["payload"]["turns"], 5, "{end}");
+    // A local session of that id is never overwritten.
+    let again = fuseraft(&[
+        "sessions",
+        "export",
+        &session,
+        "--on",
+        &on,
+        "--work-dir",
+        work_dir,
+    ]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("it is kept"),
+        "{}",
+        text(&again.stderr)
+    );
+}
+
 /// The sessions the server was asked to start.
 fn started_sessions(restate: &Restate) -> Vec<String> {
     let rows = restate.query(

@@ -352,3 +352,85 @@ pub fn sessions_on(on: &str) -> u8 {
         exit::OK
     })
 }
+
+/// `sessions export ID --on URL [--work-dir DIR]`: writes session `id` of the server as a
+/// local session of the work dir (its log, recorded config and snapshot, authenticated
+/// under this user's session key), so `sessions show`, `ui`, `test` and a local
+/// `exec --resume` read it as any other. An existing local session of that id is kept.
+pub fn sessions_export(on: &str, id: &str, work_dir: &Path) -> u8 {
+    if !crate::session::valid_id(id) {
+        return usage(&crate::session::invalid_id(id));
+    }
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let exported = match runtime.block_on(client::export(on, id)) {
+        Ok(exported) => exported,
+        Err(refused) if refused.status.is_some() => {
+            eprintln!("error: {}", neutralise(&refused.message));
+            return exit::FINDINGS;
+        }
+        Err(refused) => return usage(&refused.message),
+    };
+    let Some(mut state) = exported.checkpoint else {
+        eprintln!("error: session {id} has no turn saved yet");
+        return exit::FINDINGS;
+    };
+    let program = match ir::parse(&exported.job.ir) {
+        Ok(program) => program,
+        Err(error) => {
+            return usage(&format!(
+                "session {id}'s program does not read back: {error}"
+            ))
+        }
+    };
+    let text = crate::session::config::normalized(&program);
+    let key = match crate::session::Key::load_or_create() {
+        Ok(key) => key,
+        Err(problem) => return usage(&format!("cannot export session {id}: {problem}")),
+    };
+    match crate::session::dir(work_dir) {
+        Ok(dir) if dir.exists(&format!("{id}.json")) => {
+            return usage(&format!(
+                "a local session {id} exists in `{}`; it is kept",
+                work_dir.display()
+            ));
+        }
+        Ok(_) => {}
+        Err(error) => return usage(&error.message),
+    }
+    if let Some(object) = state.as_object_mut() {
+        let job = &exported.job;
+        object.insert("ConfigPath".into(), format!("{on} (served)").into());
+        object.insert(
+            "ConfigDigest".into(),
+            crate::session::config::digest(&text).into(),
+        );
+        object.insert("WorkingDirectory".into(), job.work_dir.clone().into());
+        object.insert("LastUpdatedAt".into(), crate::events::timestamp().into());
+        if job.model.is_some() || job.endpoint.is_some() || job.api_key_env.is_some() {
+            let options = serde_json::json!({"Model": job.model, "Endpoint": job.endpoint, "ApiKeyEnv": job.api_key_env});
+            object.insert("ProviderOptions".into(), options);
+        }
+    }
+    let mut lines = Vec::new();
+    for message in &exported.messages {
+        if serde_json::to_writer(&mut lines, message).is_err() {
+            return usage("a message of the session does not write back");
+        }
+        lines.push(b'\n');
+    }
+    match crate::session::fork::write_session(work_dir, id, lines, state, Some(&text), &key) {
+        Ok(()) => {
+            eprintln!(
+                "session {id} ({}, {} turns) written to `{}`",
+                exported.status.outcome.as_deref().unwrap_or("not ended"),
+                exported.status.turn,
+                work_dir.join(crate::session::DIR).display()
+            );
+            exit::OK
+        }
+        Err(message) => usage(&format!("cannot write session {id}: {message}")),
+    }
+}

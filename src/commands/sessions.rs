@@ -8,13 +8,14 @@ use crate::cli::{SessionsAction, SessionsArgs};
 use crate::session::{self, Key, Trust};
 
 pub fn run(args: &SessionsArgs) -> u8 {
+    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     if let Some(on) = &args.on {
-        return match args.action {
+        return match &args.action {
             SessionsAction::List { .. } => super::remote::sessions_on(on),
-            _ => fail("only `sessions list` takes `--on` (a server's sessions are answered with `fuseraft approve`)"),
+            SessionsAction::Export { id } => super::remote::sessions_export(on, id, &work_dir),
+            _ => fail("only `sessions list` and `sessions export` take `--on` (a server's questions are answered with `fuseraft approve`)"),
         };
     }
-    let work_dir = args.work_dir.clone().unwrap_or_else(|| PathBuf::from("."));
     match &args.action {
         SessionsAction::List { all } => {
             if let Err(error) = session::existing_dir(&work_dir) {
@@ -81,6 +82,9 @@ pub fn run(args: &SessionsArgs) -> u8 {
                 }
                 Err(message) => fail(&message),
             }
+        }
+        SessionsAction::Export { .. } => {
+            fail("`sessions export ID` copies a session from a server: give it `--on URL`")
         }
         SessionsAction::Rm { id } => match super::sessions_remove::remove(&work_dir, id) {
             Ok(()) => {

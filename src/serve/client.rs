@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::job::{Answer, Answered, Job, Watch, QUESTION, SESSION};
+use super::job::{Answer, Answered, Exported, Job, Watch, QUESTION, SESSION};
 use super::schedule::{Added, Schedule, SCHEDULE};
 
 fn http() -> Result<reqwest::Client, String> {
@@ -170,4 +170,9 @@ pub async fn schedule_run(on: &str, name: &str) -> Result<String, Refused> {
 /// The sessions not ended yet.
 pub async fn session_names(on: &str) -> Result<Vec<String>, Refused> {
     call(on, "FuseraftNames/sessions/names", &(), None).await
+}
+
+/// Session `id` whole, for a local copy.
+pub async fn export(on: &str, id: &str) -> Result<Exported, Refused> {
+    call(on, &format!("{SESSION}/{id}/export"), &(), None).await
 }

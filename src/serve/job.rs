@@ -104,6 +104,17 @@ pub struct Watch {
     pub events: Vec<String>,
 }
 
+/// `export`'s reply: all a local session needs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Exported {
+    pub job: Job,
+    pub status: Status,
+    /// The checkpoint's state, without its messages; `None` before the first turn ended.
+    pub checkpoint: Option<serde_json::Value>,
+    /// Every message of the history, as session log lines (`MessageCount` of them).
+    pub messages: Vec<serde_json::Value>,
+}
+
 /// The state keys of a session object.
 pub mod keys {
     pub const JOB: &str = "job";

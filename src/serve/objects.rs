@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use restate_sdk::prelude::*;
 
 use super::blobs::Blobs;
-use super::job::{keys, Job, Status, Waiting, Watch};
+use super::job::{keys, Exported, Job, Status, Waiting, Watch};
 use super::names;
 use super::question::{approval, wait_for_answer};
 use super::turn::{self, Continue, Step};
@@ -150,6 +150,35 @@ impl FuseraftSession {
             events.extend(lines.into_iter().skip(skip));
         }
         Ok(Json(Watch { status, events }))
+    }
+
+    /// The job, the status, the checkpoint and the whole history: what `sessions export`
+    /// writes as a local session.
+    #[handler]
+    async fn export(&self, ctx: SharedObjectContext<'_>) -> Result<Json<Exported>, HandlerError> {
+        let (Some(Json(status)), Some(Json(job))) = (
+            ctx.get::<Json<Status>>(keys::STATUS).await?,
+            ctx.get::<Json<Job>>(keys::JOB).await?,
+        ) else {
+            return Err(refused(format!("no session `{}` was submitted", ctx.key())));
+        };
+        let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
+        let checkpoint = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await?;
+        let mut chunks = Vec::new();
+        for n in 0..status.message_chunks {
+            chunks.extend(ctx.get::<String>(&keys::messages(n)).await?);
+        }
+        let kept = kept(checkpoint.map(Json::into_inner), chunks, &blobs)?;
+        let (checkpoint, messages) = match kept {
+            Some((state, messages)) => (Some(state), messages),
+            None => (None, Vec::new()),
+        };
+        Ok(Json(Exported {
+            job,
+            status,
+            checkpoint,
+            messages,
+        }))
     }
 }
 
@@ -299,23 +328,38 @@ async fn saved(
     status: &Status,
     blobs: &Blobs,
 ) -> Result<Option<serde_json::Value>, HandlerError> {
-    let Some(Json(mut state)) = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await? else {
+    let checkpoint = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await?;
+    let mut chunks = Vec::new();
+    for n in 0..status.message_chunks {
+        chunks.extend(ctx.get::<String>(&keys::messages(n)).await?);
+    }
+    let kept = kept(checkpoint.map(Json::into_inner), chunks, blobs)?;
+    Ok(kept.map(|(mut state, messages)| {
+        state["Messages"] = serde_json::Value::Array(messages);
+        state
+    }))
+}
+
+/// The checkpoint's `state` and its `MessageCount` messages, from the stored `chunks`.
+fn kept(
+    state: Option<serde_json::Value>,
+    chunks: Vec<String>,
+    blobs: &Blobs,
+) -> Result<Option<(serde_json::Value, Vec<serde_json::Value>)>, HandlerError> {
+    let Some(state) = state else {
         return Ok(None);
     };
     let mut messages = Vec::new();
-    for chunk in 0..status.message_chunks {
-        if let Some(kept) = ctx.get::<String>(&keys::messages(chunk)).await? {
-            let lines: Vec<serde_json::Value> = from_text(&blobs.resolve(kept).map_err(refused)?)?;
-            messages.extend(lines);
-        }
+    for chunk in chunks {
+        let lines: Vec<serde_json::Value> = from_text(&blobs.resolve(chunk).map_err(refused)?)?;
+        messages.extend(lines);
     }
     let count = state
         .get("MessageCount")
         .and_then(serde_json::Value::as_u64)
         .map_or(messages.len(), |count| count as usize);
     messages.truncate(count);
-    state["Messages"] = serde_json::Value::Array(messages);
-    Ok(Some(state))
+    Ok(Some((state, messages)))
 }
 
 /// Whether `work_dir` is an existing directory inside `root` (both resolved).

@@ -25,51 +25,71 @@ pub fn fork(work_dir: &Path, from: &str, turn: u64, new: &str, key: &Key) -> Res
     };
     let (mut state, lines) = state_after_turn(work_dir, from, &trust, turn)?;
     if let Some(object) = state.as_object_mut() {
-        object.remove("Messages");
         object.insert("SessionId".into(), json!(new));
         object.insert(FORKED_FROM.into(), json!({ "Session": from, "Turn": turn }));
+    }
+    let config = super::dir(work_dir).ok().and_then(|dir| {
+        let mut config = String::new();
+        dir.open_file(
+            &format!("{from}.config.fir"),
+            fuseraft_vm::state_dir::Access::Read,
+        )
+        .and_then(|mut file| std::io::Read::read_to_string(&mut file, &mut config))
+        .ok()
+        .map(|_| config)
+    });
+    write_session(work_dir, new, lines, state, config.as_deref(), key)
+        .map_err(|error| format!("cannot write the forked session `{new}`: {error}"))
+}
+
+/// Writes session `id` whole: its log (the message `lines`, then one record of `state`
+/// covering them, authenticated under `key`), its recorded config text when given, and its
+/// snapshot. A failed write leaves nothing of `id`.
+pub fn write_session(
+    work_dir: &Path,
+    id: &str,
+    lines: Vec<u8>,
+    mut state: Json,
+    config: Option<&str>,
+    key: &Key,
+) -> Result<(), String> {
+    if let Some(object) = state.as_object_mut() {
+        object.remove("Messages");
     }
     let text = serde_json::to_vec(&state).map_err(|error| error.to_string())?;
     // One record covers every message line before it, as a resumed log's first one does.
     let mut log = lines;
     log.extend_from_slice(RECORD_OPEN);
     log.extend_from_slice(&text);
-    let tag = key.mac(&[LOG_DOMAIN, new.as_bytes(), &[0; key::MAC_LEN], &log[..]]);
+    let tag = key.mac(&[LOG_DOMAIN, id.as_bytes(), &[0; key::MAC_LEN], &log[..]]);
     log.extend_from_slice(MAC_OPEN);
     log.extend_from_slice(key::to_hex(&tag).as_bytes());
     log.extend_from_slice(MAC_CLOSE);
-    let snapshot_tag = snapshot_mac(key, new, &state);
+    let snapshot_tag = snapshot_mac(key, id, &state);
     if let Some(object) = state.as_object_mut() {
         object.insert(SNAPSHOT_MAC_KEY.into(), json!(key::to_hex(&snapshot_tag)));
     }
     let snapshot = serde_json::to_string_pretty(&state).map_err(|error| error.to_string())?;
-    write(work_dir, from, new, &log, &snapshot).map_err(|error| {
-        remove(work_dir, new);
-        format!("cannot write the forked session `{new}`: {error}")
+    write(work_dir, id, &log, config, &snapshot).map_err(|error| {
+        remove(work_dir, id);
+        error.to_string()
     })
 }
 
-/// Writes the new session's log, recorded config (the original's) and snapshot.
+/// Writes a session's log, recorded config and snapshot.
 fn write(
     work_dir: &Path,
-    from: &str,
-    new: &str,
+    id: &str,
     log: &[u8],
+    config: Option<&str>,
     snapshot: &str,
 ) -> std::io::Result<()> {
     let dir = super::dir(work_dir).map_err(super::dir_error)?;
-    dir.replace(&format!("{new}.messages.jsonl"), log)?;
-    let mut config = String::new();
-    let recorded = dir
-        .open_file(
-            &format!("{from}.config.fir"),
-            fuseraft_vm::state_dir::Access::Read,
-        )
-        .and_then(|mut file| std::io::Read::read_to_string(&mut file, &mut config));
-    if recorded.is_ok() {
-        dir.replace(&format!("{new}.config.fir"), config.as_bytes())?;
+    dir.replace(&format!("{id}.messages.jsonl"), log)?;
+    if let Some(config) = config {
+        dir.replace(&format!("{id}.config.fir"), config.as_bytes())?;
     }
-    dir.replace(&format!("{new}.json"), snapshot.as_bytes())?;
+    dir.replace(&format!("{id}.json"), snapshot.as_bytes())?;
     dir.sync();
     Ok(())
 }
