@@ -793,3 +793,61 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
         "the read and the turn's messages at least: {kept}"
     );
 }
+
+#[test]
+fn a_command_under_way_when_its_worker_dies_is_not_run_again_and_the_model_is_told() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let key = ("FUSERAFT_TEST_KEY", "k-123456789");
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[key], &[]);
+    let work = root.path().join("served");
+    std::fs::create_dir_all(&work).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().unwrap().port()
+    );
+    let slow = serde_json::json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "shell_run",
+             "arguments": "{\"command\": \"echo start >> ran.txt; sleep 4; echo end >> ran.txt\"}"}}]}}]});
+    let done = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "Checked it.\nFINISHED"}}]});
+    let (held_tx, _held) = mpsc::channel();
+    let (_release, release_rx) = mpsc::channel();
+    let server = model_server(listener, vec![slow, done], usize::MAX, held_tx, release_rx);
+    let config = fixture("serve/tool-loop/config.yaml");
+    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", config.to_str().unwrap(), "--task", "Run it."])
+        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
+        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
+        .arg(&work)
+        .args(["--on", &restate.ingress])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ran = work.join("ran.txt");
+    wait_for("the command to start", Duration::from_secs(60), || {
+        ran.exists()
+    });
+    worker.kill();
+    worker.restart();
+    let output = client.wait_with_output().unwrap();
+    let requests = server.join().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\nworker: {}",
+        text(&output.stderr),
+        worker.log()
+    );
+    // The model was told; the command started once (and finished at most once).
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    let told = requests[1]["messages"].to_string();
+    assert!(told.contains("[NOT RUN AGAIN]"), "{told}");
+    std::thread::sleep(Duration::from_secs(5));
+    let lines = std::fs::read_to_string(&ran).unwrap();
+    assert_eq!(lines.matches("start").count(), 1, "{lines}");
+    assert!(lines.matches("end").count() <= 1, "{lines}");
+}

@@ -3,14 +3,17 @@
 //! questions are `question.rs`'s objects).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
+use fuseraft_vm::journal::Repeat;
 use restate_sdk::prelude::*;
 
 use super::blobs::Blobs;
 use super::job::{keys, Exported, Job, Status, Waiting, Watch};
 use super::names;
 use super::question::{approval, wait_for_answer};
-use super::turn::{self, Continue, Step};
+use super::turn::{self, Continue, Step, INTERRUPTED_MARK};
 
 /// A session's object. `work_root` is the directory submitted work dirs must lie in.
 pub struct FuseraftSession {
@@ -198,21 +201,12 @@ async fn follow(
         match step.map_err(refused)? {
             Step::Effect {
                 name,
+                repeat,
                 go,
                 made,
                 journaled,
             } => {
-                let keep = blobs;
-                let entry = ctx
-                    .run(|| async move {
-                        let _ = go.send(());
-                        let made = made
-                            .await
-                            .map_err(|_| HandlerError::from("the effect was not made"))?;
-                        keep.keep(made).map_err(HandlerError::from)
-                    })
-                    .name(name)
-                    .await?;
+                let entry = journal_effect(ctx, blobs, name, repeat, go, made).await?;
                 let _ = journaled.send(blobs.resolve(entry).map_err(refused)?);
             }
             Step::Ask {
@@ -263,6 +257,45 @@ async fn follow(
         reason,
         turns,
     })
+}
+
+/// Journals one effect the run makes, and returns its entry. An effect made at most once
+/// ([`Repeat::Once`]) is marked as started first: a retry that finds the mark and no result
+/// knows an earlier attempt died with it under way, and keeps [`INTERRUPTED_MARK`] for it
+/// instead of making it again.
+async fn journal_effect(
+    ctx: &ObjectContext<'_>,
+    blobs: &Blobs,
+    name: &'static str,
+    repeat: Repeat,
+    go: tokio::sync::oneshot::Sender<()>,
+    made: tokio::sync::oneshot::Receiver<String>,
+) -> Result<String, HandlerError> {
+    // Whether this attempt is the first to start the effect.
+    let first = Arc::new(AtomicBool::new(repeat == Repeat::Safe));
+    if repeat == Repeat::Once {
+        let starting = Arc::clone(&first);
+        ctx.run(|| async move {
+            starting.store(true, Ordering::SeqCst);
+            Ok(())
+        })
+        .name("started")
+        .await?;
+    }
+    let entry = ctx
+        .run(|| async move {
+            if !first.load(Ordering::SeqCst) {
+                return Ok(INTERRUPTED_MARK.to_string());
+            }
+            let _ = go.send(());
+            let made = made
+                .await
+                .map_err(|_| HandlerError::from("the effect was not made"))?;
+            blobs.keep(made).map_err(HandlerError::from)
+        })
+        .name(name)
+        .await?;
+    Ok(entry)
 }
 
 /// What a turn left to store.

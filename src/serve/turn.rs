@@ -15,7 +15,7 @@ use fuseraft_compiler::ir::{self, Program};
 use fuseraft_vm::driver::{self, Approval, Approvals, Env, Models, Pause, Paused};
 use fuseraft_vm::effect::{ModelCall, ModelReply, Question};
 use fuseraft_vm::event::{EventKind, Outcome};
-use fuseraft_vm::journal::{Journal, Recalled};
+use fuseraft_vm::journal::{Journal, Recalled, Repeat};
 use fuseraft_vm::machine::{Machine, Options};
 use fuseraft_vm::providers::{Overrides, Providers, Settings};
 use fuseraft_vm::replay::Replay;
@@ -25,6 +25,10 @@ use tokio::sync::{mpsc, oneshot};
 use super::job::Job;
 use super::reply;
 
+/// What the journal keeps for an effect that was started, not finished, and is not made
+/// again: no result of any effect reads so.
+pub const INTERRUPTED_MARK: &str = "fuseraft-interrupted";
+
 /// What the run asks of its invocation.
 pub enum Step {
     /// An effect the invocation journals (`name`: a model call, a tool call): `go` asks the
@@ -32,6 +36,7 @@ pub enum Step {
     /// result in its journal sends it on `journaled` instead.
     Effect {
         name: &'static str,
+        repeat: Repeat,
         go: oneshot::Sender<()>,
         made: oneshot::Receiver<String>,
         journaled: oneshot::Sender<String>,
@@ -276,12 +281,13 @@ fn pause_after_turn(steps: Steps, stopping: Arc<AtomicBool>) -> Box<driver::Paus
 struct Bridge(Steps);
 
 impl Bridge {
-    async fn next(&self, name: &'static str) -> Recalled {
+    async fn next(&self, name: &'static str, repeat: Repeat) -> Recalled {
         let (go, asked) = oneshot::channel();
         let (made_tx, made) = oneshot::channel();
         let (journaled, from_journal) = oneshot::channel();
         let step = Step::Effect {
             name,
+            repeat,
             go,
             made,
             journaled,
@@ -293,7 +299,12 @@ impl Bridge {
                         let _ = made_tx.send(text);
                     }));
                 }
-                Ok(text) = from_journal => return Recalled::Kept(text),
+                Ok(text) = from_journal => {
+                    return match text == INTERRUPTED_MARK {
+                        true => Recalled::Interrupted,
+                        false => Recalled::Kept(text),
+                    };
+                }
                 else => {}
             }
         }
@@ -302,8 +313,12 @@ impl Bridge {
 }
 
 impl Journal for Bridge {
-    fn recall(&self, effect: &'static str) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>> {
-        Box::pin(self.next(effect))
+    fn recall(
+        &self,
+        effect: &'static str,
+        repeat: Repeat,
+    ) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>> {
+        Box::pin(self.next(effect, repeat))
     }
 }
 
@@ -320,8 +335,10 @@ impl<M: Models> Models for Journaled<M> {
         if !self.calls_too {
             return self.inner.call(call).await;
         }
-        match self.bridge.next("model call").await {
+        match self.bridge.next("model call", Repeat::Safe).await {
             Recalled::Kept(text) => reply::decode(&text),
+            // A model call is safe to ask again: never interrupted.
+            Recalled::Interrupted => self.inner.call(call).await,
             Recalled::Make(keep) => {
                 let result = self.inner.call(call).await;
                 keep(reply::encode(&result));

@@ -16,12 +16,38 @@ pub enum Recalled {
     Kept(String),
     /// Nothing yet: make the effect, then hand its result to this.
     Make(Box<dyn FnOnce(String) + Send>),
+    /// An earlier attempt started this effect and died before its result was kept: it may
+    /// have acted or not. An effect that is not [`Repeat::Safe`] is not made again.
+    Interrupted,
+}
+
+/// Whether an effect may be made twice.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Repeat {
+    /// Asking again changes nothing outside the run (a model call, a read).
+    Safe,
+    /// It acts (writes, runs a command, sends): made at most once.
+    Once,
 }
 
 /// Keeps a run's effects, in the order the run makes them.
 pub trait Journal: Sync {
     /// The next effect (`effect` names its kind, e.g. `tool call`).
-    fn recall(&self, effect: &'static str) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>>;
+    fn recall(
+        &self,
+        effect: &'static str,
+        repeat: Repeat,
+    ) -> Pin<Box<dyn Future<Output = Recalled> + Send + '_>>;
+}
+
+/// The result a tool call that was interrupted and not made again gives the model.
+pub const INTERRUPTED: &str = "[NOT RUN AGAIN] the run was interrupted while this call was under way, so it may have taken effect or not; check before repeating it";
+
+/// Gives `call` the outcome of a call that was interrupted and not made again.
+pub fn interrupted(call: &mut ToolCall) {
+    call.result = Some(INTERRUPTED.to_string());
+    call.ok = false;
+    call.denied = None;
 }
 
 /// What an executed tool call left, as its journal entry.

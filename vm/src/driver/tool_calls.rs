@@ -62,13 +62,19 @@ async fn execute_kept<M: Models>(
     tool: crate::tools::Tool,
     context: &crate::tools::ToolContext,
 ) {
-    use crate::journal::{restore_tool_outcome, tool_outcome, Recalled};
+    use crate::journal::{interrupted, restore_tool_outcome, tool_outcome, Recalled, Repeat};
     let Some(journal) = models.journal() else {
         return crate::tools::execute_tool(call, tool, context).await;
     };
-    match journal.recall("tool call").await {
+    // A tool in no permission category only reads: asking it again is safe.
+    let repeat = match tool.category() {
+        None => Repeat::Safe,
+        Some(_) => Repeat::Once,
+    };
+    match journal.recall("tool call", repeat).await {
         Recalled::Kept(text) if restore_tool_outcome(call, &text) => {}
         Recalled::Kept(_) => crate::tools::execute_tool(call, tool, context).await,
+        Recalled::Interrupted => interrupted(call),
         Recalled::Make(keep) => {
             crate::tools::execute_tool(call, tool, context).await;
             keep(tool_outcome(call));
