@@ -851,3 +851,97 @@ fn a_command_under_way_when_its_worker_dies_is_not_run_again_and_the_model_is_to
     assert_eq!(lines.matches("start").count(), 1, "{lines}");
     assert!(lines.matches("end").count() <= 1, "{lines}");
 }
+
+/// POSTs `body` to `path` of the front at `base` with `headers`; the status code.
+fn front_status(base: &str, path: &str, headers: &[(&str, &str)]) -> u16 {
+    let host = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the front answers");
+    let extra: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
+    write!(
+        stream,
+        "POST /{path} HTTP/1.0\r\nhost: {host}\r\n{extra}content-length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_front_with_a_token_is_the_clients_only_door() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let port = free_port();
+    let token = "front-token-0123456789abcdef";
+    let front = format!("http://127.0.0.1:{port}");
+    let flags = [
+        "--front".to_string(),
+        format!("127.0.0.1:{port}"),
+        "--ingress".to_string(),
+        restate.ingress.clone(),
+    ];
+    let _worker = Worker::on_port(
+        free_port(),
+        &restate,
+        root.path(),
+        &[("FUSERAFT_SERVE_TOKEN", token)],
+        &flags,
+    );
+    let config = fixture("run/keyword/config.yaml");
+    let replay = fixture("run/keyword/replay.yaml");
+    let work = root.path().join("served");
+    std::fs::create_dir_all(&work).unwrap();
+    let run = |token: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fuseraft"));
+        command
+            .args([
+                "exec",
+                config.to_str().unwrap(),
+                "--task",
+                "Add a --verbose flag.",
+            ])
+            .args(["--replay", replay.to_str().unwrap(), "--work-dir"])
+            .arg(&work)
+            .args(["--on", &front])
+            .env_remove("FUSERAFT_SERVE_TOKEN");
+        if let Some(token) = token {
+            command.env("FUSERAFT_SERVE_TOKEN", token);
+        }
+        command.output().unwrap()
+    };
+    let with = run(Some(token));
+    assert_eq!(with.status.code(), Some(0), "{}", text(&with.stderr));
+    let without = run(None);
+    assert_eq!(without.status.code(), Some(2));
+    assert!(
+        text(&without.stderr).contains("a token is required"),
+        "{}",
+        text(&without.stderr)
+    );
+    let wrong = run(Some("front-token-0123456789abcdeX"));
+    assert_eq!(wrong.status.code(), Some(2));
+    let bearer = format!("Bearer {token}");
+    let auth = ("authorization", bearer.as_str());
+    // The ingress's own endpoints are not behind the front.
+    assert_eq!(
+        front_status(&front, "restate/awakeables/x/resolve", &[auth]),
+        404
+    );
+    // A browser's write from another origin, even with the token.
+    let evil = ("origin", "http://evil.example");
+    assert_eq!(
+        front_status(&front, "FuseraftNames/sessions/names", &[auth, evil]),
+        403
+    );
+    assert_eq!(
+        front_status(&front, "FuseraftNames/sessions/names", &[auth]),
+        200
+    );
+}

@@ -28,6 +28,14 @@ pub struct ServeArgs {
     /// server's own limit (`worker.invoker.message-size-limit`, 32 MiB by default).
     #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
     pub inline_limit: usize,
+    /// Also serve a front for clients on this address: it forwards fuseraft's own calls to
+    /// the server's ingress (`--ingress`), only with the token (`FUSERAFT_SERVE_TOKEN`, or
+    /// one made and printed), and refuses a browser's write from another origin.
+    #[arg(long, value_name = "ADDR")]
+    pub front: Option<String>,
+    /// The Restate server's ingress, which `--front` forwards to.
+    #[arg(long, value_name = "URL", default_value = "http://127.0.0.1:8080")]
+    pub ingress: String,
     /// The only directory whose subdirectories submitted runs may act in (default: the
     /// current directory). A run whose work dir lies elsewhere is refused.
     #[arg(long, value_name = "DIR")]

@@ -92,6 +92,10 @@ async fn call<B: Serialize, R: DeserializeOwned>(
         message: format!("cannot send `{path}`: {error}"),
     })?;
     let mut request = http.post(&url);
+    // A front (`serve --front`) takes the worker's token.
+    if let Ok(token) = std::env::var("FUSERAFT_SERVE_TOKEN") {
+        request = request.bearer_auth(token);
+    }
     if json != "null" {
         request = request
             .header("content-type", "application/json")
@@ -175,4 +179,34 @@ pub async fn session_names(on: &str) -> Result<Vec<String>, Refused> {
 /// Session `id` whole, for a local copy.
 pub async fn export(on: &str, id: &str) -> Result<Exported, Refused> {
     call(on, &format!("{SESSION}/{id}/export"), &(), None).await
+}
+
+/// Forwards a front's request to the ingress at `ingress` (`path`, the `headers` given,
+/// `body`); the answer's status, content type and body.
+pub async fn forward(
+    ingress: &str,
+    path: &str,
+    headers: &[(&str, Option<Vec<u8>>)],
+    body: Vec<u8>,
+) -> Result<(u16, String, Vec<u8>), String> {
+    let http = http()?;
+    let mut request = http.post(format!("{ingress}{path}")).body(body);
+    for (name, value) in headers {
+        if let Some(value) = value {
+            request = request.header(*name, value.as_slice());
+        }
+    }
+    let answer = request
+        .send()
+        .await
+        .map_err(|error| format!("the server's ingress does not answer: {error}"))?;
+    let status = answer.status().as_u16();
+    let kind = answer
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("application/json")
+        .to_string();
+    let bytes = answer.bytes().await.unwrap_or_default();
+    Ok((status, kind, bytes.to_vec()))
 }

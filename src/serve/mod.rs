@@ -5,6 +5,7 @@
 
 mod blobs;
 pub mod client;
+mod front;
 pub mod job;
 mod names;
 mod objects;
@@ -106,6 +107,13 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
         .bind(FuseraftNames.into_service_definition().options(options()))
         .build();
     let server = tokio::spawn(HttpServer::new(endpoint).serve(listener));
+    if let Some(addr) = &args.front {
+        if let Err(message) = start_front(addr, &args.ingress).await {
+            eprintln!("error: {message}");
+            server.abort();
+            return exit::USAGE;
+        }
+    }
     let uri = args
         .advertise
         .clone()
@@ -129,6 +137,31 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
     stopped().await;
     server.abort();
     exit::OK
+}
+
+/// Starts the front (`--front ADDR`) before the ingress at `ingress`, its token from
+/// `FUSERAFT_SERVE_TOKEN` or made now and printed once.
+async fn start_front(addr: &str, ingress: &str) -> Result<(), String> {
+    let listener = front::bind(addr).await?;
+    let bound = listener.local_addr().map_err(|error| error.to_string())?;
+    let token = match std::env::var("FUSERAFT_SERVE_TOKEN") {
+        Ok(token) if token.len() >= 16 => {
+            eprintln!(
+                "fuseraft serve: front on http://{bound}, its token from FUSERAFT_SERVE_TOKEN"
+            );
+            token
+        }
+        Ok(_) => return Err("FUSERAFT_SERVE_TOKEN must be at least 16 characters".to_string()),
+        Err(_) => {
+            let token = crate::ui::server::token()?;
+            eprintln!(
+                "fuseraft serve: front on http://{bound}; clients set FUSERAFT_SERVE_TOKEN={token} and use --on http://{bound}"
+            );
+            token
+        }
+    };
+    tokio::spawn(front::serve(listener, ingress.to_string(), token));
+    Ok(())
 }
 
 /// Resolves at SIGINT or SIGTERM.

@@ -160,7 +160,7 @@ async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Res
 /// Whether a request that changes something (a POST) comes from the page's own origin, as
 /// far as the browser says: a page elsewhere that learned the token still cannot answer.
 /// Requests without `Origin` (not from a browser's page) are left to the token.
-fn same_origin(request: &Request) -> bool {
+pub(crate) fn same_origin(request: &Request) -> bool {
     if request.method() == axum::http::Method::GET {
         return true;
     }
@@ -177,7 +177,7 @@ fn same_origin(request: &Request) -> bool {
 }
 
 /// Compares in time independent of where the first difference is.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
