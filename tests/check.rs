@@ -4,7 +4,7 @@
 //! snapshotted; so are the machine formats of one fixture, the whole shared corpus, the
 //! documentation page (generated from the rule modules) and its examples.
 
-mod common;
+use crate::common;
 
 use common::{corpus_inputs, corpus_root, walk};
 

@@ -4,7 +4,7 @@
 //!
 //! Tests are data: a new case is a new file under `fixtures/compile/ok/` or `.../err/`.
 
-mod common;
+use crate::common;
 
 use common::{corpus_inputs, corpus_root};
 

@@ -4,7 +4,7 @@
 //! of each format's syntax come out as the text they are.
 #![cfg(feature = "tool-tests")]
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,6 @@
 //! them these tests fail, saying so.
 #![cfg(feature = "mcp-tests")]
 
-#[path = "mcp/harness.rs"]
 mod harness;
 
 use std::process::Command;

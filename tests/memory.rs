@@ -6,7 +6,7 @@
 //! the `webhook` provider loads a block before a turn and saves the turn after, sending a
 //! header variable only when the user allowed it.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

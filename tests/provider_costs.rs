@@ -2,7 +2,7 @@
 //! table does not know: the config's `Pricing` prices its calls in the summary, `--json` and
 //! the events, and `MaxTotalCost` stops the run when they add up past it.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! that fails ends the run with an error and a loadable session, and Ctrl-C cancels with a
 //! resumable checkpoint.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

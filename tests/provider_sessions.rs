@@ -3,7 +3,7 @@
 //! exact resume hint and a bare `--resume ID` both continue against the same server; and
 //! token usage a server does not report is "unknown" or "partial", never 0.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

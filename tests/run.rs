@@ -17,7 +17,7 @@
 //! run, `.git/` is left out of the file list and the repository is snapshotted instead:
 //! each commit's subject, author and patch, and what is left uncommitted).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Mutex;

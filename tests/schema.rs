@@ -7,9 +7,8 @@
 //! `check` accepts and rejects at least 90% of those `check` rejects for a key or value
 //! error (`agreement` says which those are).
 
-#[path = "schema/agreement.rs"]
 mod agreement;
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

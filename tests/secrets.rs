@@ -3,7 +3,7 @@
 //! that dumps the environment, and then every file the run wrote (checkpoint, events,
 //! change log, artifacts) and everything it printed is searched for the key.
 
-mod common;
+use crate::common;
 
 use std::net::TcpListener;
 use std::path::Path;

@@ -6,7 +6,6 @@
 //! are kept by the server's journal).
 #![cfg(feature = "restate-tests")]
 
-#[path = "serve/cluster.rs"]
 #[allow(dead_code)]
 mod cluster;
 

@@ -4,7 +4,7 @@
 //!
 //! Kills at any moment are `tests/kill.rs`; an unwritable store is `tests/regressions.rs`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

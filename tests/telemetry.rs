@@ -6,7 +6,6 @@
 //! run takes no longer than without telemetry.
 #![cfg(feature = "otel-tests")]
 
-#[path = "telemetry/phoenix.rs"]
 mod phoenix;
 
 use std::net::TcpListener;

@@ -669,3 +669,85 @@ fn exec_reads_top_to_bottom() {
         1
     );
 }
+
+/// The most integration-test binaries the workspace builds (each one links the crate).
+const MAX_TEST_BINARIES: usize = 5;
+
+/// What is wrong with the integration tests' layout, given each manifest's text and each
+/// test directory's files (`(path, text)`, paths relative to the workspace): a manifest
+/// that lets cargo make a binary of every file, more than [`MAX_TEST_BINARIES`] roots, or a
+/// file under `tests/` that no root declares (it would never be compiled, so never fail).
+fn test_layout_faults(manifests: &[(&str, String)], files: &[(String, String)]) -> Vec<String> {
+    let mut faults = Vec::new();
+    let mut roots = Vec::new();
+    for (dir, manifest) in manifests {
+        if !manifest.contains("autotests = false") {
+            faults.push(format!("{dir}Cargo.toml: no `autotests = false`"));
+        }
+        for line in manifest.lines() {
+            if let Some(path) = line.strip_prefix("path = \"tests/") {
+                roots.push(format!("{dir}tests/{}", path.trim_end_matches('"')));
+            }
+        }
+    }
+    if roots.len() > MAX_TEST_BINARIES {
+        faults.push(format!(
+            "{} test binaries, at most {MAX_TEST_BINARIES}: {}",
+            roots.len(),
+            roots.join(", ")
+        ));
+    }
+    let declared = |dir: &str, name: &str| {
+        let line = format!("mod {name};");
+        files.iter().any(|(path, text)| {
+            roots.contains(path) && path.starts_with(dir) && text.lines().any(|l| l.trim() == line)
+        })
+    };
+    for (path, _) in files {
+        let Some((dir, rest)) = path.split_once("tests/") else {
+            continue;
+        };
+        let dir = format!("{dir}tests/");
+        let name = match rest.split_once('/') {
+            None => rest.trim_end_matches(".rs"),
+            Some((name, "mod.rs")) => name,
+            Some(_) => continue,
+        };
+        if !roots.contains(path) && !declared(&dir, name) {
+            faults.push(format!("{path}: no tier's root declares `mod {name};`"));
+        }
+    }
+    faults
+}
+
+#[test]
+fn the_integration_tests_are_five_binaries() {
+    let read = |path: &str| std::fs::read_to_string(root().join(path)).unwrap_or_default();
+    let manifests = [("", read("Cargo.toml")), ("vm/", read("vm/Cargo.toml"))];
+    let mut paths = Vec::new();
+    for dir in ["tests", "vm/tests"] {
+        files(&root().join(dir), &[".rs"], &mut paths);
+    }
+    let files: Vec<(String, String)> = paths
+        .iter()
+        .map(|path| (relative(path), std::fs::read_to_string(path).unwrap_or_default()))
+        .collect();
+    assert_eq!(test_layout_faults(&manifests, &files), Vec::<String>::new());
+
+    let planted_manifest = [("", "[[test]]\npath = \"tests/suite.rs\"\n".to_string())];
+    let planted = [
+        ("tests/suite.rs".to_string(), "mod run;\n".to_string()),
+        ("tests/run.rs".to_string(), String::new()),
+        ("tests/forgotten.rs".to_string(), String::new()),
+    ];
+    assert_eq!(
+        test_layout_faults(&planted_manifest, &planted),
+        [
+            "Cargo.toml: no `autotests = false`",
+            "tests/forgotten.rs: no tier's root declares `mod forgotten;`",
+        ]
+    );
+    let six = "[[test]]\npath = \"tests/a.rs\"\n".repeat(6);
+    let faults = test_layout_faults(&[("", format!("autotests = false\n{six}"))], &[]);
+    assert!(faults[0].starts_with("6 test binaries, at most 5"), "{faults:?}");
+}

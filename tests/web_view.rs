@@ -7,12 +7,8 @@
 //! there instead (`FUSERAFT_SCREENSHOTS=docs/images` refreshes the documentation's).
 #![cfg(feature = "browser-tests")]
 
-#[path = "web_view/launch.rs"]
-#[allow(dead_code)]
-mod launch;
-#[path = "web_view/webdriver.rs"]
-#[allow(dead_code)]
-mod webdriver;
+use crate::launch;
+use crate::webdriver;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

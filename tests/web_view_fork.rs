@@ -5,12 +5,8 @@
 //! holds it while the page is looked at.
 #![cfg(feature = "browser-tests")]
 
-#[path = "web_view/launch.rs"]
-#[allow(dead_code)]
-mod launch;
-#[path = "web_view/webdriver.rs"]
-#[allow(dead_code)]
-mod webdriver;
+use crate::launch;
+use crate::webdriver;
 
 use serde_json::{json, Value as Json};
 use webdriver::Browser;

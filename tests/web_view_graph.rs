@@ -4,12 +4,8 @@
 //! edge runs behind a box, and the drawing fits its pane (no sideways scrolling).
 #![cfg(feature = "browser-tests")]
 
-#[path = "web_view/launch.rs"]
-#[allow(dead_code)]
-mod launch;
-#[path = "web_view/webdriver.rs"]
-#[allow(dead_code)]
-mod webdriver;
+use crate::launch;
+use crate::webdriver;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

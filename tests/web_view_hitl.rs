@@ -5,12 +5,8 @@
 //! page's Redirect answers an escalated failure with the operator's direction.
 #![cfg(feature = "browser-tests")]
 
-#[path = "web_view/launch.rs"]
-#[allow(dead_code)]
-mod launch;
-#[path = "web_view/webdriver.rs"]
-#[allow(dead_code)]
-mod webdriver;
+use crate::launch;
+use crate::webdriver;
 
 use std::time::Duration;
 

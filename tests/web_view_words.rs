@@ -5,12 +5,8 @@
 //! finished run tabulates each agent's totals; a turn card fills as the model streams.
 #![cfg(feature = "browser-tests")]
 
-#[path = "web_view/launch.rs"]
-#[allow(dead_code)]
-mod launch;
-#[path = "web_view/webdriver.rs"]
-#[allow(dead_code)]
-mod webdriver;
+use crate::launch;
+use crate::webdriver;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
