@@ -3,6 +3,7 @@
 //! SARIF Multitool with its SARIF and GitHub ingestion rules (`.ci/sarif-deps.sh` installs
 //! it; those tests are the `tool-tests` tier). The validator's own findings must be none.
 
+#[cfg(feature = "tool-tests")]
 use crate::common;
 
 use std::path::Path;
