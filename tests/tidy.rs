@@ -730,7 +730,12 @@ fn the_integration_tests_are_five_binaries() {
     }
     let files: Vec<(String, String)> = paths
         .iter()
-        .map(|path| (relative(path), std::fs::read_to_string(path).unwrap_or_default()))
+        .map(|path| {
+            (
+                relative(path),
+                std::fs::read_to_string(path).unwrap_or_default(),
+            )
+        })
         .collect();
     assert_eq!(test_layout_faults(&manifests, &files), Vec::<String>::new());
 
@@ -749,5 +754,52 @@ fn the_integration_tests_are_five_binaries() {
     );
     let six = "[[test]]\npath = \"tests/a.rs\"\n".repeat(6);
     let faults = test_layout_faults(&[("", format!("autotests = false\n{six}"))], &[]);
-    assert!(faults[0].starts_with("6 test binaries, at most 5"), "{faults:?}");
+    assert!(
+        faults[0].starts_with("6 test binaries, at most 5"),
+        "{faults:?}"
+    );
+}
+
+/// Where `files` read a `settings` field: the written settings are the compiler's to type
+/// (`ir::Program::settle_settings`); the VM reads the typed sections. The providers' own
+/// `Settings` (timeouts, retries) is theirs, under `vm/src/providers/`.
+fn settings_reads(files: &[(String, String)]) -> Vec<String> {
+    let field = regex::Regex::new(r"\.settings\b").expect("a valid pattern");
+    let mut found = Vec::new();
+    for (path, code) in files {
+        if path.starts_with("vm/src/providers/") {
+            continue;
+        }
+        for (index, line) in code.lines().enumerate() {
+            let code_part = line.split("//").next().unwrap_or_default();
+            if field.is_match(code_part) {
+                found.push(format!("{path}:{}: {}", index + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_vm_reads_typed_settings_only() {
+    let found = settings_reads(&shipped(&["vm/src"]));
+    assert!(
+        found.is_empty(),
+        "the VM reads written settings:\n{}",
+        found.join("\n")
+    );
+    let planted = [
+        (
+            "vm/src/driver/planted.rs".to_string(),
+            "let mode = program\n    .settings\n    .iter();\n".to_string(),
+        ),
+        (
+            "vm/src/providers/http.rs".to_string(),
+            "let budget = Budget::new(&self.settings);\n".to_string(),
+        ),
+    ];
+    assert_eq!(
+        settings_reads(&planted),
+        ["vm/src/driver/planted.rs:2: .settings"]
+    );
 }

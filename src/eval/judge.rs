@@ -149,6 +149,7 @@ pub fn provider(model: &JudgeModel, program: &Program) -> Result<Providers, Stri
         agents: Vec::new(),
         states: Vec::new(),
         compaction_model: None,
+        compaction: None,
         ..program.clone()
     };
     let overrides = Overrides {

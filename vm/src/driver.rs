@@ -164,16 +164,10 @@ impl Summary {
 
 /// The change log's path: `ChangeTracking.Path` / `Validation.ChangeLogPath`, or the default.
 pub fn change_log_path(program: &Program, work_dir: &Path, session_id: &str) -> PathBuf {
-    // `Validation.ChangeLogPath` wins over `ChangeTracking.Path`, as the validators read it.
-    let setting = |name: &str| {
-        program
-            .settings
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value)
-    };
-    let configured = setting("Validation.ChangeLogPath")
-        .or_else(|| setting("ChangeTracking.Path"))
+    let configured = program
+        .validation
+        .change_log_path
+        .as_ref()
         .map(|value| value.replace("{session_id}", session_id));
     work_dir.join(configured.unwrap_or_else(|| crate::changes::DEFAULT_PATH.to_string()))
 }
@@ -371,7 +365,7 @@ pub async fn drive<M: Models>(
     let mcp = if program.mcp_servers.is_empty() {
         crate::mcp::McpServers::none()
     } else {
-        let spec = crate::sandbox::Spec::new(&program.settings, &program.permissions);
+        let spec = crate::sandbox::Spec::new(program.security.sandbox, &program.permissions);
         match crate::mcp::McpServers::start(program, &sandbox, &spec, &confinement).await {
             Ok(servers) => servers,
             Err(reason) => {
@@ -670,14 +664,10 @@ fn key_variables(program: &Program) -> Vec<String> {
 /// itself when it is not set. A configured path that does not exist or is not a directory
 /// is an error naming it: the sandbox never silently widens to the work dir, nor leaves it.
 pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, String> {
-    let Some((_, value)) = program
-        .settings
-        .iter()
-        .find(|(key, _)| key == "Security.FileSystemSandboxPath")
-    else {
+    let Some(value) = &program.security.sandbox_path else {
         return Ok(work_dir.to_path_buf());
     };
-    let path = work_dir.join(value.trim());
+    let path = work_dir.join(value);
     let base = std::fs::canonicalize(work_dir).unwrap_or_else(|_| work_dir.to_path_buf());
     let problem = match std::fs::canonicalize(&path) {
         // `..`, an absolute path or a symlink out (the compiler refuses the first two where
@@ -706,18 +696,13 @@ pub fn sandbox_root(program: &Program, work_dir: &Path) -> Result<PathBuf, Strin
 /// a relative path is relative to the work dir). A config only adds to the list.
 fn deny_read(program: &Program, work_dir: &Path, given: &[PathBuf]) -> Vec<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let configured = program
-        .settings
-        .iter()
-        .filter(|(key, _)| key.eq_ignore_ascii_case("Security.DenyRead"))
-        .flat_map(|(_, value)| value.lines())
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .filter_map(|line| match (line.strip_prefix("~/"), &home) {
+    let configured = program.security.deny_read.iter().filter_map(|line| {
+        match (line.strip_prefix("~/"), &home) {
             (Some(rest), Some(home)) => Some(home.join(rest)),
             (Some(_), None) => None,
             (None, _) => Some(work_dir.join(line)),
-        });
+        }
+    });
     given.iter().cloned().chain(configured).collect()
 }
 
@@ -738,12 +723,7 @@ fn is_state_dir(dir: &Path) -> bool {
 /// Tool limits, with `Security.ReadFileSizeLimit` applied.
 fn limits(program: &Program) -> crate::tools::Limits {
     let mut limits = crate::tools::Limits::default();
-    if let Some(read_cap) = program
-        .settings
-        .iter()
-        .find(|(key, _)| key == "Security.ReadFileSizeLimit")
-        .and_then(|(_, value)| value.trim().parse().ok())
-    {
+    if let Some(read_cap) = program.security.read_file_size_limit {
         limits.read_cap = read_cap;
     }
     limits

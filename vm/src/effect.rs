@@ -239,8 +239,11 @@ pub struct CheckContext {
     /// The messages of the current turn (after the newest user message), with tool calls
     /// and their results.
     pub turn_messages: Vec<Message>,
-    /// Run settings by dotted key (`Validation.BriefPath`, `TestSelector.FullSuiteCommand`, ...).
-    pub settings: Vec<(String, String)>,
+    /// Where the artifacts are and which commands select tests (`Validation`,
+    /// `ChangeTracking`, `TestSelector`).
+    pub validation: fuseraft_compiler::ir::Validation,
+    /// `Security.Sandbox`: what a validator's command does where the OS sandbox is missing.
+    pub sandbox: Option<fuseraft_compiler::ir::SandboxMode>,
     /// The run's permission policy (`Security.Permissions`): what commands may do.
     pub permissions: fuseraft_compiler::ir::Permissions,
     pub session_id: String,

@@ -144,7 +144,7 @@ struct Outcome {
 }
 
 async fn run(program: &Program, max_turns: Option<u32>) -> Outcome {
-    let work = Work::new(if program.compaction().is_some() {
+    let work = Work::new(if program.compaction.is_some() {
         "with"
     } else {
         "without"

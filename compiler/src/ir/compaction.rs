@@ -90,54 +90,49 @@ pub const DEFAULT_ANTI_THRASH_MIN_SAVINGS: f64 = 0.10;
 /// The default of `Compaction.AntiThrashWindow`.
 pub const DEFAULT_ANTI_THRASH_WINDOW: u32 = 10;
 
-impl Program {
-    /// The compaction policy, when the config has a `Compaction` section.
-    pub fn compaction(&self) -> Option<Compaction> {
-        let in_section = |key: &str| {
-            key.get(..11)
-                .is_some_and(|head| head.eq_ignore_ascii_case("Compaction."))
-        };
-        if !self.settings.iter().any(|(key, _)| in_section(key)) && self.compaction_model.is_none()
-        {
-            return None;
-        }
-        let setting = |name: &str| {
-            self.settings
-                .iter()
-                .find(|(key, _)| key.eq_ignore_ascii_case(&format!("Compaction.{name}")))
-                .map(|(_, value)| value.trim())
-        };
-        let number = |name: &str, default: u64| {
-            setting(name)
-                .and_then(|value| value.parse::<u64>().ok())
-                .unwrap_or(default)
-        };
-        let ratio = setting("AntiThrashMinSavingsRatio")
-            .and_then(|value| value.parse::<f64>().ok())
-            .filter(|ratio| (0.0..=1.0).contains(ratio))
-            .unwrap_or(DEFAULT_ANTI_THRASH_MIN_SAVINGS);
-        Some(Compaction {
-            mode: setting("Mode")
-                .and_then(CompactionMode::parse)
-                .unwrap_or(CompactionMode::Llm),
-            trigger_turn_count: number("TriggerTurnCount", DEFAULT_TRIGGER_TURN_COUNT.into())
-                .clamp(1, u32::MAX.into()) as u32,
-            keep_recent: number("KeepRecentTurns", DEFAULT_KEEP_RECENT.into())
-                .clamp(1, u32::MAX.into()) as u32,
-            model: self.compaction_model.clone(),
-            pin_last_routing_signal: setting("PinLastRoutingSignal")
-                .is_none_or(|value| !value.eq_ignore_ascii_case("false")),
-            max_chars_per_message: number(
-                "MaxCharsPerHistoryMessage",
-                DEFAULT_MAX_CHARS_PER_MESSAGE as u64,
-            )
-            .clamp(200, 1 << 20) as usize,
-            token_budget: number("TokenBudget", DEFAULT_TOKEN_BUDGET).max(1),
-            anti_thrash_min_savings: ratio,
-            anti_thrash_window: number("AntiThrashWindow", DEFAULT_ANTI_THRASH_WINDOW.into())
-                .min(1000) as u32,
-        })
+/// The compaction policy, when the config has a `Compaction` section (or names a model).
+pub(super) fn read(program: &Program) -> Option<Compaction> {
+    let in_section = |key: &str| {
+        key.get(..11)
+            .is_some_and(|head| head.eq_ignore_ascii_case("Compaction."))
+    };
+    if !program.settings.iter().any(|(key, _)| in_section(key))
+        && program.compaction_model.is_none()
+    {
+        return None;
     }
+    let setting = |name: &str| super::verifier::setting(program, &format!("Compaction.{name}"));
+    let number = |name: &str, default: u64| {
+        setting(name)
+            .and_then(|value| value.parse::<u64>().ok())
+            .unwrap_or(default)
+    };
+    let ratio = setting("AntiThrashMinSavingsRatio")
+        .and_then(|value| value.parse::<f64>().ok())
+        .filter(|ratio| (0.0..=1.0).contains(ratio))
+        .unwrap_or(DEFAULT_ANTI_THRASH_MIN_SAVINGS);
+    Some(Compaction {
+        mode: setting("Mode")
+            .and_then(CompactionMode::parse)
+            .unwrap_or(CompactionMode::Llm),
+        trigger_turn_count: number("TriggerTurnCount", DEFAULT_TRIGGER_TURN_COUNT.into())
+            .clamp(1, u32::MAX.into()) as u32,
+        keep_recent: number("KeepRecentTurns", DEFAULT_KEEP_RECENT.into()).clamp(1, u32::MAX.into())
+            as u32,
+        model: program.compaction_model.clone(),
+        pin_last_routing_signal: setting("PinLastRoutingSignal")
+            .and_then(super::settings::flag)
+            .unwrap_or(true),
+        max_chars_per_message: number(
+            "MaxCharsPerHistoryMessage",
+            DEFAULT_MAX_CHARS_PER_MESSAGE as u64,
+        )
+        .clamp(200, 1 << 20) as usize,
+        token_budget: number("TokenBudget", DEFAULT_TOKEN_BUDGET).max(1),
+        anti_thrash_min_savings: ratio,
+        anti_thrash_window: number("AntiThrashWindow", DEFAULT_ANTI_THRASH_WINDOW.into()).min(1000)
+            as u32,
+    })
 }
 
 #[cfg(test)]
@@ -151,14 +146,15 @@ mod tests {
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect();
+        program.settle_settings();
         program
     }
 
     #[test]
     fn absent_without_a_section_and_upstream_defaults_with_one() {
-        assert_eq!(with_settings(&[]).compaction(), None);
+        assert_eq!(with_settings(&[]).compaction, None);
         let compaction = with_settings(&[("Compaction.Mode", "llm")])
-            .compaction()
+            .compaction
             .expect("a section");
         assert_eq!(compaction.trigger_turn_count, 50);
         assert_eq!(compaction.keep_recent, 10);
@@ -178,7 +174,7 @@ mod tests {
             ("Compaction.AntiThrashMinSavingsRatio", "0.25"),
             ("Compaction.AntiThrashWindow", "3"),
         ])
-        .compaction()
+        .compaction
         .expect("a section");
         assert_eq!(compaction.mode, CompactionMode::Lossless);
         assert_eq!(compaction.token_budget, 1200);
@@ -198,7 +194,7 @@ mod tests {
             ("Compaction.PinLastRoutingSignal", "False"),
             ("Compaction.MaxCharsPerHistoryMessage", "many"),
         ])
-        .compaction()
+        .compaction
         .expect("a section");
         assert_eq!(compaction.trigger_turn_count, 6);
         assert_eq!(compaction.keep_recent, 1, "at least one message is kept");

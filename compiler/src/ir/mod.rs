@@ -20,6 +20,7 @@ mod no_replan;
 mod parse;
 mod policy;
 mod print;
+mod settings;
 mod step;
 mod sub_agent;
 mod tools;
@@ -46,6 +47,7 @@ pub use no_replan::{drop_replan_transitions, replans_apply, DroppedTransition};
 pub use parse::{parse, ParseError};
 pub use policy::{envelope_glob, Action, Category, Permissions, Preset, SandboxMode};
 pub use print::{print, PrintOptions};
+pub use settings::{ApiProfile, BadSetting, Security, Validation};
 pub use step::{Part, Skill, Step, StepKey, Template, TemplateError};
 pub use sub_agent::{
     sub_agent_tools, SubAgentMode, SubAgentSettings, DEFAULT_EXPLORE_CALLS, LOCATE_CALLS,
@@ -101,16 +103,32 @@ pub struct Program {
     pub counters: Vec<Counter>,
     pub termination: Termination,
     pub failure: FailurePolicy,
-    /// Run-wide settings the validators and tools read (`Validation.BriefPath`,
-    /// `Security.FileSystemSandboxPath`, `TestSelector.FullSuiteCommand`, ...), by dotted key.
-    /// `Security.Permissions.*` is not among them: it is [`Program::permissions`].
+    /// Run-wide settings as written (`Validation.BriefPath`, `Security.Sandbox`, ...), by
+    /// dotted key, in order: what the `.fir` form prints. `Security.Permissions.*` is not
+    /// among them: it is [`Program::permissions`]. The VM reads the typed sections below,
+    /// which [`Program::settle_settings`] fills from these.
     pub settings: Vec<(String, String)>,
+    /// `Security.*` (but `Permissions`), typed.
+    pub security: Security,
+    /// `Validation.*`, `ChangeTracking.Path` and `TestSelector.*`, typed.
+    pub validation: Validation,
+    /// `Chatroom.Path`: the file a run's chatroom is copied to, relative to the work dir.
+    pub chatroom_path: Option<String>,
+    /// `ApiProfiles`, the Http tools' named base URLs.
+    pub api_profiles: Vec<ApiProfile>,
+    /// Whether each model call carries the routing block (`RoutingInstructions`, on unless
+    /// the config says `false`).
+    pub routing_instructions: bool,
+    /// The `Verifier` section, when it names an agent of a group-chat loop.
+    pub verifier: Option<Verifier>,
+    /// The `Compaction` section, when there is one.
+    pub compaction: Option<Compaction>,
     /// The permission policy (`Security.Permissions`).
     pub permissions: Permissions,
     /// `McpServers`, connected by the VM at run start; agents list them in `Plugins`.
     pub mcp_servers: Vec<McpServer>,
-    /// The model `Compaction.Model` names (the `Compaction` section's other keys stay
-    /// settings, read by [`Program::compaction`]).
+    /// The model `Compaction.Model` names (the section's other keys are written settings,
+    /// typed into [`Program::compaction`]).
     pub compaction_model: Option<Model>,
     /// tama skills the agents use, by name.
     pub skills: Vec<Skill>,
@@ -119,17 +137,6 @@ pub struct Program {
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing
 /// block after an agent's instructions.
 pub const ROUTING_INSTRUCTIONS: &str = "Orchestration.RoutingInstructions";
-
-impl Program {
-    /// Whether each model call carries the routing block (on unless the config says
-    /// `RoutingInstructions: false`).
-    pub fn routing_instructions(&self) -> bool {
-        !self
-            .settings
-            .iter()
-            .any(|(key, value)| key == ROUTING_INSTRUCTIONS && value == "false")
-    }
-}
 
 /// The frontend and routing family a program was lowered from.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

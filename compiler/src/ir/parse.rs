@@ -450,6 +450,13 @@ impl Builder {
             termination: Termination::default(),
             failure: FailurePolicy::default(),
             settings: Vec::new(),
+            security: Default::default(),
+            validation: Default::default(),
+            chatroom_path: None,
+            api_profiles: Vec::new(),
+            routing_instructions: true,
+            verifier: None,
+            compaction: None,
             permissions: Permissions::default(),
             mcp_servers: Vec::new(),
             compaction_model: None,
@@ -459,6 +466,8 @@ impl Builder {
         let mut preset = None;
         let mut termination = None;
         let mut failure = None;
+        // Where each setting was written, to point at a value its key cannot take.
+        let mut setting_lines = Vec::new();
         for item in items {
             match item.as_rule() {
                 Rule::entry_line => {
@@ -496,6 +505,7 @@ impl Builder {
                                 }
                             }
                         }
+                        setting_lines.push((key_text.clone(), error_at(&value, "")));
                         program.settings.push((key_text, value_text));
                     }
                 }
@@ -582,6 +592,12 @@ impl Builder {
         program.termination = termination.unwrap_or_default();
         program.failure = failure.unwrap_or_default();
         program.permissions.preset = preset.unwrap_or_default();
+        if let Some(bad) = program.settle_settings().into_iter().next() {
+            let at = setting_lines.into_iter().find(|(key, _)| *key == bad.key);
+            let mut error = at.map_or_else(|| error_at(&header, ""), |(_, at)| at);
+            error.message = bad.message;
+            return Err(error);
+        }
         Ok(program)
     }
 

@@ -1,4 +1,5 @@
-//! The `Verifier` section, read from the program's settings as typed values.
+//! The `Verifier` section, read from the program's settings as typed values
+//! ([`Program::verifier`], filled by `Program::settle_settings`).
 
 use super::{Origin, Program, SelectionKind};
 
@@ -16,56 +17,53 @@ pub struct Verifier {
     pub findings_keyword: String,
 }
 
-impl Program {
-    fn setting(&self, key: &str) -> Option<&str> {
-        self.settings
-            .iter()
-            .find(|(name, _)| name == key)
-            .map(|(_, value)| value.trim())
-    }
+/// The written setting `key` (any case), trimmed.
+pub(super) fn setting<'a>(program: &'a Program, key: &str) -> Option<&'a str> {
+    program
+        .settings
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(key))
+        .map(|(_, value)| value.trim())
+}
 
-    /// The verifier, when `Verifier.AgentName` names one of the program's agents (upstream
-    /// defaults: every 0 turns, suspicious transitions on, keyword `INCONSISTENCY`).
-    ///
-    /// Only upstream's group-chat loop runs a verifier: graph, workflow, adversarial,
-    /// magentic and the fan-out orchestrators have loops of their own without one.
-    pub fn verifier(&self) -> Option<Verifier> {
-        let Origin::Fuseraft(kind) = self.origin else {
-            return None;
-        };
-        if matches!(
-            kind,
-            SelectionKind::Graph
-                | SelectionKind::Workflow
-                | SelectionKind::Adversarial
-                | SelectionKind::Magentic
-                | SelectionKind::MapReduce
-                | SelectionKind::ScatterGather
-        ) {
-            return None;
-        }
-        let agent = self.setting("Verifier.AgentName")?;
-        let id = self.agent_named(agent)?;
-        let every_n_turns = self
-            .setting("Verifier.EveryNTurns")
-            .and_then(|value| value.parse().ok())
-            .unwrap_or(0);
-        let on_suspicious = self
-            .setting("Verifier.TriggerOnSuspiciousTransition")
-            .map(|value| !value.eq_ignore_ascii_case("false"))
-            .unwrap_or(true);
-        let findings_keyword = self
-            .setting("Verifier.FindingsKeyword")
-            .filter(|value| !value.is_empty())
-            .unwrap_or("INCONSISTENCY")
-            .to_string();
-        Some(Verifier {
-            agent: self.agent(id).name.clone(),
-            every_n_turns,
-            on_suspicious,
-            findings_keyword,
-        })
+/// The verifier, when `Verifier.AgentName` names one of the program's agents (upstream
+/// defaults: every 0 turns, suspicious transitions on, keyword `INCONSISTENCY`).
+///
+/// Only upstream's group-chat loop runs a verifier: graph, workflow, adversarial,
+/// magentic and the fan-out orchestrators have loops of their own without one.
+pub(super) fn read(program: &Program) -> Option<Verifier> {
+    let Origin::Fuseraft(kind) = program.origin else {
+        return None;
+    };
+    if matches!(
+        kind,
+        SelectionKind::Graph
+            | SelectionKind::Workflow
+            | SelectionKind::Adversarial
+            | SelectionKind::Magentic
+            | SelectionKind::MapReduce
+            | SelectionKind::ScatterGather
+    ) {
+        return None;
     }
+    let agent = setting(program, "Verifier.AgentName")?;
+    let id = program.agent_named(agent)?;
+    let every_n_turns = setting(program, "Verifier.EveryNTurns")
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0);
+    let on_suspicious = setting(program, "Verifier.TriggerOnSuspiciousTransition")
+        .and_then(super::settings::flag)
+        .unwrap_or(true);
+    let findings_keyword = setting(program, "Verifier.FindingsKeyword")
+        .filter(|value| !value.is_empty())
+        .unwrap_or("INCONSISTENCY")
+        .to_string();
+    Some(Verifier {
+        agent: program.agent(id).name.clone(),
+        every_n_turns,
+        on_suspicious,
+        findings_keyword,
+    })
 }
 
 #[cfg(test)]
@@ -78,6 +76,7 @@ mod tests {
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect();
+        program.settle_settings();
         program
     }
 
@@ -85,7 +84,7 @@ mod tests {
     fn the_section_reads_as_typed_values_with_upstream_defaults() {
         let program = with_settings(samples::team(), &[("Verifier.AgentName", "planner")]);
         assert_eq!(
-            program.verifier(),
+            program.verifier.clone(),
             Some(Verifier {
                 agent: "Planner".into(),
                 every_n_turns: 0,
@@ -102,7 +101,7 @@ mod tests {
                 ("Verifier.FindingsKeyword", "MISMATCH"),
             ],
         );
-        let verifier = program.verifier().expect("a verifier");
+        let verifier = program.verifier.clone().expect("a verifier");
         assert_eq!(verifier.every_n_turns, 4);
         assert!(!verifier.on_suspicious);
         assert_eq!(verifier.findings_keyword, "MISMATCH");
@@ -111,9 +110,10 @@ mod tests {
     #[test]
     fn no_agent_or_an_orchestrator_without_the_group_chat_loop_means_no_verifier() {
         let unknown = with_settings(samples::team(), &[("Verifier.AgentName", "Nobody")]);
-        assert_eq!(unknown.verifier(), None);
+        assert_eq!(unknown.verifier, None);
         let mut graph = with_settings(samples::team(), &[("Verifier.AgentName", "Planner")]);
         graph.origin = Origin::Fuseraft(SelectionKind::Graph);
-        assert_eq!(graph.verifier(), None);
+        graph.settle_settings();
+        assert_eq!(graph.verifier, None);
     }
 }

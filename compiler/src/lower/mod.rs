@@ -15,6 +15,7 @@ mod memory;
 mod policy;
 mod rotation;
 mod routes;
+mod settings;
 mod state_machine;
 mod sub_agent;
 pub mod tama;
@@ -64,6 +65,13 @@ impl<'a> Builder<'a> {
                 termination: Termination::default(),
                 failure: ir::FailurePolicy::default(),
                 settings: Vec::new(),
+                security: Default::default(),
+                validation: Default::default(),
+                chatroom_path: None,
+                api_profiles: Vec::new(),
+                routing_instructions: true,
+                verifier: None,
+                compaction: None,
                 permissions: Default::default(),
                 mcp_servers: Vec::new(),
                 compaction_model: None,
@@ -282,6 +290,7 @@ pub(crate) fn lower_config(
     api_profiles::check_api_profiles(config, &mut builder);
     memory::check_memory(config, &mut builder);
     compaction::check_compaction(config, &mut builder);
+    settings::settle(config, &mut builder);
     checks::check_names(config, &mut builder);
 
     let lowered = match kind {

@@ -27,17 +27,15 @@ impl CiResult {
     }
 }
 
-/// The report of `session` under `work_dir` (the path the config's `settings` give, inside
+/// The report of `session` under `work_dir` (the path `Validation.TestReportPath` gives, inside
 /// the work dir, never through a link out), read; `Ok(None)` when there is none.
 pub fn read(
-    settings: &[(String, String)],
+    validation: &fuseraft_compiler::ir::Validation,
     work_dir: &Path,
     session: &str,
 ) -> Result<Option<CiResult>, String> {
-    let raw = settings
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case("Validation.TestReportPath"))
-        .map_or(DEFAULT_REPORT, |(_, value)| value.trim())
+    let raw = (validation.test_report_path.as_deref())
+        .unwrap_or(DEFAULT_REPORT)
         .replace("{session_id}", session);
     let text =
         match fuseraft_vm::confine::read_text_under(work_dir, Path::new(&raw), MAX_REPORT_BYTES) {

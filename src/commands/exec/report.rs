@@ -87,7 +87,7 @@ fn exit_code(running: &Running<'_>, summary: &Summary) -> (u8, Option<ci::CiResu
     let ci = (running.args.ci && code == exit::OK)
         .then(|| {
             ci::read(
-                &running.program.settings,
+                &running.program.validation,
                 &running.work_dir,
                 &running.session,
             )

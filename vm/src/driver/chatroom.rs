@@ -17,11 +17,7 @@ use crate::tools::notes::Notes;
 
 /// The program's `Chatroom.Path`, if it sets one.
 pub(super) fn setting(program: &Program) -> Option<&str> {
-    program
-        .settings
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case("Chatroom.Path"))
-        .map(|(_, value)| value.as_str())
+    program.chatroom_path.as_deref()
 }
 
 /// The largest chatroom file extended (beyond it, nothing more is written, with a warning).

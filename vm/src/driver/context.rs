@@ -141,13 +141,12 @@ pub(super) fn read_context(
                 SourceKind::BriefField(field) => {
                     let argument = with_session(field);
                     let brief = program
-                        .settings
-                        .iter()
-                        .find(|(key, _)| key == "Validation.BriefPath")
-                        .map_or(
-                            ".fuseraft/artifacts/brief.json".to_string(),
-                            |(_, value)| value.replace("{session_id}", session_id),
-                        );
+                        .validation
+                        .brief_path
+                        .as_ref()
+                        .map_or(".fuseraft/artifacts/brief.json".to_string(), |value| {
+                            value.replace("{session_id}", session_id)
+                        });
                     confined(work_dir, &brief)
                         .and_then(|_| {
                             // Race-free and regular files only, like `file:` sources.

@@ -144,10 +144,10 @@ impl ToolRunner<'_> {
             change_log: self.change_log.clone(),
             confinement: self.confinement.clone(),
             limits: super::limits(program),
-            sandbox: crate::sandbox::Spec::new(&program.settings, &program.permissions),
+            sandbox: crate::sandbox::Spec::new(program.security.sandbox, &program.permissions),
             jobs: self.jobs.clone(),
             run_state: self.run_state.clone(),
-            http: crate::tools::http_policy::HttpPolicy::from_env(&program.settings),
+            http: crate::tools::http_policy::HttpPolicy::from_env(program),
         }
     }
 

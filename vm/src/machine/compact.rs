@@ -161,7 +161,7 @@ impl Machine<'_> {
     /// model call (`llm`), or the change log read (`lossless`, `hybrid`). A `window`
     /// compaction needs none: it is done here and `None` returned.
     pub(super) fn start_compaction(&mut self, agent: Option<&str>) -> Option<Request> {
-        let policy = self.program.compaction()?;
+        let policy = self.program.compaction.clone()?;
         let (through, trigger) = self.compaction_due(&policy, agent)?;
         let pending = Pending {
             through,
@@ -236,7 +236,7 @@ impl Machine<'_> {
 
     /// The driver read the change log for a `lossless` or `hybrid` compaction.
     pub(super) fn on_reconstruction(&mut self, mut pending: Pending, change_log: Vec<String>) {
-        let Some(policy) = self.program.compaction() else {
+        let Some(policy) = self.program.compaction.clone() else {
             return;
         };
         let text = self.reconstruction(pending.through, &change_log);
@@ -281,7 +281,7 @@ impl Machine<'_> {
     /// on. In `hybrid` mode it follows the reconstruction, which stands alone when the
     /// model call failed (upstream).
     pub(super) fn on_compaction(&mut self, pending: Pending, reply: Result<ModelReply, String>) {
-        let Some(policy) = self.program.compaction() else {
+        let Some(policy) = self.program.compaction.clone() else {
             return;
         };
         let reply = match (reply, pending.reconstruction.clone()) {

@@ -159,7 +159,7 @@ fn fixed_prompt(
     }
     let choices = guide::choices(program, state_id, agent_name);
     let tool_choice = agent.map_or(ToolChoice::Auto, |agent| agent.tool_choice);
-    if program.routing_instructions() {
+    if program.routing_instructions {
         if let Some(block) = guide::block(&choices, tool_choice) {
             if !system.is_empty() {
                 system.push_str("\n\n");
@@ -456,7 +456,8 @@ impl Machine<'_> {
     pub(super) fn check_context(&self) -> CheckContext {
         CheckContext {
             turn_messages: current_turn(&self.run.history).to_vec(),
-            settings: self.program.settings.clone(),
+            validation: self.program.validation.clone(),
+            sandbox: self.program.security.sandbox,
             permissions: self.program.permissions.clone(),
             session_id: self.run.session_id.clone(),
             turn: self.run.turn.saturating_sub(1),

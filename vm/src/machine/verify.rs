@@ -13,7 +13,7 @@ impl Machine<'_> {
         if self.stand_in.is_some() || self.run.turn == 0 {
             return;
         }
-        let Some(verifier) = self.program.verifier() else {
+        let Some(verifier) = self.program.verifier.clone() else {
             return;
         };
         let history = &self.run.history;
@@ -57,7 +57,7 @@ impl Machine<'_> {
 
     /// After a stand-in's turn: a verifier reply with the findings keyword becomes a finding.
     pub(super) fn verifier_findings(&mut self, agent: &str) {
-        let Some(verifier) = self.program.verifier() else {
+        let Some(verifier) = self.program.verifier.clone() else {
             return;
         };
         if !agent.eq_ignore_ascii_case(&verifier.agent) {

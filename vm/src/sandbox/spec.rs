@@ -56,18 +56,13 @@ pub struct Spec {
 impl Default for Spec {
     /// Everything allowed, `warn` where unavailable, the registered launcher.
     fn default() -> Spec {
-        Spec::new(&[], &Permissions::default())
+        Spec::new(None, &Permissions::default())
     }
 }
 
 impl Spec {
-    pub fn new(settings: &[(String, String)], permissions: &Permissions) -> Spec {
-        // The lowering kept only names `SandboxMode` parses; anything else (a hand-written
-        // IR) is read as the safe `refuse`.
-        let mode = settings
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case("Security.Sandbox"))
-            .map(|(_, value)| SandboxMode::parse(value).unwrap_or(SandboxMode::Refuse));
+    /// The spec of `Security.Sandbox` (`mode`) and the permission policy.
+    pub fn new(mode: Option<SandboxMode>, permissions: &Permissions) -> Spec {
         let on_unavailable = match mode {
             Some(SandboxMode::Warn) => OnUnavailable::Warn,
             Some(SandboxMode::Refuse) => OnUnavailable::Refuse,
@@ -135,13 +130,6 @@ impl Spec {
 mod tests {
     use super::*;
 
-    fn settings(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
-
     fn locked_down() -> Permissions {
         Permissions {
             preset: Preset::LockedDown,
@@ -151,20 +139,18 @@ mod tests {
 
     #[test]
     fn the_mode_follows_the_preset_unless_set() {
-        let spec = Spec::new(&[], &Permissions::default());
+        let spec = Spec::new(None, &Permissions::default());
         assert_eq!(spec.on_unavailable, OnUnavailable::Warn);
         assert_eq!(
-            Spec::new(&[], &locked_down()).on_unavailable,
+            Spec::new(None, &locked_down()).on_unavailable,
             OnUnavailable::Refuse
         );
-        let warn = settings(&[("Security.Sandbox", "Warn")]);
         assert_eq!(
-            Spec::new(&warn, &locked_down()).on_unavailable,
+            Spec::new(Some(SandboxMode::Warn), &locked_down()).on_unavailable,
             OnUnavailable::Warn
         );
-        let typo = settings(&[("Security.Sandbox", "wran")]);
         assert_eq!(
-            Spec::new(&typo, &Permissions::default()).on_unavailable,
+            Spec::new(Some(SandboxMode::Refuse), &Permissions::default()).on_unavailable,
             OnUnavailable::Refuse
         );
     }
@@ -179,7 +165,7 @@ mod tests {
                 (Category::CommandExecution, Action::Allow),
             ],
         };
-        let spec = Spec::new(&[], &permissions);
+        let spec = Spec::new(None, &permissions);
         let confinement = Confinement::new(&std::env::temp_dir(), &[], &[]);
         let commit = spec.for_tool_command(&confinement, true);
         assert!(commit.network);

@@ -1,6 +1,7 @@
 //! Where the Http plugin may send a request: `Security.HttpAllowedHosts`,
 //! `Security.AllowPrivateHosts` and the named `ApiProfiles` (a base URL, default headers
-//! with `${VAR}` secrets, a timeout), read from the program's settings once per turn.
+//! with `${VAR}` secrets, a timeout), from the program's typed `security` and
+//! `api_profiles` once per turn.
 //!
 //! Security decisions:
 //! - A host must be listed in `HttpAllowedHosts` (exactly, ignoring case; an empty list
@@ -20,11 +21,8 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use fuseraft_compiler::ir::{self, Program};
 use url::{Host, Url};
-
-const ALLOWED_HOSTS: &str = "Security.HttpAllowedHosts";
-const ALLOW_PRIVATE: &str = "Security.AllowPrivateHosts";
-const PROFILES: &str = "ApiProfiles.";
 
 /// The run's Http settings.
 #[derive(Clone, Default, PartialEq)]
@@ -74,37 +72,38 @@ impl fmt::Debug for ApiProfile {
 }
 
 impl HttpPolicy {
-    /// The policy written in `settings`, `${VAR}` looked up with `var`.
-    pub fn new(settings: &[(String, String)], var: &dyn Fn(&str) -> Option<String>) -> HttpPolicy {
-        let mut policy = HttpPolicy::default();
-        for (key, value) in settings {
-            if key.eq_ignore_ascii_case(ALLOWED_HOSTS) {
-                policy.allowed_hosts.extend(
-                    value
-                        .lines()
-                        .map(normalize_host)
-                        .filter(|host| !host.is_empty()),
-                );
-            } else if key.eq_ignore_ascii_case(ALLOW_PRIVATE) {
-                policy.allow_private_hosts = value.trim().eq_ignore_ascii_case("true");
-            } else if let Some(rest) = key
-                .get(..PROFILES.len())
-                .filter(|prefix| prefix.eq_ignore_ascii_case(PROFILES))
-                .map(|_| &key[PROFILES.len()..])
-            {
-                let Some((name, field)) = rest.split_once('.') else {
-                    continue;
-                };
-                let profile = policy.profile_entry(name);
-                profile.read(field, value, var);
+    /// The policy of `security` and `profiles`, `${VAR}` looked up with `var`.
+    pub fn new(
+        security: &ir::Security,
+        profiles: &[ir::ApiProfile],
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> HttpPolicy {
+        let mut policy = HttpPolicy {
+            allowed_hosts: (security.http_allowed_hosts.iter())
+                .map(|host| normalize_host(host))
+                .filter(|host| !host.is_empty())
+                .collect(),
+            allow_private_hosts: security.allow_private_hosts,
+            profiles: Vec::new(),
+        };
+        for written in profiles {
+            let profile = policy.profile_entry(&written.name);
+            if let Some(url) = &written.base_url {
+                profile.set_base_url(url, var);
             }
+            for (header, value) in &written.headers {
+                profile.add_header(header, value, var);
+            }
+            profile.timeout = written.timeout_seconds.map(Duration::from_secs);
         }
         policy
     }
 
-    /// The policy of fuseraft's own environment.
-    pub fn from_env(settings: &[(String, String)]) -> HttpPolicy {
-        HttpPolicy::new(settings, &|name| std::env::var(name).ok())
+    /// The policy of `program`, from fuseraft's own environment.
+    pub fn from_env(program: &Program) -> HttpPolicy {
+        HttpPolicy::new(&program.security, &program.api_profiles, &|name| {
+            std::env::var(name).ok()
+        })
     }
 
     fn profile_entry(&mut self, name: &str) -> &mut ApiProfile {
@@ -208,37 +207,25 @@ impl HttpPolicy {
 }
 
 impl ApiProfile {
-    fn read(&mut self, field: &str, value: &str, var: &dyn Fn(&str) -> Option<String>) {
-        let (field, header) = match field.split_once('.') {
-            Some((field, header)) => (field, Some(header)),
-            None => (field, None),
-        };
-        match (field.to_ascii_lowercase().as_str(), header) {
-            ("baseurl", None) => {
-                self.base_url = match self.expand(value.trim(), var) {
-                    Ok(text) => match Url::parse(&text) {
-                        Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url),
-                        _ => Err(format!(
-                            "API profile `{}` has a `BaseUrl` that is not an http or https URL",
-                            self.name
-                        )),
-                    },
-                    Err(problem) => Err(problem),
-                }
-            }
-            ("defaultheaders", Some(header)) => match self.expand(value, var) {
-                Ok(text) => self.headers.push((header.to_string(), text)),
-                Err(problem) => self.problem = Some(problem),
+    /// `BaseUrl`, expanded: an http or https URL, else why it cannot be used.
+    fn set_base_url(&mut self, value: &str, var: &dyn Fn(&str) -> Option<String>) {
+        self.base_url = match self.expand(value.trim(), var) {
+            Ok(text) => match Url::parse(&text) {
+                Ok(url) if matches!(url.scheme(), "http" | "https") => Ok(url),
+                _ => Err(format!(
+                    "API profile `{}` has a `BaseUrl` that is not an http or https URL",
+                    self.name
+                )),
             },
-            ("timeoutseconds", None) => {
-                self.timeout = value
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-                    .filter(|seconds| *seconds > 0)
-                    .map(Duration::from_secs);
-            }
-            _ => {}
+            Err(problem) => Err(problem),
+        }
+    }
+
+    /// One of `DefaultHeaders`, expanded (a model key makes the profile unusable).
+    fn add_header(&mut self, header: &str, value: &str, var: &dyn Fn(&str) -> Option<String>) {
+        match self.expand(value, var) {
+            Ok(text) => self.headers.push((header.to_string(), text)),
+            Err(problem) => self.problem = Some(problem),
         }
     }
 
@@ -363,24 +350,25 @@ mod tests {
 
     #[test]
     fn profiles_expand_secrets_and_refuse_model_keys() {
-        let settings: Vec<(String, String)> = [
-            ("Security.HttpAllowedHosts", "API.example.com.\n[::1]"),
-            ("ApiProfiles.gh.BaseUrl", "https://api.example.com/v3"),
-            (
-                "ApiProfiles.gh.DefaultHeaders.Authorization",
-                "Bearer ${GH}",
-            ),
-            ("apiprofiles.GH.TimeoutSeconds", "7"),
-            (
-                "ApiProfiles.bad.BaseUrl",
-                "https://x.example/${OPENAI_API_KEY}",
-            ),
-            ("ApiProfiles.file.BaseUrl", "file:///etc"),
-        ]
-        .iter()
-        .map(|(key, value)| (key.to_string(), value.to_string()))
-        .collect();
-        let policy = HttpPolicy::new(&settings, &|name| {
+        let security = ir::Security {
+            http_allowed_hosts: vec!["API.example.com.".into(), "[::1]".into()],
+            ..ir::Security::default()
+        };
+        let profile = |name: &str, url: &str| ir::ApiProfile {
+            name: name.into(),
+            base_url: Some(url.into()),
+            ..ir::ApiProfile::default()
+        };
+        let profiles = [
+            ir::ApiProfile {
+                headers: vec![("Authorization".into(), "Bearer ${GH}".into())],
+                timeout_seconds: Some(7),
+                ..profile("gh", "https://api.example.com/v3")
+            },
+            profile("bad", "https://x.example/${OPENAI_API_KEY}"),
+            profile("file", "file:///etc"),
+        ];
+        let policy = HttpPolicy::new(&security, &profiles, &|name| {
             (name == "GH").then(|| "ghp_secret123".to_string())
         });
         assert_eq!(policy.allowed_hosts, ["api.example.com", "::1"]);

@@ -166,7 +166,7 @@ fn context(program: &Program, vars: &[(&str, &str)]) -> ToolContext {
         .iter()
         .map(|(name, value)| (name.to_string(), value.to_string()))
         .collect();
-    ctx.http = HttpPolicy::new(&program.settings, &|name| {
+    ctx.http = HttpPolicy::new(&program.security, &program.api_profiles, &|name| {
         vars.iter()
             .find(|(known, _)| known == name)
             .map(|(_, value)| value.clone())

@@ -323,22 +323,13 @@ fn judge(tool: ToolRef, category: Category, action: String, program: &Program) -
 
 /// Why a write, patch or delete is outside `Security.ChangeEnvelope`, if it is.
 fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path) -> Option<Denial> {
-    let envelope = program
-        .settings
-        .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case("Security.ChangeEnvelope"))
-        .map(|(_, globs)| globs.as_str())?;
-    let globs: Vec<&str> = envelope
-        .lines()
-        .map(str::trim)
-        .filter(|glob| !glob.is_empty())
-        .collect();
+    let globs = &program.security.change_envelope;
     if globs.is_empty() {
         return None;
     }
     let listed = globs.join(", ");
     let mut matchers = Vec::new();
-    for glob in &globs {
+    for glob in globs {
         match envelope_glob(glob) {
             Ok(matcher) => matchers.push(matcher),
             Err(error) => {

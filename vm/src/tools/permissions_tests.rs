@@ -250,9 +250,7 @@ fn the_change_envelope_bounds_writes_where_they_land() {
 fn an_invalid_envelope_glob_refuses_writes_at_run_time() {
     let root = Temp::new("bad-glob");
     let mut program = program("", "    FileSystemSandboxPath: .\n");
-    program
-        .settings
-        .push(("Security.ChangeEnvelope".into(), "docs/[".into()));
+    program.security.change_envelope = vec!["docs/[".into()];
     assert!(matches!(
         decide(&call("write_file", json!({"path": "docs/a"})), None, &program, &root.0, &Catalog::default()),
         Decision::Block(Denial { text: reason, .. }) if reason.contains("invalid")

@@ -67,9 +67,9 @@ impl<'a> Env<'a> {
         })
     }
 
-    /// A run setting by dotted key (`Validation.BriefPath`), case-insensitive; blank = absent.
-    pub(super) fn setting(&self, key: &str) -> Option<&'a str> {
-        lookup(&self.context.settings, key)
+    /// The run's `Validation`, `ChangeTracking` and `TestSelector` settings.
+    pub(super) fn validation(&self) -> &'a fuseraft_compiler::ir::Validation {
+        &self.context.validation
     }
 
     /// Resolves an artifact path: `{session_id}` expanded, relative to the work dir, and
@@ -139,27 +139,22 @@ impl<'a> Env<'a> {
 
     /// The brief: `Validation.BriefPath`, else [`DEFAULT_BRIEF_PATH`].
     pub(super) fn brief(&self) -> Result<Artifact, String> {
-        let raw = self
-            .setting("Validation.BriefPath")
-            .unwrap_or(DEFAULT_BRIEF_PATH);
+        let raw = (self.validation().brief_path.as_deref()).unwrap_or(DEFAULT_BRIEF_PATH);
         self.resolve(raw, "brief")
     }
 
     /// The test report: `Validation.TestReportPath`, else [`DEFAULT_TEST_REPORT_PATH`].
     pub(super) fn test_report(&self) -> Result<Artifact, String> {
-        let raw = self
-            .setting("Validation.TestReportPath")
-            .unwrap_or(DEFAULT_TEST_REPORT_PATH);
+        let raw =
+            (self.validation().test_report_path.as_deref()).unwrap_or(DEFAULT_TEST_REPORT_PATH);
         self.resolve(raw, "test report")
     }
 
     /// The change log: `Validation.ChangeLogPath` (what upstream's validators read), else
-    /// `ChangeTracking.Path` (where the tools write), else [`changes::DEFAULT_PATH`].
+    /// `ChangeTracking.Path` (where the tools write; one rule, `ir::Validation`), else
+    /// [`changes::DEFAULT_PATH`].
     pub(super) fn change_log_path(&self) -> Result<Artifact, String> {
-        let raw = self
-            .setting("Validation.ChangeLogPath")
-            .or_else(|| self.setting("ChangeTracking.Path"))
-            .unwrap_or(changes::DEFAULT_PATH);
+        let raw = (self.validation().change_log_path.as_deref()).unwrap_or(changes::DEFAULT_PATH);
         self.resolve(raw, "change log")
     }
 
@@ -220,13 +215,10 @@ impl<'a> Env<'a> {
     /// Patterns match ignoring case. An invalid pattern is a configuration error and fails
     /// the check loudly (upstream skips it silently).
     pub(super) fn assertion_patterns(&self) -> Result<Vec<Regex>, String> {
-        let lines: Vec<&str> = match self.setting("Validation.TestAssertionPatterns") {
-            Some(text) => text
-                .lines()
-                .map(str::trim)
-                .filter(|line| !line.is_empty())
-                .collect(),
-            None => DEFAULT_ASSERTION_PATTERNS.to_vec(),
+        let written = &self.validation().test_assertion_patterns;
+        let lines: Vec<&str> = match written.is_empty() {
+            false => written.iter().map(String::as_str).collect(),
+            true => DEFAULT_ASSERTION_PATTERNS.to_vec(),
         };
         lines
             .into_iter()

@@ -130,7 +130,7 @@ pub(super) fn command_succeeded(env: &Env) -> CheckResult {
     if let Some(field) = env.param("PatternField") {
         let raw = env
             .param("PatternSource")
-            .or_else(|| env.setting("Validation.BriefPath"))
+            .or_else(|| env.validation().brief_path.as_deref())
             .unwrap_or(DEFAULT_BRIEF_PATH);
         let artifact = match env.resolve(raw, "PatternSource") {
             Ok(artifact) => artifact,

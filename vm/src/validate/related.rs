@@ -175,7 +175,7 @@ fn run_related(
     full_suite: &str,
     timeout: Duration,
 ) -> Result<(), String> {
-    let spec = crate::sandbox::Spec::new(&env.context.settings, &env.context.permissions);
+    let spec = crate::sandbox::Spec::new(env.context.sandbox, &env.context.permissions);
     let changed: Vec<String> = match env.change_log()? {
         Some(log) => newest_entry(&log)
             .map(|entry| entry.files_written.clone())
@@ -226,7 +226,7 @@ pub(super) fn require_related_tests_pass(env: &Env) -> CheckResult {
 }
 
 fn require_related_tests_pass_within(env: &Env, timeout: Duration) -> CheckResult {
-    let Some(full_suite) = env.setting("TestSelector.FullSuiteCommand") else {
+    let Some(full_suite) = env.validation().full_suite_command.as_deref() else {
         return CheckResult::fail(
             "Handoff blocked: RequireRelatedTestsPass has no test command to run.\n\n\
              Set TestSelector.FullSuiteCommand in the orchestration config.",
@@ -234,7 +234,7 @@ fn require_related_tests_pass_within(env: &Env, timeout: Duration) -> CheckResul
     };
     match run_related(
         env,
-        env.setting("TestSelector.FindRelatedCommand"),
+        env.validation().find_related_command.as_deref(),
         full_suite,
         timeout,
     ) {
@@ -250,13 +250,13 @@ pub(super) fn related_tests_pass(env: &Env) -> CheckResult {
 }
 
 fn related_tests_pass_within(env: &Env, timeout: Duration) -> CheckResult {
-    let Some(find_related) = env.setting("TestSelector.FindRelatedCommand") else {
+    let Some(find_related) = env.validation().find_related_command.as_deref() else {
         return CheckResult::fail(
             "RelatedTestsPass config error: it requires TestSelector.FindRelatedCommand to be set \
              at the orchestration level.",
         );
     };
-    let Some(full_suite) = env.setting("TestSelector.FullSuiteCommand") else {
+    let Some(full_suite) = env.validation().full_suite_command.as_deref() else {
         return CheckResult::fail(
             "RelatedTestsPass config error: it requires TestSelector.FullSuiteCommand so it has a \
              test runner command to execute.",

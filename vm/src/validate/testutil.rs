@@ -14,7 +14,7 @@ static NEXT: AtomicUsize = AtomicUsize::new(0);
 /// A unique work dir under the system temp dir, removed on drop.
 pub(super) struct Fixture {
     dir: PathBuf,
-    pub settings: Vec<(String, String)>,
+    pub written: Vec<(String, String)>,
     pub session_id: String,
 }
 
@@ -29,7 +29,7 @@ impl Fixture {
         std::fs::create_dir_all(&dir).expect("create fixture dir");
         Fixture {
             dir,
-            settings: Vec::new(),
+            written: Vec::new(),
             session_id: "s1".to_string(),
         }
     }
@@ -39,7 +39,7 @@ impl Fixture {
     }
 
     pub(super) fn with_setting(mut self, key: &str, value: &str) -> Fixture {
-        self.settings.push((key.to_string(), value.to_string()));
+        self.written.push((key.to_string(), value.to_string()));
         self
     }
 
@@ -70,10 +70,23 @@ impl Fixture {
         self.write(crate::changes::DEFAULT_PATH, &change_log_json(entries));
     }
 
+    /// The context of a check, its settings typed as a program's are: `setting` lines of
+    /// a `.fir` program, parsed.
     pub(super) fn context(&self, messages: Vec<Message>) -> CheckContext {
+        let mut text = String::from("fuseraft-ir 1\nprogram p origin tama\nentry s\n");
+        for (key, value) in &self.written {
+            text.push_str(&format!(
+                "setting {} {}\n",
+                Json::from(key.as_str()),
+                Json::from(value.as_str())
+            ));
+        }
+        text.push_str("state s layer 0\n  terminal end_now\n");
+        let program = fuseraft_compiler::ir::parse(&text).expect("the fixture's settings parse");
         CheckContext {
             turn_messages: messages,
-            settings: self.settings.clone(),
+            validation: program.validation,
+            sandbox: program.security.sandbox,
             permissions: Default::default(),
             session_id: self.session_id.clone(),
             turn: 7,

@@ -16,7 +16,7 @@ use crate::tools::ToolContext;
 /// start (a unit test has no launcher), so what git itself does is what is tested.
 fn locked_down() -> crate::sandbox::Spec {
     let mut spec = crate::sandbox::Spec::new(
-        &[],
+        None,
         &Permissions {
             preset: Preset::LockedDown,
             overrides: Vec::new(),

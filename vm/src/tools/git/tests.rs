@@ -73,7 +73,7 @@ pub(super) fn assert_refused(call: &ToolCall, needle: &str) {
 
 pub(super) fn policy(overrides: &[(Category, Action)]) -> crate::sandbox::Spec {
     crate::sandbox::Spec::new(
-        &[],
+        None,
         &Permissions {
             preset: Preset::Unrestricted,
             overrides: overrides.to_vec(),
