@@ -60,12 +60,13 @@ pub fn append_log_path(path: &Path) -> PathBuf {
     sibling(path, "jsonl")
 }
 
-/// What no process fuseraft starts may write for the change log at `path`: the log and its
-/// directory (the append log is removed and made again by compactions, so it is covered
-/// through the directory, never named).
-pub fn protected_paths(path: &Path) -> [PathBuf; 2] {
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    [path.to_path_buf(), dir]
+/// What no process fuseraft starts may write for the change log at `path`: its directory,
+/// bound read-only, which covers the log, its append log and its lock. The files are never
+/// named: each is replaced while the run goes on (a write exchanges the log, a compaction
+/// makes the append log again), and a file held by its inode to be bound later may be gone
+/// by then, which would fail a command of another branch for nothing.
+pub fn protected_paths(path: &Path) -> [PathBuf; 1] {
+    [path.parent().map(Path::to_path_buf).unwrap_or_default()]
 }
 
 /// The lock file beside the change log `path`.
