@@ -115,7 +115,7 @@ impl Recording<'_> {
     fn describe(&self, call: &ModelCall) -> String {
         let instructions = self
             .program
-            .agent_named(&call.agent)
+            .agent_named(&call.agent.queue())
             .map(|id| self.program.agent(id).instructions.clone())
             .filter(|text| !text.is_empty());
         let roles: Vec<&str> = call
@@ -165,7 +165,7 @@ impl Recording<'_> {
                 out.push_str(&format!("context: {}\n", message.content));
             }
         }
-        if self.whole.contains(&call.agent) {
+        if self.whole.contains(&call.agent.to_string()) {
             for message in call.messages.iter().filter(|m| m.role != ChatRole::System) {
                 let role = format!("{:?}", message.role).to_lowercase();
                 out.push_str(&format!("| {role}: {}\n", message.content));

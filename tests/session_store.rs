@@ -159,7 +159,7 @@ impl Models for Scripted {
         let mut replies = self.replies.lock().unwrap();
         let position = replies
             .iter()
-            .position(|(agent, _)| *agent == call.agent)
+            .position(|(agent, _)| *agent == call.agent.queue())
             .ok_or_else(|| format!("no reply left for {}", call.agent))?;
         let (_, text) = replies.remove(position);
         Ok(ModelReply {
@@ -231,7 +231,7 @@ fn a_megabyte_reply_is_routed_whole_stored_whole_and_kept_bounded() {
     // Routing read the whole reply: its signal is in the part the history drops.
     assert_eq!(summary.outcome, Outcome::Completed, "{:?}", summary.reason);
     let calls = models.calls.lock().unwrap();
-    let agents: Vec<&str> = calls.iter().map(|call| call.agent.as_str()).collect();
+    let agents: Vec<String> = calls.iter().map(|call| call.agent.to_string()).collect();
     assert_eq!(agents, ["Planner", "Developer", "Reviewer"]);
     // The prompts after it carry its head and tail around the marker.
     for call in &calls[1..] {

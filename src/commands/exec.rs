@@ -389,9 +389,8 @@ fn execute<M: Models>(models: &M, prepared: Prepared<'_>, terminal: Arc<Terminal
 /// Sends the trace's last spans, waiting a short deadline at most, and says once what did
 /// not reach the collector.
 fn finish_telemetry(telemetry: Option<crate::telemetry::Telemetry>) {
-    if let Some(report) =
-        telemetry.and_then(|telemetry| telemetry.finish(crate::telemetry::export::FLUSH_DEADLINE))
-    {
+    let deadline = crate::telemetry::export::flush_deadline(&|name| std::env::var(name).ok());
+    if let Some(report) = telemetry.and_then(|telemetry| telemetry.finish(deadline)) {
         eprintln!("{report}");
     }
 }

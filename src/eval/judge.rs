@@ -52,7 +52,7 @@ pub fn call(judge: &Judge, task: &str, output: &str) -> ModelCall {
         tool_call_id: None,
     };
     ModelCall {
-        agent: AGENT.to_string(),
+        agent: fuseraft_vm::effect::Caller::Agent(AGENT.to_string()),
         model: None,
         messages: vec![
             message(ChatRole::System, INSTRUCTIONS),

@@ -34,6 +34,15 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// left a request unanswered for over [`STALLED`] costs it nothing.
 pub const FLUSH_DEADLINE: Duration = Duration::from_millis(500);
 
+/// The end-of-run deadline: `OTEL_BSP_EXPORT_TIMEOUT` (milliseconds, OpenTelemetry's
+/// variable for how long an export may take) when it is a whole number, else
+/// [`FLUSH_DEADLINE`]. For a collector known to be slow, or a machine known to be loaded.
+pub fn flush_deadline(var: &dyn Fn(&str) -> Option<String>) -> Duration {
+    var("OTEL_BSP_EXPORT_TIMEOUT")
+        .and_then(|millis| millis.trim().parse::<u64>().ok())
+        .map_or(FLUSH_DEADLINE, Duration::from_millis)
+}
+
 /// What goes to the export thread.
 enum Item {
     Span(Box<SpanData>),

@@ -3,6 +3,8 @@
 //! The machine never performs these itself: its `step` returns a [`Request`]; the driver
 //! performs it and feeds a [`Response`] to its `resume`.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value as Json;
@@ -41,12 +43,70 @@ pub struct ToolSchema {
     pub parameters: Json,
 }
 
+/// The suffix of the replay queue a sub-agent's replies come from: `Developer/sub_agent`.
+pub const QUEUE_SUFFIX: &str = "/sub_agent";
+
+/// Who a model call is made for: an agent of the program, or one of the machine's own
+/// callers. Where it must be text (the replay file's queues, provider caches, the memory
+/// webhook) it is its [`Caller::queue`]: the agent's name, `manager`, `compaction`, or
+/// `NAME/sub_agent`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Caller {
+    /// An agent's own turn (or a step of its pattern).
+    Agent(String),
+    /// The manager of a `select` state, an `llm` selection or the magentic loop.
+    Manager,
+    /// The summariser of a compaction.
+    Compaction,
+    /// The sub-agent the named agent called.
+    SubAgent(String),
+}
+
+impl Caller {
+    /// The queue a replay file keeps this caller's replies under.
+    pub fn queue(&self) -> Cow<'_, str> {
+        match self {
+            Caller::Agent(name) => Cow::Borrowed(name),
+            Caller::Manager => Cow::Borrowed("manager"),
+            Caller::Compaction => Cow::Borrowed("compaction"),
+            Caller::SubAgent(name) => Cow::Owned(format!("{name}{}", QUEUE_SUFFIX)),
+        }
+    }
+
+    /// The caller a queue name stands for (the inverse of [`Caller::queue`]; any other
+    /// name is an agent's).
+    pub fn from_queue(queue: &str) -> Caller {
+        match queue {
+            "manager" => Caller::Manager,
+            "compaction" => Caller::Compaction,
+            _ => match queue.strip_suffix(QUEUE_SUFFIX) {
+                Some(name) => Caller::SubAgent(name.to_string()),
+                None => Caller::Agent(queue.to_string()),
+            },
+        }
+    }
+
+    /// The agent of the program the call acts for, if any (a sub-agent's is its caller).
+    pub fn agent(&self) -> Option<&str> {
+        match self {
+            Caller::Agent(name) | Caller::SubAgent(name) => Some(name),
+            Caller::Manager | Caller::Compaction => None,
+        }
+    }
+}
+
+impl fmt::Display for Caller {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.queue())
+    }
+}
+
 /// One model call: who is asked, with what.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelCall {
-    /// The agent whose model answers (the replay provider's queue name); `manager` for a
-    /// `select` state.
-    pub agent: String,
+    /// Who the call is for: the agent whose model answers, or the manager, the compaction
+    /// or a sub-agent.
+    pub agent: Caller,
     /// The agent's resolved model, if the program names one (boxed: a model is large, and
     /// a request should not be).
     pub model: Option<Box<fuseraft_compiler::ir::Model>>,
@@ -342,4 +402,29 @@ pub enum Response {
     Context(Vec<String>),
     /// The operator's line for a [`Request::Ask`]; `None`: nobody answered (the run stops).
     Answer(Option<String>),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Caller;
+
+    #[test]
+    fn a_callers_queue_reads_back_as_the_same_caller() {
+        let callers = [
+            Caller::Agent("Developer".into()),
+            Caller::Manager,
+            Caller::Compaction,
+            Caller::SubAgent("Developer".into()),
+        ];
+        let queues: Vec<String> = callers.iter().map(Caller::to_string).collect();
+        assert_eq!(
+            queues,
+            ["Developer", "manager", "compaction", "Developer/sub_agent"]
+        );
+        for caller in callers {
+            assert_eq!(Caller::from_queue(&caller.queue()), caller);
+        }
+        assert_eq!(Caller::SubAgent("Dev".into()).agent(), Some("Dev"));
+        assert_eq!(Caller::Manager.agent(), None);
+    }
 }

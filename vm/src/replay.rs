@@ -370,8 +370,8 @@ impl Replay {
 
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
-        let Some(queue) = self.queue(&call.agent) else {
-            if call.agent == crate::machine::COMPACTION_AGENT {
+        let Some(queue) = self.queue(&call.agent.queue()) else {
+            if call.agent == crate::effect::Caller::Compaction {
                 return Err(format!(
                     "replay: the config's `Compaction` asks for a summary before turn {} and the replay file has no `compaction` queue",
                     call.turn
@@ -507,7 +507,7 @@ mod tests {
 
     fn call(agent: &str, turn: u32) -> ModelCall {
         ModelCall {
-            agent: agent.to_string(),
+            agent: crate::effect::Caller::from_queue(agent),
             model: None,
             messages: Vec::new(),
             tools: Vec::new().into(),

@@ -101,7 +101,7 @@ impl Models for Measured {
         self.requests
             .lock()
             .unwrap()
-            .push((call.agent.clone(), text.len(), text));
+            .push((call.agent.to_string(), text.len(), text));
         self.replay.next(call)
     }
 }

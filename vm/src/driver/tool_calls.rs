@@ -182,7 +182,11 @@ impl ToolRunner<'_> {
         if program.mcp_servers.is_empty() {
             return;
         }
-        let Some(agent) = program.agent_named(&call.agent).map(|id| program.agent(id)) else {
+        // An agent's own turn; the manager, a compaction and a sub-agent get none.
+        let crate::effect::Caller::Agent(name) = &call.agent else {
+            return;
+        };
+        let Some(agent) = program.agent_named(name).map(|id| program.agent(id)) else {
             return;
         };
         if agent.tool_choice == fuseraft_compiler::ir::ToolChoice::None {

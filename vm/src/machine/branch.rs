@@ -42,7 +42,7 @@ impl Branch {
     }
 
     pub(super) fn new(state: String, call: ModelCall, turn_index: u32) -> Branch {
-        let agent = call.agent.clone();
+        let agent = call.agent.to_string();
         let call = Arc::new(call);
         let mut branch = Branch {
             state,
@@ -260,7 +260,7 @@ mod tests {
 
     fn branch() -> Branch {
         let call = ModelCall {
-            agent: "Backend".to_string(),
+            agent: crate::effect::Caller::Agent("Backend".to_string()),
             model: None,
             messages: Vec::new(),
             tools: Vec::new().into(),

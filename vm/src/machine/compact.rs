@@ -217,7 +217,7 @@ impl Machine<'_> {
         };
         self.phase = Phase::Compaction(pending);
         Request::Model(std::sync::Arc::new(ModelCall {
-            agent: COMPACTION_AGENT.to_string(),
+            agent: crate::effect::Caller::Compaction,
             model: model.map(Box::new),
             messages,
             tools: Vec::new().into(),

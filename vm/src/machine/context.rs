@@ -210,7 +210,7 @@ impl Machine<'_> {
         let agent = program.agent_named(agent_name).map(|id| program.agent(id));
         if self.options.skip_prompts {
             return ModelCall {
-                agent: agent_name.to_string(),
+                agent: crate::effect::Caller::Agent(agent_name.to_string()),
                 model: agent.and_then(|agent| agent.model.clone()).map(Box::new),
                 messages: Vec::new(),
                 tools: Vec::new().into(),
@@ -349,7 +349,7 @@ impl Machine<'_> {
             }
         }
         ModelCall {
-            agent: agent_name.to_string(),
+            agent: crate::effect::Caller::Agent(agent_name.to_string()),
             model: agent.and_then(|agent| agent.model.clone()).map(Box::new),
             messages,
             tools: fixed.tools.clone(),
@@ -393,7 +393,7 @@ impl Machine<'_> {
         let state = self.program.state(self.run.state);
         if self.options.skip_prompts {
             return ModelCall {
-                agent: "manager".to_string(),
+                agent: crate::effect::Caller::Manager,
                 model: None,
                 messages: Vec::new(),
                 tools: Vec::new().into(),
@@ -422,7 +422,7 @@ impl Machine<'_> {
         if let Some(template) = prompt.as_deref().filter(|text| has_placeholders(text)) {
             let filled = fill_placeholders(template, &candidates, &self.run.history);
             return ModelCall {
-                agent: "manager".to_string(),
+                agent: crate::effect::Caller::Manager,
                 model: model.map(Box::new),
                 messages: vec![chat(ChatRole::User, filled)],
                 tools: Vec::new().into(),
@@ -443,7 +443,7 @@ impl Machine<'_> {
             messages.push(chat(ChatRole::User, content));
         }
         ModelCall {
-            agent: "manager".to_string(),
+            agent: crate::effect::Caller::Manager,
             model: model.map(Box::new),
             messages,
             tools: Vec::new().into(),

@@ -283,7 +283,7 @@ impl<'p> Machine<'p> {
             let Some(mut call) = self.branch_call(run.state) else {
                 continue;
             };
-            agents.push(call.agent.clone());
+            agents.push(call.agent.to_string());
             let name = &run.name;
             if done.iter().any(|finished| &finished.state == name) {
                 continue;
@@ -321,7 +321,7 @@ impl<'p> Machine<'p> {
                 });
             }
             let name = name.clone();
-            let agent = call.agent.clone();
+            let agent = call.agent.to_string();
             self.cap_context(&agent, &mut call);
             let cap = self.tool_result_cap(&agent);
             let branch = Branch::new(name, call, self.run.turn).with_tool_result_cap(cap);

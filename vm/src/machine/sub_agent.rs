@@ -18,9 +18,7 @@ use crate::effect::{ChatMessage, ChatRole, ModelCall, Request, Response, ToolSch
 use crate::event::{Event, EventKind};
 use crate::history::{Spend, ToolCall, Usage};
 
-/// The suffix of the replay queue (and of the model call's agent) a sub-agent's replies
-/// come from: `Developer/sub_agent`.
-pub const QUEUE_SUFFIX: &str = "/sub_agent";
+pub use crate::effect::QUEUE_SUFFIX;
 
 /// The most characters of a sub-agent's answer fed back to its caller.
 pub const MAX_ANSWER_CHARS: usize = 8_000;
@@ -103,7 +101,7 @@ impl SubAgent {
             .collect();
         let system = system_prompt(mode, &caller.name, &names, cap, format);
         let model_call = ModelCall {
-            agent: format!("{}{QUEUE_SUFFIX}", caller.name),
+            agent: crate::effect::Caller::SubAgent(caller.name.clone()),
             model: caller
                 .sub_agent
                 .model

@@ -117,7 +117,8 @@ fn its_model_call_is_its_own_conversation_on_its_own_queue() {
     let Request::Model(call) = sub_agent.step() else {
         panic!("a model call first")
     };
-    assert_eq!(call.agent, "Dev/sub_agent");
+    assert_eq!(call.agent, crate::effect::Caller::SubAgent("Dev".into()));
+    assert_eq!(call.agent.queue(), "Dev/sub_agent");
     assert_eq!(call.turn, 3);
     assert_eq!(call.messages.len(), 2);
     assert_eq!(call.messages[0].role, ChatRole::System);

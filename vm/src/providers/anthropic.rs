@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn roles_alternate_and_tool_results_come_first() {
         let call = ModelCall {
-            agent: "manager".into(),
+            agent: crate::effect::Caller::Manager,
             model: None,
             messages: vec![
                 message(ChatRole::System, "sys one", None),

@@ -215,7 +215,7 @@ mod tests {
 
     fn call(messages: Vec<ChatMessage>) -> ModelCall {
         ModelCall {
-            agent: "Developer".into(),
+            agent: crate::effect::Caller::from_queue("Developer"),
             model: None,
             messages,
             tools: Vec::new().into(),

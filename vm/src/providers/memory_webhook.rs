@@ -107,13 +107,13 @@ impl Webhook {
             .loaded
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&call.agent)
+            .get(call.agent.queue().as_ref())
             .filter(|(turn, _)| *turn == call.turn)
             .map(|(_, block)| block.clone());
         let block = match cached {
             Some(block) => block,
             None => {
-                let block = match self.post(url, json!({"agent": call.agent})).await {
+                let block = match self.post(url, json!({"agent": call.agent.queue()})).await {
                     Ok(answer) => answer
                         .get("block")
                         .and_then(Json::as_str)
@@ -130,7 +130,7 @@ impl Webhook {
                 self.loaded
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
-                    .insert(call.agent.clone(), (call.turn, block.clone()));
+                    .insert(call.agent.to_string(), (call.turn, block.clone()));
                 block
             }
         }?;
@@ -171,7 +171,7 @@ impl Webhook {
         }
         let due = {
             let mut turns = self.turns.lock().unwrap_or_else(PoisonError::into_inner);
-            let count = turns.entry(call.agent.clone()).or_insert(0);
+            let count = turns.entry(call.agent.to_string()).or_insert(0);
             *count += 1;
             let due = *count >= self.config.save_every.max(1);
             if due {
@@ -188,7 +188,7 @@ impl Webhook {
             .map(|message| json!({"role": role(message.role), "content": &*message.content}))
             .collect();
         history.push(json!({"role": "assistant", "content": reply.text}));
-        let body = json!({"agent": call.agent, "history": history});
+        let body = json!({"agent": call.agent.queue(), "history": history});
         if let Err(error) = self.post(url, body).await {
             notice(&format!("the memory webhook's save failed ({error})"));
         }

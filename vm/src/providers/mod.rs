@@ -340,7 +340,7 @@ impl Providers {
             Some(fitted) => {
                 if let Some(on_fit) = &self.on_fit {
                     on_fit(
-                        &call.agent,
+                        &call.agent.queue(),
                         &format!(
                             "{} older messages left out of this request to fit the {window}-token context window of `{}` (about {} tokens sent)",
                             fitted.dropped, target.model, fitted.tokens
@@ -406,7 +406,7 @@ impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let memory_notice = |text: &str| {
             if let Some(on_notice) = &self.on_fit {
-                on_notice(&call.agent, text);
+                on_notice(&call.agent.queue(), text);
             }
         };
         let remembered = match &self.memory {
@@ -435,7 +435,8 @@ impl Providers {
         let (idx, target) = self.target(call)?;
         let call = &*self.fitted(target, call)?;
         let sink = self.on_token.clone();
-        let agent = call.agent.as_str();
+        let agent = call.agent.queue();
+        let agent = agent.as_ref();
         let choice = turn_choice(self.choice(agent), call);
         let notice = |text: &str| {
             if let Some(on_retry) = &self.on_retry {

@@ -29,7 +29,8 @@ pub(crate) fn request(
     };
     // Only OpenAI's own service is sent `prompt_cache_key`: servers that validate their
     // requests strictly (Mistral's, some proxies) refuse fields they do not know.
-    let cache_key = (official && !azure).then(|| prompt_cache_key(&call.agent, &target.model));
+    let cache_key =
+        (official && !azure).then(|| prompt_cache_key(&call.agent.queue(), &target.model));
     let format = (!call.reply_fields.is_empty())
         .then(|| super::reply_format::openai(&call.reply_fields, official));
     let options = Options {
@@ -96,7 +97,7 @@ mod tests {
 
     fn call() -> ModelCall {
         ModelCall {
-            agent: "A".into(),
+            agent: crate::effect::Caller::from_queue("A"),
             model: None,
             messages: vec![ChatMessage {
                 role: ChatRole::Assistant,

@@ -216,7 +216,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
     head.extend_from_slice(b"{\"model\":");
     write_str(&mut head, options.model);
     head.extend_from_slice(b",\"messages\":[");
-    let (mut out, mut messages) = bodies.start(&call.agent, &head, &call.messages);
+    let (mut out, mut messages) = bodies.start(&call.agent.queue(), &head, &call.messages);
     for (idx, message) in call.messages.iter().enumerate().skip(messages.len()) {
         if idx > 0 {
             out.push(b',');
@@ -274,7 +274,7 @@ pub(crate) fn write(call: &ModelCall, options: &Options<'_>, bodies: &mut Bodies
     out.push(b'}');
     let bytes = Bytes::from(out);
     bodies.last.insert(
-        call.agent.clone(),
+        call.agent.to_string(),
         Last {
             bytes: bytes.clone(),
             messages,

@@ -233,7 +233,7 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             history.push(random.message());
         }
         let call = ModelCall {
-            agent: ["Planner", "Critic"][random.below(2)].into(),
+            agent: crate::effect::Caller::from_queue(["Planner", "Critic"][random.below(2)]),
             model: None,
             messages: history.clone(),
             tools: std::sync::Arc::clone(&tools),
@@ -253,13 +253,16 @@ fn written_bodies_are_byte_for_byte_the_serde_serialisation() {
             format: [None, Some(&format)][random.below(2)],
         };
         // How many messages the agent's last body carries again, in front.
-        let kept = bodies.last.get(&call.agent).map_or(0, |last| {
-            last.messages
-                .iter()
-                .zip(&history)
-                .take_while(|((kept, _), message)| same(kept, message))
-                .count()
-        });
+        let kept = bodies
+            .last
+            .get(call.agent.queue().as_ref())
+            .map_or(0, |last| {
+                last.messages
+                    .iter()
+                    .zip(&history)
+                    .take_while(|((kept, _), message)| same(kept, message))
+                    .count()
+            });
         let body = write(&call, &options, &mut bodies);
         let expected = reference(&call, &options);
         let form = |unstreamed, unformatted| Form {
@@ -325,7 +328,7 @@ fn a_message_replaced_by_one_of_the_same_size_is_written_anew() {
     let mut bodies = Bodies::default();
     for content in [alike('1'), alike('1'), alike('2'), alike('1')] {
         let call = ModelCall {
-            agent: "A".into(),
+            agent: crate::effect::Caller::from_queue("A"),
             model: None,
             messages: vec![user("task"), user(&content)],
             tools: Vec::new().into(),
@@ -342,7 +345,7 @@ fn an_agents_next_body_takes_back_the_last_ones_bytes_and_writes_only_new_messag
     let message = user;
     let options = plain_options();
     let call = |messages: &[ChatMessage]| ModelCall {
-        agent: "A".into(),
+        agent: crate::effect::Caller::from_queue("A"),
         model: None,
         messages: messages.to_vec(),
         tools: Vec::new().into(),

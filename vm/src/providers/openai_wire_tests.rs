@@ -100,7 +100,7 @@ fn call(agent: &str) -> ModelCall {
         tool_call_id: None,
     };
     ModelCall {
-        agent: agent.into(),
+        agent: crate::effect::Caller::from_queue(agent),
         model: None,
         messages: vec![
             message(ChatRole::System, "You plan."),

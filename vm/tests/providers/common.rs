@@ -85,7 +85,7 @@ pub fn call(agent: &str, model: Option<ir::Model>) -> ModelCall {
         denied: None,
     };
     ModelCall {
-        agent: agent.to_string(),
+        agent: fuseraft_vm::effect::Caller::from_queue(agent),
         model: model.map(Box::new),
         messages: vec![
             message(ChatRole::System, "You are the Planner. Write the brief."),

@@ -26,7 +26,7 @@ impl Machine<'_> {
         };
         let model = select.and_then(|select| select.manager.clone());
         let mut call = ModelCall {
-            agent: "manager".to_string(),
+            agent: crate::effect::Caller::Manager,
             model: model.map(Box::new),
             messages: Vec::new(),
             tools: Vec::new().into(),

@@ -67,7 +67,7 @@ fn orientation_asks_for_facts_with_the_team_then_a_plan() {
     let program = program();
     let mut machine = Machine::new(&program, options());
     let facts = model_call(machine.step());
-    assert_eq!(facts.agent, "manager");
+    assert_eq!(facts.agent, crate::effect::Caller::Manager);
     let asked = &facts.messages.last().unwrap().content;
     assert!(asked.contains("Add paging."), "{asked}");
     assert!(
@@ -100,7 +100,7 @@ fn a_checkpoint_mid_loop_resumes_the_same_ledger() {
     machine.step();
     machine.resume(reply(TO_RESEARCHER));
     let turn = model_call(machine.step());
-    assert_eq!(turn.agent, "Researcher");
+    assert_eq!(turn.agent.to_string(), "Researcher");
     assert_eq!(
         &*turn.messages.last().unwrap().content,
         "Find the handler.",
@@ -121,7 +121,7 @@ fn a_checkpoint_mid_loop_resumes_the_same_ledger() {
     let mut resumed = Machine::restore(&program, options(), &checkpoint).unwrap();
     // The Developer's round runs; the next question is a ledger, not a new orientation.
     let turn = model_call(resumed.step());
-    assert_eq!(turn.agent, "Developer");
+    assert_eq!(turn.agent.to_string(), "Developer");
     resumed.resume(reply("Tried."));
     let ledger = model_call(resumed.step());
     let asked = &ledger.messages.last().unwrap().content;
@@ -218,7 +218,10 @@ fn a_replan_is_reviewed_like_the_first_plan() {
     machine.resume(Response::Approve(true));
     machine.step();
     machine.resume(reply(NO_PROGRESS));
-    assert_eq!(model_call(machine.step()).agent, "Developer");
+    assert_eq!(
+        model_call(machine.step()).agent,
+        crate::effect::Caller::Agent("Developer".into())
+    );
     machine.resume(reply("Tried."));
     machine.step();
     machine.resume(reply(NO_PROGRESS));
