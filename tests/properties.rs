@@ -757,8 +757,6 @@ fn program() -> impl Strategy<Value = Program> {
                 skills,
             )| {
                 let mut program = Program {
-                    name,
-                    origin,
                     files,
                     entry,
                     agents,
@@ -768,17 +766,10 @@ fn program() -> impl Strategy<Value = Program> {
                     termination,
                     failure,
                     settings,
-                    security: Default::default(),
-                    validation: Default::default(),
-                    chatroom_path: None,
-                    api_profiles: Vec::new(),
-                    routing_instructions: true,
-                    verifier: None,
-                    compaction: None,
                     permissions,
-                    mcp_servers: Vec::new(),
                     compaction_model,
                     skills,
+                    ..Program::new(name, origin)
                 };
                 // The typed sections, as the lowering and the `.fir` parser fill them.
                 program.settle_settings();

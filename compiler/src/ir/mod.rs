@@ -134,6 +134,37 @@ pub struct Program {
     pub skills: Vec<Skill>,
 }
 
+impl Program {
+    /// A program with nothing in it yet (no files, agents, states or settings; entry
+    /// `StateId(0)`; default policies and sections), for the lowering and the parser to fill.
+    pub fn new(name: String, origin: Origin) -> Program {
+        Program {
+            name,
+            origin,
+            files: Vec::new(),
+            entry: StateId(0),
+            agents: Vec::new(),
+            states: Vec::new(),
+            contracts: Vec::new(),
+            counters: Vec::new(),
+            termination: Termination::default(),
+            failure: FailurePolicy::default(),
+            settings: Vec::new(),
+            security: Security::default(),
+            validation: Validation::default(),
+            chatroom_path: None,
+            api_profiles: Vec::new(),
+            routing_instructions: true,
+            verifier: None,
+            compaction: None,
+            permissions: Permissions::default(),
+            mcp_servers: Vec::new(),
+            compaction_model: None,
+            skills: Vec::new(),
+        }
+    }
+}
+
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing
 /// block after an agent's instructions.
 pub const ROUTING_INSTRUCTIONS: &str = "Orchestration.RoutingInstructions";

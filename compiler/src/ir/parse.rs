@@ -14,7 +14,7 @@ use pest_derive::Parser;
 
 use super::print::{context_mode_str, terminal_mode_str, tool_choice_str, FORMAT_VERSION};
 use super::SubAgentSettings;
-use super::{Action, Capability, Category, McpServer, McpTransport, Permissions, Plugin, Preset};
+use super::{Action, Capability, Category, McpServer, McpTransport, Plugin, Preset};
 use super::{
     Agent, AgentId, Context, ContextMode, ContextSource, Contract, ContractId, Counter, CounterId,
     EdgeClass, Effect, Exit, FailureAction, FailurePolicy, FailureRule, FileIdx, Fork, Guard, Loc,
@@ -439,28 +439,8 @@ impl Builder {
             return Err(error_at(&header, "incomplete program line"));
         };
         let mut program = Program {
-            name: name(&name_pair)?,
-            origin: origin(&origin_pair)?,
             files: self.files.clone(),
-            entry: StateId(0),
-            agents: Vec::new(),
-            states: Vec::new(),
-            contracts: Vec::new(),
-            counters: Vec::new(),
-            termination: Termination::default(),
-            failure: FailurePolicy::default(),
-            settings: Vec::new(),
-            security: Default::default(),
-            validation: Default::default(),
-            chatroom_path: None,
-            api_profiles: Vec::new(),
-            routing_instructions: true,
-            verifier: None,
-            compaction: None,
-            permissions: Permissions::default(),
-            mcp_servers: Vec::new(),
-            compaction_model: None,
-            skills: Vec::new(),
+            ..Program::new(name(&name_pair)?, origin(&origin_pair)?)
         };
         let mut entry = None;
         let mut preset = None;

@@ -1031,11 +1031,6 @@ pub(super) mod samples {
     /// The smallest program: one agentless state that ends at once, no files.
     pub fn empty() -> Program {
         Program {
-            name: String::new(),
-            origin: Origin::Fuseraft(SelectionKind::Sequential),
-            files: Vec::new(),
-            entry: StateId(0),
-            agents: Vec::new(),
             states: vec![State {
                 name: "only".into(),
                 agent: None,
@@ -1048,22 +1043,7 @@ pub(super) mod samples {
                 step: None,
                 loc: None,
             }],
-            contracts: Vec::new(),
-            counters: Vec::new(),
-            termination: Termination::default(),
-            failure: FailurePolicy::default(),
-            settings: Vec::new(),
-            security: Default::default(),
-            validation: Default::default(),
-            chatroom_path: None,
-            api_profiles: Vec::new(),
-            routing_instructions: true,
-            verifier: None,
-            compaction: None,
-            permissions: Permissions::default(),
-            mcp_servers: Vec::new(),
-            compaction_model: None,
-            skills: Vec::new(),
+            ..Program::new(String::new(), Origin::Fuseraft(SelectionKind::Sequential))
         }
     }
 

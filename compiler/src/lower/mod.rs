@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use crate::diagnostic::{did_you_mean, known_list, Code, Diagnostic};
 use crate::ir::{
     self, AgentId, ContractId, CounterId, Loc, NoMatch, Origin, Program, SelectionKind, State,
-    StateId, StateKind, StuckPolicy, Termination,
+    StateId, StateKind, StuckPolicy,
 };
 use crate::source::{SourceMap, Span};
 use crate::syntax::fields::Spanned;
@@ -54,28 +54,8 @@ impl<'a> Builder<'a> {
             sources,
             diags,
             program: Program {
-                name,
-                origin,
                 files,
-                entry: StateId(0),
-                agents: Vec::new(),
-                states: Vec::new(),
-                contracts: Vec::new(),
-                counters: Vec::new(),
-                termination: Termination::default(),
-                failure: ir::FailurePolicy::default(),
-                settings: Vec::new(),
-                security: Default::default(),
-                validation: Default::default(),
-                chatroom_path: None,
-                api_profiles: Vec::new(),
-                routing_instructions: true,
-                verifier: None,
-                compaction: None,
-                permissions: Default::default(),
-                mcp_servers: Vec::new(),
-                compaction_model: None,
-                skills: Vec::new(),
+                ..Program::new(name, origin)
             },
             state_names: HashMap::new(),
         }

@@ -87,7 +87,15 @@ impl HttpPolicy {
             profiles: Vec::new(),
         };
         for written in profiles {
-            let profile = policy.profile_entry(&written.name);
+            // The compiler merged a profile's keys under one name (any case).
+            let mut profile = ApiProfile {
+                name: written.name.clone(),
+                base_url: Err(format!("API profile `{}` has no `BaseUrl`", written.name)),
+                headers: Vec::new(),
+                timeout: None,
+                problem: None,
+                secrets: Vec::new(),
+            };
             if let Some(url) = &written.base_url {
                 profile.set_base_url(url, var);
             }
@@ -95,6 +103,7 @@ impl HttpPolicy {
                 profile.add_header(header, value, var);
             }
             profile.timeout = written.timeout_seconds.map(Duration::from_secs);
+            policy.profiles.push(profile);
         }
         policy
     }
@@ -104,28 +113,6 @@ impl HttpPolicy {
         HttpPolicy::new(&program.security, &program.api_profiles, &|name| {
             std::env::var(name).ok()
         })
-    }
-
-    fn profile_entry(&mut self, name: &str) -> &mut ApiProfile {
-        let at = match self
-            .profiles
-            .iter()
-            .position(|profile| profile.name.eq_ignore_ascii_case(name))
-        {
-            Some(at) => at,
-            None => {
-                self.profiles.push(ApiProfile {
-                    name: name.to_string(),
-                    base_url: Err(format!("API profile `{name}` has no `BaseUrl`")),
-                    headers: Vec::new(),
-                    timeout: None,
-                    problem: None,
-                    secrets: Vec::new(),
-                });
-                self.profiles.len() - 1
-            }
-        };
-        &mut self.profiles[at]
     }
 
     /// The profile called `name` (ignoring case).

@@ -25,10 +25,6 @@ pub fn model(provider: Option<&str>, id: &str, endpoint: &str) -> ir::Model {
 
 pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
     ir::Program {
-        name: "providers".into(),
-        origin: ir::Origin::Fuseraft(ir::SelectionKind::Sequential),
-        files: Vec::new(),
-        entry: ir::StateId(0),
         agents: agents
             .iter()
             .map(|(name, model)| ir::Agent {
@@ -46,22 +42,10 @@ pub fn program(agents: &[(&str, Option<ir::Model>)]) -> ir::Program {
             })
             .collect(),
         states: Vec::new(),
-        contracts: Vec::new(),
-        counters: Vec::new(),
-        termination: ir::Termination::default(),
-        failure: ir::FailurePolicy::default(),
-        settings: Vec::new(),
-        security: Default::default(),
-        validation: Default::default(),
-        chatroom_path: None,
-        api_profiles: Vec::new(),
-        routing_instructions: true,
-        verifier: None,
-        compaction: None,
-        permissions: ir::Permissions::default(),
-        mcp_servers: Vec::new(),
-        compaction_model: None,
-        skills: Vec::new(),
+        ..ir::Program::new(
+            "providers".into(),
+            ir::Origin::Fuseraft(ir::SelectionKind::Sequential),
+        )
     }
 }
 
