@@ -20,6 +20,7 @@ mod no_replan;
 mod parse;
 mod policy;
 mod print;
+mod program;
 mod settings;
 mod step;
 mod sub_agent;
@@ -132,37 +133,6 @@ pub struct Program {
     pub compaction_model: Option<Model>,
     /// tama skills the agents use, by name.
     pub skills: Vec<Skill>,
-}
-
-impl Program {
-    /// A program with nothing in it yet (no files, agents, states or settings; entry
-    /// `StateId(0)`; default policies and sections), for the lowering and the parser to fill.
-    pub fn new(name: String, origin: Origin) -> Program {
-        Program {
-            name,
-            origin,
-            files: Vec::new(),
-            entry: StateId(0),
-            agents: Vec::new(),
-            states: Vec::new(),
-            contracts: Vec::new(),
-            counters: Vec::new(),
-            termination: Termination::default(),
-            failure: FailurePolicy::default(),
-            settings: Vec::new(),
-            security: Security::default(),
-            validation: Validation::default(),
-            chatroom_path: None,
-            api_profiles: Vec::new(),
-            routing_instructions: true,
-            verifier: None,
-            compaction: None,
-            permissions: Permissions::default(),
-            mcp_servers: Vec::new(),
-            compaction_model: None,
-            skills: Vec::new(),
-        }
-    }
 }
 
 /// The setting (`Program::settings`) that `RoutingInstructions: false` writes: no routing
