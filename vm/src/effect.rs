@@ -311,12 +311,69 @@ pub struct CheckContext {
     pub turn: u32,
 }
 
+/// What a failed check found short, which picks the `FailureHandling` rule that answers
+/// it (upstream's failure classes; a repeated reply without tool calls is `NoProgress`
+/// whatever the check found, and the machine tells that itself).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Shortfall {
+    /// The work does not meet the check (`InvalidTransition`).
+    #[default]
+    Unmet,
+    /// An artifact the check reads is absent or unreadable (`MissingEvidence`).
+    Missing,
+    /// What the reply claims, the record contradicts (`ConflictingEvidence`).
+    Conflicting,
+}
+
+impl Shortfall {
+    /// The class upstream's `FailureClassifier` gives a failure it shows as `text` (phrases,
+    /// in its order), decided once where the failure is made, so a run's failure handling
+    /// is what upstream's users see.
+    pub fn of_text(text: &str) -> Shortfall {
+        const CONFLICTING: &[&str] = &[
+            "fake",
+            "hallucin",
+            "inconsistent",
+            "no evidence",
+            "never ran",
+            "never actually ran",
+            "not in change log",
+            "not recorded",
+            "command was not run",
+            "no record",
+            "fabricated",
+            "cannot be verified",
+            "unverifiable",
+        ];
+        const MISSING: &[&str] = &[
+            "not found",
+            "does not exist",
+            "no file",
+            "missing",
+            "could not read",
+            "failed to read",
+            "brief not",
+            "test report not",
+        ];
+        let lower = text.to_lowercase();
+        if CONFLICTING.iter().any(|phrase| lower.contains(phrase)) {
+            Shortfall::Conflicting
+        } else if MISSING.iter().any(|phrase| lower.contains(phrase)) {
+            Shortfall::Missing
+        } else {
+            Shortfall::Unmet
+        }
+    }
+}
+
 /// The verdict on one check.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckResult {
     pub ok: bool,
-    /// Why it failed (empty when `ok`).
+    /// Why it failed (empty when `ok`), for the agent and the operator.
     pub error: String,
+    /// What kind of shortfall it was (`Unmet` when `ok`).
+    pub shortfall: Shortfall,
 }
 
 impl CheckResult {
@@ -324,13 +381,22 @@ impl CheckResult {
         CheckResult {
             ok: true,
             error: String::new(),
+            shortfall: Shortfall::Unmet,
         }
     }
 
+    /// A failure shown as `error`, of the class upstream gives that text
+    /// ([`Shortfall::of_text`]).
     pub fn fail(error: impl Into<String>) -> CheckResult {
+        let error = error.into();
+        CheckResult::short(Shortfall::of_text(&error), error)
+    }
+
+    pub fn short(shortfall: Shortfall, error: impl Into<String>) -> CheckResult {
         CheckResult {
             ok: false,
             error: error.into(),
+            shortfall,
         }
     }
 }

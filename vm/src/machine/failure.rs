@@ -8,7 +8,7 @@ use fuseraft_compiler::ir::{FailureAction, Guard, Program, Target};
 
 use super::escalate::Escalation;
 use super::{Machine, Phase};
-use crate::effect::{Check, CheckKind};
+use crate::effect::{Check, CheckKind, Shortfall};
 use crate::event::{EventKind, Outcome};
 use crate::history::Role;
 
@@ -48,43 +48,16 @@ enum FailureClass {
     InvalidTransition,
 }
 
-const CONFLICTING: &[&str] = &[
-    "fake",
-    "hallucin",
-    "inconsistent",
-    "no evidence",
-    "never ran",
-    "never actually ran",
-    "not in change log",
-    "not recorded",
-    "command was not run",
-    "no record",
-    "fabricated",
-    "cannot be verified",
-    "unverifiable",
-];
-const MISSING: &[&str] = &[
-    "not found",
-    "does not exist",
-    "no file",
-    "missing",
-    "could not read",
-    "failed to read",
-    "brief not",
-    "test report not",
-];
-
-/// Upstream's classifier, in its order.
-fn classify(error: &str, made_tool_calls: bool, first: bool) -> FailureClass {
-    let lower = error.to_lowercase();
+/// Upstream's classifier, in its order: a repeated failure after a reply without tool
+/// calls is `NoProgress`; otherwise the check's own shortfall decides.
+fn classify(shortfall: Shortfall, made_tool_calls: bool, first: bool) -> FailureClass {
     if !first && !made_tool_calls {
-        FailureClass::NoProgress
-    } else if CONFLICTING.iter().any(|phrase| lower.contains(phrase)) {
-        FailureClass::ConflictingEvidence
-    } else if MISSING.iter().any(|phrase| lower.contains(phrase)) {
-        FailureClass::MissingEvidence
-    } else {
-        FailureClass::InvalidTransition
+        return FailureClass::NoProgress;
+    }
+    match shortfall {
+        Shortfall::Conflicting => FailureClass::ConflictingEvidence,
+        Shortfall::Missing => FailureClass::MissingEvidence,
+        Shortfall::Unmet => FailureClass::InvalidTransition,
     }
 }
 
@@ -180,8 +153,14 @@ impl Machine<'_> {
         false
     }
 
-    /// A validator or contract of exit `idx` failed with `error`.
-    pub(super) fn guard_failed(&mut self, idx: usize, validator: &str, error: &str) {
+    /// A validator or contract of exit `idx` failed with `error`, short by `shortfall`.
+    pub(super) fn guard_failed(
+        &mut self,
+        idx: usize,
+        validator: &str,
+        error: &str,
+        shortfall: Shortfall,
+    ) {
         let state = self.program.state(self.run.state);
         let name = state.name.clone();
         let exit = state.exits[idx].clone();
@@ -198,7 +177,7 @@ impl Machine<'_> {
             .unwrap_or_default();
         let made_tool_calls =
             newest.is_some_and(|message| message.tool_calls.iter().any(|call| !call.is_routing()));
-        let class = classify(error, made_tool_calls, count == 1);
+        let class = classify(shortfall, made_tool_calls, count == 1);
         let policy = &self.program.failure;
         let rule = match class {
             FailureClass::NoProgress => policy.no_progress,
@@ -305,23 +284,24 @@ mod tests {
 
     #[test]
     fn classification_follows_upstream_order() {
-        assert_eq!(classify("anything", false, false), FailureClass::NoProgress);
+        let all = [Shortfall::Unmet, Shortfall::Missing, Shortfall::Conflicting];
+        // A repeated failure after a reply without tool calls is NoProgress, whatever it was.
+        for shortfall in all {
+            assert_eq!(classify(shortfall, false, false), FailureClass::NoProgress);
+        }
+        // A first failure is never NoProgress; the check's shortfall decides.
+        let classes = all.map(|shortfall| classify(shortfall, false, true));
         assert_eq!(
-            classify("report looks fabricated", true, false),
-            FailureClass::ConflictingEvidence
+            classes,
+            [
+                FailureClass::InvalidTransition,
+                FailureClass::MissingEvidence,
+                FailureClass::ConflictingEvidence
+            ]
         );
         assert_eq!(
-            classify("brief.json not found", true, true),
+            classify(Shortfall::Missing, true, false),
             FailureClass::MissingEvidence
-        );
-        assert_eq!(
-            classify("verdict FAIL", true, true),
-            FailureClass::InvalidTransition
-        );
-        // A first failure is never NoProgress.
-        assert_eq!(
-            classify("anything", false, true),
-            FailureClass::InvalidTransition
         );
     }
 }

@@ -312,11 +312,16 @@ impl Machine<'_> {
                     .get(at)
                     .cloned()
                     .unwrap_or_else(|| "validator".to_string());
-                let error = results
+                let (error, shortfall) = results
                     .get(at)
-                    .map(|result| result.error.clone())
-                    .unwrap_or_else(|| "the check was not evaluated".to_string());
-                self.guard_failed(idx, &validator, &error);
+                    .map(|result| (result.error.clone(), result.shortfall))
+                    .unwrap_or_else(|| {
+                        (
+                            "the check was not evaluated".to_string(),
+                            Default::default(),
+                        )
+                    });
+                self.guard_failed(idx, &validator, &error, shortfall);
             }
         }
     }

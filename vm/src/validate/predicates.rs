@@ -15,22 +15,28 @@ use super::brief;
 use super::test_report::{self, ReportError, Row};
 
 /// Reads a JSON object artifact for predicate `what`; the error is the whole message.
-fn read_object(artifact: &Artifact, what: &str, missing: &str) -> Result<Json, String> {
+fn read_object(artifact: &Artifact, what: &str, missing: &str) -> Result<Json, CheckResult> {
     let shown = &artifact.shown;
     let text = match read_text(artifact) {
         Ok(text) => text,
-        Err(ReadError::Missing) => return Err(format!("{what} failed — {missing}")),
+        Err(ReadError::Missing) => {
+            return Err(CheckResult::fail(format!("{what} failed — {missing}")))
+        }
         Err(ReadError::Unreadable(error)) => {
-            return Err(format!("{what} error — could not read `{shown}`: {error}"))
+            return Err(CheckResult::fail(format!(
+                "{what} error — could not read `{shown}`: {error}"
+            )))
         }
     };
-    let root: Json = serde_json::from_str(&text)
-        .map_err(|error| format!("{what} error — could not parse `{shown}`: {error}"))?;
+    let unparsable = |error: String| {
+        CheckResult::fail(format!("{what} error — could not parse `{shown}`: {error}"))
+    };
+    let root: Json = serde_json::from_str(&text).map_err(|error| unparsable(error.to_string()))?;
     if !root.is_object() {
-        return Err(format!(
-            "{what} error — could not parse `{shown}`: expected a JSON object, found {}",
+        return Err(unparsable(format!(
+            "expected a JSON object, found {}",
             kind(&root)
-        ));
+        )));
     }
     Ok(root)
 }
@@ -53,7 +59,7 @@ pub(super) fn files_written(env: &Env) -> CheckResult {
     let missing_source = format!("source `{shown}` does not exist. Write it before handing off.");
     let root = match read_object(&artifact, "FilesWritten", &missing_source) {
         Ok(root) => root,
-        Err(error) => return CheckResult::fail(error),
+        Err(failure) => return failure,
     };
     let Some(value) = member(&root, field) else {
         return CheckResult::fail(format!(
@@ -142,7 +148,7 @@ pub(super) fn command_succeeded(env: &Env) -> CheckResult {
         );
         let root = match read_object(&artifact, "CommandSucceeded", &missing) {
             Ok(root) => root,
-            Err(error) => return CheckResult::fail(error),
+            Err(failure) => return failure,
         };
         pattern = member(&root, field)
             .and_then(Json::as_str)
