@@ -2,37 +2,12 @@
 //! `create_directory` on real files: what each returns, and the places `create_directory`
 //! must refuse (`.git/`, fuseraft's state, a symlink out of the root).
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use super::super::{execute, ToolContext};
+use super::super::ToolContext;
 use crate::changes::ChangeLog;
-use crate::history::ToolCall;
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
-
-fn ok(call: &ToolCall) -> &str {
-    assert!(call.ok, "{call:?}");
-    call.result.as_deref().unwrap_or("")
-}
-
-fn failed<'a>(call: &'a ToolCall, prefix: &str) -> &'a str {
-    let text = call.result.as_deref().unwrap_or("");
-    assert!(!call.ok, "{call:?}");
-    assert!(text.starts_with(prefix), "`{prefix}` does not start {text}");
-    text
-}
+use crate::tools::testkit::{call, failed, ok};
 
 fn setup(name: &str) -> (Temp, Temp, ToolContext) {
     let root = Temp::new(name);

@@ -3,29 +3,12 @@
 //! `baseVersion` leaves the file untouched, and every path is confined (credentials and
 //! symlinks out of the root are refused).
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use super::super::{execute, ToolContext};
+use super::super::ToolContext;
 use crate::history::{DenialKind, ToolCall};
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
-
-fn ok(call: &ToolCall) -> &str {
-    assert!(call.ok, "{call:?}");
-    call.result.as_deref().unwrap_or("")
-}
+use crate::tools::testkit::{call, ok};
 
 fn failed(call: &ToolCall) -> &str {
     assert!(!call.ok, "{call:?}");

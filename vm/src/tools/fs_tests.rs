@@ -10,26 +10,14 @@ use std::time::Duration;
 
 use serde_json::{json, Value as Json};
 
-use super::super::{execute, ToolContext};
+use super::super::ToolContext;
 use crate::history::ToolCall;
 
 use super::super::tests::Temp;
+use crate::tools::testkit::call;
 
 fn context(root: &Temp) -> ToolContext {
     ToolContext::new(&root.0, "s1", "Developer", 1).unwrap()
-}
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
 }
 
 /// Runs one tool call on its own thread and runtime, failing the test if it takes longer

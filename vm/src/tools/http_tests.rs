@@ -19,7 +19,8 @@ use crate::history::ToolCall;
 use crate::mcp::Catalog;
 use crate::tools::http_policy::HttpPolicy;
 use crate::tools::permissions::{decide, Decision};
-use crate::tools::{execute, ToolContext};
+use crate::tools::testkit::call;
+use crate::tools::ToolContext;
 
 /// A request as a test server received it.
 #[derive(Clone, Debug)]
@@ -180,19 +181,6 @@ fn loopback_program() -> Program {
         "",
         "  Security:\n    HttpAllowedHosts: [127.0.0.1]\n    AllowPrivateHosts: true\n",
     )
-}
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "c".into(),
-        name: name.into(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
 }
 
 fn text(call: &ToolCall) -> &str {

@@ -52,6 +52,8 @@ mod tama;
 
 #[cfg(all(test, unix))]
 mod shell_tests;
+#[cfg(test)]
+mod testkit;
 #[cfg(all(test, unix))]
 mod tests;
 

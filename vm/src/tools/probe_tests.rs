@@ -2,25 +2,13 @@
 //! the agent's environment, the assertions judge PASS and FAIL as upstream's do, and bad
 //! input (an unknown language, a directory out of the root, a bad regex) is refused.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use super::super::{execute, ToolContext};
+use super::super::ToolContext;
 use crate::changes::ChangeLog;
 use crate::history::{DenialKind, ToolCall};
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "c".into(),
-        name: name.into(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
+use crate::tools::testkit::call;
 
 fn text(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap_or_default()

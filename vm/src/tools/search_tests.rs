@@ -2,36 +2,11 @@
 //! rules, `.git/` never listed, symlinks never followed out of the sandbox, credential and
 //! binary files skipped, untrusted regexes refused, and every bound said in the result.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use super::super::{execute, ToolContext};
-use crate::history::ToolCall;
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
-
-fn ok(call: &ToolCall) -> &str {
-    assert!(call.ok, "{call:?}");
-    call.result.as_deref().unwrap_or("")
-}
-
-fn failed<'a>(call: &'a ToolCall, prefix: &str) -> &'a str {
-    let text = call.result.as_deref().unwrap_or("");
-    assert!(!call.ok, "{call:?}");
-    assert!(text.starts_with(prefix), "`{prefix}` does not start {text}");
-    text
-}
+use super::super::ToolContext;
+use crate::tools::testkit::{call, failed, ok};
 
 /// A project: sources, an ignored build directory, hidden files, a `.git` directory, a
 /// credential file, a binary file, and symlinks to a directory and a file outside.

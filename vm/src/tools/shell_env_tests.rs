@@ -2,24 +2,12 @@
 //! an agent reaches its later commands (and only its own), the sandbox's environment rule
 //! refuses credentials and loader variables, and an empty value unsets.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use super::super::{execute, ToolContext};
+use super::super::ToolContext;
 use crate::history::{DenialKind, ToolCall};
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "c".into(),
-        name: name.into(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
+use crate::tools::testkit::call;
 
 fn ok(call: &ToolCall) -> &str {
     assert!(call.ok, "{call:?}");

@@ -5,25 +5,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::jobs::MAX_RUNNING;
 use super::tests::Temp;
 use super::*;
 use crate::changes::ChangeLog;
-
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "c".into(),
-        name: name.into(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
+use crate::tools::testkit::call;
 
 fn text(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap_or_default()
