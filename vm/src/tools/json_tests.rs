@@ -1,24 +1,12 @@
 //! The Json tools on text and on files: upstream's answers for good input, a clear result
 //! for bad JSON and bad arguments, files read only inside the sandbox and never a credential.
 
-use serde_json::{json, Value as Json};
+use serde_json::json;
 
 use super::super::tests::Temp;
-use crate::history::ToolCall;
-use crate::tools::{execute, ToolContext};
+use crate::tools::ToolContext;
 
-async fn call(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    (call.result.unwrap_or_default(), call.ok)
-}
+use crate::tools::testkit::answer as call;
 
 const DOC: &str =
     r#"{"name": "cli", "items": [{"id": 1, "Name": "a"}, {"id": 2}], "meta": {"owner_name": "x"}}"#;

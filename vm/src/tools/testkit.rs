@@ -20,6 +20,12 @@ pub(crate) async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall 
     call
 }
 
+/// The result text and whether the call succeeded, of `name` called with `args`.
+pub(crate) async fn answer(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
+    let done = call(ctx, name, args).await;
+    (done.result.unwrap_or_default(), done.ok)
+}
+
 /// The result of a call that succeeded (the test fails, showing the call, otherwise).
 pub(crate) fn ok(call: &ToolCall) -> &str {
     assert!(call.ok, "{call:?}");

@@ -90,25 +90,7 @@ fn setup(name: &str) -> Setup {
     }
 }
 
-/// Runs tool `name` with `args` as a model's call would; the call with its result.
-pub(super) async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "call_1".to_string(),
-        name: name.to_string(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
-
-/// The result text and whether the call succeeded, of `name` called with `args`.
-pub(super) async fn answer(ctx: &ToolContext, name: &str, args: Json) -> (String, bool) {
-    let done = call(ctx, name, args).await;
-    (done.result.unwrap_or_default(), done.ok)
-}
+pub(super) use super::testkit::{answer, call};
 
 fn result(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap()

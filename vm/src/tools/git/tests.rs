@@ -12,7 +12,7 @@ use serde_json::{json, Value as Json};
 use crate::changes::ChangeLog;
 use crate::history::ToolCall;
 use crate::tools::tests::Temp;
-use crate::tools::{execute, ToolContext};
+use crate::tools::ToolContext;
 
 /// Runs the real git in `dir` (for setting repositories up), failing the test on error.
 pub(super) fn git(dir: &Path, args: &[&str]) -> String {
@@ -39,18 +39,7 @@ pub(super) fn repo(name: &str) -> (Temp, ToolContext) {
     (temp, ctx)
 }
 
-pub(super) async fn call(ctx: &ToolContext, name: &str, args: Json) -> ToolCall {
-    let mut call = ToolCall {
-        id: "c".into(),
-        name: name.into(),
-        args,
-        result: None,
-        ok: false,
-        denied: None,
-    };
-    execute(&mut call, ctx).await;
-    call
-}
+pub(super) use crate::tools::testkit::call;
 
 pub(super) fn text(call: &ToolCall) -> &str {
     call.result.as_deref().unwrap_or_default()
