@@ -68,6 +68,16 @@ fn exec(config: &Path, replay: &Path, work: &Path, extra: &[&str]) -> std::proce
 
 /// The session's id and its whole checkpoint as `fuseraft sessions show` assembles it (the
 /// state file plus the message log): it must load after every kill.
+/// Whether a session file exists in `work` (the run has made its first write).
+fn has_session(work: &Path) -> bool {
+    std::fs::read_dir(work.join(".fuseraft/sessions")).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            name.ends_with(".json") && !name.starts_with('.')
+        })
+    })
+}
+
 fn only_session(work: &Path) -> Option<(String, serde_json::Value)> {
     let dir = work.join(".fuseraft/sessions");
     let entry = std::fs::read_dir(&dir)
@@ -166,6 +176,14 @@ fn kill_and_finish(config: &Path, replay: &Path, work: &Path, window: std::ops::
             args = vec!["--resume", &id];
         }
         let mut child = exec(config, replay, work, &args);
+        if first {
+            // The kill points count from the session's start: on a loaded machine the
+            // process may take longer than the window to reach its first write.
+            let deadline = std::time::Instant::now() + Duration::from_secs(20);
+            while !has_session(work) && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
         std::thread::sleep(Duration::from_millis(after));
         let _ = child.kill(); // SIGKILL
         let _ = child.wait();
