@@ -246,19 +246,11 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
     }
 }
 
-#[test]
-fn a_question_waits_through_restarts_and_takes_one_answer() {
-    let root = tempfile::tempdir().unwrap();
-    let mut restate = Restate::start();
-    let suspend = ["--suspend-after".to_string(), "1".to_string()];
-    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
-    let expected = local_trace(
-        root.path(),
-        "serve/approval",
-        "Release it.",
-        &["--approve", "all"],
-    );
-    let work = root.path().join("served");
+/// The approval fixture's local trace, and the same run submitted detached to `restate`:
+/// its work dir and session.
+fn detached_approval(root: &Path, restate: &Restate) -> (Vec<Json>, PathBuf, String) {
+    let expected = local_trace(root, "serve/approval", "Release it.", &["--approve", "all"]);
+    let work = root.join("served");
     let output = exec_on(
         &restate.ingress,
         &work,
@@ -268,6 +260,16 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let session = text(&output.stdout).trim().to_string();
+    (expected, work, session)
+}
+
+#[test]
+fn a_question_waits_through_restarts_and_takes_one_answer() {
+    let root = tempfile::tempdir().unwrap();
+    let mut restate = Restate::start();
+    let suspend = ["--suspend-after".to_string(), "1".to_string()];
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
+    let (expected, _, session) = detached_approval(root.path(), &restate);
     wait_for("the question", Duration::from_secs(30), || {
         !status(&restate, &session)["waiting"].is_null()
     });
@@ -348,22 +350,7 @@ fn a_run_suspended_on_its_question_goes_on_when_answered() {
     let restate = Restate::start();
     let suspend = ["--suspend-after".to_string(), "1".to_string()];
     let worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
-    let expected = local_trace(
-        root.path(),
-        "serve/approval",
-        "Release it.",
-        &["--approve", "all"],
-    );
-    let work = root.path().join("served");
-    let output = exec_on(
-        &restate.ingress,
-        &work,
-        "serve/approval",
-        "Release it.",
-        &["--detach"],
-    );
-    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
-    let session = text(&output.stdout).trim().to_string();
+    let (expected, work, session) = detached_approval(root.path(), &restate);
     wait_for("the suspension", Duration::from_secs(30), || {
         open_invocations(&restate, &session) == ["suspended"]
     });

@@ -128,13 +128,7 @@ impl FuseraftSession {
         ctx: SharedObjectContext<'_>,
         after: u32,
     ) -> Result<Json<Watch>, HandlerError> {
-        let (Some(Json(status)), Some(Json(job))) = (
-            ctx.get::<Json<Status>>(keys::STATUS).await?,
-            ctx.get::<Json<Job>>(keys::JOB).await?,
-        ) else {
-            return Err(refused(format!("no session `{}` was submitted", ctx.key())));
-        };
-        let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
+        let (status, _, blobs) = submitted(&ctx, self.inline_limit).await?;
         let mut events = Vec::new();
         for (chunk, &start) in status.chunk_starts.iter().enumerate() {
             let end = status
@@ -159,13 +153,7 @@ impl FuseraftSession {
     /// writes as a local session.
     #[handler]
     async fn export(&self, ctx: SharedObjectContext<'_>) -> Result<Json<Exported>, HandlerError> {
-        let (Some(Json(status)), Some(Json(job))) = (
-            ctx.get::<Json<Status>>(keys::STATUS).await?,
-            ctx.get::<Json<Job>>(keys::JOB).await?,
-        ) else {
-            return Err(refused(format!("no session `{}` was submitted", ctx.key())));
-        };
-        let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), self.inline_limit);
+        let (status, job, blobs) = submitted(&ctx, self.inline_limit).await?;
         let checkpoint = ctx.get::<Json<serde_json::Value>>(keys::CHECKPOINT).await?;
         let mut chunks = Vec::new();
         for n in 0..status.message_chunks {
@@ -325,6 +313,21 @@ where
         .name(name)
         .await?;
     from_text(&blobs.resolve(kept).map_err(refused)?)
+}
+
+/// A submitted session's status and job, and where its entries kept by reference are.
+async fn submitted(
+    ctx: &SharedObjectContext<'_>,
+    inline_limit: usize,
+) -> Result<(Status, Job, Blobs), HandlerError> {
+    let (Some(Json(status)), Some(Json(job))) = (
+        ctx.get::<Json<Status>>(keys::STATUS).await?,
+        ctx.get::<Json<Job>>(keys::JOB).await?,
+    ) else {
+        return Err(refused(format!("no session `{}` was submitted", ctx.key())));
+    };
+    let blobs = Blobs::new(Path::new(&job.work_dir), ctx.key(), inline_limit);
+    Ok((status, job, blobs))
 }
 
 fn to_text<T: serde::Serialize>(value: &T) -> Result<String, HandlerError> {
