@@ -70,6 +70,18 @@ impl EventsFile {
         }
     }
 
+    /// Writes one event line made elsewhere (a served run's, as its server sent it), flushed.
+    pub fn write_line(&mut self, line: &str) {
+        let Some(file) = &mut self.file else { return };
+        let written = file
+            .write_all(line.as_bytes())
+            .and_then(|_| file.write_all(b"\n"))
+            .and_then(|_| file.flush());
+        if let Err(error) = written {
+            self.report(error);
+        }
+    }
+
     /// Writes `event`, then the lines upstream writes for it ([`upstream::aliases`]).
     pub fn write_with_upstream(
         &mut self,

@@ -60,19 +60,21 @@ pub type LoadError = Box<(SourceMap, Diagnostic)>;
 /// The replay script in `path`, or a diagnostic (with file, line and column when the file
 /// does not parse).
 pub fn load(path: &Path) -> Result<fuseraft_vm::replay::Script, LoadError> {
-    let text = match crate::disk::read_at_most(path, crate::disk::MAX_REPLAY_BYTES) {
-        Ok(text) => text,
-        Err(error) => {
-            return Err(Box::new((
-                SourceMap::new(),
-                Diagnostic::error(
-                    fuseraft_compiler::Code::MissingFile,
-                    format!("cannot read replay file `{}`: {error}", path.display()),
-                ),
-            )))
-        }
-    };
-    parse(path, text)
+    match crate::disk::read_at_most(path, crate::disk::MAX_REPLAY_BYTES) {
+        Ok(text) => parse(path, text),
+        Err(error) => Err(unreadable(path, &error)),
+    }
+}
+
+/// The diagnostic of a replay file that cannot be read.
+pub fn unreadable(path: &Path, error: &std::io::Error) -> LoadError {
+    Box::new((
+        SourceMap::new(),
+        Diagnostic::error(
+            fuseraft_compiler::Code::MissingFile,
+            format!("cannot read replay file `{}`: {error}", path.display()),
+        ),
+    ))
 }
 
 /// A replay script from `text`, read from `path` (a `.json` extension selects JSON).

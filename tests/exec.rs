@@ -214,6 +214,12 @@ fn bad_input_exits_two_with_a_located_message() {
         err.contains("replay.yaml:"),
         "names the replay file with a position: {err}"
     );
+    // Submitted to a server, the same file is refused here, the same way, before any call.
+    let on = ["--on", "http://127.0.0.1:9"];
+    let args = [&config, "--task", "t", "--replay", replay.to_str().unwrap()];
+    let remote = exec(&[&args[..], &on[..]].concat());
+    assert_eq!(remote.status.code(), Some(2));
+    assert_eq!(text(&remote.stderr), err, "a served run reads its replay as a local one");
 
     std::fs::write(&replay, "replies:\n  Planner: not-a-list\n").unwrap();
     let output = exec(&[&config, "--task", "t", "--replay", replay.to_str().unwrap()]);

@@ -296,16 +296,32 @@ pub(crate) fn compiled_for_server(args: &ExecArgs, style: Style) -> Result<Progr
     prepare::compiled(args, style)
 }
 
+/// The text of the replay file at `path`, read and checked as a local run reads it, for a
+/// server to replay; a file that cannot be used is reported here.
+pub(crate) fn replay_for_server(path: &Path, style: Style) -> Result<String, u8> {
+    let text = crate::disk::read_at_most(path, crate::disk::MAX_REPLAY_BYTES)
+        .map_err(|error| replay_unusable(&crate::replay_file::unreadable(path, &error), style))?;
+    match crate::replay_file::parse(path, text.clone()) {
+        Ok(_) => Ok(text),
+        Err(error) => Err(replay_unusable(&error, style)),
+    }
+}
+
+/// Reports a replay file that cannot be used; the exit code.
+fn replay_unusable(
+    (sources, diag): &(fuseraft_compiler::SourceMap, fuseraft_compiler::Diagnostic),
+    style: Style,
+) -> u8 {
+    eprint!("{}", render::human(diag, sources, style));
+    super::early::record_diagnostic(diag, sources);
+    exit::USAGE
+}
+
 /// Runs `prepared` answered by the replay file at `path`.
 fn replayed(path: &Path, prepared: Prepared<'_>, style: Style) -> u8 {
     let script = match crate::replay_file::load(path) {
         Ok(script) => script,
-        Err(error) => {
-            let (sources, diag) = *error;
-            eprint!("{}", render::human(&diag, &sources, style));
-            super::early::record_diagnostic(&diag, &sources);
-            return exit::USAGE;
-        }
+        Err(error) => return replay_unusable(&error, style),
     };
     let args = prepared.args;
     let terminal = Terminal::new(args.json, false, args.verbose, style);

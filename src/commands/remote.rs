@@ -4,7 +4,6 @@
 //! waits on. Exit codes are `exec`'s: the run's outcome, 2 for a usage error or a server
 //! that cannot be reached.
 
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
@@ -100,18 +99,10 @@ pub(crate) fn submission(args: &ExecArgs, style: Style) -> Result<Job, u8> {
         }
     };
     let replay = match &args.replay {
-        Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => Some(Replayed {
-                name: path.display().to_string(),
-                text,
-            }),
-            Err(error) => {
-                return Err(usage(&format!(
-                    "cannot read the replay file `{}`: {error}",
-                    path.display()
-                )))
-            }
-        },
+        Some(path) => Some(Replayed {
+            name: path.display().to_string(),
+            text: super::exec::replay_for_server(path, style)?,
+        }),
         None => None,
     };
     let job = Job {
@@ -135,11 +126,16 @@ pub(crate) fn submission(args: &ExecArgs, style: Style) -> Result<Job, u8> {
 /// returns the exit code of its outcome.
 async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
     let mut events = match &args.events {
-        Some(path) => match events_file(path) {
-            Ok(file) => Some(file),
-            Err(code) => return code,
+        Some(path) => match crate::events::EventsFile::open(path) {
+            Ok(file) => file,
+            Err(error) => {
+                return usage(&format!(
+                    "cannot open the events file `{}`: {error}",
+                    path.display()
+                ))
+            }
         },
-        None => None,
+        None => crate::events::EventsFile::none(),
     };
     let mut seen = 0u32;
     let mut announced: Option<Waiting> = None;
@@ -159,9 +155,7 @@ async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
             Err(refused) => return usage(&format!("cannot follow session {session}: {refused}")),
         };
         for line in &watch.events {
-            if let Some(file) = events.as_mut() {
-                let _ = writeln!(file, "{line}");
-            }
+            events.write_line(line);
             if !args.json {
                 if let Some(words) = super::log::in_words(line) {
                     eprint!("{words}");
@@ -197,19 +191,6 @@ async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn events_file(path: &Path) -> Result<std::fs::File, u8> {
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|error| {
-            usage(&format!(
-                "cannot open the events file `{}`: {error}",
-                path.display()
-            ))
-        })
 }
 
 /// The last line (or the `--json` object) and the exit code of a finished run.

@@ -7,6 +7,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::session::key::to_hex;
 use fuseraft_vm::state_dir::{Access, StateDir};
 use sha2::{Digest, Sha256};
 
@@ -38,7 +39,7 @@ impl Blobs {
         if text.len() <= self.limit {
             return Ok(text);
         }
-        let digest = hex(&Sha256::digest(text.as_bytes()));
+        let digest = to_hex(&Sha256::digest(text.as_bytes()));
         let dir = self.dir()?;
         dir.replace(&digest, text.as_bytes()).map_err(|error| {
             format!(
@@ -55,6 +56,14 @@ impl Blobs {
         let Some(digest) = kept.strip_prefix(REFERENCE) else {
             return Ok(kept);
         };
+        // A file name of this dir, never a path: a journal edited to name `../x` reads nothing.
+        if digest.len() != 64
+            || !digest
+                .bytes()
+                .all(|byte| matches!(byte, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(format!("the kept entry `{digest}` is not a SHA-256 name"));
+        }
         let dir = self.dir()?;
         let path = dir.join(digest);
         let mut text = String::new();
@@ -66,7 +75,7 @@ impl Blobs {
                     path.display()
                 )
             })?;
-        if hex(&Sha256::digest(text.as_bytes())) != digest {
+        if to_hex(&Sha256::digest(text.as_bytes())) != digest {
             return Err(format!(
                 "the kept entry `{}` was changed since it was kept",
                 path.display()
@@ -74,10 +83,6 @@ impl Blobs {
         }
         Ok(text)
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -99,5 +104,11 @@ mod tests {
             .join(kept.strip_prefix(REFERENCE).unwrap());
         std::fs::write(&file, "y".repeat(100)).unwrap();
         assert!(blobs.resolve(kept).unwrap_err().contains("was changed"));
+        // A reference that names a path, not a digest, reads nothing.
+        let planted = format!("{REFERENCE}../../../../etc/passwd");
+        assert!(blobs
+            .resolve(planted)
+            .unwrap_err()
+            .contains("not a SHA-256 name"));
     }
 }
