@@ -219,7 +219,11 @@ fn bad_input_exits_two_with_a_located_message() {
     let args = [&config, "--task", "t", "--replay", replay.to_str().unwrap()];
     let remote = exec(&[&args[..], &on[..]].concat());
     assert_eq!(remote.status.code(), Some(2));
-    assert_eq!(text(&remote.stderr), err, "a served run reads its replay as a local one");
+    assert_eq!(
+        text(&remote.stderr),
+        err,
+        "a served run reads its replay as a local one"
+    );
 
     std::fs::write(&replay, "replies:\n  Planner: not-a-list\n").unwrap();
     let output = exec(&[&config, "--task", "t", "--replay", replay.to_str().unwrap()]);

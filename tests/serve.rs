@@ -9,7 +9,7 @@
 #[allow(dead_code)]
 mod cluster;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -54,33 +54,9 @@ fn trace(path: &Path) -> Vec<Json> {
         .collect()
 }
 
-/// The trace of the fixture `case` run locally with `extra` flags.
-fn local_trace(root: &Path, case: &str, task: &str, extra: &[&str]) -> Vec<Json> {
-    let work = root.join(format!("local-{}", case.replace('/', "-")));
-    std::fs::create_dir_all(&work).unwrap();
-    let events = work.join("events.jsonl");
-    let config = fixture(&format!("{case}/config.yaml"));
-    let replay = fixture(&format!("{case}/replay.yaml"));
-    let mut args = vec![
-        "exec",
-        config.to_str().unwrap(),
-        "--task",
-        task,
-        "--replay",
-        replay.to_str().unwrap(),
-        "--work-dir",
-        work.to_str().unwrap(),
-        "--events",
-        events.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let output = fuseraft(&args);
-    assert!(output.status.code().is_some(), "{}", text(&output.stderr));
-    trace(&events)
-}
-
-/// `exec --on`: the fixture `case` run on the server, in work dir `work`.
-fn exec_on(on: &str, work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
+/// `exec` of the fixture `case` with `task` in `work`, its events in `work/events.jsonl`,
+/// then `extra`.
+fn fixture_run(work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
     std::fs::create_dir_all(work).unwrap();
     let config = fixture(&format!("{case}/config.yaml"));
     let replay = fixture(&format!("{case}/replay.yaml"));
@@ -96,11 +72,22 @@ fn exec_on(on: &str, work: &Path, case: &str, task: &str, extra: &[&str]) -> Out
         work.to_str().unwrap(),
         "--events",
         events.to_str().unwrap(),
-        "--on",
-        on,
     ];
     args.extend_from_slice(extra);
     fuseraft(&args)
+}
+
+/// The trace of the fixture `case` run locally with `extra` flags.
+fn local_trace(root: &Path, case: &str, task: &str, extra: &[&str]) -> Vec<Json> {
+    let work = root.join(format!("local-{}", case.replace('/', "-")));
+    let output = fixture_run(&work, case, task, extra);
+    assert!(output.status.code().is_some(), "{}", text(&output.stderr));
+    trace(&work.join("events.jsonl"))
+}
+
+/// `exec --on`: the fixture `case` run on the server, in work dir `work`.
+fn exec_on(on: &str, work: &Path, case: &str, task: &str, extra: &[&str]) -> Output {
+    fixture_run(work, case, task, &[&["--on", on], extra].concat())
 }
 
 /// The statuses of the session's invocations not completed yet, from the server's admin
@@ -646,19 +633,7 @@ fn model_server(
             let Ok((stream, _)) = listener.accept() else {
                 break;
             };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
+            let (_, body) = crate::common::read_request(&stream);
             seen.push(serde_json::from_slice(&body).unwrap_or(Json::Null));
             if seen.len() == hold {
                 let _ = held.send(());
@@ -666,13 +641,7 @@ fn model_server(
                 // The worker that asked is gone; the call is asked again and answered then.
                 continue;
             }
-            let body = reply.to_string();
-            let mut stream = stream;
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            crate::common::answer_json(stream, "200", &reply.to_string());
         }
         seen
     })

@@ -19,23 +19,8 @@ pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHa
             let Ok((stream, _)) = listener.accept() else {
                 break;
             };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-                head.push_str(&line);
-            }
-            let mut request = vec![0; length];
-            let _ = reader.read_exact(&mut request);
+            let (head, request) = read_request(&stream);
             headers_seen.push(format!("{head}\r\n{}", String::from_utf8_lossy(&request)));
-            let mut stream = stream;
             let (status, body) = match body.strip_prefix('!') {
                 Some(rest) => rest
                     .split_once(' ')
@@ -44,14 +29,40 @@ pub fn serve(listener: TcpListener, replies: Vec<String>) -> std::thread::JoinHa
                     }),
                 None => ("200", body),
             };
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status} STATUS\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            answer_json(stream, status, &body);
         }
         headers_seen
     })
+}
+
+/// One HTTP/1.1 request read from `stream`: its head (request line and headers) and its
+/// body, by `content-length`.
+pub fn read_request(stream: &std::net::TcpStream) -> (String, Vec<u8>) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut head = String::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        head.push_str(&line);
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    (head, body)
+}
+
+/// Answers with `status` and the JSON `body`, closing the connection.
+pub fn answer_json(mut stream: std::net::TcpStream, status: &str, body: &str) {
+    let _ = write!(
+        stream,
+        "HTTP/1.1 {status} STATUS\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
 }
 
 /// The tama variant copies only its own AGENT.md; its sibling agents are those of the
