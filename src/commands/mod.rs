@@ -39,6 +39,13 @@ pub mod exit {
     pub const CLOSED_STDOUT: u8 = 141;
 }
 
+/// Says what was wrong with the command line (control characters neutralised); the usage
+/// exit code.
+pub fn usage(message: &str) -> u8 {
+    eprintln!("error: {}", crate::terminal::neutralise(message));
+    exit::USAGE
+}
+
 /// Set once a write to standard output found its reader gone.
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 

@@ -10,17 +10,12 @@ use std::time::Duration;
 use fuseraft_compiler::ir;
 use fuseraft_vm::event::Outcome;
 
-use super::exit;
+use super::{exit, usage};
 use crate::cli::{Approve, ApproveArgs, ExecArgs};
 use crate::render::Style;
 use crate::serve::client;
 use crate::serve::job::{Answer, Job, Replayed, Waiting};
 use crate::terminal::neutralise;
-
-fn usage(message: &str) -> u8 {
-    eprintln!("error: {}", neutralise(message));
-    exit::USAGE
-}
 
 fn runtime() -> Result<tokio::runtime::Runtime, u8> {
     tokio::runtime::Builder::new_current_thread()

@@ -3,7 +3,7 @@
 //! takes it, after `--`, compiled and checked here once. Exit codes: 0 done, 1 the server
 //! refused (a name in use, no such schedule), 2 a usage error or a server out of reach.
 
-use super::exit;
+use super::{exit, usage};
 use crate::cli::{Command, ScheduleAction, ScheduleAddArgs, ScheduleArgs};
 use crate::render::Style;
 use crate::serve::client::{self, Refused};
@@ -84,11 +84,6 @@ pub fn run(args: &ScheduleArgs, style: Style) -> u8 {
             }
         }),
     }
-}
-
-fn usage(message: &str) -> u8 {
-    eprintln!("error: {}", neutralise(message));
-    exit::USAGE
 }
 
 fn failed(refused: &Refused) -> u8 {
