@@ -161,8 +161,9 @@ impl Machine<'_> {
     /// model call (`llm`), or the change log read (`lossless`, `hybrid`). A `window`
     /// compaction needs none: it is done here and `None` returned.
     pub(super) fn start_compaction(&mut self, agent: Option<&str>) -> Option<Request> {
-        let policy = self.program.compaction.clone()?;
-        let (through, trigger) = self.compaction_due(&policy, agent)?;
+        let program = self.program;
+        let policy = program.compaction.as_ref()?;
+        let (through, trigger) = self.compaction_due(policy, agent)?;
         let pending = Pending {
             through,
             trigger,
@@ -170,12 +171,12 @@ impl Machine<'_> {
         };
         match policy.mode {
             CompactionMode::Window => {
-                self.install(&policy, pending, String::new(), Usage::default());
+                self.install(policy, pending, String::new(), Usage::default());
                 None
             }
             CompactionMode::Intent => {
                 let summary = self.operations(pending.through);
-                self.install(&policy, pending, summary, Usage::default());
+                self.install(policy, pending, summary, Usage::default());
                 None
             }
             CompactionMode::Lossless | CompactionMode::Hybrid => {
@@ -185,7 +186,7 @@ impl Machine<'_> {
                     session_id: self.run.session_id.clone(),
                 })
             }
-            CompactionMode::Llm => Some(self.summariser_call(&policy, agent, pending)),
+            CompactionMode::Llm => Some(self.summariser_call(policy, agent, pending)),
         }
     }
 
@@ -236,18 +237,19 @@ impl Machine<'_> {
 
     /// The driver read the change log for a `lossless` or `hybrid` compaction.
     pub(super) fn on_reconstruction(&mut self, mut pending: Pending, change_log: Vec<String>) {
-        let Some(policy) = self.program.compaction.clone() else {
+        let program = self.program;
+        let Some(policy) = program.compaction.as_ref() else {
             return;
         };
         let text = self.reconstruction(pending.through, &change_log);
         if policy.mode == CompactionMode::Hybrid {
             pending.reconstruction = Some(text);
             let agent = self.next_agent();
-            let request = self.summariser_call(&policy, agent.as_deref(), pending);
+            let request = self.summariser_call(policy, agent.as_deref(), pending);
             self.pending = Some(request);
             return;
         }
-        self.install(&policy, pending, text, Usage::default());
+        self.install(policy, pending, text, Usage::default());
     }
 
     /// The summariser's request: the task, the summary in force, and the messages to fold in.
@@ -281,7 +283,8 @@ impl Machine<'_> {
     /// on. In `hybrid` mode it follows the reconstruction, which stands alone when the
     /// model call failed (upstream).
     pub(super) fn on_compaction(&mut self, pending: Pending, reply: Result<ModelReply, String>) {
-        let Some(policy) = self.program.compaction.clone() else {
+        let program = self.program;
+        let Some(policy) = program.compaction.as_ref() else {
             return;
         };
         let reply = match (reply, pending.reconstruction.clone()) {
@@ -292,7 +295,7 @@ impl Machine<'_> {
                     fallback: Some("lossless".to_string()),
                 };
                 self.emit(None, kind);
-                self.install(&policy, pending, reconstruction, Usage::default());
+                self.install(policy, pending, reconstruction, Usage::default());
                 return;
             }
             (Err(error), None) => {
@@ -315,7 +318,7 @@ impl Machine<'_> {
         if let Some(reconstruction) = &pending.reconstruction {
             summary = format!("{reconstruction}\n\n---\n\n{summary}");
         }
-        self.install(&policy, pending, summary, reply.usage);
+        self.install(policy, pending, summary, reply.usage);
     }
 
     /// The summary (with the lost routing signal pinned) stands in for

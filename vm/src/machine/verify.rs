@@ -13,7 +13,8 @@ impl Machine<'_> {
         if self.stand_in.is_some() || self.run.turn == 0 {
             return;
         }
-        let Some(verifier) = self.program.verifier.clone() else {
+        let program = self.program;
+        let Some(verifier) = program.verifier.as_ref() else {
             return;
         };
         let history = &self.run.history;
@@ -52,12 +53,13 @@ impl Machine<'_> {
                 after: history[newest].agent.clone(),
             },
         );
-        self.stand_in = Some(verifier.agent);
+        self.stand_in = Some(verifier.agent.clone());
     }
 
     /// After a stand-in's turn: a verifier reply with the findings keyword becomes a finding.
     pub(super) fn verifier_findings(&mut self, agent: &str) {
-        let Some(verifier) = self.program.verifier.clone() else {
+        let program = self.program;
+        let Some(verifier) = program.verifier.as_ref() else {
             return;
         };
         if !agent.eq_ignore_ascii_case(&verifier.agent) {
