@@ -242,6 +242,8 @@ pub struct Terminal {
     /// A model error's line, held until the next event: when that ends the run with this
     /// error, the run's footer says it, and the line would say it a second time.
     held_error: Mutex<Option<(String, String)>>,
+    /// The reason of the last `model_retry` shown: the next one failing the same way says so.
+    last_retry: Mutex<Option<String>>,
     /// The most characters of a notice's detail shown (all of it under `--verbose`).
     detail: usize,
 }
@@ -287,6 +289,7 @@ impl Terminal {
             pending: Mutex::new(Vec::new()),
             last_token_write: Mutex::new(Instant::now()),
             held_error: Mutex::new(None),
+            last_retry: Mutex::new(None),
             detail: if verbose {
                 usize::MAX
             } else {
@@ -387,41 +390,49 @@ impl Terminal {
         self.printed.store(true, Ordering::SeqCst);
     }
 
-    /// A model request failed and is retried: one line saying so, and that the text the
-    /// failed attempt streamed (above it) is discarded, not continued by the retry.
-    pub fn retry(&self, agent: &str, notice: &str) {
-        let Ok(mut out) = self.pending.lock() else {
-            return;
-        };
-        self.clear_waiting(&mut out);
+    /// A `model_retry` or `request_fitted` line: `mark agent: words`, on a line of its own
+    /// (after a reply cut short), saying that the text a failed attempt streamed (above it)
+    /// is discarded, not continued by the retry. A retry that failed as the one before says
+    /// so instead of the whole reason again.
+    fn request_line(&self, out: &mut Vec<u8>, event: &Event) {
+        self.clear_waiting(out);
         if self.mid_reply.swap(false, Ordering::SeqCst) {
             let _ = writeln!(out);
         }
-        let discarded = if self.printed.swap(false, Ordering::SeqCst) {
+        let (mark, words, discarded) = match &event.kind {
+            EventKind::ModelRetry {
+                resend,
+                attempt,
+                max_retries,
+                wait_ms,
+                reason,
+            } => {
+                let Ok(mut last) = self.last_retry.lock() else {
+                    return;
+                };
+                let cause = if last.as_deref() == Some(reason.as_str()) {
+                    "failed the same way"
+                } else {
+                    reason.as_str()
+                };
+                let words =
+                    crate::ui::cards::retry(*resend, *attempt, *max_retries, *wait_ms, cause);
+                *last = Some(reason.clone());
+                let discarded = self.printed.swap(false, Ordering::SeqCst);
+                ("↻", words, discarded)
+            }
+            kind => ("✂", crate::ui::cards::describe(kind), false),
+        };
+        let discarded = if discarded {
             " · the partial reply above is discarded"
         } else {
             ""
         };
-        let _ = writeln!(
-            out,
-            "  ↻ {}: {}{discarded}",
-            neutralise(agent),
-            neutralise(notice)
-        );
-        self.write_out(&mut out);
-    }
-
-    /// A one-line notice about `agent`'s request (cut to fit its model's context window).
-    pub fn notice(&self, agent: &str, notice: &str) {
-        let Ok(mut out) = self.pending.lock() else {
-            return;
+        let who = match &event.agent {
+            Some(agent) => format!("{}: ", neutralise(agent)),
+            None => String::new(),
         };
-        self.clear_waiting(&mut out);
-        if self.mid_reply.swap(false, Ordering::SeqCst) {
-            let _ = writeln!(out);
-        }
-        let _ = writeln!(out, "  ✂ {}: {}", neutralise(agent), neutralise(notice));
-        self.write_out(&mut out);
+        let _ = writeln!(out, "  {mark} {who}{}{discarded}", neutralise(&words));
     }
 
     pub fn event(&self, event: &Event, run: &Run) {
@@ -432,7 +443,10 @@ impl Terminal {
         if self.tty
             || matches!(
                 event.kind,
-                EventKind::TurnStart { .. } | EventKind::SessionEnd { .. }
+                EventKind::TurnStart { .. }
+                    | EventKind::SessionEnd { .. }
+                    | EventKind::ModelRetry { .. }
+                    | EventKind::RequestFitted { .. }
             )
         {
             self.write_out(&mut out);
@@ -507,6 +521,9 @@ impl Terminal {
                         out.push(b'`');
                     }
                 });
+            }
+            EventKind::ModelRetry { .. } | EventKind::RequestFitted { .. } => {
+                self.request_line(out, event)
             }
             EventKind::ModelError { error } if !self.json_mode => {
                 let line = lines::notice(event, self.paint, self.detail);

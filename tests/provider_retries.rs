@@ -81,6 +81,8 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
             dir.join("work").to_str().unwrap(),
             "--endpoint",
             &endpoint,
+            "--events",
+            dir.join("events.jsonl").to_str().unwrap(),
         ])
         .output()
         .unwrap();
@@ -108,6 +110,26 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
     assert!(
         stdout[retried..].contains("tokens in 7 / out 3"),
         "the turn's usage:\n{stdout}"
+    );
+    // The events file has the retry too, typed, before the turn it belongs to ends.
+    let events = std::fs::read_to_string(dir.join("events.jsonl")).unwrap();
+    let types: Vec<serde_json::Value> = events
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let at = |name: &str| types.iter().position(|event| event["event_type"] == name);
+    let retry = at("model_retry").unwrap_or_else(|| panic!("a model_retry event:\n{events}"));
+    assert!(retry < at("turn_end").unwrap(), "{events}");
+    let event = &types[retry];
+    assert_eq!(event["agent"], "Worker");
+    assert_eq!(event["payload"]["resend"], "again");
+    assert_eq!(event["payload"]["attempt"], 1);
+    assert_eq!(event["payload"]["max_retries"], 4);
+    assert!(
+        event["payload"]["reason"]
+            .as_str()
+            .is_some_and(|reason| reason.contains(&endpoint)),
+        "{event}"
     );
     let _ = std::fs::remove_dir_all(dir);
 }

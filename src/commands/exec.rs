@@ -335,7 +335,6 @@ fn live(prepared: Prepared<'_>, timeouts: TimeoutFlags, style: Style) -> u8 {
     let sink_terminal = Arc::clone(&terminal);
     let page_text = prepared.ui.as_ref().map(crate::ui::Live::text_sink);
     let file_text = prepared.file_text.clone();
-    let notice_terminal = Arc::clone(&terminal);
     let overrides = Overrides {
         model: prepared.provider.model.clone(),
         endpoint: prepared.provider.endpoint.clone(),
@@ -354,16 +353,6 @@ fn live(prepared: Prepared<'_>, timeouts: TimeoutFlags, style: Style) -> u8 {
             }
         })),
     )
-    .map(|providers| {
-        let fit_terminal = notice_terminal.clone();
-        providers
-            .with_retry_notices(Arc::new(move |agent: &str, notice: &str| {
-                notice_terminal.retry(agent, notice)
-            }))
-            .with_fit_notices(Arc::new(move |agent: &str, notice: &str| {
-                fit_terminal.notice(agent, notice)
-            }))
-    })
     .and_then(|providers| match memory::webhook(prepared.program) {
         Some(webhook) => providers.with_memory_webhook(webhook),
         None => Ok(providers),

@@ -379,6 +379,10 @@ impl<M: Models> Models for Journaled<M> {
         self.inner.cost()
     }
 
+    fn notices(&self) -> Option<&fuseraft_vm::notices::Notices> {
+        self.inner.notices()
+    }
+
     fn journal(&self) -> Option<&dyn Journal> {
         Some(&self.bridge)
     }

@@ -2,7 +2,7 @@
 //! the typed event list, with no catch-all, so a new kind does not compile until it is
 //! described (the page never shows an event's raw name and JSON).
 
-use fuseraft_vm::event::{Budget, ContextCap, EventKind, Via};
+use fuseraft_vm::event::{Budget, ContextCap, EventKind, Resend, Via};
 
 /// `a`, `b`, `c`.
 fn listed(items: &[String]) -> String {
@@ -15,6 +15,19 @@ fn listed(items: &[String]) -> String {
 
 fn or_none(text: &Option<String>) -> &str {
     text.as_deref().unwrap_or("")
+}
+
+/// What a `model_retry` says: `cause` (the failure, or that it failed the same way again),
+/// then how the request is sent again.
+pub fn retry(resend: Resend, attempt: u32, max_retries: u32, wait_ms: u64, cause: &str) -> String {
+    match resend {
+        Resend::Again => format!(
+            "{cause}; retry {attempt} of {max_retries} in {:.1}s",
+            wait_ms as f64 / 1000.0
+        ),
+        Resend::Unstreamed => format!("{cause}; trying once without streaming"),
+        Resend::Unformatted => format!("{cause}; asking again without a reply format"),
+    }
 }
 
 /// The one-line text of `kind`.
@@ -43,6 +56,19 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::MaxTurnsExceeded { turns } => format!("turn cap reached after {turns} turn(s)"),
         EventKind::OperatorMessage { chars } => format!("your message ({chars} characters) goes to the team"),
         EventKind::ModelError { error } => format!("the model failed: {error}"),
+        EventKind::ModelRetry {
+            resend,
+            attempt,
+            max_retries,
+            wait_ms,
+            reason,
+        } => retry(*resend, *attempt, *max_retries, *wait_ms, reason),
+        EventKind::RequestFitted {
+            model,
+            window,
+            messages_left_out,
+            tokens,
+        } => format!("{messages_left_out} older messages left out of this request to fit the {window}-token context window of `{model}` (about {tokens} tokens sent)"),
         EventKind::SignalDetected { signal, via } => match via {
             Via::Handoff => format!("signal `{signal}` (handoff tool)"),
             Via::Text => format!("signal `{signal}` in the reply"),

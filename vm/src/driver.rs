@@ -488,7 +488,7 @@ pub async fn drive<M: Models>(
             Request::Done => break,
             Request::Model(mut call) => {
                 tools.offer_mcp_tools(&mut call).await;
-                Response::Model(models.call(&call).await)
+                Response::Model(call_model(models, &call, &machine, on_event).await)
             }
             Request::Fork(branches) => {
                 // Saved as started: a resumed run knows its unfinished branches run again.
@@ -602,6 +602,43 @@ pub async fn drive<M: Models>(
     }
 }
 
+/// `models.call(call)`, handing out what the provider reports on the way (a retry, a
+/// request cut to fit its window) as it happens, so a view shows a retry while it waits.
+async fn call_model<M: Models>(
+    models: &M,
+    call: &crate::effect::ModelCall,
+    machine: &Machine<'_>,
+    on_event: &mut dyn FnMut(&Event, &Run),
+) -> Result<crate::effect::ModelReply, String> {
+    let Some(notices) = models.notices() else {
+        return models.call(call).await;
+    };
+    let reply = models.call(call);
+    tokio::pin!(reply);
+    loop {
+        tokio::select! {
+            biased;
+            reply = &mut reply => {
+                hand_out_notices(models, machine.run(), on_event);
+                return reply;
+            }
+            () = notices.arrived() => hand_out_notices(models, machine.run(), on_event),
+        }
+    }
+}
+
+/// Hands the provider's queued notices to `on_event`, each as an event of its caller's
+/// agent (none for the manager's and compaction's calls).
+fn hand_out_notices<M: Models>(models: &M, run: &Run, on_event: &mut dyn FnMut(&Event, &Run)) {
+    let Some(notices) = models.notices() else {
+        return;
+    };
+    for notice in notices.take() {
+        let event = Event::new(run.turn, notice.caller.agent(), notice.kind);
+        on_event(&event, run);
+    }
+}
+
 /// Hands the machine's new events to `on_event`, `turn_end` marked with the usage its
 /// replies left unreported and what they cost (since `at_turn_end`, which moves on), others
 /// with the run's totals since `before`.
@@ -625,6 +662,9 @@ fn hand_out<M: Models>(
     before: (u32, Cost),
     at_turn_end: &mut (u32, Cost),
 ) {
+    // What the provider reported during calls the driver did not wait on itself (a fork's
+    // branches, sub-agents), before the events of the turn they belong to.
+    hand_out_notices(models, machine.run(), on_event);
     for event in events {
         let (unreported, cost) = (models.usage_unreported(), models.cost());
         let (missing, spent) = match event.kind {

@@ -5,7 +5,7 @@
 
 mod kinds;
 
-pub use kinds::{Budget, ContextCap, CostMark, EventKind, UsageMark, Via};
+pub use kinds::{Budget, ContextCap, CostMark, EventKind, Resend, UsageMark, Via};
 
 /// The version of the events-line format `docs/events.md` documents. Payloads only gain
 /// fields and event types only get added within a version.

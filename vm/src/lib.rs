@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod memory;
 pub mod model_windows;
 pub mod models;
+pub mod notices;
 pub mod providers;
 pub mod replay;
 pub mod sandbox;

@@ -198,6 +198,12 @@ pub trait Models: Sync {
         Cost::default()
     }
 
+    /// What the provider did on its way to replies (retries, requests cut to fit), queued
+    /// for the driver to hand out as events; `None` when it never does any of that.
+    fn notices(&self) -> Option<&crate::notices::Notices> {
+        None
+    }
+
     /// The durable engine that keeps this run's effects (its tool calls), when the run is
     /// one invocation of a served session; `None` (every effect is made) for a local run.
     fn journal(&self) -> Option<&dyn crate::journal::Journal> {

@@ -46,6 +46,18 @@ pub enum ContextCap {
     },
 }
 
+/// How a failed model request is sent again (`model_retry`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Resend {
+    /// The same request, after a wait.
+    Again,
+    /// Once without streaming: the server refused the streamed form.
+    Unstreamed,
+    /// Without a reply format: the server refused the one asked for.
+    Unformatted,
+}
+
 /// A turn's or a run's usage as the driver marks it when some call reported none.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageMark {
@@ -137,6 +149,23 @@ event_kinds! {
     OperatorMessage = "operator_message" { chars: usize },
     /// A model call failed.
     ModelError = "model_error" { error: String },
+    /// A model request failed and is sent again; what the failed attempt streamed is
+    /// discarded. `attempt` counts the retries after a wait (`Resend::Again`); a resend in
+    /// another form keeps the count.
+    ModelRetry = "model_retry" {
+        resend: Resend,
+        attempt: u32,
+        max_retries: u32,
+        wait_ms: u64,
+        reason: String,
+    },
+    /// Older messages were left out of a model request so it fits its model's context window.
+    RequestFitted = "request_fitted" {
+        model: String,
+        window: u64,
+        messages_left_out: usize,
+        tokens: u64,
+    },
     /// A routing signal was found in the reply.
     SignalDetected = "signal_detected" { signal: String, via: Via },
     /// The run moved from state `from` to `to` (`end` when it ended).

@@ -59,9 +59,11 @@ pub(crate) use self::resolve::{Kind, Target};
 pub use self::timeouts::TimeoutFlags;
 pub(crate) use self::timeouts::Timeouts;
 use crate::effect::{ChatRole, ModelCall, ModelReply};
+use crate::event::EventKind;
 pub use crate::model_windows::BYTES_PER_TOKEN;
 pub use crate::model_windows::{context_window, known_windows, TABLE_DATE as WINDOW_TABLE_DATE};
 use crate::models::{Cost, Models};
+use crate::notices::Notices;
 pub use fuseraft_compiler::ir::list_prices::TABLE_DATE as PRICE_TABLE_DATE;
 
 /// Command-line overrides of the configured models.
@@ -119,10 +121,6 @@ impl Default for Settings {
 /// Receives text as it streams in: `(agent, text delta)`.
 pub type TokenSink = Arc<dyn Fn(&str, &str) + Send + Sync>;
 
-/// Receives a one-line notice before a call is retried: `(agent, notice)`. Text streamed by
-/// the failed attempt is discarded: the reply is the retry's alone.
-pub type RetrySink = Arc<dyn Fn(&str, &str) + Send + Sync>;
-
 /// The network providers, one client per distinct model of the program.
 pub struct Providers {
     http: http::Http,
@@ -132,9 +130,9 @@ pub struct Providers {
     /// The client for calls whose agent names no model (`--model`).
     fallback: Option<usize>,
     on_token: Option<TokenSink>,
-    on_retry: Option<RetrySink>,
-    /// Where a notice goes when a request was cut to fit its model's context window.
-    on_fit: Option<RetrySink>,
+    /// Retries, requests cut to fit a context window and memory webhook failures, as events
+    /// for the driver to hand out (`notices.rs`).
+    notices: Notices,
     /// Per client: its server refused a streamed request and answered an unstreamed one,
     /// so the rest of the run asks it without streaming.
     unstreamed: Vec<AtomicBool>,
@@ -287,8 +285,7 @@ impl Providers {
             routes,
             fallback,
             on_token,
-            on_retry: None,
-            on_fit: None,
+            notices: Notices::default(),
             choices: program
                 .agents
                 .iter()
@@ -301,24 +298,11 @@ impl Providers {
         })
     }
 
-    /// Where retry notices go (the terminal); without one they are not shown.
-    pub fn with_retry_notices(mut self, sink: RetrySink) -> Providers {
-        self.on_retry = Some(sink);
-        self
-    }
-
     /// Loads each agent's memory from a webhook before its turns and saves its turns there
     /// (`Memory: { Provider: webhook }`).
     pub fn with_memory_webhook(mut self, config: WebhookConfig) -> Result<Providers, String> {
         self.memory = Some(memory_webhook::Webhook::new(config)?);
         Ok(self)
-    }
-
-    /// Where notices of requests cut to fit a context window, and the memory webhook's
-    /// failures, go (the terminal); without one they are not shown.
-    pub fn with_fit_notices(mut self, sink: RetrySink) -> Providers {
-        self.on_fit = Some(sink);
-        self
     }
 
     /// `call`, fitted to the context window of `target`'s model when it is known and the
@@ -338,15 +322,13 @@ impl Providers {
         match fit::fit(call, window, reserve, &target.model)? {
             None => Ok(std::borrow::Cow::Borrowed(call)),
             Some(fitted) => {
-                if let Some(on_fit) = &self.on_fit {
-                    on_fit(
-                        &call.agent.queue(),
-                        &format!(
-                            "{} older messages left out of this request to fit the {window}-token context window of `{}` (about {} tokens sent)",
-                            fitted.dropped, target.model, fitted.tokens
-                        ),
-                    );
-                }
+                let kind = EventKind::RequestFitted {
+                    model: target.model.clone(),
+                    window,
+                    messages_left_out: fitted.dropped,
+                    tokens: fitted.tokens,
+                };
+                self.notices.push(&call.agent, kind);
                 Ok(std::borrow::Cow::Owned(fitted.call))
             }
         }
@@ -405,9 +387,11 @@ fn turn_choice(choice: ir::ToolChoice, call: &ModelCall) -> ir::ToolChoice {
 impl Models for Providers {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
         let memory_notice = |text: &str| {
-            if let Some(on_notice) = &self.on_fit {
-                on_notice(&call.agent.queue(), text);
-            }
+            let kind = EventKind::Warning {
+                message: text.to_string(),
+                reason: Some("memory_webhook".to_string()),
+            };
+            self.notices.push(&call.agent, kind);
         };
         let remembered = match &self.memory {
             Some(memory) => memory.remembered(call, &memory_notice).await,
@@ -427,6 +411,10 @@ impl Models for Providers {
     fn cost(&self) -> Cost {
         self.cost.lock().map(|cost| *cost).unwrap_or_default()
     }
+
+    fn notices(&self) -> Option<&Notices> {
+        Some(&self.notices)
+    }
 }
 
 impl Providers {
@@ -438,11 +426,7 @@ impl Providers {
         let agent = call.agent.queue();
         let agent = agent.as_ref();
         let choice = turn_choice(self.choice(agent), call);
-        let notice = |text: &str| {
-            if let Some(on_retry) = &self.on_retry {
-                on_retry(agent, text);
-            }
-        };
+        let notice = |kind: EventKind| self.notices.push(&call.agent, kind);
         let how = retry::How {
             unstreamed: &self.unstreamed[idx],
             unformatted: &self.unformatted[idx],

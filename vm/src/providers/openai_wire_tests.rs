@@ -122,7 +122,7 @@ async fn openai_itself_gets_one_prompt_cache_key_per_agent_and_others_none() {
     let how = retry::How {
         unstreamed: &unstreamed,
         unformatted: &unformatted,
-        notice: &|_: &str| {},
+        notice: &|_| {},
         timeouts: Timeouts {
             overall: settings.timeout,
             idle: settings.idle_timeout,

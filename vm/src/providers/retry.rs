@@ -1,6 +1,6 @@
 //! Sending a model request until it succeeds or cannot: retries with exponential backoff
 //! and jitter (or the server's `Retry-After`), the overall timeout of each attempt, a
-//! one-line notice before each retry, and the fallback to not streaming for a server that
+//! `model_retry` event before each retry, and the fallback to not streaming for a server that
 //! refuses streamed requests (remembered for the run). Every message leaving this file has
 //! the request's key scrubbed out of it.
 
@@ -11,26 +11,40 @@ use super::body::Form;
 use super::http::{seconds, Decoder, Failure, Http, Post, MAX_RETRY_AFTER};
 use super::{redact, Timeouts};
 use crate::effect::ModelReply;
+use crate::event::{EventKind, Resend};
 
 /// The longest computed backoff between two attempts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
 /// How one call is sent: whether its client already fell back to not streaming, and where
-/// retry notices go.
+/// its retries are reported.
 pub(crate) struct How<'a> {
     /// Set once a server refused a streamed request and answered an unstreamed one.
     pub unstreamed: &'a AtomicBool,
     /// Set once a server refused a request's reply format.
     pub unformatted: &'a AtomicBool,
-    /// Receives a one-line notice before each retry (key already scrubbed).
-    pub notice: &'a (dyn Fn(&str) + Sync),
+    /// Receives a `model_retry` event before each retry (key already scrubbed).
+    pub notice: &'a (dyn Fn(EventKind) + Sync),
     /// The model's timeouts.
     pub timeouts: Timeouts,
 }
 
 impl How<'_> {
-    fn notice(&self, text: &str) {
-        (self.notice)(text)
+    fn retry(
+        &self,
+        resend: Resend,
+        attempt: u32,
+        max_retries: u32,
+        wait: Duration,
+        reason: String,
+    ) {
+        (self.notice)(EventKind::ModelRetry {
+            resend,
+            attempt,
+            max_retries,
+            wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+            reason,
+        })
     }
 }
 
@@ -83,9 +97,7 @@ impl Http {
         let mut bodies: [Option<bytes::Bytes>; 4] = [None, None, None, None];
         let mut fell_back = false;
         let mut attempt: u32 = 0;
-        // The failure the last notice named: a retry failing the same way says so, not
-        // the whole reason again.
-        let mut announced: Option<String> = None;
+        let max_retries = self.settings.max_retries;
         loop {
             let form = Form {
                 unstreamed: can_stream && !streaming,
@@ -120,21 +132,27 @@ impl Http {
             };
             if post.body.formats() && !form.unformatted && rejects_format(&failure) {
                 how.unformatted.store(true, Ordering::Relaxed);
-                announced = Some(failure.message.clone());
-                how.notice(&scrub(format!(
-                    "{}: {}; asking again without a reply format",
-                    post.label, failure.message
-                )));
+                let reason = scrub(format!("{}: {}", post.label, failure.message));
+                how.retry(
+                    Resend::Unformatted,
+                    attempt,
+                    max_retries,
+                    Duration::ZERO,
+                    reason,
+                );
                 continue;
             }
             if streaming && !fell_back && rejects_streaming(&failure) {
                 fell_back = true;
                 streaming = false;
-                announced = Some(failure.message.clone());
-                how.notice(&scrub(format!(
-                    "{}: {}; trying once without streaming",
-                    post.label, failure.message
-                )));
+                let reason = scrub(format!("{}: {}", post.label, failure.message));
+                how.retry(
+                    Resend::Unstreamed,
+                    attempt,
+                    max_retries,
+                    Duration::ZERO,
+                    reason,
+                );
                 continue;
             }
             // Not streaming did not help either: the usual retries, still unstreamed (the
@@ -142,23 +160,14 @@ impl Http {
             // a failed stream resets the next request on it), unless the request forces a
             // tool call and the server answered it with an error both ways: it would again.
             let forced_twice = fell_back && failure.status.is_some() && post.forced.is_some();
-            if failure.retry && attempt < self.settings.max_retries && !forced_twice {
+            if failure.retry && attempt < max_retries && !forced_twice {
                 let wait = match failure.after {
                     Some(after) => after.min(MAX_RETRY_AFTER),
                     None => backoff(self.settings.base_backoff, attempt),
                 };
                 attempt += 1;
-                let cause = if announced.as_deref() == Some(failure.message.as_str()) {
-                    "failed the same way".to_string()
-                } else {
-                    format!("{}: {}", post.label, failure.message)
-                };
-                announced = Some(failure.message.clone());
-                how.notice(&scrub(format!(
-                    "{cause}; retry {attempt} of {} in {:.1}s",
-                    self.settings.max_retries,
-                    wait.as_secs_f64()
-                )));
+                let reason = scrub(format!("{}: {}", post.label, failure.message));
+                how.retry(Resend::Again, attempt, max_retries, wait, reason);
                 tokio::time::sleep(wait).await;
                 continue;
             }

@@ -3,12 +3,11 @@
 //! share their byte prefix (its automatic cache), a request too large for the model's
 //! context window cut to fit, and one that cannot fit refused before anything is sent.
 
-use std::sync::{Arc, Mutex};
-
 use fuseraft_compiler::ir;
 use fuseraft_vm::driver::Models;
 use fuseraft_vm::effect::{ChatMessage, ChatRole, ModelCall};
-use fuseraft_vm::providers::{Overrides, Providers, RetrySink};
+use fuseraft_vm::event::EventKind;
+use fuseraft_vm::providers::{Overrides, Providers};
 use serde_json::{json, Value as Json};
 
 use super::common::*;
@@ -29,22 +28,33 @@ fn long_call(model: &ir::Model, turns: usize) -> ModelCall {
     call
 }
 
-/// Providers for the agent `Planner` on `model`, with fit notices collected.
-fn fitting(model: &ir::Model) -> (Providers, Arc<Mutex<Vec<String>>>) {
+/// Providers for the agent `Planner` on `model`.
+fn fitting(model: &ir::Model) -> Providers {
     let program = program(&[("Planner", Some(model.clone()))]);
     let overrides = Overrides {
         endpoint: model.endpoint.clone(),
         ..Overrides::default()
     };
-    let notices = Arc::new(Mutex::new(Vec::new()));
-    let seen = notices.clone();
-    let sink: RetrySink = Arc::new(move |agent: &str, notice: &str| {
-        seen.lock().unwrap().push(format!("{agent}: {notice}"));
-    });
-    let providers = Providers::new(&program, &overrides, quick(), &env_with_keys, None)
-        .unwrap()
-        .with_fit_notices(sink);
-    (providers, notices)
+    Providers::new(&program, &overrides, quick(), &env_with_keys, None).unwrap()
+}
+
+/// The `request_fitted` events the providers queued: `(caller, messages_left_out, window)`.
+fn fitted(providers: &Providers) -> Vec<(String, usize, u64)> {
+    let notices = providers
+        .notices()
+        .expect("providers report fitting")
+        .take();
+    notices
+        .into_iter()
+        .map(|notice| match notice.kind {
+            EventKind::RequestFitted {
+                messages_left_out,
+                window,
+                ..
+            } => (notice.caller.to_string(), messages_left_out, window),
+            other => panic!("not a fitted request: {other:?}"),
+        })
+        .collect()
 }
 
 fn body(request: &Recorded) -> Json {
@@ -90,7 +100,7 @@ async fn anthropic_marks_tools_system_and_the_conversation_tail_for_caching() {
     );
     let server = Server::start(vec![sse(&stream)]).await;
     let model = anthropic_model(&server);
-    let (providers, _) = fitting(&model);
+    let providers = fitting(&model);
     let reply = providers.call(&long_call(&model, 6)).await.unwrap();
     assert_eq!(reply.usage.input_tokens, 250 + 1200 + 9000);
     assert_eq!(reply.usage.cache_read_tokens, 9000);
@@ -138,7 +148,7 @@ async fn openai_requests_of_a_growing_conversation_share_their_byte_prefix() {
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, _) = fitting(&model);
+    let providers = fitting(&model);
     let first = long_call(&model, 8);
     providers.call(&first).await.unwrap();
     let mut second = first.clone();
@@ -171,7 +181,7 @@ async fn a_request_too_large_for_the_window_is_cut_to_fit() {
     // 40 replies of ~330 bytes are ~4,400 tokens; the window holds about half.
     model.context_window = Some(3_000);
     model.max_tokens = Some(500);
-    let (providers, notices) = fitting(&model);
+    let providers = fitting(&model);
     let reply = providers.call(&long_call(&model, 40)).await.unwrap();
     assert_eq!(reply.text, "ok");
 
@@ -211,11 +221,10 @@ async fn a_request_too_large_for_the_window_is_cut_to_fit() {
         "{} bytes",
         requests[0].body.len()
     );
-    let notices = notices.lock().unwrap();
-    assert_eq!(notices.len(), 1);
-    assert!(
-        notices[0].starts_with(&format!("Planner: {dropped} older messages left out")),
-        "{notices:?}"
+    let window = model.context_window.unwrap();
+    assert_eq!(
+        fitted(&providers),
+        [("Planner".to_string(), dropped, window)]
     );
 }
 
@@ -224,7 +233,7 @@ async fn a_request_that_cannot_fit_is_a_clear_error_and_never_sent() {
     let server = Server::start(vec![sse(&openai_text_stream("never"))]).await;
     let mut model = openai_model(&server);
     model.context_window = Some(200);
-    let (providers, _) = fitting(&model);
+    let providers = fitting(&model);
     let error = providers.call(&long_call(&model, 10)).await.unwrap_err();
     assert!(
         error.starts_with("agent `Planner`: the request needs about"),

@@ -2,16 +2,16 @@
 //! tool calls (empty content, never `null`), two calls in one turn and their results by id;
 //! `FunctionChoice` as each provider's `tool_choice`; a server that refuses streaming
 //! (answered once without streaming, then remembered); a slow but steady stream that is not
-//! cut; a retry mid-stream announced with a notice.
+//! cut; a retry mid-stream reported as a `model_retry` event.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fuseraft_compiler::ir;
 use fuseraft_vm::driver::Models;
 use fuseraft_vm::effect::{ChatMessage, ChatRole, ModelCall};
+use fuseraft_vm::event::{EventKind, Resend};
 use fuseraft_vm::history::ToolCall;
-use fuseraft_vm::providers::{Overrides, Providers, RetrySink, Settings};
+use fuseraft_vm::providers::{Overrides, Providers, Settings};
 use serde_json::{json, Value as Json};
 
 use super::common::*;
@@ -49,15 +49,13 @@ fn two_tool_turn(agent: &str, model: ir::Model) -> ModelCall {
     call
 }
 
-type Notices = Arc<Mutex<Vec<(String, String)>>>;
-
 /// Providers for agent `Planner` on `model` (its endpoint given as by `--endpoint`), with
-/// the agent's `FunctionChoice`, collecting retry notices.
+/// the agent's `FunctionChoice`.
 fn providers_for(
     model: &ir::Model,
     choice: ir::ToolChoice,
     settings: Settings,
-) -> (Providers, Notices, Tokens) {
+) -> (Providers, Tokens) {
     let mut program = program(&[("Planner", Some(model.clone()))]);
     program.agents[0].tool_choice = choice;
     let overrides = Overrides {
@@ -65,17 +63,30 @@ fn providers_for(
         ..Overrides::default()
     };
     let (tokens, sink) = sink();
-    let notices: Notices = Arc::default();
-    let seen = notices.clone();
-    let on_retry: RetrySink = Arc::new(move |agent: &str, notice: &str| {
-        seen.lock()
-            .unwrap()
-            .push((agent.to_string(), notice.to_string()));
-    });
-    let providers = Providers::new(&program, &overrides, settings, &env_with_keys, Some(sink))
-        .unwrap()
-        .with_retry_notices(on_retry);
-    (providers, notices, tokens)
+    let providers =
+        Providers::new(&program, &overrides, settings, &env_with_keys, Some(sink)).unwrap();
+    (providers, tokens)
+}
+
+/// The `model_retry` events the providers queued since the last look:
+/// `(caller, resend, attempt, reason)`.
+fn retries(providers: &Providers) -> Vec<(String, Resend, u32, String)> {
+    let notices = providers
+        .notices()
+        .expect("providers report retries")
+        .take();
+    notices
+        .into_iter()
+        .map(|notice| match notice.kind {
+            EventKind::ModelRetry {
+                resend,
+                attempt,
+                reason,
+                ..
+            } => (notice.caller.to_string(), resend, attempt, reason),
+            other => panic!("not a retry: {other:?}"),
+        })
+        .collect()
 }
 
 fn body(request: &Recorded) -> Json {
@@ -99,7 +110,7 @@ fn ollama_text(text: &str) -> String {
 async fn openai_tool_turns_carry_empty_content_and_ids() {
     let server = Server::start(vec![sse(&openai_text_stream("ok"))]).await;
     let model = openai_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     providers
         .call(&two_tool_turn("Planner", model))
         .await
@@ -136,7 +147,7 @@ async fn openai_tool_turns_carry_empty_content_and_ids() {
 async fn anthropic_tool_turns_are_tool_use_then_tool_result_blocks() {
     let server = Server::start(vec![sse(&anthropic_stream())]).await;
     let model = anthropic_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     providers
         .call(&two_tool_turn("Planner", model))
         .await
@@ -166,7 +177,7 @@ async fn anthropic_tool_turns_are_tool_use_then_tool_result_blocks() {
 async fn ollama_tool_turns_name_the_tool_of_each_result() {
     let server = Server::start(vec![ndjson(&ollama_text("ok"))]).await;
     let model = ollama_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     providers
         .call(&two_tool_turn("Planner", model))
         .await
@@ -212,7 +223,7 @@ async fn function_choice_is_each_providers_tool_choice() {
     fresh.messages.truncate(2);
     for model in &models {
         for choice in [Required, NoTools] {
-            let (providers, _, _) = providers_for(model, choice, quick());
+            let (providers, _) = providers_for(model, choice, quick());
             fresh.model = Some(Box::new(model.clone()));
             providers.call(&fresh).await.unwrap();
         }
@@ -238,7 +249,7 @@ async fn required_with_one_tool_names_it_for_openai_compatible_servers() {
     // schema only for a named function; OpenAI reads both the same with one tool.
     let server = Server::start(vec![sse(&openai_text_stream("a"))]).await;
     let model = openai_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Required, quick());
     let mut one = call("Planner", Some(model));
     one.messages.truncate(2);
     one.tools = one.tools[..1].to_vec().into();
@@ -263,7 +274,7 @@ async fn required_forces_a_tool_call_only_before_the_turns_tools_ran() {
     ])
     .await;
     for model in [openai_model(&server), anthropic_model(&server)] {
-        let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+        let (providers, _) = providers_for(&model, ir::ToolChoice::Required, quick());
         // `call` ends with the result of the turn's first tool call.
         providers.call(&call("Planner", Some(model))).await.unwrap();
     }
@@ -278,7 +289,7 @@ async fn anthropic_none_with_tool_calls_in_the_history_keeps_the_tools_and_says_
     // The API refuses `tool_use` blocks in a request that defines no tools.
     let server = Server::start(vec![sse(&anthropic_stream())]).await;
     let model = anthropic_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::None, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::None, quick());
     providers
         .call(&two_tool_turn("Planner", model))
         .await
@@ -312,7 +323,7 @@ async fn a_server_refusing_streamed_tools_is_asked_without_streaming_for_the_res
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     for _ in 0..2 {
         let reply = providers
             .call(&call("Planner", Some(model.clone())))
@@ -328,11 +339,11 @@ async fn a_server_refusing_streamed_tools_is_asked_without_streaming_for_the_res
     assert_eq!(sent[1]["stream"], json!(false));
     assert!(sent[1].get("stream_options").is_none());
     assert_eq!(sent[2]["stream"], json!(false), "remembered for the run");
-    let notices = notices.lock().unwrap();
+    let notices = retries(&providers);
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert_eq!(notices[0].0, "Planner");
     assert!(
-        notices[0].1.contains("HTTP 500") && notices[0].1.contains("trying once without streaming"),
+        notices[0].3.contains("HTTP 500") && notices[0].1 == Resend::Unstreamed,
         "{notices:?}"
     );
 }
@@ -355,7 +366,7 @@ async fn an_empty_stream_is_asked_again_without_streaming() {
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     for _ in 0..2 {
         let reply = providers.call(&fresh(&model)).await.unwrap();
         assert_eq!(reply.tool_calls[0].name, "handoff");
@@ -370,11 +381,10 @@ async fn an_empty_stream_is_asked_again_without_streaming() {
     );
     assert_eq!(sent[1]["stream"], json!(false));
     assert_eq!(sent[2]["stream"], json!(false), "remembered for the run");
-    let notices = notices.lock().unwrap();
+    let notices = retries(&providers);
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].1.contains("before any reply arrived")
-            && notices[0].1.contains("trying once without streaming"),
+        notices[0].3.contains("before any reply arrived") && notices[0].1 == Resend::Unstreamed,
         "{notices:?}"
     );
 }
@@ -395,7 +405,7 @@ async fn required_over_several_tools_failed_both_ways_names_tool_choice_at_once(
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Required, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Required, quick());
     let error = providers.call(&fresh(&model)).await.unwrap_err();
     assert_eq!(server.requests().len(), 2, "{error}");
     assert!(
@@ -426,7 +436,7 @@ async fn a_structured_reply_is_asked_for_as_json_where_the_server_can_constrain_
         ollama_model(&server),
         anthropic_model(&server),
     ] {
-        let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+        let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
         providers.call(&structured(&model)).await.unwrap();
     }
     let sent: Vec<Json> = server.requests().iter().map(body).collect();
@@ -450,7 +460,7 @@ async fn a_structured_reply_is_asked_for_as_json_where_the_server_can_constrain_
     // A free-text reply asks for nothing.
     let server = Server::start(vec![sse(&openai_text_stream("ok"))]).await;
     let model = openai_model(&server);
-    let (providers, _, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     providers.call(&fresh(&model)).await.unwrap();
     assert!(body(&server.requests()[0]).get("response_format").is_none());
 }
@@ -466,7 +476,7 @@ async fn a_server_refusing_the_reply_format_is_asked_without_it_for_the_rest_of_
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     for _ in 0..2 {
         let reply = providers.call(&structured(&model)).await.unwrap();
         assert_eq!(reply.text, r#"{"verdict": "ok"}"#);
@@ -480,11 +490,10 @@ async fn a_server_refusing_the_reply_format_is_asked_without_it_for_the_rest_of_
         "remembered for the run"
     );
     assert_eq!(sent[1]["stream"], json!(true), "still streamed");
-    let notices = notices.lock().unwrap();
+    let notices = retries(&providers);
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].1.contains("HTTP 400")
-            && notices[0].1.contains("asking again without a reply format"),
+        notices[0].3.contains("HTTP 400") && notices[0].1 == Resend::Unformatted,
         "{notices:?}"
     );
 }
@@ -499,14 +508,14 @@ async fn a_bad_request_about_something_else_is_not_retried_unstreamed() {
     )])
     .await;
     let model = openai_model(&server);
-    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, quick());
     let error = providers
         .call(&call("Planner", Some(model)))
         .await
         .unwrap_err();
     assert!(error.contains("does not exist"), "{error}");
     assert_eq!(server.requests().len(), 1);
-    assert!(notices.lock().unwrap().is_empty());
+    assert!(retries(&providers).is_empty());
 }
 
 #[tokio::test]
@@ -526,12 +535,12 @@ async fn a_slow_but_steady_stream_is_not_cut() {
         ..Settings::default()
     };
     let model = openai_model(&server);
-    let (providers, notices, _) = providers_for(&model, ir::ToolChoice::Auto, settings);
+    let (providers, _) = providers_for(&model, ir::ToolChoice::Auto, settings);
     let started = Instant::now();
     let reply = providers.call(&call("Planner", Some(model))).await.unwrap();
     assert!(started.elapsed() > Duration::from_millis(2500));
     assert_eq!(calls_of(&reply), expected_tool_calls(true));
-    assert!(notices.lock().unwrap().is_empty());
+    assert!(retries(&providers).is_empty());
 }
 
 #[tokio::test]
@@ -542,7 +551,7 @@ async fn a_retry_mid_stream_is_announced_and_the_reply_is_the_retrys() {
     ])
     .await;
     let model = openai_model(&server);
-    let (providers, notices, tokens) = providers_for(&model, ir::ToolChoice::Auto, quick());
+    let (providers, tokens) = providers_for(&model, ir::ToolChoice::Auto, quick());
     let reply = providers.call(&call("Planner", Some(model))).await.unwrap();
     assert_eq!(
         reply.text, "Second attempt.",
@@ -553,11 +562,13 @@ async fn a_retry_mid_stream_is_announced_and_the_reply_is_the_retrys() {
         streamed.starts_with("Writing") && streamed.ends_with("Second attempt."),
         "the failed attempt streamed first: {streamed}"
     );
-    let notices = notices.lock().unwrap();
+    let notices = retries(&providers);
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].1.contains("retry 1 of 2") && notices[0].1.contains("broke mid-response"),
+        notices[0].1 == Resend::Again
+            && notices[0].2 == 1
+            && notices[0].3.contains("broke mid-response"),
         "{notices:?}"
     );
-    assert_clean(&notices[0].1);
+    assert_clean(&notices[0].3);
 }
