@@ -386,6 +386,10 @@ pub async fn drive<M: Models>(
         );
         on_event(&event, machine.run());
     }
+    // The servers' tools, known to the machine before its first model call.
+    if !program.mcp_servers.is_empty() {
+        machine.offer_mcp_tools(mcp.offered(program));
+    }
     let mut saved_turn = None;
     let tools = ToolRunner {
         program,
@@ -486,8 +490,7 @@ pub async fn drive<M: Models>(
         };
         let response = match request {
             Request::Done => break,
-            Request::Model(mut call) => {
-                tools.offer_mcp_tools(&mut call).await;
+            Request::Model(call) => {
                 Response::Model(call_model(models, &call, &machine, on_event).await)
             }
             Request::Fork(branches) => {

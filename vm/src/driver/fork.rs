@@ -19,10 +19,7 @@ async fn run_branch<M: Models>(
 ) -> Box<dyn BranchRun> {
     loop {
         let response = match branch.step() {
-            Request::Model(mut call) => {
-                tools.offer_mcp_tools(&mut call).await;
-                Response::Model(models.call(&call).await)
-            }
+            Request::Model(call) => Response::Model(models.call(&call).await),
             Request::Tools { agent, turn, calls } => {
                 let mut ran = tools.run(models, agent, turn, calls).await;
                 branch.add_events(std::mem::take(&mut ran.events));

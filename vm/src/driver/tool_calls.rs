@@ -3,12 +3,11 @@
 //! `sub_agent_*` call runs its sub-agent (`sub_agent.rs`).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use fuseraft_compiler::ir::{Program, SubAgentMode};
 
 use super::{Approvals, Env, Models};
-use crate::effect::{ModelCall, Response};
+use crate::effect::Response;
 use crate::event::{Event, EventKind};
 use crate::history::{Denial, DenialKind, Spend, ToolCall, Usage};
 use crate::tools::permissions::{decide, Decision, ToolRef};
@@ -171,37 +170,6 @@ impl ToolRunner<'_> {
                     )
                 })
             }
-        }
-    }
-
-    /// Adds the MCP tools the call's agent is offered to a model call (the machine offers
-    /// the built-ins; the servers' tools are known only to the driver, which started them).
-    pub(super) async fn offer_mcp_tools(&self, call: &mut Arc<ModelCall>) {
-        let program = self.program;
-        // Without servers there is nothing to offer (and no lock to take, every model call).
-        if program.mcp_servers.is_empty() {
-            return;
-        }
-        // An agent's own turn; the manager, a compaction and a sub-agent get none.
-        let crate::effect::Caller::Agent(name) = &call.agent else {
-            return;
-        };
-        let Some(agent) = program.agent_named(name).map(|id| program.agent(id)) else {
-            return;
-        };
-        if agent.tool_choice == fuseraft_compiler::ir::ToolChoice::None {
-            return;
-        }
-        let schemas = self.mcp.lock().await.schemas(program, agent);
-        let new: Vec<_> = schemas
-            .into_iter()
-            .filter(|schema| !call.tools.iter().any(|known| known.name == schema.name))
-            .collect();
-        if !new.is_empty() {
-            let call = Arc::make_mut(call);
-            let mut tools = call.tools.to_vec();
-            tools.extend(new);
-            call.tools = tools.into();
         }
     }
 

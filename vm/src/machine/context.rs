@@ -136,11 +136,13 @@ fn routing_tools(
 }
 
 /// The part of `agent_name`'s model call in `state_id` that depends on nothing else: its
-/// instructions with the routing block, and the tools it is offered.
+/// instructions with the routing block, and the tools it is offered: its own, the routing
+/// tools, then `mcp` (its MCP servers' tools).
 fn fixed_prompt(
     program: &fuseraft_compiler::ir::Program,
     state_id: StateId,
     agent_name: &str,
+    mcp: &[ToolSchema],
 ) -> guide::FixedPrompt {
     let agent = program.agent_named(agent_name).map(|id| program.agent(id));
     let mut system = agent.map_or_else(String::new, |agent| agent.instructions.clone());
@@ -178,7 +180,10 @@ fn fixed_prompt(
     });
     // The agent's own routing plugins are limited like the ones routing adds.
     let mut tools = guide::restrict(tools, &choices);
-    for tool in routing_tools(program, state_id, &choices) {
+    for tool in routing_tools(program, state_id, &choices)
+        .into_iter()
+        .chain(mcp.iter().cloned())
+    {
         if !tools.iter().any(|known| known.name == tool.name) {
             tools.push(tool);
         }
@@ -191,6 +196,14 @@ fn fixed_prompt(
 }
 
 impl Machine<'_> {
+    /// The MCP servers' tools each agent is offered, one list per agent in program order,
+    /// known once the driver started the servers and before the first model call. An
+    /// agent's own turns offer them after its built-in and routing tools; a manager, a
+    /// compaction and a sub-agent get none.
+    pub fn offer_mcp_tools(&mut self, per_agent: Vec<Vec<ToolSchema>>) {
+        self.mcp_tools = per_agent;
+    }
+
     /// `agent_name`'s `ContextWindow.MaxToolResultChars` and `ToolResultCharOverrides`.
     pub(super) fn tool_result_cap(&self, agent_name: &str) -> window::ResultCaps {
         self.program
@@ -220,7 +233,15 @@ impl Machine<'_> {
         }
         let state = program.state(state_id);
         let fixed = self.prompts.get(state_id, agent_name, || {
-            fixed_prompt(program, state_id, agent_name)
+            let mcp = program
+                .agent_named(agent_name)
+                .and_then(|id| self.mcp_tools.get(id.0 as usize));
+            fixed_prompt(
+                program,
+                state_id,
+                agent_name,
+                mcp.map_or(&[], Vec::as_slice),
+            )
         });
         // The system prompt, the task, the session context and the history, usually.
         let mut messages = Vec::with_capacity(history.len() + 3);
@@ -572,7 +593,11 @@ mod tests {
         let fields = |agent: &str| -> Vec<String> {
             let mut fields: Vec<String> = program
                 .state_ids()
-                .flat_map(|state| fixed_prompt(&program, state, agent).reply_fields.to_vec())
+                .flat_map(|state| {
+                    fixed_prompt(&program, state, agent, &[])
+                        .reply_fields
+                        .to_vec()
+                })
                 .collect();
             fields.dedup();
             fields
@@ -581,6 +606,31 @@ mod tests {
         assert_eq!(fields("Writer"), ["content"]);
         assert_eq!(fields("Editor"), ["verdict"]);
         assert!(fields("Publisher").is_empty());
+    }
+
+    #[test]
+    fn an_agents_mcp_tools_follow_its_own_in_its_model_calls() {
+        let config = "Orchestration:\n  Name: T\n  Agents:\n    - Name: Worker\n      Instructions: Work.\n      Plugins: [FileSystem]\n  Selection:\n    Type: keyword\n    Routes:\n      - { Keyword: DONE, Agent: Worker, SourceAgents: [Worker] }\n";
+        let files = fuseraft_compiler::MemoryFiles::new().with("config.yaml", config);
+        let compiled = fuseraft_compiler::compile(std::path::Path::new("config.yaml"), &files);
+        let program = compiled.program.expect("the config compiles");
+        let options = crate::machine::Options {
+            task: "t".into(),
+            ..Default::default()
+        };
+        let mut machine = Machine::new(&program, options);
+        let search = ToolSchema {
+            name: "docs__search".into(),
+            description: "Search the docs.".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        machine.offer_mcp_tools(vec![vec![search.clone()]]);
+        let crate::effect::Request::Model(call) = machine.step() else {
+            panic!("the first step is the agent's model call")
+        };
+        let names: Vec<&str> = call.tools.iter().map(|tool| tool.name.as_str()).collect();
+        assert!(names.contains(&"read_file"), "its own tools: {names:?}");
+        assert_eq!(call.tools.last(), Some(&search), "{names:?}");
     }
 
     #[test]

@@ -202,6 +202,9 @@ pub struct Machine<'p> {
     unapproved: Vec<String>,
     /// Instructions, routing block and tools per (state, agent), built once.
     prompts: guide::FixedPrompts,
+    /// Per agent (by index), the MCP servers' tools it is offered after its own
+    /// ([`Machine::offer_mcp_tools`]).
+    mcp_tools: Vec<Vec<crate::effect::ToolSchema>>,
     /// Other agents' messages as prompts show them, built once.
     views: views::Views,
     /// The run already said that `MaxTotalCost` cannot see some calls' cost.
@@ -270,6 +273,7 @@ impl<'p> Machine<'p> {
             left_entry: false,
             unapproved: Vec::new(),
             prompts: guide::FixedPrompts::default(),
+            mcp_tools: Vec::new(),
             views: views::Views::default(),
             told_cost_unknown: false,
             fill_pending: false,

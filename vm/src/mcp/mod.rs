@@ -252,6 +252,19 @@ impl McpServers {
         out
     }
 
+    /// The servers' tools each agent of `program` is offered, one list per agent in program
+    /// order: none for an agent whose `FunctionChoice` is `none`.
+    pub fn offered(&self, program: &Program) -> Vec<Vec<ToolSchema>> {
+        program
+            .agents
+            .iter()
+            .map(|agent| match agent.tool_choice {
+                fuseraft_compiler::ir::ToolChoice::None => Vec::new(),
+                _ => self.schemas(program, agent),
+            })
+            .collect()
+    }
+
     /// Calls `tool` with the model's arguments (a JSON object, else an error result), for at
     /// most `timeout`. Returns the result text and whether it succeeded.
     pub async fn call(
