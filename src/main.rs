@@ -17,9 +17,7 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     fuseraft_vm::sandbox::harden_self();
-    if let Ok(exe) = std::env::current_exe() {
-        fuseraft_vm::sandbox::install_launcher(exe);
-    }
+    fuseraft_vm::sandbox::install_own_binary();
     fuseraft::quiet_closed_stdout();
     let cli = match fuseraft::cli::Cli::try_parse() {
         Ok(cli) => cli,

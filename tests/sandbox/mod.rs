@@ -9,6 +9,7 @@
 mod files;
 mod git_plugin;
 mod keys;
+mod launcher;
 mod mcp;
 mod network;
 mod tree;
@@ -30,6 +31,34 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).expect("temp dir");
     dir
+}
+
+/// A directory outside the work dir and outside `/tmp` (which every command sees a private
+/// copy of), owned by the user running the tests.
+fn outside(name: &str) -> PathBuf {
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("view-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The output of `command`, which must have run and failed.
+fn failed(results: &BTreeMap<String, (bool, String)>, command: &str) -> String {
+    let (succeeded, output) = results
+        .get(command)
+        .unwrap_or_else(|| panic!("`{command}` did not run: {results:?}"));
+    assert!(!succeeded, "`{command}` got through: {output}");
+    output.clone()
+}
+
+/// The output of `command`, which must have run and succeeded.
+fn succeeded(results: &BTreeMap<String, (bool, String)>, command: &str) -> String {
+    let (ok, output) = results
+        .get(command)
+        .unwrap_or_else(|| panic!("`{command}` did not run: {results:?}"));
+    assert!(ok, "`{command}` failed: {output}");
+    output.clone()
 }
 
 fn git(work: &Path, args: &[&str]) -> String {
@@ -63,10 +92,6 @@ fn commits(work: &Path) -> usize {
 /// A config with one agent `Dev` (Shell) and the given `Security:` block, and a replay
 /// in which `Dev` runs `commands` (each `(command, timeout_seconds)`).
 fn write_run(dir: &Path, security: &str, extra_model: &str, commands: &[(&str, Option<f64>)]) {
-    let config = format!(
-        "Orchestration:\n  Name: Sandbox\n  Security:\n{security}\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [Shell]\n{extra_model}  Selection: {{ Type: sequential }}\n  Termination: {{ Type: maxiterations, MaxIterations: 1 }}\n"
-    );
-    std::fs::write(dir.join("config.yaml"), config).unwrap();
     let calls: Vec<Value> = commands
         .iter()
         .map(|(command, timeout)| match timeout {
@@ -74,6 +99,15 @@ fn write_run(dir: &Path, security: &str, extra_model: &str, commands: &[(&str, O
             None => json!({"name": "shell_run", "args": {"command": command}}),
         })
         .collect();
+    write_calls(dir, security, extra_model, calls);
+}
+
+/// [`write_run`] with any tool calls of the Shell plugin (`{"name", "args"}`), in order.
+fn write_calls(dir: &Path, security: &str, extra_model: &str, calls: Vec<Value>) {
+    let config = format!(
+        "Orchestration:\n  Name: Sandbox\n  Security:\n{security}\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [Shell]\n{extra_model}  Selection: {{ Type: sequential }}\n  Termination: {{ Type: maxiterations, MaxIterations: 1 }}\n"
+    );
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
     let replay = json!({"replies": {"Dev": [{"tool_calls": calls, "text": "Done."}]}});
     std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
 }

@@ -5,24 +5,6 @@
 
 use super::*;
 
-/// A directory outside the work dir and outside `/tmp` (which every command sees a private
-/// copy of), owned by the user running the tests.
-fn outside(name: &str) -> PathBuf {
-    let dir =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("view-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn failed(results: &BTreeMap<String, (bool, String)>, command: &str) -> String {
-    let (succeeded, output) = results
-        .get(command)
-        .unwrap_or_else(|| panic!("`{command}` did not run: {results:?}"));
-    assert!(!succeeded, "`{command}` got through: {output}");
-    output.clone()
-}
-
 #[test]
 fn the_root_is_read_only_so_chmod_touch_and_rename_fail_outside() {
     use std::os::unix::fs::PermissionsExt;
@@ -347,4 +329,46 @@ fn a_command_holds_no_capability_even_as_root() {
         4,
         "{out}"
     );
+}
+
+#[test]
+fn a_git_file_naming_a_dir_outside_the_work_dir_never_makes_it_writable() {
+    // As an earlier run's command would leave them: a `.git` file naming a directory
+    // outside, and one whose git dir's `commondir` climbs out.
+    let direct = outside("gitfile-direct");
+    let common = outside("gitfile-common");
+    let dir = scratch("gitfile-direct");
+    let work = dir.join("work");
+    std::fs::write(work.join(".git"), format!("gitdir: {}\n", direct.display())).unwrap();
+    let escape = format!("echo x > {}/planted", direct.display());
+    write_run(&dir, "    Sandbox: refuse", "", &[(&escape, None)]);
+    failed(&run_ok(&dir), &escape);
+
+    let dir = scratch("gitfile-common");
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join("meta")).unwrap();
+    std::fs::write(work.join(".git"), "gitdir: meta\n").unwrap();
+    let climb = "../".repeat(work.join("meta").components().count());
+    let relative = format!(
+        "{climb}{}",
+        common.display().to_string().trim_start_matches('/')
+    );
+    std::fs::write(work.join("meta/commondir"), format!("{relative}\n")).unwrap();
+    let escape = format!("echo x > {}/planted", common.display());
+    write_run(&dir, "    Sandbox: refuse", "", &[(&escape, None)]);
+    failed(&run_ok(&dir), &escape);
+    assert!(!direct.join("planted").exists() && !common.join("planted").exists());
+}
+
+#[test]
+fn a_nested_git_file_naming_fuseraft_state_leaves_it_read_only() {
+    let dir = scratch("gitfile-state");
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join(".fuseraft/sessions")).unwrap();
+    std::fs::create_dir_all(work.join("sub")).unwrap();
+    std::fs::write(work.join("sub/.git"), "gitdir: ../.fuseraft/sessions\n").unwrap();
+    let forge = "touch .fuseraft/sessions/forged";
+    write_run(&dir, "    Sandbox: refuse", "", &[(forge, None)]);
+    failed(&run_ok(&dir), forge);
+    assert!(!work.join(".fuseraft/sessions/forged").exists());
 }

@@ -52,6 +52,9 @@ pub enum Error {
     NotRegular(&'static str),
     /// A regular file larger than the cap, with its size.
     TooLarge(u64),
+    /// A regular file with this many hard links: changed in place, it would change under
+    /// every other name too.
+    Linked(u64),
     Io(std::io::Error),
 }
 
@@ -63,6 +66,10 @@ impl std::fmt::Display for Error {
             Error::Loop => write!(f, "too many levels of symbolic links"),
             Error::NotRegular(kind) => write!(f, "it is {kind}, not a regular file"),
             Error::TooLarge(size) => write!(f, "it is {size} bytes, larger than allowed"),
+            Error::Linked(links) => write!(
+                f,
+                "it has {links} hard links, so changing it here would change it under its other names too"
+            ),
             Error::Io(error) => write!(f, "{error}"),
         }
     }

@@ -96,9 +96,17 @@ impl Place {
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
             Mode::empty(),
         )?;
-        let kind = FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode);
+        let stat = rustix::fs::fstat(&fd)?;
+        let kind = FileType::from_raw_mode(stat.st_mode);
         if !matches!(kind, FileType::RegularFile | FileType::Directory) {
             return Err(Error::NotRegular(super::describe(kind)));
+        }
+        // A mode belongs to the file, not its name: with another hard link (a name outside
+        // the root, perhaps), changing it here changes it there.
+        if kind == FileType::RegularFile && stat.st_nlink > 1 {
+            // `nlink_t` is 32 bits on some targets.
+            #[allow(clippy::useless_conversion)]
+            return Err(Error::Linked(u64::from(stat.st_nlink)));
         }
         rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode & 0o7777)).map_err(Error::from)
     }

@@ -90,8 +90,11 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
     if policy.parent != 0 && u32::try_from(parent).ok() != Some(policy.parent) {
         return Err("fuseraft, which started this command, is gone".into());
     }
-    let exe = std::env::current_exe()
-        .map_err(|error| format!("cannot find the launcher's own program: {error}"))?;
+    // Stage 2 is this image again, held open now: the view about to be built may hide its
+    // path (a binary under `/tmp`), and nothing at a path decides what runs next.
+    let image = super::own_image()
+        .ok_or_else(|| "cannot open the launcher's own program (/proc/self/exe)".to_string())?;
+    let exe = super::image_path(&image);
     if let Some(state) = &policy.state_dir {
         let _ = std::fs::create_dir_all(state);
     }
@@ -144,13 +147,10 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
         None,
     );
     if !policy.network {
-        // Loopback inside the empty namespace, for tests that talk to themselves.
-        let _ = Command::new("ip")
-            .args(["link", "set", "lo", "up"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        // Loopback inside the empty namespace, for tests that talk to themselves; set by
+        // this process, never by a program found on the command's `PATH` (it would run with
+        // the namespace's capabilities, before Landlock).
+        let _ = super::loopback::up();
     }
     // The mount capability stage 1 passed on is not the command's.
     let _ = rustix::thread::clear_ambient_capability_set();

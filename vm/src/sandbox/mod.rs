@@ -29,6 +29,8 @@
 pub mod env;
 #[cfg(target_os = "linux")]
 mod launcher;
+#[cfg(target_os = "linux")]
+mod loopback;
 mod policy;
 mod spec;
 #[cfg(target_os = "linux")]
@@ -56,6 +58,48 @@ static LAUNCHER: OnceLock<PathBuf> = OnceLock::new();
 /// Registers the launcher program (fuseraft's own binary) for the whole process.
 pub fn install_launcher(path: PathBuf) {
     let _ = LAUNCHER.set(path);
+}
+
+/// Registers the image this process runs as its launcher, held open: the launcher is
+/// started through `/proc/self/fd/N`, never looked up by path again, so a binary that lies
+/// in a writable root (replaced by a command) or in the shared temp dir (hidden by the
+/// sandbox's private `/tmp`) still launches the real fuseraft. Falls back to the path.
+pub fn install_own_binary() {
+    #[cfg(target_os = "linux")]
+    {
+        static IMAGE: OnceLock<std::os::fd::OwnedFd> = OnceLock::new();
+        if let Some(path) = own_image()
+            .map(|fd| IMAGE.get_or_init(|| fd))
+            .map(image_path)
+        {
+            install_launcher(path);
+            return;
+        }
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        install_launcher(exe);
+    }
+}
+
+/// This process's executable, opened through `/proc/self/exe` (the running image, whatever
+/// is at its path now): read-only, close-on-exec (the kernel resolves `/proc/self/fd/N` at
+/// `execve` before it closes the descriptor).
+#[cfg(target_os = "linux")]
+fn own_image() -> Option<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        "/proc/self/exe",
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// The path that executes the image held by `fd`.
+#[cfg(target_os = "linux")]
+fn image_path(fd: &std::os::fd::OwnedFd) -> PathBuf {
+    use std::os::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
 /// The registered launcher, if any.

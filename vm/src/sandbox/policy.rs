@@ -350,8 +350,9 @@ impl Confinement {
             writable.push(self.root.clone());
         }
         let mut read_only = self.protected.clone();
+        let state_dir = self.root.join(STATE_DIR);
         for dir in &self.git_dirs {
-            if access.git_write {
+            if access.git_write && self.may_widen_to(dir, &state_dir) {
                 add(&mut writable, dir.clone());
             } else {
                 add(&mut read_only, dir.clone());
@@ -367,6 +368,23 @@ impl Confinement {
             parent: std::process::id(),
             temp: self.temp.as_ref().map(|temp| temp.0.clone()),
         }
+    }
+}
+
+impl Confinement {
+    /// Whether git writes may make `dir` writable: the one rule for every place besides the
+    /// root, whatever a `.git` file (planted by an earlier run's command, or shipped by the
+    /// repository) names. It must lie inside the root, and outside fuseraft's state and every
+    /// protected path (which are bound read-only after every writable place, so a git dir
+    /// holding one does not uncover it). A worktree whose git dir lies elsewhere keeps it
+    /// read-only: its commits fail rather than open a place outside the work dir.
+    fn may_widen_to(&self, dir: &Path, state_dir: &Path) -> bool {
+        dir.starts_with(&self.root)
+            && !dir.starts_with(state_dir)
+            && !self
+                .protected
+                .iter()
+                .any(|protected| dir.starts_with(protected))
     }
 }
 

@@ -8,9 +8,11 @@
 //!    only), or private empty tmpfs without one: the user's sockets and files in the shared
 //!    temp dirs are out of sight;
 //! 4. the writable roots are bound back writable, then `.git` and fuseraft's state inside
-//!    them read-only, shallowest first (a root under `/tmp` is bound into the private one);
+//!    them read-only, each group shallowest first, so no writable place covers a read-only
+//!    one (a root under `/tmp` is bound into the private one);
 //! 5. the masked paths (credentials, fuseraft's key, daemons' sockets) are covered by an
-//!    empty directory or an empty file that nobody may read (mode `000`).
+//!    empty directory or an empty file that nobody may read (mode `000`), that file made in
+//!    a tmpfs of this namespace alone and bound through its descriptor.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -42,6 +44,7 @@ struct Bind {
 pub(super) fn build(policy: &Policy) -> Result<(), String> {
     let run_temp = hold_run_temp(policy)?;
     let binds = hold(policy)?;
+    let blank = blank_file(&policy.masked)?;
     read_only_everywhere()?;
     match run_temp {
         Some(temps) => {
@@ -58,7 +61,7 @@ pub(super) fn build(policy: &Policy) -> Result<(), String> {
     for bind in &binds {
         bind.apply()?;
     }
-    mask_all(&policy.masked)
+    mask_all(&policy.masked, blank.as_ref())
 }
 
 /// Opens every place the view binds back, shallowest first, skipping those that do not
@@ -74,7 +77,9 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
     for path in policy.read_only.iter().chain(&policy.state_dir) {
         wanted.push((path.clone(), Kind::ReadOnly));
     }
-    wanted.sort_by_key(|(path, _)| path.components().count());
+    // Writable places first, then the read-only ones, each shallowest first: nothing bound
+    // writable can cover a read-only place (a git dir named inside `.fuseraft/`).
+    wanted.sort_by_key(|(path, kind)| (*kind == Kind::ReadOnly, path.components().count()));
     let mut binds = Vec::new();
     for (target, kind) in wanted {
         // A writable place is taken only as itself, never through a symlink a repository
@@ -252,14 +257,46 @@ fn private_temp(dir: &Path) -> Result<(), String> {
     .map_err(|error| format!("a private `{}`: {error}", dir.display()))
 }
 
+/// The empty file of mode `000` that covers the masked files, when one of them exists:
+/// made in a tmpfs of this mount namespace alone (staged on `/tmp` before the run's temp dir
+/// covers it), so no other process (a command of the run, sharing its `/tmp`) can reach,
+/// replace or change it, and held open: it is bound through its descriptor, not a path.
+fn blank_file(masked: &[PathBuf]) -> Result<Option<OwnedFd>, String> {
+    let files = masked
+        .iter()
+        .any(|path| std::fs::metadata(path).is_ok_and(|meta| !meta.is_dir()));
+    if !files {
+        return Ok(None);
+    }
+    let fail = |what: &str, error: rustix::io::Errno| format!("the read mask's {what}: {error}");
+    let staging = Path::new("/tmp");
+    rustix::mount::mount(
+        "tmpfs",
+        staging,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        Some(c"mode=0700,size=16k"),
+    )
+    .map_err(|error| fail("staging tmpfs", error))?;
+    let blank = staging.join("masked");
+    rustix::fs::open(
+        &blank,
+        OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|error| fail("blank file", error))?;
+    let held = rustix::fs::open(
+        &blank,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|error| fail("blank file", error))?;
+    Ok(Some(held))
+}
+
 /// Covers every existing path of `masked`: a directory by an empty read-only tmpfs of mode
-/// `000`, anything else by an empty file of mode `000` (made in the view's `/tmp`, bound,
-/// then unlinked).
-fn mask_all(masked: &[PathBuf]) -> Result<(), String> {
-    // Unique: the run's `/tmp` is shared by the launchers of its commands.
-    let blank = PathBuf::from(format!("/tmp/.fuseraft-masked-{}", std::process::id()));
-    let blank = blank.as_path();
-    let mut made_blank = false;
+/// `000`, anything else by `blank` ([`blank_file`]), bound read-only.
+fn mask_all(masked: &[PathBuf], blank: Option<&OwnedFd>) -> Result<(), String> {
     for path in masked {
         let Ok(meta) = std::fs::metadata(path) else {
             continue;
@@ -275,22 +312,18 @@ fn mask_all(masked: &[PathBuf]) -> Result<(), String> {
             )
             .map_err(fail)?;
         } else {
-            if !made_blank {
-                rustix::fs::open(
-                    blank,
-                    OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY,
-                    Mode::empty(),
-                )
-                .map_err(fail)?;
-                made_blank = true;
-            }
-            mount_bind(blank, path).map_err(fail)?;
+            let Some(blank) = blank else {
+                // It appeared after the view was staged: denied all the same.
+                return Err(format!(
+                    "masking `{}`: it appeared while the view was built",
+                    path.display()
+                ));
+            };
+            let source = format!("/proc/self/fd/{}", blank.as_raw_fd());
+            mount_bind(source.as_str(), path).map_err(fail)?;
             let flags = MountFlags::BIND | MountFlags::RDONLY | kept_flags(path);
             mount_remount(path, flags, "").map_err(fail)?;
         }
-    }
-    if made_blank {
-        let _ = std::fs::remove_file(blank);
     }
     Ok(())
 }

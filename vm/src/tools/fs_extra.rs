@@ -19,7 +19,7 @@ use rustix::fs::FileType;
 use super::fs::{deny_protected, read_error, resolve_checked, shown, MAX_EDIT_BYTES};
 use super::grep::{self, Piece};
 use super::record::rfc3339;
-use super::sandbox::open_root;
+use super::sandbox::{open_root, walk_error};
 use super::{Args, Outcome, ToolContext};
 use crate::confine::Error;
 
@@ -365,6 +365,7 @@ pub(crate) fn set_permissions(args: &Args, root: &Path, ctx: &ToolContext) -> Ou
         Err(Error::NotRegular(kind)) => Outcome::error(format!(
             "{tool}: `{raw}` is {kind}; only files and directories are changed"
         )),
+        Err(error @ Error::Linked(_)) => walk_error(tool, &root, raw, error),
         Err(error) => Outcome::error(format!(
             "{tool}: cannot change the permissions of `{raw}`: {error}"
         )),

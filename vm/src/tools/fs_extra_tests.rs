@@ -163,6 +163,28 @@ async fn list_directory_and_create_directory() {
 }
 
 #[tokio::test]
+async fn set_permissions_refuses_a_file_hard_linked_from_outside() {
+    use std::os::unix::fs::PermissionsExt;
+    let (root, outside, ctx) = setup("chmod-hardlink");
+    outside.write("store/pkg.txt", "shared\n");
+    let store = outside.path("store/pkg.txt");
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::hard_link(&store, root.path("store-link.txt")).unwrap();
+    let refused = call(
+        &ctx,
+        "set_permissions",
+        json!({"path": "store-link.txt", "mode": "777"}),
+    )
+    .await;
+    failed(
+        &refused,
+        "[DENIED: sandbox] `store-link.txt` has 2 hard links",
+    );
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the outside file's mode changed");
+}
+
+#[tokio::test]
 async fn set_permissions_changes_mode_bits_only_on_files_and_directories_inside() {
     use std::os::unix::fs::PermissionsExt;
     let (root, outside, ctx) = setup("chmod");

@@ -85,6 +85,10 @@ pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Ou
         Error::Loop => Outcome::error(format!("too many levels of symbolic links in `{raw}`")),
         Error::NotRegular(kind) => Outcome::error(format!("`{raw}` is {kind}, not a regular file")),
         Error::TooLarge(size) => Outcome::error(format!("`{raw}` is too large ({size} bytes)")),
+        Error::Linked(links) => Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` has {links} hard links: changed in place, it would change under its other names (perhaps outside the work dir) too"),
+        ),
         Error::Io(error) => Outcome::error(format!("cannot access `{raw}`: {error}")),
     }
 }
