@@ -372,3 +372,44 @@ fn a_nested_git_file_naming_fuseraft_state_leaves_it_read_only() {
     failed(&run_ok(&dir), forge);
     assert!(!work.join(".fuseraft/sessions/forged").exists());
 }
+
+#[test]
+fn no_command_moves_a_protected_place_away_from_the_path_the_next_one_protects() {
+    let dir = scratch("rename-away");
+    let work = dir.join("work");
+    std::fs::create_dir_all(work.join("vendor/lib")).unwrap();
+    git(&work.join("vendor/lib"), &["init", "-q"]);
+    std::fs::create_dir_all(work.join("config/secrets")).unwrap();
+    std::fs::write(work.join("config/secrets/token"), "rename-away-secret\n").unwrap();
+    let moves = [
+        "mv vendor vendor2",
+        "mv vendor/lib vendor/lib2",
+        "mv config config2",
+    ];
+    let after = [
+        "echo x > vendor2/lib/.git/hooks/post-checkout",
+        "echo x > vendor/lib2/.git/hooks/post-checkout",
+        "cat config2/secrets/token",
+    ];
+    let commands: Vec<(&str, Option<f64>)> = moves
+        .iter()
+        .chain(&after)
+        .map(|command| (*command, None))
+        .collect();
+    write_run(
+        &dir,
+        "    Sandbox: refuse\n    Permissions: { git_write: block }\n    DenyRead: [config/secrets/token]",
+        "",
+        &commands,
+    );
+    let results = run_ok(&dir);
+    for command in moves.iter().chain(&after) {
+        let output = failed(&results, command);
+        assert!(
+            !output.contains("rename-away-secret"),
+            "{command}: {output}"
+        );
+    }
+    assert!(!work.join("vendor/lib/.git/hooks/post-checkout").exists());
+    assert!(work.join("vendor/lib/.git").is_dir() && work.join("config/secrets/token").is_file());
+}

@@ -299,12 +299,15 @@ impl Confinement {
         let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut masked = Vec::new();
+        // Where each place really is now, so the view's pins and mounts meet it by the same
+        // path (a credential dir that is a link is masked where it leads).
+        let canonical = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
         for path in credential_paths(home.as_deref())
             .into_iter()
             .chain(deny_read.iter().cloned())
             .chain(masked_sockets())
         {
-            add(&mut masked, path);
+            add(&mut masked, canonical(path));
         }
         Confinement {
             git_dirs: if walk {
@@ -312,7 +315,7 @@ impl Confinement {
             } else {
                 git_dirs(&root)
             },
-            protected: protected.to_vec(),
+            protected: protected.iter().cloned().map(canonical).collect(),
             masked,
             root,
             temp: None,

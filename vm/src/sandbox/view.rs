@@ -7,9 +7,11 @@
 //! 3. `/tmp` and `/dev/shm` become the run's own temp dir (shared by the run's processes
 //!    only), or private empty tmpfs without one: the user's sockets and files in the shared
 //!    temp dirs are out of sight;
-//! 4. the writable roots are bound back writable, then `.git` and fuseraft's state inside
-//!    them read-only, each group shallowest first, so no writable place covers a read-only
-//!    one (a root under `/tmp` is bound into the private one);
+//! 4. the writable roots are bound back writable, with every directory between a root and a
+//!    read-only or masked place inside it bound onto itself (a mount point cannot be renamed
+//!    away), then `.git` and fuseraft's state inside them read-only, each group shallowest
+//!    first, so no writable place covers a read-only one (a root under `/tmp` is bound into
+//!    the private one);
 //! 5. the masked paths (credentials, fuseraft's key, daemons' sockets) are covered by an
 //!    empty directory or an empty file that nobody may read (mode `000`), that file made in
 //!    a tmpfs of this namespace alone and bound through its descriptor.
@@ -77,6 +79,11 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
     for path in policy.read_only.iter().chain(&policy.state_dir) {
         wanted.push((path.clone(), Kind::ReadOnly));
     }
+    for pin in pins(policy) {
+        if !wanted.iter().any(|(path, _)| *path == pin) {
+            wanted.push((pin, Kind::Writable));
+        }
+    }
     // Writable places first, then the read-only ones, each shallowest first: nothing bound
     // writable can cover a read-only place (a git dir named inside `.fuseraft/`).
     wanted.sort_by_key(|(path, kind)| (*kind == Kind::ReadOnly, path.components().count()));
@@ -113,6 +120,39 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
         });
     }
     Ok(binds)
+}
+
+/// Every directory strictly between a writable root and a read-only or masked place inside
+/// it. Each is bound onto itself (still writable), so in every command's view it is a mount
+/// point, which cannot be renamed or removed: no command moves a protected place (a nested
+/// `.git`, the change log's directory, a masked file) away from the path the next command's
+/// view protects, nor swaps one of those directories for a link.
+fn pins(policy: &Policy) -> Vec<PathBuf> {
+    let roots: Vec<&PathBuf> = policy
+        .writable
+        .iter()
+        .filter(|root| !is_private_temp(root))
+        .collect();
+    let guarded = policy
+        .read_only
+        .iter()
+        .chain(&policy.state_dir)
+        .chain(&policy.masked);
+    let mut pins: Vec<PathBuf> = Vec::new();
+    for place in guarded {
+        let Some(root) = roots.iter().find(|root| place.starts_with(root)) else {
+            continue;
+        };
+        for ancestor in place.ancestors().skip(1) {
+            if ancestor == root.as_path() || !ancestor.starts_with(root) {
+                break;
+            }
+            if !pins.iter().any(|pin| pin == ancestor) {
+                pins.push(ancestor.to_path_buf());
+            }
+        }
+    }
+    pins
 }
 
 /// The run's temp dir and its `shm/`, held to be bound onto `/tmp` and `/dev/shm`.
