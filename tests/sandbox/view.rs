@@ -144,6 +144,13 @@ const CREDENTIAL_FILES: &[&str] = &[
     ".gnupg/private-keys-v1.d/key",
     ".local/share/keyrings/login.keyring",
     ".local/state/fuseraft/session.key",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".config/containers/auth.json",
+    ".cache/huggingface/token",
+    ".local/share/io.datasette.llm/keys.json",
+    "xdg/gh/hosts.yml",
 ];
 
 #[test]
@@ -171,6 +178,7 @@ fn credentials_the_session_key_and_deny_read_paths_read_as_denied() {
     write_run(&dir, "    Sandbox: refuse", "", &list);
     let output = exec_command(&dir)
         .env("HOME", &home)
+        .env("XDG_CONFIG_HOME", home.join("xdg"))
         .env_remove("FUSERAFT_SESSION_KEY")
         .env_remove("XDG_STATE_HOME")
         .arg("--deny-read")

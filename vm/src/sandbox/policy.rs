@@ -251,13 +251,37 @@ const CREDENTIALS: &[&str] = &[
     ".cargo/credentials.toml",
     ".pypirc",
     ".pgpass",
+    ".gem/credentials",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".config/containers/auth.json",
+    ".config/hub",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".local/share/io.datasette.llm/keys.json",
     ".local/state/fuseraft",
 ];
 
-/// The default read mask: [`CREDENTIALS`] under `home`.
-pub(super) fn credential_paths(home: Option<&Path>) -> Vec<PathBuf> {
-    home.map(|home| CREDENTIALS.iter().map(|path| home.join(path)).collect())
-        .unwrap_or_default()
+/// The credentials of [`CREDENTIALS`] that live under `~/.config/`, where
+/// `$XDG_CONFIG_HOME` moves them.
+const XDG_CONFIG_CREDENTIALS: &[&str] = &[
+    "gcloud",
+    "gh",
+    "git/credentials",
+    "containers/auth.json",
+    "hub",
+];
+
+/// The default read mask: [`CREDENTIALS`] under `home`, and those that live under
+/// `~/.config/` under `$XDG_CONFIG_HOME` too when it is set elsewhere.
+pub(super) fn credential_paths(home: Option<&Path>, xdg_config: Option<&Path>) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = home
+        .map(|home| CREDENTIALS.iter().map(|path| home.join(path)).collect())
+        .unwrap_or_default();
+    if let Some(config) = xdg_config.filter(|config| config.is_absolute()) {
+        paths.extend(XDG_CONFIG_CREDENTIALS.iter().map(|path| config.join(path)));
+    }
+    paths
 }
 
 /// What one started process may do besides reading: write the confinement's root, write
@@ -302,7 +326,8 @@ impl Confinement {
         // Where each place really is now, so the view's pins and mounts meet it by the same
         // path (a credential dir that is a link is masked where it leads).
         let canonical = |path: PathBuf| std::fs::canonicalize(&path).unwrap_or(path);
-        for path in credential_paths(home.as_deref())
+        let xdg_config = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from);
+        for path in credential_paths(home.as_deref(), xdg_config.as_deref())
             .into_iter()
             .chain(deny_read.iter().cloned())
             .chain(masked_sockets())
