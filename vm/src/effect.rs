@@ -241,8 +241,68 @@ impl Question {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Check {
     pub of: CheckOf,
-    /// Parameters as written (`RequiredCommandPattern`, `Path`, ...).
-    pub params: Vec<(String, String)>,
+    pub params: CheckParams,
+}
+
+/// The parameters a check reads, taken from the program's `key: value` pairs once, when the
+/// check is made: keys ignore case, a blank value is unset, a flag is `true`, `yes`, `on` or
+/// `1` (any case). Keys no check reads are not kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CheckParams {
+    /// `FileExists`: the file.
+    pub path: Option<String>,
+    /// `CommandSucceeded`: the command pattern written out.
+    pub pattern: Option<String>,
+    /// `CommandSucceeded`: the brief field holding the pattern, in `pattern_source`.
+    pub pattern_field: Option<String>,
+    pub pattern_source: Option<String>,
+    /// `RequireShellPass`: which passing command counts.
+    pub required_command_pattern: Option<String>,
+    /// `RequireWriteFile`: a shell command that counts as writing.
+    pub shell_fallback_pattern: Option<String>,
+    /// `FilesWritten`: the JSON file and its array field.
+    pub source: Option<String>,
+    pub field: Option<String>,
+    /// `RequireShellPass`: the passing command must be of the current turn.
+    pub require_current_turn: bool,
+    /// `TestsPassed`: no failures, and at least one assertion.
+    pub no_failures: bool,
+    pub has_assertions: bool,
+}
+
+impl CheckParams {
+    /// The parameters among `pairs` (the first of a key written twice).
+    pub fn of(pairs: &[(String, String)]) -> CheckParams {
+        let text = |key: &str| {
+            pairs
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(key))
+                .map(|(_, value)| value.trim())
+                .filter(|value| !value.is_empty())
+                .map(str::to_string)
+        };
+        let flag = |key: &str| {
+            text(key).is_some_and(|value| {
+                matches!(
+                    value.to_ascii_lowercase().as_str(),
+                    "true" | "yes" | "on" | "1"
+                )
+            })
+        };
+        CheckParams {
+            path: text("Path"),
+            pattern: text("Pattern"),
+            pattern_field: text("PatternField"),
+            pattern_source: text("PatternSource"),
+            required_command_pattern: text("RequiredCommandPattern"),
+            shell_fallback_pattern: text("ShellFallbackPattern"),
+            source: text("Source"),
+            field: text("Field"),
+            require_current_turn: flag("RequireCurrentTurn"),
+            no_failures: flag("NoFailures"),
+            has_assertions: flag("HasAssertions"),
+        }
+    }
 }
 
 /// What a check evaluates.
@@ -279,7 +339,7 @@ impl Check {
                 kind,
                 name: name.to_string(),
             }),
-            params,
+            params: CheckParams::of(&params),
         }
     }
 
@@ -472,7 +532,34 @@ pub enum Response {
 
 #[cfg(test)]
 mod tests {
-    use super::Caller;
+    use super::{Caller, CheckParams};
+
+    #[test]
+    fn check_params_are_read_once_ignoring_key_case_and_blank_values() {
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(key, value)| (key.to_string(), value.to_string()))
+                .collect()
+        };
+        let params = CheckParams::of(&pairs(&[
+            ("path", " out/report.json "),
+            ("Pattern", "   "),
+            ("REQUIREDCOMMANDPATTERN", "cargo test"),
+            ("RequiredCommandPattern", "ignored: the first one counts"),
+            ("RequireCurrentTurn", "Yes"),
+            ("NoFailures", "0"),
+            ("Unknown", "dropped"),
+        ]));
+        assert_eq!(params.path.as_deref(), Some("out/report.json"));
+        assert_eq!(params.pattern, None);
+        assert_eq!(
+            params.required_command_pattern.as_deref(),
+            Some("cargo test")
+        );
+        assert!(params.require_current_turn);
+        assert!(!params.no_failures && !params.has_assertions);
+        assert_eq!(CheckParams::of(&[]), CheckParams::default());
+    }
 
     #[test]
     fn a_callers_queue_reads_back_as_the_same_caller() {

@@ -52,19 +52,9 @@ pub(super) enum ReadError {
 }
 
 impl<'a> Env<'a> {
-    /// A parameter of the check, by case-insensitive key; blank values count as absent.
-    pub(super) fn param(&self, key: &str) -> Option<&'a str> {
-        lookup(&self.check.params, key)
-    }
-
-    /// A boolean parameter (`true`, `yes`, `on`, `1`, any case); absent means false.
-    pub(super) fn flag(&self, key: &str) -> bool {
-        self.param(key).is_some_and(|value| {
-            matches!(
-                value.to_ascii_lowercase().as_str(),
-                "true" | "yes" | "on" | "1"
-            )
-        })
+    /// The check's parameters.
+    pub(super) fn params(&self) -> &'a crate::effect::CheckParams {
+        &self.check.params
     }
 
     /// The run's `Validation`, `ChangeTracking` and `TestSelector` settings.
@@ -234,14 +224,6 @@ impl<'a> Env<'a> {
             })
             .collect()
     }
-}
-
-fn lookup<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    pairs
-        .iter()
-        .find(|(name, _)| name.eq_ignore_ascii_case(key))
-        .map(|(_, value)| value.trim())
-        .filter(|value| !value.is_empty())
 }
 
 /// Reads a text artifact: refuses directories, files over 16 MiB and non-UTF-8 content

@@ -46,7 +46,10 @@ fn read_object(artifact: &Artifact, what: &str, missing: &str) -> Result<Json, C
 /// active session's change log or exist on disk under the work dir. An empty list passes.
 /// Elements of any other type fail (upstream skips them silently).
 pub(super) fn files_written(env: &Env) -> CheckResult {
-    let (Some(source), Some(field)) = (env.param("Source"), env.param("Field")) else {
+    let (Some(source), Some(field)) = (
+        env.params().source.as_deref(),
+        env.params().field.as_deref(),
+    ) else {
         return CheckResult::fail(
             "FilesWritten config error: it requires 'Source' (JSON path) and 'Field' (array field name).",
         );
@@ -130,12 +133,14 @@ fn alternative_satisfied(alternative: &str, commands: &[&str]) -> bool {
 /// ("Fallback literal pattern for configs that omit verify_command from the brief");
 /// upstream's code fails on an absent field. A missing source file still fails.
 pub(super) fn command_succeeded(env: &Env) -> CheckResult {
-    let literal = env.param("Pattern");
+    let literal = env.params().pattern.as_deref();
     let mut pattern: Option<String> = None;
     let mut resolved_from = String::new();
-    if let Some(field) = env.param("PatternField") {
+    if let Some(field) = env.params().pattern_field.as_deref() {
         let raw = env
-            .param("PatternSource")
+            .params()
+            .pattern_source
+            .as_deref()
             .or_else(|| env.validation().brief_path.as_deref())
             .unwrap_or(DEFAULT_BRIEF_PATH);
         let artifact = match env.resolve(raw, "PatternSource") {
@@ -198,7 +203,7 @@ pub(super) fn command_succeeded(env: &Env) -> CheckResult {
 
 /// `FileExists` (`Path` required): a regular file at `Path` under the work dir.
 pub(super) fn file_exists(env: &Env) -> CheckResult {
-    let Some(path) = env.param("Path") else {
+    let Some(path) = env.params().path.as_deref() else {
         return CheckResult::fail("FileExists config error: it requires 'Path'.");
     };
     let artifact = match env.resolve(path, "FileExists") {
@@ -285,7 +290,7 @@ pub(super) fn test_report(env: &Env) -> CheckResult {
             criteria_hint(env, "you need one result per criterion")
         ));
     }
-    if env.flag("NoFailures") {
+    if env.params().no_failures {
         let fails: Vec<&Row> = results.iter().filter(|row| row.is_fail()).collect();
         if !fails.is_empty() {
             return CheckResult::fail(format!(
@@ -299,7 +304,7 @@ pub(super) fn test_report(env: &Env) -> CheckResult {
             ));
         }
     }
-    if env.flag("HasAssertions") {
+    if env.params().has_assertions {
         let log = match env.change_log() {
             Ok(log) => log,
             Err(error) => return CheckResult::fail(format!("TestReport error — {error}")),

@@ -72,12 +72,12 @@ pub(super) fn passing_shell_run<'a>(env: &Env<'a>, pattern: Option<&str>) -> Opt
 /// `RequireCurrentTurn: true` skips (b): upstream's termination form skips the change log
 /// once a user boundary was seen, and the current turn always starts after one here.
 pub(super) fn require_shell_pass(env: &Env) -> CheckResult {
-    let pattern = env.param("RequiredCommandPattern");
+    let pattern = env.params().required_command_pattern.as_deref();
     if passing_shell_run(env, pattern).is_some() {
         return CheckResult::pass();
     }
     let mut from_log = String::new();
-    if !env.flag("RequireCurrentTurn") {
+    if !env.params().require_current_turn {
         let log = match env.change_log() {
             Ok(log) => log,
             Err(error) => return CheckResult::fail(format!("Handoff blocked: {error}")),

@@ -17,7 +17,7 @@ use super::test_report;
 /// accepts written files as well as commits: that is the newer upstream version, which
 /// widened the commit-only rule for sandboxes that are not git repositories.
 pub(super) fn require_write_file(env: &Env) -> CheckResult {
-    let fallback = env.param("ShellFallbackPattern");
+    let fallback = env.params().shell_fallback_pattern.as_deref();
     let worked = turn_calls(env).any(|call| {
         if !succeeded(call) {
             return false;
