@@ -421,3 +421,66 @@ fn no_command_moves_a_protected_place_away_from_the_path_the_next_one_protects()
     assert!(!work.join("vendor/lib/.git/hooks/post-checkout").exists());
     assert!(work.join("vendor/lib/.git").is_dir() && work.join("config/secrets/token").is_file());
 }
+
+#[test]
+fn no_write_is_granted_through_a_link_a_command_or_a_repository_made() {
+    use std::os::unix::fs::PermissionsExt;
+    // A bare repository the start of the run widens under git writes, whose parent a
+    // command then swaps for a link to a directory outside holding a dir of the same name.
+    let victim = outside("linked-parent");
+    std::fs::create_dir_all(victim.join("outside")).unwrap();
+    std::fs::write(victim.join("outside/victim"), "v\n").unwrap();
+    std::fs::set_permissions(
+        victim.join("outside/victim"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let dir = scratch("linked-parent");
+    let work = dir.join("work");
+    for part in ["d/outside/objects", "d/outside/refs"] {
+        std::fs::create_dir_all(work.join(part)).unwrap();
+    }
+    std::fs::write(work.join("d/outside/HEAD"), "ref: refs/heads/main\n").unwrap();
+    let swap = format!("mv d d.old && ln -s {} d", victim.display());
+    let write = format!("echo x > {}/outside/pwned", victim.display());
+    write_run(
+        &dir,
+        "    Sandbox: refuse\n    Permissions: { git_write: allow }",
+        "",
+        &[(&swap, None), (&write, None)],
+    );
+    let results = run_ok(&dir);
+    succeeded(&results, &swap);
+    failed(&results, &write);
+
+    // A `DenyRead` path whose parents do not exist yet: a command makes the first a link.
+    let dir = scratch("linked-pin");
+    let link = format!("ln -s {} a", victim.display());
+    let chmod = format!("chmod 777 {}/outside/victim", victim.display());
+    let touch = format!("touch -d 2001-01-01 {}/outside/victim", victim.display());
+    write_run(
+        &dir,
+        "    Sandbox: refuse\n    DenyRead: [a/outside/secret]",
+        "",
+        &[(&link, None), (&chmod, None), (&touch, None)],
+    );
+    let results = run_ok(&dir);
+    succeeded(&results, &link);
+    failed(&results, &chmod);
+    failed(&results, &touch);
+
+    // A `.git` that is a link to a directory outside, left by an earlier run.
+    let dir = scratch("linked-dotgit");
+    std::os::unix::fs::symlink(victim.join("outside"), dir.join("work/.git")).unwrap();
+    let write = format!("echo x > {}/outside/pwned", victim.display());
+    write_run(
+        &dir,
+        "    Sandbox: refuse\n    Permissions: { git_write: allow }",
+        "",
+        &[(&write, None)],
+    );
+    failed(&run_ok(&dir), &write);
+    assert!(!victim.join("outside/pwned").exists());
+    let meta = std::fs::metadata(victim.join("outside/victim")).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+}

@@ -25,8 +25,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus,
-    Scope, ABI,
+    path_beneath_rules, Access, AccessFs, PathBeneath, Ruleset, RulesetAttr, RulesetCreatedAttr,
+    RulesetStatus, Scope, ABI,
 };
 use nix::sched::{unshare, CloneFlags};
 use rustix::mount::{mount_change, MountFlags, MountPropagationFlags};
@@ -231,7 +231,14 @@ fn landlock(writable: &[PathBuf]) -> Result<(), String> {
         .map_err(fail)?
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
         .map_err(fail)?
-        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        // Each writable place as the view bound it, opened with no symlink at any
+        // component; one that cannot be (a link a command put there) gets no rule.
+        .add_rules(
+            writable
+                .iter()
+                .filter_map(|path| super::view::open_linkless(path).ok())
+                .map(|fd| Ok(PathBeneath::new(fd, AccessFs::from_all(abi)))),
+        )
         .map_err(fail)?
         .add_rules(path_beneath_rules(DEVICES, AccessFs::from_all(abi)))
         .map_err(fail)?

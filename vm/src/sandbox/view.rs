@@ -89,13 +89,16 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
     wanted.sort_by_key(|(path, kind)| (*kind == Kind::ReadOnly, path.components().count()));
     let mut binds = Vec::new();
     for (target, kind) in wanted {
-        // A writable place is taken only as itself, never through a symlink a repository
-        // put there (`.git -> ~`); a read-only one may be followed, which only narrows.
-        let mut flags = OFlags::PATH | OFlags::CLOEXEC;
-        if kind == Kind::Writable {
-            flags |= OFlags::NOFOLLOW;
-        }
-        let source = match rustix::fs::open(&target, flags, Mode::empty()) {
+        // A writable place is taken only as itself, with no symlink at any component (a
+        // repository's `.git -> ~`, or a directory a command turned into a link between two
+        // commands); a read-only one may be followed, which only narrows.
+        let source = match kind {
+            Kind::Writable => open_linkless(&target),
+            Kind::ReadOnly => {
+                rustix::fs::open(&target, OFlags::PATH | OFlags::CLOEXEC, Mode::empty())
+            }
+        };
+        let source = match source {
             Ok(source) => source,
             Err(_) if !required(&target, kind) => continue,
             Err(error) => {
@@ -120,6 +123,18 @@ fn hold(policy: &Policy) -> Result<Vec<Bind>, String> {
         });
     }
     Ok(binds)
+}
+
+/// Opens `path` (`O_PATH`) only if no component of it is a symlink: the one way the
+/// launcher takes a place it grants writes to, for its binds and for Landlock alike.
+pub(super) fn open_linkless(path: &Path) -> rustix::io::Result<OwnedFd> {
+    rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        OFlags::PATH | OFlags::CLOEXEC,
+        Mode::empty(),
+        rustix::fs::ResolveFlags::NO_SYMLINKS,
+    )
 }
 
 /// Every directory strictly between a writable root and a read-only or masked place inside
