@@ -484,3 +484,18 @@ fn no_write_is_granted_through_a_link_a_command_or_a_repository_made() {
     let meta = std::fs::metadata(victim.join("outside/victim")).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o644);
 }
+
+#[test]
+fn nothing_a_command_does_in_the_runs_temp_stops_the_next_ones_view() {
+    let dir = scratch("temp-sabotage");
+    let sabotage = "rm -rf /tmp/shm /tmp/tmp; ln -s / /tmp/shm; ln -s / /tmp/tmp; ls -A /dev/shm";
+    let next = "echo next > /dev/shm/n && cat /dev/shm/n";
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(sabotage, None), (next, None)],
+    );
+    let results = run_ok(&dir);
+    assert_eq!(succeeded(&results, next).trim(), "next");
+}

@@ -52,8 +52,13 @@ impl RunTemp {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let dir = std::env::temp_dir().join(format!("fuseraft-run-{}-{n}", std::process::id()));
             if builder.create(&dir).is_ok() {
+                // `tmp/` and `shm/` side by side: no command reaches the parent of either,
+                // so none can swap the other for a link.
                 let made = RunTemp(dir);
-                return builder.create(made.0.join("shm")).is_ok().then_some(made);
+                let both = ["tmp", "shm"]
+                    .iter()
+                    .all(|sub| builder.create(made.0.join(sub)).is_ok());
+                return both.then_some(made);
             }
         }
         None

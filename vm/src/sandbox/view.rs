@@ -170,13 +170,13 @@ fn pins(policy: &Policy) -> Vec<PathBuf> {
     pins
 }
 
-/// The run's temp dir and its `shm/`, held to be bound onto `/tmp` and `/dev/shm`.
+/// The run's temp dir's `tmp/` and `shm/`, held to be bound onto `/tmp` and `/dev/shm`.
 fn hold_run_temp(policy: &Policy) -> Result<Option<Vec<Bind>>, String> {
     let Some(temp) = &policy.temp else {
         return Ok(None);
     };
     let mut binds = Vec::new();
-    for (source, target) in [(temp.clone(), "/tmp"), (temp.join("shm"), "/dev/shm")] {
+    for (source, target) in [(temp.join("tmp"), "/tmp"), (temp.join("shm"), "/dev/shm")] {
         let flags = OFlags::PATH | OFlags::CLOEXEC | OFlags::NOFOLLOW | OFlags::DIRECTORY;
         let source = rustix::fs::open(&source, flags, Mode::empty())
             .map_err(|error| format!("the run's temp dir `{}`: {error}", source.display()))?;
