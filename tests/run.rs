@@ -249,22 +249,27 @@ fn run_case(dir: &Path) -> String {
     };
     let pause = settings["redirect"].as_str().map(|text| {
         let answer = Mutex::new(Some(Pause::Message(text.to_string())));
-        Box::new(move |_: &Paused<'_>| answer.lock().unwrap().take().unwrap_or(Pause::Continue))
-            as Box<PauseFn>
+        std::sync::Arc::new(move |_: &Paused<'_>| {
+            answer.lock().unwrap().take().unwrap_or(Pause::Continue)
+        }) as std::sync::Arc<PauseFn>
     });
     let approvals = match (pause.is_some(), settings["operator"].as_str()) {
         // An operator at the pauses: a route question would be asked too, and refused.
-        (true, _) => Approvals::Ask(Box::new(|_: &str, _: &str, _: &Question| Approval::Refused)),
+        (true, _) => Approvals::Ask(std::sync::Arc::new(|_: &str, _: &str, _: &Question| {
+            Approval::Refused
+        })),
         // An operator who answers a tama `human` step with this line and approves the rest.
         (false, Some(line)) => {
             let line = line.to_string();
-            Approvals::Ask(Box::new(move |_: &str, _: &str, question: &Question| {
-                if matches!(question, Question::Human { .. }) {
-                    Approval::Redirected(line.clone())
-                } else {
-                    Approval::Granted
-                }
-            }))
+            Approvals::Ask(std::sync::Arc::new(
+                move |_: &str, _: &str, question: &Question| {
+                    if matches!(question, Question::Human { .. }) {
+                        Approval::Redirected(line.clone())
+                    } else {
+                        Approval::Granted
+                    }
+                },
+            ))
         }
         (false, None) => approvals,
     };

@@ -28,6 +28,7 @@ mod memory;
 mod prepare;
 mod report;
 mod running;
+mod signals;
 mod snapshot;
 pub(crate) mod summary;
 pub(crate) mod transcript;
@@ -213,9 +214,13 @@ struct Prepared<'a> {
     /// The web view (`--ui`), when asked for.
     ui: Option<crate::ui::Live>,
     /// `--hitl`: asked after every turn.
-    pause: Option<Box<driver::PauseFn>>,
+    pause: Option<Arc<driver::PauseFn>>,
     /// `--otlp` and the like: the run's trace.
     telemetry: Option<crate::telemetry::Telemetry>,
+    /// Set when a stop signal comes, for the prompts to give up.
+    stopped: signals::Stopped,
+    /// What the operator is being asked, if anything.
+    asking: signals::Asking,
 }
 
 pub fn run(args: &ExecArgs, style: Style) -> u8 {
@@ -242,21 +247,13 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         Ok(outputs) => outputs,
         Err(code) => return code,
     };
-    let approvals = approvals::approvals(args, outputs.ui.as_ref(), &begun);
+    // Set by the run's `select!` when a stop signal comes: a prompt then gives up.
+    let stopped = signals::Stopped::default();
+    let asking = signals::Asking::default();
+    let approvals = approvals::approvals(args, outputs.ui.as_ref(), &stopped, &asking);
     let pause = args.hitl.then(|| {
-        let cancel = cancel_on_signal(
-            args,
-            &begun.provider,
-            &begun.session,
-            &begun.work_dir,
-            "a pause",
-        );
-        hitl::pauses(
-            outputs.ui.as_ref(),
-            args.approve.is_some(),
-            watch_stop_signals(),
-            cancel,
-        )
+        let ui = outputs.ui.as_ref();
+        hitl::pauses(ui, args.approve.is_some(), &stopped, &asking)
     });
     if let Err(message) = begun.store.begin(&begun.work_dir, &begun.session) {
         return usage_error(&message);
@@ -284,6 +281,8 @@ pub fn run(args: &ExecArgs, style: Style) -> u8 {
         ui: outputs.ui,
         pause,
         telemetry: outputs.telemetry,
+        stopped,
+        asking,
     };
     match &args.replay {
         Some(path) => replayed(path, prepared, style),
@@ -496,7 +495,7 @@ fn mcp_consent(args: &ExecArgs, program: &Program) -> Result<(), String> {
         let never = crate::mcp_trust::Ask::Never;
         return crate::mcp_trust::check_webhook(program, urls, args.trust_mcp, never);
     }
-    let stopped = watch_stop_signals();
+    let stopped = signals::watch_stop_signals();
     let ask = move |question: &str| crate::terminal::ask(question, &stopped).unwrap_or(false);
     crate::mcp_trust::check(program, false, crate::mcp_trust::Ask::Terminal(&ask))?;
     crate::mcp_trust::check_webhook(program, urls, false, crate::mcp_trust::Ask::Terminal(&ask))
@@ -528,100 +527,4 @@ fn absolute(path: &Path) -> String {
         .unwrap_or_else(|_| path.to_path_buf())
         .display()
         .to_string()
-}
-
-/// Ctrl-C (SIGINT), SIGTERM and SIGHUP: each cancels a run the same way.
-struct StopSignals {
-    #[cfg(unix)]
-    listeners: [(&'static str, Option<tokio::signal::unix::Signal>); 3],
-}
-
-impl StopSignals {
-    /// Installs the handlers now (not on first poll), so no signal is missed once the run
-    /// has started.
-    fn listen() -> StopSignals {
-        #[cfg(unix)]
-        {
-            use tokio::signal::unix::{signal, SignalKind};
-            StopSignals {
-                listeners: [
-                    ("SIGINT", signal(SignalKind::interrupt()).ok()),
-                    ("SIGTERM", signal(SignalKind::terminate()).ok()),
-                    ("SIGHUP", signal(SignalKind::hangup()).ok()),
-                ],
-            }
-        }
-        #[cfg(not(unix))]
-        StopSignals {}
-    }
-
-    /// The name of the first signal received.
-    async fn recv(self) -> &'static str {
-        #[cfg(unix)]
-        {
-            let [(int, mut a), (term, mut b), (hup, mut c)] = self.listeners;
-            tokio::select! {
-                _ = received(&mut a) => int,
-                _ = received(&mut b) => term,
-                _ = received(&mut c) => hup,
-            }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-            "Ctrl-C"
-        }
-    }
-}
-
-/// Resolves when `listener` receives its signal; never when it could not be installed.
-#[cfg(unix)]
-async fn received(listener: &mut Option<tokio::signal::unix::Signal>) {
-    match listener {
-        Some(listener) => {
-            if listener.recv().await.is_none() {
-                std::future::pending::<()>().await;
-            }
-        }
-        None => std::future::pending().await,
-    }
-}
-
-/// The stop signal received, once one is: set by a thread with its own runtime, so it is
-/// seen while the run's thread is blocked (in an approval prompt).
-/// Ends the process when a stop signal arrives while a prompt (`during`) blocks the run:
-/// the resume hint, the `--json` summary, the cancelled exit code. The last checkpoint
-/// stays resumable.
-fn cancel_on_signal(
-    args: &ExecArgs,
-    provider: &ProviderFlags,
-    session: &str,
-    work_dir: &Path,
-    during: &'static str,
-) -> Box<dyn Fn(&'static str) + Send + Sync> {
-    let task = args.task.clone().unwrap_or_default();
-    let cancel = Cancel::new(args, provider, session, work_dir, &task, Instant::now());
-    Box::new(move |signal: &'static str| {
-        let reason = format!("cancelled ({signal}) during {during}");
-        std::process::exit(i32::from(cancel.report(&reason, Done::default())));
-    })
-}
-
-type Stopped = std::sync::Arc<std::sync::OnceLock<&'static str>>;
-
-fn watch_stop_signals() -> Stopped {
-    let stopped = Stopped::default();
-    let set = stopped.clone();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build();
-    if let Ok(runtime) = runtime {
-        // Installed here, before the run starts; the thread lives as long as the process.
-        let stop = runtime.block_on(async { StopSignals::listen() });
-        std::thread::spawn(move || {
-            let signal = runtime.block_on(stop.recv());
-            let _ = set.set(signal);
-        });
-    }
-    stopped
 }

@@ -237,7 +237,7 @@ fn approvals(approve: Option<&str>, steps: &Steps) -> Approvals {
         Some("none") => Approvals::None,
         _ => {
             let steps = steps.clone();
-            Approvals::Ask(Box::new(
+            Approvals::Ask(std::sync::Arc::new(
                 move |from: &str, to: &str, question: &Question| ask(&steps, from, to, question),
             ))
         }
@@ -262,8 +262,8 @@ fn ask(steps: &Steps, from: &str, to: &str, question: &Question) -> Approval {
 
 /// After a turn: stop (the next invocation goes on). A question put as a pause (an
 /// escalation, a plan review) is asked of the invocation.
-fn pause_after_turn(steps: Steps, stopping: Arc<AtomicBool>) -> Box<driver::PauseFn> {
-    Box::new(move |paused: &Paused<'_>| match paused.about {
+fn pause_after_turn(steps: Steps, stopping: Arc<AtomicBool>) -> Arc<driver::PauseFn> {
+    Arc::new(move |paused: &Paused<'_>| match paused.about {
         Some(question) => match ask(&steps, paused.agent.unwrap_or(""), paused.state, question) {
             Approval::Granted => Pause::Continue,
             Approval::Redirected(text) => Pause::Message(text),

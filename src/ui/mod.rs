@@ -146,14 +146,10 @@ impl Live {
     }
 
     /// Approvals answered by the page or the terminal, whichever first. `stopped` is set by
-    /// a stop signal; `cancel` then ends the process.
-    pub fn approvals(
-        &self,
-        stopped: Arc<OnceLock<&'static str>>,
-        cancel: Box<dyn Fn(&'static str) + Send + Sync>,
-    ) -> Approvals {
+    /// a stop signal; the question is then refused (the run is over by then).
+    pub fn approvals(&self, stopped: Arc<OnceLock<&'static str>>) -> Approvals {
         let broker = Arc::clone(&self.broker);
-        Approvals::Ask(Box::new(move |from: &str, to: &str, asked: &Asked| {
+        Approvals::Ask(Arc::new(move |from: &str, to: &str, asked: &Asked| {
             let text = crate::terminal::approval_question(from, to, asked);
             let signal = asked.signal();
             let question = Question {
@@ -169,32 +165,25 @@ impl Live {
                 },
                 text: &text,
             };
-            broker.ask(&question, &stopped).unwrap_or_else(|signal| {
-                cancel(signal);
-                Approval::Refused
-            })
+            broker.ask(&question, &stopped).unwrap_or(Approval::Refused)
         }))
     }
 
     /// `--hitl` pauses answered by the page or the terminal, whichever first (`prompt` and
     /// `read`: the terminal's wording of a pause and what a line typed there means). Without
     /// a terminal the page is the only answerer, and the run waits for it. `stopped` is set
-    /// by a stop signal; `cancel` then ends the process.
+    /// by a stop signal; the pause then quits (the run is over by then).
     pub fn pauses(
         &self,
         prompt: fn(&Paused<'_>) -> String,
         read: fn(&str) -> Pause,
         stopped: Arc<OnceLock<&'static str>>,
-        cancel: Box<dyn Fn(&'static str) + Send + Sync>,
-    ) -> Box<PauseFn> {
+    ) -> Arc<PauseFn> {
         let broker = Arc::clone(&self.broker);
-        Box::new(move |at: &Paused<'_>| {
+        Arc::new(move |at: &Paused<'_>| {
             broker
                 .pause(at, &prompt(at), &read, &stopped)
-                .unwrap_or_else(|signal| {
-                    cancel(signal);
-                    Pause::Quit
-                })
+                .unwrap_or(Pause::Quit)
         })
     }
 

@@ -28,7 +28,7 @@ mod sub_agent;
 mod tool_calls;
 mod usage;
 
-use operator::{escalation_answer, operator_line};
+use operator::{ask_operator, escalation_answer, operator_line, pause_operator};
 
 pub use crate::models::{Cost, Models};
 use context::read_context;
@@ -72,8 +72,9 @@ pub enum Approvals {
     All,
     /// Refuse every route (`--approve none`).
     None,
-    /// Ask: `(from, to, question) -> answer`.
-    Ask(Box<AskFn>),
+    /// Ask: `(from, to, question) -> answer`, on a thread of its own while the run waits
+    /// (a prompt blocks; the run's task does not).
+    Ask(Arc<AskFn>),
 }
 
 /// Where a run acts.
@@ -85,7 +86,7 @@ pub struct Env {
     pub deny_read: Vec<PathBuf>,
     pub approvals: Approvals,
     /// Asked after every completed turn (`--hitl`); `None` never pauses.
-    pub pause: Option<Box<PauseFn>>,
+    pub pause: Option<Arc<PauseFn>>,
 }
 
 /// Where a run paused: after `turn`, taken by `agent`, the run now in `state`.
@@ -434,12 +435,13 @@ pub async fn drive<M: Models>(
                             (message.role == crate::history::Role::Assistant)
                                 .then_some(message.agent.as_str())
                         });
-                        pause(&Paused {
+                        let at = Paused {
                             turn,
                             agent,
                             state,
                             about: None,
-                        })
+                        };
+                        pause_operator(pause, &at).await
                     };
                     match answer {
                         Pause::Continue => {}
@@ -554,9 +556,9 @@ pub async fn drive<M: Models>(
                 // go on or stop.
                 Approvals::Ask(_) if question.takes_text() && env.pause.is_some() => {
                     asked_after = Some(machine.run().turn);
-                    escalation_answer(&machine, env, &from, &question)
+                    escalation_answer(&machine, env, &from, &question).await
                 }
-                Approvals::Ask(ask) => match ask(&from, &to, &question) {
+                Approvals::Ask(ask) => match ask_operator(ask, &from, &to, &question).await {
                     Approval::Redirected(text) if question.takes_text() => Response::Redirect(text),
                     answer => Response::Approve(answer.is_granted()),
                 },
@@ -567,7 +569,7 @@ pub async fn drive<M: Models>(
                 context,
             } => {
                 asked_after = Some(machine.run().turn);
-                Response::Answer(operator_line(env, &machine, &agent, &state, &context))
+                Response::Answer(operator_line(env, &machine, &agent, &state, &context).await)
             }
             Request::Context {
                 sources,

@@ -4,48 +4,50 @@
 
 use fuseraft_vm::effect::Question;
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use fuseraft_vm::driver::{Pause, PauseFn, Paused};
 
+use super::signals::{Asking, Stopped};
 use crate::terminal::neutralise;
 
 /// What answers `--hitl` pauses: with `--ui`, the page and the terminal (when stdin is
 /// one), whichever first, and the run waits for them; otherwise the terminal when stdin is
 /// one; otherwise, with `--approve`, nobody (the run goes on); without either, the first
-/// pause ends the run resumable instead of waiting for an answer that cannot come.
+/// pause ends the run resumable instead of waiting for an answer that cannot come. A stop
+/// signal during a pause quits it (the run is over by then); each pause is marked in
+/// `asking` while it waits.
 pub(super) fn pauses(
     ui: Option<&crate::ui::Live>,
     approve_given: bool,
-    stopped: super::Stopped,
-    on_signal: Box<dyn Fn(&'static str) + Send + Sync>,
-) -> Box<PauseFn> {
-    if let Some(ui) = ui {
-        return ui.pauses(question, answer, stopped, on_signal);
-    }
-    if std::io::stdin().is_terminal() {
-        return Box::new(move |at: &Paused<'_>| {
+    stopped: &Stopped,
+    asking: &Asking,
+) -> Arc<PauseFn> {
+    let pause: Arc<PauseFn> = if let Some(ui) = ui {
+        ui.pauses(question, answer, Arc::clone(stopped))
+    } else if std::io::stdin().is_terminal() {
+        let stopped = Arc::clone(stopped);
+        Arc::new(move |at: &Paused<'_>| {
             match crate::terminal::read_answer(&question(at), &stopped) {
                 Ok(Some(line)) => answer(&line),
                 // End of input: nobody can answer any more; stop resumable.
-                Ok(None) => Pause::Quit,
-                Err(signal) => {
-                    on_signal(signal);
-                    Pause::Quit
-                }
+                Ok(None) | Err(_) => Pause::Quit,
             }
+        })
+    } else if approve_given {
+        return Arc::new(|_: &Paused<'_>| Pause::Continue);
+    } else {
+        return Arc::new(|at: &Paused<'_>| {
+            eprintln!(
+                "── paused after turn {}: standard input is not a terminal, so the run stops here \
+                 (resumable; pass `--approve all` to run --hitl unattended)",
+                at.turn
+            );
+            Pause::Quit
         });
-    }
-    if approve_given {
-        return Box::new(|_: &Paused<'_>| Pause::Continue);
-    }
-    Box::new(|at: &Paused<'_>| {
-        eprintln!(
-            "── paused after turn {}: standard input is not a terminal, so the run stops here \
-             (resumable; pass `--approve all` to run --hitl unattended)",
-            at.turn
-        );
-        Pause::Quit
-    })
+    };
+    let asking = asking.clone();
+    Arc::new(move |at: &Paused<'_>| asking.during("a pause", || pause(at)))
 }
 
 /// The prompt of one pause.

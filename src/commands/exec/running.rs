@@ -16,9 +16,9 @@ use fuseraft_vm::machine::{Machine, Run};
 use serde_json::{json, Value as Json};
 
 use super::provider::{cost_json, shell_quoted, ProviderFlags};
+use super::signals::{Asking, StopSignals, Stopped};
 use super::{
-    agents, compact_change_log, finish_telemetry, usage_error, warn_unsaved, Cancel, Done,
-    Prepared, StopSignals,
+    agents, compact_change_log, finish_telemetry, usage_error, warn_unsaved, Cancel, Done, Prepared,
 };
 use crate::cli::ExecArgs;
 use crate::events::EventsFile;
@@ -84,7 +84,13 @@ pub(super) struct Running<'a> {
     machine: Option<Machine<'a>>,
     env: Env,
     runtime: tokio::runtime::Runtime,
+    stopped: Stopped,
+    asking: Asking,
 }
+
+/// A run a stop signal ended: the signal's name, and what the operator was being asked
+/// then, if anything.
+pub(super) type Signalled = (&'static str, Option<&'static str>);
 
 impl<'a> Running<'a> {
     /// The machine (new, or restored from the session's last state) and the session log.
@@ -111,6 +117,8 @@ impl<'a> Running<'a> {
             ui,
             pause,
             telemetry,
+            stopped,
+            asking,
         } = prepared;
         let (session, task) = (options.session_id.clone(), options.task.clone());
         let mut machine = match &saved {
@@ -134,10 +142,7 @@ impl<'a> Running<'a> {
             config.keep(&work_dir, &session);
         }
         let log = crate::session::SessionLog::new(&work_dir, &session, key, chain);
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|error| usage_error(&format!("cannot start the runtime: {error}")))?;
+        let runtime = runtime()?;
         let observers = Observers {
             audit: audit.clone(),
             events,
@@ -164,12 +169,14 @@ impl<'a> Running<'a> {
             machine: Some(machine),
             env,
             runtime,
+            stopped,
+            asking,
         })
     }
 
-    /// Drives the run to its end, or until a stop signal (its name is the error): the drive
-    /// is dropped then, which kills a running tool's process group.
-    pub(super) fn drive<M: Models>(&mut self, models: &M) -> Result<Summary, &'static str> {
+    /// Drives the run to its end, or until a stop signal: the drive is dropped then, which
+    /// kills a running tool's process group, and a prompt the operator is reading gives up.
+    pub(super) fn drive<M: Models>(&mut self, models: &M) -> Result<Summary, Signalled> {
         let Running {
             args,
             observers,
@@ -179,10 +186,12 @@ impl<'a> Running<'a> {
             machine,
             env,
             runtime,
+            stopped,
+            asking,
             ..
         } = self;
         let Some(machine) = machine.take() else {
-            return Err("a second drive");
+            return Err(("a second drive", None));
         };
         let mut on_event = |event: &Event, run: &Run| {
             agents.borrow_mut().on_event(event);
@@ -206,7 +215,13 @@ impl<'a> Running<'a> {
                 summary = driver::drive(machine, models, &*env, &mut on_event, checkpoints) => {
                     Ok(summary)
                 }
-                signal = stop.recv() => Err(signal),
+                signal = stop.recv() => {
+                    // What was being asked is read before the prompt, told of the signal,
+                    // gives up.
+                    let during = asking.now();
+                    let _ = stopped.set(signal);
+                    Err((signal, during))
+                }
             }
         })
     }
@@ -265,9 +280,12 @@ impl<'a> Running<'a> {
     }
 
     /// A stop signal came during the drive.
-    pub(super) fn stopped_by_signal(&mut self, signal: &str) -> u8 {
+    pub(super) fn stopped_by_signal(&mut self, (signal, during): Signalled) -> u8 {
         let (turns, usage) = self.observers.seen;
-        let reason = format!("cancelled ({signal})");
+        let reason = match during {
+            Some(what) => format!("cancelled ({signal}) during {what}"),
+            None => format!("cancelled ({signal})"),
+        };
         // The drive future was dropped mid-turn: the events file still gets its end.
         let end = Event::new(
             turns,
@@ -300,6 +318,14 @@ impl<'a> Running<'a> {
         };
         self.cancel_report(&reason, done)
     }
+}
+
+/// The run's runtime: one thread; prompts and blocking reads run on its blocking pool.
+fn runtime() -> Result<tokio::runtime::Runtime, u8> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| usage_error(&format!("cannot start the runtime: {error}")))
 }
 
 /// The session's own fields every checkpoint record carries.

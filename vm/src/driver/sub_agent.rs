@@ -92,7 +92,7 @@ impl ToolRunner<'_> {
                     servers.catalog(),
                 )
             };
-            match self.permit(decision, &context.agent) {
+            match self.permit(decision, &context.agent).await {
                 Ok(ToolRef::Builtin(tool)) if SubAgentMode::of(tool).is_none() => {
                     crate::tools::execute_tool(call, tool, context).await
                 }

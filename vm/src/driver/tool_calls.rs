@@ -109,7 +109,7 @@ impl ToolRunner<'_> {
                     servers.catalog(),
                 )
             };
-            match self.permit(decision, &context.agent) {
+            match self.permit(decision, &context.agent).await {
                 Err(denial) => denial.answer(call),
                 Ok(ToolRef::Builtin(tool)) => match (SubAgentMode::of(tool), agent_ir) {
                     (Some(mode), Some(caller)) => {
@@ -151,7 +151,7 @@ impl ToolRunner<'_> {
     }
 
     /// The tool a decision lets run, asking the operator when it says so; else the refusal.
-    pub(super) fn permit(&self, decision: Decision, agent: &str) -> Result<ToolRef, Denial> {
+    pub(super) async fn permit(&self, decision: Decision, agent: &str) -> Result<ToolRef, Denial> {
         match decision {
             Decision::Allow(tool) => Ok(tool),
             Decision::Block(reason) => Err(reason),
@@ -160,7 +160,10 @@ impl ToolRunner<'_> {
                     Approvals::All => true,
                     Approvals::None => false,
                     Approvals::Ask(ask) => {
-                        ask(agent, &action, &crate::effect::Question::ToolCall).is_granted()
+                        let question = crate::effect::Question::ToolCall;
+                        super::ask_operator(ask, agent, &action, &question)
+                            .await
+                            .is_granted()
                     }
                 };
                 approved.then_some(tool).ok_or_else(|| {
