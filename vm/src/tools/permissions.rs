@@ -163,14 +163,31 @@ fn command_text(call: &ToolCall, tool: Tool) -> String {
 }
 
 /// The category a call of `tool` falls in, if any (a `shell_run` that writes to git is
-/// `git_write`).
+/// `git_write`), as approval prompts and denials name it.
 pub fn category(call: &ToolCall, tool: Tool) -> Option<Category> {
-    match tool.category()? {
-        Category::CommandExecution if super::is_git_write(&command_text(call, tool)) => {
-            Some(Category::GitWrite)
-        }
-        category => Some(category),
+    let categories = categories(call, tool);
+    let git_write = categories.contains(&Category::GitWrite);
+    git_write
+        .then_some(Category::GitWrite)
+        .or(categories.first().copied())
+}
+
+/// Every category a call of `tool` falls in, its tool's own first: a command the text
+/// recognises as a git write is `git_write` as well as `command_execution`, never instead
+/// (a marker word in a comment must not trade one policy for the other); `git_push` and
+/// `git_pull` need `network_api` too. Each applies: the strictest decides.
+fn categories(call: &ToolCall, tool: Tool) -> Vec<Category> {
+    let Some(own) = tool.category() else {
+        return Vec::new();
+    };
+    let mut categories = vec![own];
+    if own == Category::CommandExecution && super::is_git_write(&command_text(call, tool)) {
+        categories.push(Category::GitWrite);
     }
+    if tool.needs_network() && !categories.contains(&Category::NetworkApi) {
+        categories.push(Category::NetworkApi);
+    }
+    categories
 }
 
 /// What a call does, as an approval prompt and a denial name it.
@@ -220,7 +237,8 @@ pub fn decide(
         Ok(ToolRef::Mcp(tool)) => return decide_mcp(call, tool, program),
         Err(reason) => return Decision::Block(reason),
     };
-    let Some(category) = category(call, tool) else {
+    let categories = categories(call, tool);
+    let Some(&category) = categories.first() else {
         return Decision::Allow(ToolRef::Builtin(tool));
     };
     if category == Category::FileWriteDelete {
@@ -229,11 +247,6 @@ pub fn decide(
         }
     }
     let action = describe(call, tool, category);
-    // `git_push` and `git_pull` need `network_api` as well as `git_write`: the stricter wins.
-    let mut categories = vec![category];
-    if tool.needs_network() {
-        categories.push(Category::NetworkApi);
-    }
     let mut ask = false;
     for category in categories {
         match program.permissions.action(category) {

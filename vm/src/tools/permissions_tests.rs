@@ -346,7 +346,7 @@ fn push_and_pull_need_network_api_as_well_as_git_write() {
 }
 
 #[test]
-fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
+fn shell_scripts_and_jobs_are_command_execution_and_git_write_too() {
     let root = Temp::new("shell-more");
     let program = program(
         "      Plugins: [Shell]\n",
@@ -357,12 +357,23 @@ fn shell_scripts_and_jobs_are_command_execution_or_git_write() {
         decide_for(&program, &script, &root.0),
         Decision::Block(Denial { text: reason, .. }) if reason.contains("run `echo hi\nmake`") && reason.contains("(command_execution)")
     ));
+    // A script that commits is a command still: `command_execution` refuses it, whatever
+    // `git_write` says.
     let committing = call(
         "shell_run_script",
         json!({"script": "echo hi\ngit commit -am x"}),
     );
     assert!(matches!(
         decide_for(&program, &committing, &root.0),
+        Decision::Block(Denial { text: reason, .. }) if reason.contains("(command_execution)")
+    ));
+    // Commands allowed, git writes asked: the commit is asked.
+    let asking = self::program(
+        "      Plugins: [Shell]\n",
+        "    Permissions:\n      command_execution: allow\n      git_write: require-approval\n",
+    );
+    assert!(matches!(
+        decide_for(&asking, &committing, &root.0),
         Decision::Ask(ToolRef::Builtin(Tool::ShellRunScript), _)
     ));
     let job = call("shell_run_background", json!({"command": "npm run dev"}));
@@ -724,21 +735,30 @@ fn probes_are_command_execution_and_the_new_tools_narrow_by_their_tags() {
         decide_for(&blocked, &probe, &root.0),
         Decision::Block(Denial { text: reason, .. }) if reason.contains("run `print(1)`") && reason.contains("(command_execution)")
     ));
-    // Either of two commands, or the setup, that writes to git makes the probe a git write.
+    // Either of two commands, or the setup, that writes to git makes the probe a git write
+    // as well: asked where commands are allowed, refused where they are blocked.
+    let asking = program(
+        "      Plugins: [Probe, Shell, FileSystem]\n",
+        "    Permissions:\n      command_execution: allow\n      git_write: require-approval\n",
+    );
     let compare = call(
         "probe_compare_outputs",
         json!({"commandA": "ls", "commandB": "git commit -am x"}),
     );
     assert!(matches!(
-        decide_for(&blocked, &compare, &root.0),
+        decide_for(&asking, &compare, &root.0),
         Decision::Ask(ToolRef::Builtin(Tool::ProbeCompareOutputs), _)
+    ));
+    assert!(matches!(
+        decide_for(&blocked, &compare, &root.0),
+        Decision::Block(_)
     ));
     let setup = call(
         "probe_run_hypothesis",
         json!({"hypothesis": "h", "command": "ls", "expectedObservation": "x", "setupCommand": "git reset --hard"}),
     );
     assert!(matches!(
-        decide_for(&blocked, &setup, &root.0),
+        decide_for(&asking, &setup, &root.0),
         Decision::Ask(ToolRef::Builtin(Tool::ProbeRunHypothesis), _)
     ));
     // Setting a variable, reading the directory and stat-ing run nothing.
