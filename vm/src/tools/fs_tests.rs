@@ -262,6 +262,25 @@ async fn fs_fuseraft_state_is_read_only_but_artifacts_are_not() {
         );
     }
     assert_eq!(root.snapshot(), before, "fuseraft state changed");
+    // Another agent's memories, the project's `MEMORY.md`, a daily note: only the memory
+    // tools write them.
+    for path in [
+        ".fuseraft/memory/Reviewer-0011223344556677.jsonl",
+        ".fuseraft/memory/MEMORY.md",
+        ".fuseraft/memory/daily/2026-11-29.md",
+        ".FUSERAFT/Memory/MEMORY.md",
+    ] {
+        assert_refused(
+            &call(
+                &ctx,
+                "write_file",
+                json!({"path": path, "content": "forged"}),
+            )
+            .await,
+            "the agents' memory",
+        );
+    }
+    assert!(!root.path(".fuseraft/memory").exists());
     for path in [
         ".fuseraft/artifacts/brief.json",
         ".fuseraft/artifacts/sessions/s1/brief.json",

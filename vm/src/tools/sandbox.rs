@@ -96,8 +96,9 @@ pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Ou
 /// Why a resolved path (relative to the sandbox root) is fuseraft's or git's own state,
 /// which the tools may read but not write, patch or delete; `None` when it is not. Ignores
 /// case. Protected: anything under a `.git` directory (or a `.git` file, as in a worktree)
-/// at any depth, and `.fuseraft/sessions/`, `.fuseraft/state/` (the change log, evidence)
-/// and `.fuseraft/checkpoints/`. Agents' own artifacts elsewhere under `.fuseraft/`
+/// at any depth, and `.fuseraft/sessions/`, `.fuseraft/state/` (the change log, evidence),
+/// `.fuseraft/checkpoints/` and `.fuseraft/memory/` (agents' memories, `MEMORY.md`, the
+/// daily notes: only the memory tools write them, so no agent forges another's). Agents' own artifacts elsewhere under `.fuseraft/`
 /// (`.fuseraft/artifacts/`, `.fuseraft/brief.json`, ...) stay writable.
 pub(super) fn protected_state(rel: &str) -> Option<&'static str> {
     let lower = rel.to_ascii_lowercase().replace('\\', "/");
@@ -111,6 +112,9 @@ pub(super) fn protected_state(rel: &str) -> Option<&'static str> {
     match parts.as_slice() {
         [".fuseraft", "sessions" | "state" | "checkpoints", ..] => {
             Some("fuseraft's own state (sessions, change log, checkpoints)")
+        }
+        [".fuseraft", "memory", ..] => {
+            Some("the agents' memory (`.fuseraft/memory/`), which only the memory tools write")
         }
         _ => None,
     }
