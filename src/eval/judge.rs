@@ -8,7 +8,7 @@ use std::sync::Arc;
 use fuseraft_compiler::ir::Program;
 use fuseraft_vm::driver::Models;
 use fuseraft_vm::effect::{ChatMessage, ChatRole, ModelCall, ModelReply};
-use fuseraft_vm::providers::{Overrides, Providers, Settings};
+use fuseraft_vm::providers::{Providers, Settings};
 use serde::{Deserialize, Serialize};
 
 use super::case::Judge;
@@ -137,7 +137,9 @@ pub fn model_of(judge: &Judge, defaults: &JudgeModel) -> JudgeModel {
     }
 }
 
-/// The network provider of a judge's model (`program` only lends its settings).
+/// The network provider of a judge's model (`program` only lends its settings). The model,
+/// its endpoint and its key variable come from a suite, a file like a config: a well-known
+/// key goes only to its provider's hosts, as a config's `ApiKeyEnvVar` does.
 pub fn provider(model: &JudgeModel, program: &Program) -> Result<Providers, String> {
     let Some(name) = &model.model else {
         return Err(
@@ -145,27 +147,12 @@ pub fn provider(model: &JudgeModel, program: &Program) -> Result<Providers, Stri
                 .to_string(),
         );
     };
-    let empty = Program {
-        agents: Vec::new(),
-        states: Vec::new(),
-        compaction_model: None,
-        compaction: None,
-        ..program.clone()
-    };
-    let overrides = Overrides {
-        model: Some(name.clone()),
-        endpoint: model.endpoint.clone(),
-        api_key_env: model.api_key_env.clone(),
-        ..Overrides::default()
-    };
-    Providers::new(
-        &empty,
-        &overrides,
-        Settings::default(),
-        &|name| std::env::var(name).ok(),
-        None,
-    )
-    .map_err(|message| format!("the judge's model: {message}"))
+    let fail = |message: String| format!("the judge's model: {message}");
+    let mut configured = fuseraft_vm::providers::named_model(name).map_err(fail)?;
+    configured.endpoint = model.endpoint.clone();
+    configured.api_key_env = model.api_key_env.clone();
+    let env = |name: &str| std::env::var(name).ok();
+    Providers::for_model(program, "the judge", &configured, Settings::default(), &env).map_err(fail)
 }
 
 /// Asks `models` for the verdict; a failed call is an `unclear` verdict naming the error.

@@ -180,44 +180,44 @@ impl Providers {
         env: &dyn Fn(&str) -> Option<String>,
         on_token: Option<TokenSink>,
     ) -> Result<Providers, String> {
+        let (users, modelless) = users_of(program);
+        Providers::with_users(
+            program, &users, modelless, overrides, settings, env, on_token,
+        )
+    }
+
+    /// A client for one model a file names (an eval suite's judge, as `who`): its endpoint
+    /// and key variable are the file's, judged as a config's are (a well-known key goes
+    /// only over https to its provider's hosts), never as the command line's. Every call
+    /// goes to it.
+    pub fn for_model(
+        program: &ir::Program,
+        who: &str,
+        model: &ir::Model,
+        settings: Settings,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Providers, String> {
+        let users = [(who.to_string(), model)];
+        let none = Overrides::default();
+        let mut providers =
+            Providers::with_users(program, &users, None, &none, settings, env, None)?;
+        providers.fallback = Some(0);
+        Ok(providers)
+    }
+
+    fn with_users(
+        program: &ir::Program,
+        users: &[(String, &ir::Model)],
+        modelless: Option<String>,
+        overrides: &Overrides,
+        settings: Settings,
+        env: &dyn Fn(&str) -> Option<String>,
+        on_token: Option<TokenSink>,
+    ) -> Result<Providers, String> {
         let forced = match &overrides.model {
             Some(text) => Some(parse_model_flag(text)?),
             None => None,
         };
-        let mut users: Vec<(String, &ir::Model)> = Vec::new();
-        let mut modelless: Option<String> = None;
-        for agent in &program.agents {
-            match &agent.model {
-                Some(model) => users.push((format!("agent `{}`", agent.name), model)),
-                None => {
-                    modelless.get_or_insert_with(|| format!("agent `{}`", agent.name));
-                }
-            }
-            // A sub-agent's own model (`SubAgentModel`), when it has one.
-            if let Some(model) = &agent.sub_agent.model {
-                users.push((format!("the sub-agent of agent `{}`", agent.name), model));
-            }
-        }
-        for state in &program.states {
-            if let StateKind::Select(select) = &state.kind {
-                match &select.manager {
-                    Some(model) => {
-                        users.push((format!("the manager of state `{}`", state.name), model))
-                    }
-                    None => {
-                        modelless.get_or_insert_with(|| {
-                            format!("the manager of state `{}`", state.name)
-                        });
-                    }
-                }
-            }
-        }
-        if let Some(model) = &program.compaction_model {
-            users.push((
-                "the compaction model (`Compaction.Model`)".to_string(),
-                model,
-            ));
-        }
         let given = Given {
             endpoint: overrides.endpoint.is_some(),
             api_key_env: overrides
@@ -241,7 +241,7 @@ impl Providers {
                 resolved.push((effective, clients.len() - 1));
                 Ok(clients.len() - 1)
             };
-        for (who, model) in &users {
+        for (who, model) in users {
             if routes.iter().any(|(known, _)| known == *model) {
                 continue;
             }
@@ -382,6 +382,51 @@ fn turn_choice(choice: ir::ToolChoice, call: &ModelCall) -> ir::ToolChoice {
     } else {
         choice
     }
+}
+
+/// The model `PROVIDER:MODEL` names (as `--model` spells it), with nothing else set.
+pub fn named_model(text: &str) -> Result<ir::Model, String> {
+    let flag = parse_model_flag(text)?;
+    effective_model(None, Some(&flag), &Overrides::default())
+}
+
+/// Who in `program` calls a model, with the model (agents, their sub-agents, select
+/// managers, the compaction model), and the first caller that names none.
+fn users_of(program: &ir::Program) -> (Vec<(String, &ir::Model)>, Option<String>) {
+    let mut users: Vec<(String, &ir::Model)> = Vec::new();
+    let mut modelless: Option<String> = None;
+    for agent in &program.agents {
+        match &agent.model {
+            Some(model) => users.push((format!("agent `{}`", agent.name), model)),
+            None => {
+                modelless.get_or_insert_with(|| format!("agent `{}`", agent.name));
+            }
+        }
+        // A sub-agent's own model (`SubAgentModel`), when it has one.
+        if let Some(model) = &agent.sub_agent.model {
+            users.push((format!("the sub-agent of agent `{}`", agent.name), model));
+        }
+    }
+    for state in &program.states {
+        if let StateKind::Select(select) = &state.kind {
+            match &select.manager {
+                Some(model) => {
+                    users.push((format!("the manager of state `{}`", state.name), model))
+                }
+                None => {
+                    modelless
+                        .get_or_insert_with(|| format!("the manager of state `{}`", state.name));
+                }
+            }
+        }
+    }
+    if let Some(model) = &program.compaction_model {
+        users.push((
+            "the compaction model (`Compaction.Model`)".to_string(),
+            model,
+        ));
+    }
+    (users, modelless)
 }
 
 impl Models for Providers {
