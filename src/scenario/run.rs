@@ -63,6 +63,21 @@ fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `program` with the network blocked, whatever its config says: a scenario tests routing
+/// on a repository's word, so nothing it runs (a command, a git push, an Http tool, an MCP
+/// server) reaches the network, nor asks for it.
+fn offline(mut program: fuseraft_compiler::ir::Program) -> fuseraft_compiler::ir::Program {
+    use fuseraft_compiler::ir::{Action, Category};
+    let permissions = &mut program.permissions;
+    permissions
+        .overrides
+        .retain(|(category, _)| *category != Category::NetworkApi);
+    permissions
+        .overrides
+        .push((Category::NetworkApi, Action::Block));
+    program
+}
+
 /// Runs a loaded scenario to its end; its config's MCP servers start only when `trust_mcp`
 /// (`--trust-mcp`) says so.
 pub fn run(scenario: &Scenario, trust_mcp: bool) -> Result<Ran, RunError> {
@@ -89,6 +104,7 @@ pub fn run(scenario: &Scenario, trust_mcp: bool) -> Result<Ran, RunError> {
         });
     };
     mcp_allowed(scenario, &program, trust_mcp).map_err(RunError::plain)?;
+    let program = offline(program);
     // Removed when dropped; canonical, so the `<sandbox>` replacement below matches the paths
     // the run reports.
     let temp = tempfile::Builder::new()
