@@ -255,7 +255,10 @@ fn compile_ir(path: &Path, loader: &mut Loader<'_>) -> Option<Program> {
     let file = loader.read(path, None, "IR file")?;
     let text = &loader.sources.get(file).text;
     match crate::ir::parse(text) {
-        Ok(program) => Some(program),
+        Ok(program) => {
+            crate::syntax::config_paths::check_program(&program, file, loader);
+            Some(program)
+        }
         Err(error) => {
             let start = error.offset.min(text.len());
             let end = text[start..]

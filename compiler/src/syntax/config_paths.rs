@@ -84,6 +84,69 @@ pub fn check(config: &Config, loader: &mut Loader<'_>) {
     }
 }
 
+/// Reports every configured path of a program read from `.fir` text (`file`) that leaves
+/// the project, by the same rule as a config's; the IR keeps no spans, so each error points
+/// at the value's first quoted occurrence in the text.
+pub fn check_program(
+    program: &crate::ir::Program,
+    file: crate::source::FileId,
+    loader: &mut Loader<'_>,
+) {
+    use crate::ir::{Effect, McpTransport};
+    let mut paths: Vec<(String, String)> = Vec::new();
+    for (key, value) in &program.settings {
+        if PATH_SETTINGS.contains(&key.as_str()) {
+            paths.push((key.clone(), value.clone()));
+        }
+    }
+    let mut sources: Vec<&ContextSource> = Vec::new();
+    for agent in &program.agents {
+        sources.extend(&agent.context.sources);
+    }
+    for exit in program.states.iter().flat_map(|state| &state.exits) {
+        for effect in &exit.effects {
+            if let Effect::InjectContext(list) = effect {
+                sources.extend(list);
+            }
+        }
+    }
+    for source in sources {
+        if let SourceKind::File(path) = source.kind() {
+            paths.push(("file".to_string(), path.to_string()));
+        }
+    }
+    for predicate in program.contracts.iter().flat_map(|c| &c.predicates) {
+        for (name, value) in &predicate.params {
+            if PATH_PARAMS.contains(&name.as_str()) {
+                paths.push((name.clone(), value.clone()));
+            }
+        }
+    }
+    for server in &program.mcp_servers {
+        if let McpTransport::Stdio {
+            working_directory: Some(dir),
+            ..
+        } = &server.transport
+        {
+            paths.push(("WorkingDirectory".to_string(), dir.clone()));
+        }
+    }
+    let text = loader.sources.get(file).text.clone();
+    for (key, value) in paths {
+        let quoted = format!("{value:?}");
+        let start = text.find(&quoted).unwrap_or(0);
+        let end = if start == 0 && !text.starts_with(&quoted) {
+            0
+        } else {
+            start + quoted.len()
+        };
+        let at = Spanned::new(value, crate::source::Span::new(file, start, end));
+        if let Some(diag) = judge(&key, &at, loader) {
+            loader.diags.push(diag);
+        }
+    }
+}
+
 /// The path a `file:PATH` context source names, at the source's span.
 fn file_of(source: &Spanned<String>) -> Option<(String, Spanned<String>)> {
     let parsed = ContextSource {
