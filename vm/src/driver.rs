@@ -304,6 +304,24 @@ pub async fn drive<M: Models>(
     crate::sandbox::env::withhold(key_variables(program));
     let session_id = machine.run().session_id.clone();
     let change_log = change_log_path(program, &env.work_dir, &session_id);
+    // Never in git's metadata, nor in fuseraft's sessions, checkpoints or memory (the file
+    // tools' rule; the change log's own place is `.fuseraft/state/`).
+    let relative = change_log
+        .strip_prefix(&env.work_dir)
+        .unwrap_or(&change_log);
+    let relative = relative.to_string_lossy().replace('\\', "/");
+    if let Some(what) = crate::tools::protected_state(&relative).filter(|_| {
+        !relative
+            .to_ascii_lowercase()
+            .starts_with(".fuseraft/state/")
+    }) {
+        let reason = format!(
+            "the change log `{}` is in {what}, which fuseraft never writes for a config",
+            change_log.display()
+        );
+        let run = machine.into_run();
+        return Summary::cut_short(run, Outcome::Error, reason, 0, Cost::default());
+    }
     // The change log's directory, opened once for the run without following a link: a
     // repository's planted `.fuseraft/state -> ~` ends the run before the first turn.
     if let Err(reason) = crate::changes::store::Files::open(&env.work_dir, &change_log) {

@@ -163,9 +163,49 @@ fn file_of(source: &Spanned<String>) -> Option<(String, Spanned<String>)> {
     }
 }
 
-/// The error for `path` when it leaves the project, lexically or through a symlink.
+/// The settings that name a file fuseraft itself writes: never git's metadata nor the state
+/// fuseraft keeps for itself (the file tools' rule), whatever the config says.
+const WRITTEN_SETTINGS: &[&str] = &["ChangeTracking.Path", "Chatroom.Path"];
+
+/// What `value` names when it is git's metadata or fuseraft's own state that `key` may not
+/// be written in (the change log lives in `.fuseraft/state/`, so that one is its own).
+fn names_state(key: &str, value: &str) -> Option<&'static str> {
+    if !WRITTEN_SETTINGS.contains(&key) {
+        return None;
+    }
+    let parts: Vec<String> = Path::new(value)
+        .components()
+        .filter_map(|part| match part {
+            Component::Normal(name) => Some(name.to_string_lossy().to_ascii_lowercase()),
+            _ => None,
+        })
+        .collect();
+    if parts.iter().any(|part| part == ".git") {
+        return Some("git's own metadata (`.git/`)");
+    }
+    let own = matches!(
+        parts.get(1).map(String::as_str),
+        Some("sessions" | "checkpoints" | "memory")
+    ) || (parts.get(1).map(String::as_str) == Some("state")
+        && key != "ChangeTracking.Path");
+    (parts.first().map(String::as_str) == Some(".fuseraft") && own)
+        .then_some("fuseraft's own state (sessions, change log, checkpoints, memory)")
+}
+
+/// The error for `path` when it leaves the project, lexically or through a symlink, or
+/// names git's metadata or fuseraft's state for fuseraft to write.
 fn judge(key: &str, path: &Spanned<String>, loader: &Loader<'_>) -> Option<Diagnostic> {
     let value = path.value.trim();
+    if let Some(what) = names_state(key, value) {
+        return Some(
+            Diagnostic::error(
+                Code::InvalidValue,
+                format!("`{key}: {value}` names {what}, which fuseraft never writes for a config"),
+            )
+            .with_label(path.span, "this path is git's or fuseraft's own")
+            .with_help("name a file of the project's own, e.g. `logs/chatroom.jsonl`"),
+        );
+    }
     if leaves_lexically(Path::new(value)) {
         return Some(path_outside_project(key, value, None, path));
     }

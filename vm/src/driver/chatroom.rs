@@ -5,7 +5,9 @@
 //!
 //! The file is reached through the path confinement (`crate::confine`) and replaced by a fresh
 //! file, never written through: a path that leaves the work dir, or a symlink an agent left at
-//! it, is refused with a warning, so chatroom text never lands outside the work dir.
+//! it, is refused with a warning, so chatroom text never lands outside the work dir; nor in
+//! git's metadata or fuseraft's own state (a `.git` component, `.fuseraft/sessions`, `state`,
+//! `checkpoints`, `memory`), by the file tools' rule.
 
 use std::path::{Path, PathBuf};
 
@@ -104,6 +106,11 @@ fn append(work_dir: &Path, path: &Path, lines: &[u8]) -> Result<(), String> {
         }
         other => other.to_string(),
     })?;
+    // Git's metadata and fuseraft's own state are written by neither the tools nor the
+    // chatroom: model text in `.git/hooks/pre-commit` would run at the next commit.
+    if let Some(what) = crate::tools::protected_state(&place.rel()) {
+        return Err(format!("it is {what}; the chatroom is not written"));
+    }
     place.make_dirs().map_err(|error| error.to_string())?;
     let mut content = match place.read(MAX_FILE_BYTES) {
         Ok((bytes, size)) if size > MAX_FILE_BYTES || bytes.len() as u64 > MAX_FILE_BYTES => {
@@ -229,5 +236,34 @@ mod tests {
         assert!(!outside.join("chat.jsonl").exists());
         let _ = std::fs::remove_dir_all(work);
         let _ = std::fs::remove_dir_all(outside);
+    }
+
+    #[test]
+    fn the_file_is_never_gits_metadata_or_fuseraft_state() {
+        let work = temp("state");
+        std::fs::create_dir_all(work.join(".git/hooks")).unwrap();
+        std::fs::write(
+            work.join(".git/hooks/pre-commit"),
+            "#!/bin/sh\necho lint-ok\n",
+        )
+        .unwrap();
+        for path in [
+            ".git/hooks/pre-commit",
+            "vendor/lib/.GIT/config",
+            ".fuseraft/memory/MEMORY.md",
+            ".fuseraft/sessions/forged.json",
+        ] {
+            let mut notes = Notes::default();
+            let mut file = ChatroomFile::new(Some(path), &work, "s", &notes);
+            send(&mut notes, "A", "$(touch pwned)");
+            let why = file.sync(&notes).unwrap_err();
+            assert!(why.contains("the chatroom is not written"), "{path}: {why}");
+        }
+        assert_eq!(
+            std::fs::read_to_string(work.join(".git/hooks/pre-commit")).unwrap(),
+            "#!/bin/sh\necho lint-ok\n"
+        );
+        assert!(!work.join(".fuseraft").exists() && !work.join("vendor").exists());
+        let _ = std::fs::remove_dir_all(work);
     }
 }

@@ -78,6 +78,7 @@ pub use run_state::RunState;
 pub(crate) use record::now_rfc3339;
 pub use record::record_mcp_call;
 pub use sandbox::is_credential_path;
+pub(crate) use sandbox::protected_state;
 pub use shell::{creates_commit, is_git_write, is_secret_env};
 
 /// Where and for whom a tool call runs.

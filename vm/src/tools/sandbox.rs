@@ -100,7 +100,7 @@ pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Ou
 /// `.fuseraft/checkpoints/` and `.fuseraft/memory/` (agents' memories, `MEMORY.md`, the
 /// daily notes: only the memory tools write them, so no agent forges another's). Agents' own artifacts elsewhere under `.fuseraft/`
 /// (`.fuseraft/artifacts/`, `.fuseraft/brief.json`, ...) stay writable.
-pub(super) fn protected_state(rel: &str) -> Option<&'static str> {
+pub(crate) fn protected_state(rel: &str) -> Option<&'static str> {
     let lower = rel.to_ascii_lowercase().replace('\\', "/");
     let parts: Vec<&str> = lower
         .split('/')
