@@ -157,6 +157,10 @@ pub(super) fn run_shell(
 
 /// Quotes `word` for bash unless it is made of characters that need no quoting.
 fn shell_quote(word: &str) -> String {
+    // A path, never an option for the test runner: a file the model named `-h` or
+    // `--exec=…` is `./-h`.
+    let dashed = word.starts_with('-').then(|| format!("./{word}"));
+    let word = dashed.as_deref().unwrap_or(word);
     let plain = !word.is_empty()
         && word
             .chars()
@@ -361,6 +365,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_named_like_an_option_reaches_the_runner_as_a_path() {
+        let fx = fixture("rt-dash", Some("printf '%s\\n' {file}"));
+        fx.change_log(&[entry("Dev", 2, &["-h", "--exec=touch pwned.txt"], &[])]);
+        assert_pass(&fx.validator("RequireRelatedTestsPass", &[], vec![]));
+        assert!(!fx.dir().join("pwned.txt").exists());
+        assert_eq!(ran(&fx).trim(), "suite ./-h ./--exec=touch pwned.txt");
+    }
+
+    #[test]
     fn related_tests_run_in_the_work_dir() {
         let fx = Fixture::new("rt-cwd")
             .with_setting("TestSelector.FullSuiteCommand", "test -f marker.txt");
@@ -462,5 +475,7 @@ mod tests {
         assert_eq!(shell_quote("src/a_b-c.rs"), "src/a_b-c.rs");
         assert_eq!(shell_quote("it's"), "'it'\\''s'");
         assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("-h"), "./-h");
+        assert_eq!(shell_quote("--exec=rm x"), "'./--exec=rm x'");
     }
 }
