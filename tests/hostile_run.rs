@@ -388,8 +388,22 @@ fn signal_at_prompt(signal: &str, hang_up: bool) {
         "{shown}"
     );
     assert!(!work.join("ran.txt").exists(), "neither approved nor run");
-    // The session resumes; this time the command is approved.
     let session = summary["session_id"].as_str().unwrap().to_string();
+    // Nobody answered the prompt: the audit chain holds, and records no operator answer.
+    let audit = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args([
+            "audit",
+            "show",
+            &session,
+            "--work-dir",
+            work.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let records = String::from_utf8_lossy(&audit.stdout);
+    assert_eq!(audit.status.code(), Some(0), "{records}");
+    assert!(!records.contains("operator_answered"), "{records}");
+    // The session resumes; this time the command is approved.
     assert!(shown.contains(&format!("--resume {session}")), "{shown}");
     let resumed = exec(
         &config,

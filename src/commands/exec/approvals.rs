@@ -71,18 +71,28 @@ fn marked(approvals: Approvals, asking: &Asking) -> Approvals {
     }
 }
 
-/// `approvals` whose every answer from the operator is also an audit record.
-pub(super) fn audited(approvals: Approvals, audit: Option<crate::audit::Shared>) -> Approvals {
+/// `approvals` whose every answer from the operator is also an audit record; a prompt a
+/// stop signal ended records nothing (nobody answered it).
+pub(super) fn audited(
+    approvals: Approvals,
+    audit: Option<crate::audit::Shared>,
+    stopped: &Stopped,
+) -> Approvals {
     match (approvals, audit) {
-        (Approvals::Ask(ask), Some(audit)) => Approvals::Ask(Arc::new(
-            move |from: &str, to: &str, question: &Question| {
-                let answer = ask(from, to, question);
-                if let Ok(mut audit) = audit.lock() {
-                    audit.operator_answered(from, to, question, &answer);
-                }
-                answer
-            },
-        )),
+        (Approvals::Ask(ask), Some(audit)) => {
+            let stopped = Arc::clone(stopped);
+            Approvals::Ask(Arc::new(
+                move |from: &str, to: &str, question: &Question| {
+                    let answer = ask(from, to, question);
+                    if stopped.get().is_none() {
+                        if let Ok(mut audit) = audit.lock() {
+                            audit.operator_answered(from, to, question, &answer);
+                        }
+                    }
+                    answer
+                },
+            ))
+        }
         // `--approve all|none` decides alone: the chain's first record says which.
         (approvals, _) => approvals,
     }

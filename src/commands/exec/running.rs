@@ -133,7 +133,7 @@ impl<'a> Running<'a> {
         let env = Env {
             work_dir: work_dir.clone(),
             deny_read: crate::session::key::deny_read(&args.deny_read),
-            approvals: super::approvals::audited(approvals, audit.clone()),
+            approvals: super::approvals::audited(approvals, audit.clone(), &stopped),
             pause,
         };
         let agents = RefCell::new(agents::Agents::restored(saved.as_ref()));
