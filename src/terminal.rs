@@ -29,10 +29,13 @@ use fuseraft_vm::history::Role;
 use fuseraft_vm::machine::Run;
 
 /// Whether `c` must not reach a terminal as is: a control character other than `\n` and
-/// `\t`, or a bidirectional formatting character (which can reorder what is shown).
+/// `\t`, a bidirectional formatting character (which can reorder what is shown), or an
+/// invisible one (zero-width spaces and joiners, the word joiner, the byte-order mark, the
+/// soft hyphen), which would make `.fuseraft\u{200b}/sessions` read as `.fuseraft/sessions`.
 fn unsafe_char(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
         || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || matches!(c, '\u{00ad}' | '\u{180e}' | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2064}' | '\u{feff}')
 }
 
 /// Whether `text` holds an [`unsafe_char`]: `text.chars().any(unsafe_char)`, but passing
@@ -93,6 +96,46 @@ pub fn neutralise(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// A writer that passes text on with every [`unsafe_char`] escaped as [`neutralise`] shows
+/// it, for files people read with `cat` (the Markdown transcript): a character split across
+/// two writes is held until it is whole.
+pub struct Neutral<W: Write> {
+    out: W,
+    pending: Vec<u8>,
+}
+
+impl<W: Write> Neutral<W> {
+    pub fn new(out: W) -> Neutral<W> {
+        Neutral {
+            out,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl<W: Write> Write for Neutral<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        let whole = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            // Not UTF-8 at all: passed on as it is; an unfinished character waits.
+            Err(error) if error.error_len().is_some() => self.pending.len(),
+            Err(error) => error.valid_up_to(),
+        };
+        let rest = self.pending.split_off(whole);
+        let text = String::from_utf8_lossy(&self.pending).into_owned();
+        self.out.write_all(neutralise(&text).as_bytes())?;
+        self.pending = rest;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let rest = std::mem::take(&mut self.pending);
+        self.out.write_all(&rest)?;
+        self.out.flush()
+    }
 }
 
 /// A JSON value as one line for a terminal: serde_json escapes C0 controls already; C1
@@ -649,10 +692,28 @@ mod tests {
             "\\x1b]0;pwned\\x07 \\x1b[2J \\u{9b}31m safe\\rrm -rf ~ \\u{202e}txt.exe \\x7f"
         );
         assert!(!shown.chars().any(unsafe_char));
+        let invisible = neutralise("write_file .fuseraft\u{200b}/sessions/x \u{feff}\u{2060}");
+        assert_eq!(
+            invisible,
+            "write_file .fuseraft\\u{200b}/sessions/x \\u{feff}\\u{2060}"
+        );
         let json = json_line(&serde_json::json!({ "text": hostile }));
         assert!(!json.chars().any(unsafe_char), "{json}");
         let back: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(back["text"], hostile, "still the same JSON");
+    }
+
+    #[test]
+    fn a_neutral_writer_escapes_characters_split_across_writes() {
+        let mut out = Neutral::new(Vec::new());
+        let text = "ok \x1b]0;x\x07 \u{9b}2J \u{202e}é\n";
+        for byte in text.as_bytes() {
+            out.write_all(std::slice::from_ref(byte)).unwrap();
+        }
+        out.flush().unwrap();
+        let shown = String::from_utf8(out.out).unwrap();
+        assert_eq!(shown, neutralise(text));
+        assert!(!shown.chars().any(unsafe_char), "{shown:?}");
     }
 
     #[test]

@@ -54,6 +54,7 @@ fn events(args: &LogEventsArgs) -> u8 {
             Ok(0) => break,
             Ok(_) => number += 1,
             Err(error) => {
+                let name = crate::terminal::neutralise(&name);
                 eprintln!("error: cannot read `{name}` after line {number}: {error}");
                 return exit::USAGE;
             }
@@ -65,6 +66,9 @@ fn events(args: &LogEventsArgs) -> u8 {
         let shown = match render(text.trim()) {
             Ok(shown) => shown,
             Err(why) => {
+                // The reason quotes the line (serde names a bad value): shown escaped.
+                let why = crate::terminal::neutralise(&why);
+                let name = crate::terminal::neutralise(&name);
                 eprintln!("warning: {name}:{number}: {why}; skipped");
                 skipped = true;
                 continue;

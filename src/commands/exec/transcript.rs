@@ -21,11 +21,14 @@ pub fn path(work_dir: &Path, session: &str) -> PathBuf {
 /// The transcript of a finished run as Markdown, written to `out` piece by piece (a long
 /// run's transcript is never held in memory whole).
 pub fn render_to(
-    out: &mut impl Write,
+    raw: &mut impl Write,
     session: &str,
     task: &str,
     summary: &Summary,
 ) -> std::io::Result<()> {
+    // Terminal escapes in a reply, a file name or a tool's output are shown, never sent to
+    // whoever `cat`s the file.
+    let out = &mut crate::terminal::Neutral::new(raw);
     write!(out, "# fuseraft session {session}\n\n**Task:** {task}\n")?;
     // A magentic manager's facts and plan (the newest, after any replans) guide the turns.
     if let Some(ledger) = &summary.magentic {
@@ -93,7 +96,7 @@ pub fn render_to(
     if let Some(output) = &summary.output {
         write!(out, "\n## Output\n\n{output}\n")?;
     }
-    Ok(())
+    out.flush()
 }
 
 /// The transcript as one string (for tests).
@@ -178,6 +181,17 @@ mod tests {
             cost: Default::default(),
             magentic: None,
         }
+    }
+
+    #[test]
+    fn terminal_escapes_in_the_run_are_shown_not_sent() {
+        let mut hostile = summary();
+        hostile.output = Some("done \x1b]0;owned\x07\x1b[2J\r\u{9b}".into());
+        hostile.history[1].tool_calls[0].result = Some("[EXIT 0]\n\x1b]52;c;cm0gLXJm\x07".into());
+        let text = render("0000abcd", "Add a flag\x1b[2J", &hostile);
+        assert!(!text.contains(['\x1b', '\x07', '\r', '\u{9b}']), "{text:?}");
+        assert!(text.contains("done \\x1b]0;owned\\x07"), "{text}");
+        assert!(text.contains("**Task:** Add a flag\\x1b[2J"), "{text}");
     }
 
     #[test]
