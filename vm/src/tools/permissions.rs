@@ -335,27 +335,48 @@ fn judge(tool: ToolRef, category: Category, action: String, program: &Program) -
 }
 
 /// Why a write, patch or delete is outside `Security.ChangeEnvelope`, if it is.
+/// The matchers of `globs`, compiled once per envelope (a run has one; the last is kept),
+/// not on every write; the first invalid glob with its error.
+fn envelope_matchers(
+    globs: &[String],
+) -> Result<std::sync::Arc<[globset::GlobMatcher]>, (String, globset::Error)> {
+    type Compiled = (Vec<String>, std::sync::Arc<[globset::GlobMatcher]>);
+    static LAST: std::sync::Mutex<Option<Compiled>> = std::sync::Mutex::new(None);
+    if let Ok(last) = LAST.lock() {
+        if let Some((known, matchers)) = last.as_ref().filter(|(known, _)| known == globs) {
+            debug_assert_eq!(known.len(), matchers.len());
+            return Ok(std::sync::Arc::clone(matchers));
+        }
+    }
+    let mut matchers = Vec::with_capacity(globs.len());
+    for glob in globs {
+        matchers.push(envelope_glob(glob).map_err(|error| (glob.clone(), error))?);
+    }
+    let matchers: std::sync::Arc<[globset::GlobMatcher]> = matchers.into();
+    if let Ok(mut last) = LAST.lock() {
+        *last = Some((globs.to_vec(), std::sync::Arc::clone(&matchers)));
+    }
+    Ok(matchers)
+}
+
 fn outside_envelope(call: &ToolCall, tool: Tool, program: &Program, root: &Path) -> Option<Denial> {
     let globs = &program.security.change_envelope;
     if globs.is_empty() {
         return None;
     }
     let listed = globs.join(", ");
-    let mut matchers = Vec::new();
-    for glob in globs {
-        match envelope_glob(glob) {
-            Ok(matcher) => matchers.push(matcher),
-            Err(error) => {
-                return Some(Denial::new(
-                    DenialKind::Envelope,
-                    format_args!(
+    let matchers = match envelope_matchers(globs) {
+        Ok(matchers) => matchers,
+        Err((glob, error)) => {
+            return Some(Denial::new(
+                DenialKind::Envelope,
+                format_args!(
                     "Security.ChangeEnvelope glob `{glob}` is invalid ({}); no write is allowed",
                     error.kind()
                 ),
-                ))
-            }
+            ))
         }
-    }
+    };
     let root = match super::sandbox::open_root(root) {
         Ok(root) => root,
         Err(outcome) => return Some(envelope_refusal(outcome)),
