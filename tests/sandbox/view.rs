@@ -499,3 +499,40 @@ fn nothing_a_command_does_in_the_runs_temp_stops_the_next_ones_view() {
     let results = run_ok(&dir);
     assert_eq!(succeeded(&results, next).trim(), "next");
 }
+
+#[test]
+fn a_repository_made_by_hand_under_git_write_block_is_moved_aside_at_the_end() {
+    let dir = scratch("new-repo");
+    let work = dir.join("work");
+    let victim = outside("new-repo");
+    // The work dir is no repository: a command writes one whose `core.fsmonitor` would run
+    // at the user's next `git status`.
+    let plant = format!(
+        "mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD && \
+         printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch {}/ran\\n' > .git/config",
+        victim.display()
+    );
+    write_run(
+        &dir,
+        "    Sandbox: refuse\n    Permissions: { git_write: block }",
+        "",
+        &[(&plant, None)],
+    );
+    let results = run_ok(&dir);
+    succeeded(&results, &plant);
+    assert!(!work.join(".git").exists(), "the new repository is gone");
+    let aside: Vec<String> = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().to_string())
+        .filter(|name| name.starts_with(".git.fuseraft-refused-"))
+        .collect();
+    assert_eq!(aside.len(), 1, "moved aside, not lost");
+    // The user's `git status` there runs nothing of it.
+    let _ = Command::new("git")
+        .arg("status")
+        .current_dir(&work)
+        .env("GIT_CEILING_DIRECTORIES", &dir)
+        .output();
+    assert!(!victim.join("ran").exists(), "the planted fsmonitor ran");
+}

@@ -374,7 +374,14 @@ pub async fn drive<M: Models>(
     }
     let deny_read = deny_read(program, &env.work_dir, &env.deny_read);
     // One `/tmp` for every process of the run, removed with the confinement at its end.
-    let confinement = Confinement::new(&sandbox, &protected, &deny_read).with_run_temp();
+    let mut confinement = Confinement::new(&sandbox, &protected, &deny_read).with_run_temp();
+    let git_blocked = program
+        .permissions
+        .action(fuseraft_compiler::ir::Category::GitWrite)
+        == fuseraft_compiler::ir::Action::Block;
+    if git_blocked {
+        confinement = confinement.guarding_new_git();
+    }
     let check_confinement = Arc::new(if sandbox == env.work_dir {
         confinement.clone()
     } else {
@@ -604,6 +611,19 @@ pub async fn drive<M: Models>(
         machine.resume(response);
     }
     tools.mcp.lock().await.shutdown().await;
+    if let Some(aside) = tools.confinement.undo_new_git() {
+        let warning = EventKind::Warning {
+            message: format!(
+                "a `.git` made during the run under `git_write: block` was moved aside to `{}`, where git does not read it",
+                aside.display()
+            ),
+            reason: Some("new_repository".to_string()),
+        };
+        on_event(
+            &Event::new(machine.run().turn, None, warning),
+            machine.run(),
+        );
+    }
     let position = (machine.run().turn, machine.run().outcome.is_some());
     if saved_turn != Some((position, compactions(&machine))) {
         save(&mut machine, &mut stored, None, &mut redoable);

@@ -118,6 +118,34 @@ fn alive(pid: u32) -> bool {
     }
 }
 
+/// Under `git_write: block`, the root's `.git` when it had none at the start. A repository
+/// is ordinary files, so a command can make one there by hand (a `.git/config` whose
+/// `core.fsmonitor` would run at the user's next `git status`); when the run ends (or is
+/// cancelled: the guard goes with the last copy of its confinement) one that appeared is
+/// moved aside to `.git.fuseraft-refused-<time>`, where git never reads it.
+#[derive(Debug, PartialEq)]
+struct NewGitGuard(PathBuf);
+
+impl NewGitGuard {
+    /// Moves a `.git` that appeared aside; where it went.
+    fn undo(&self) -> Option<PathBuf> {
+        self.0.symlink_metadata().ok()?;
+        let seconds = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let aside = self
+            .0
+            .with_file_name(format!(".git.fuseraft-refused-{seconds}"));
+        std::fs::rename(&self.0, &aside).ok().map(|()| aside)
+    }
+}
+
+impl Drop for NewGitGuard {
+    fn drop(&mut self) {
+        let _ = self.undo();
+    }
+}
+
 impl Drop for RunTemp {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -314,6 +342,7 @@ pub struct Confinement {
     protected: Vec<PathBuf>,
     masked: Vec<PathBuf>,
     temp: Option<std::sync::Arc<RunTemp>>,
+    new_git: Option<std::sync::Arc<NewGitGuard>>,
 }
 
 impl Confinement {
@@ -349,6 +378,7 @@ impl Confinement {
             masked,
             root,
             temp: None,
+            new_git: None,
         }
     }
 
@@ -358,6 +388,22 @@ impl Confinement {
     pub fn with_run_temp(mut self) -> Confinement {
         self.temp = RunTemp::make().map(std::sync::Arc::new);
         self
+    }
+
+    /// This confinement, for a run under `git_write: block`, watching for a `.git` made in
+    /// its root when there is none now ([`NewGitGuard`]).
+    pub fn guarding_new_git(mut self) -> Confinement {
+        let dot_git = self.root.join(".git");
+        if dot_git.symlink_metadata().is_err() {
+            self.new_git = Some(std::sync::Arc::new(NewGitGuard(dot_git)));
+        }
+        self
+    }
+
+    /// Moves aside a `.git` a command made in the root during a run under `git_write:
+    /// block` (see [`Confinement::guarding_new_git`]); where it went.
+    pub fn undo_new_git(&self) -> Option<PathBuf> {
+        self.new_git.as_ref()?.undo()
     }
 
     /// This confinement sharing `other`'s temp dir.
