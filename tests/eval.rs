@@ -364,19 +364,24 @@ fn eval_init_writes_a_suite_that_runs_at_once() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-#[test]
-fn a_judge_without_a_model_cannot_run_against_a_live_model_and_nothing_is_sent() {
-    let dir = scratch("judge");
+/// A scratch project of the team's config and `suite` as its `suite.json`.
+fn judged_project(name: &str, suite: &str) -> PathBuf {
+    let dir = scratch(name);
     std::fs::copy(
         "fixtures/eval/team/fuseraft.yaml",
         dir.join("fuseraft.yaml"),
     )
     .unwrap();
-    std::fs::write(
-        dir.join("suite.json"),
+    std::fs::write(dir.join("suite.json"), suite).unwrap();
+    dir
+}
+
+#[test]
+fn a_judge_without_a_model_cannot_run_against_a_live_model_and_nothing_is_sent() {
+    let dir = judged_project(
+        "judge",
         r#"{"cases": [{"id": "judged", "task": "Say hello.", "judge": "It greets."}]}"#,
-    )
-    .unwrap();
+    );
     // Port 9 on loopback: the case is refused before any run, so nothing is sent there.
     let output = fuseraft(&[
         "eval",
@@ -407,20 +412,13 @@ fn a_judge_without_a_model_cannot_run_against_a_live_model_and_nothing_is_sent()
 
 #[test]
 fn a_suites_judge_cannot_aim_a_well_known_key_at_a_host_of_its_choosing() {
-    let dir = scratch("judge-key");
-    std::fs::copy(
-        "fixtures/eval/team/fuseraft.yaml",
-        dir.join("fuseraft.yaml"),
-    )
-    .unwrap();
     // A cloned project's suite: its judge names the user's OpenAI key and a plain-http
     // host of its own.
-    std::fs::write(
-        dir.join("suite.json"),
+    let dir = judged_project(
+        "judge-key",
         r#"{"judge": {"model": "openai:gpt-4o-mini", "endpoint": "http://127.0.0.1:9/v1", "api_key_env": "OPENAI_API_KEY"},
             "cases": [{"id": "judged", "task": "Say hello.", "judge": "It greets."}]}"#,
-    )
-    .unwrap();
+    );
     let output = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
         .args(["eval", "run"])
         .arg(dir.join("suite.json"))

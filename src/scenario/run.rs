@@ -64,10 +64,23 @@ fn seed(work_dir: &Path, files: &[(String, String)]) -> std::io::Result<()> {
 }
 
 /// `program` with the network blocked, whatever its config says: a scenario tests routing
-/// on a repository's word, so nothing it runs (a command, a git push, an Http tool, an MCP
-/// server) reaches the network, nor asks for it.
-fn offline(mut program: fuseraft_compiler::ir::Program) -> fuseraft_compiler::ir::Program {
-    use fuseraft_compiler::ir::{Action, Category};
+/// on a repository's word, so nothing it runs (a command, a git push, an Http tool, a stdio
+/// MCP server) reaches the network, nor asks for it; an MCP server reached over HTTP cannot
+/// run at all.
+fn offline(
+    mut program: fuseraft_compiler::ir::Program,
+) -> Result<fuseraft_compiler::ir::Program, String> {
+    use fuseraft_compiler::ir::{Action, Category, McpTransport};
+    if let Some(server) = program
+        .mcp_servers
+        .iter()
+        .find(|server| matches!(server.transport, McpTransport::Http { .. }))
+    {
+        return Err(format!(
+            "the MCP server `{}` is reached over HTTP, and a scenario never reaches the network (`fuseraft test` blocks `network_api`)",
+            server.name
+        ));
+    }
     let permissions = &mut program.permissions;
     permissions
         .overrides
@@ -75,7 +88,7 @@ fn offline(mut program: fuseraft_compiler::ir::Program) -> fuseraft_compiler::ir
     permissions
         .overrides
         .push((Category::NetworkApi, Action::Block));
-    program
+    Ok(program)
 }
 
 /// Runs a loaded scenario to its end; its config's MCP servers start only when `trust_mcp`
@@ -104,7 +117,8 @@ pub fn run(scenario: &Scenario, trust_mcp: bool) -> Result<Ran, RunError> {
         });
     };
     mcp_allowed(scenario, &program, trust_mcp).map_err(RunError::plain)?;
-    let program = offline(program);
+    let program = offline(program)
+        .map_err(|why| RunError::plain(format!("{}: {why}", scenario.path.display())))?;
     // Removed when dropped; canonical, so the `<sandbox>` replacement below matches the paths
     // the run reports.
     let temp = tempfile::Builder::new()

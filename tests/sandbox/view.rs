@@ -536,3 +536,66 @@ fn a_repository_made_by_hand_under_git_write_block_is_moved_aside_at_the_end() {
         .output();
     assert!(!victim.join("ran").exists(), "the planted fsmonitor ran");
 }
+
+#[test]
+fn a_bare_layout_at_the_root_or_a_blocked_set_aside_name_leaves_no_repository_either() {
+    let victim = outside("new-repo-bare");
+    let fsmonitor = format!(
+        "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = .\\n\\tfsmonitor = touch {}/ran\\n' > config",
+        victim.display()
+    );
+    // The root itself laid out as a bare repository.
+    let bare =
+        format!("mkdir -p objects refs/heads && echo 'ref: refs/heads/main' > HEAD && {fsmonitor}");
+    // A `.git`, with the names a move aside might take made first.
+    let crowded = format!(
+        "n=$(date +%s); for i in $(seq 0 300); do : > .git.fuseraft-refused-$((n+i)); done; \
+         mkdir -p .git/objects .git/refs && echo 'ref: refs/heads/main' > .git/HEAD && cd .git && {fsmonitor}"
+    );
+    for (name, plant) in [("bare", &bare), ("crowded", &crowded)] {
+        let dir = scratch(&format!("new-repo-{name}"));
+        let work = dir.join("work");
+        write_run(
+            &dir,
+            "    Sandbox: refuse\n    Permissions: { git_write: block }",
+            "",
+            &[(plant, None)],
+        );
+        succeeded(&run_ok(&dir), plant);
+        let status = Command::new("git")
+            .arg("status")
+            .current_dir(&work)
+            .env("GIT_CEILING_DIRECTORIES", &dir)
+            .output()
+            .unwrap();
+        assert!(!status.status.success(), "{name}: still a repository");
+        assert!(
+            !victim.join("ran").exists(),
+            "{name}: the planted fsmonitor ran"
+        );
+    }
+}
+
+#[test]
+fn a_repl_replaying_code_its_approval_did_not_show_never_gets_a_writable_git() {
+    let dir = scratch("repl-replay");
+    let work = repo(&dir);
+    let hook = "try:\n    open('.git/hooks/pre-commit', 'w').write('#!/bin/sh\\necho planted\\n')\nexcept OSError:\n    pass\n";
+    let commit = "import os\nos.system(\" git add README\")\n";
+    let config = "Orchestration:\n  Name: Repl\n  Security:\n    Sandbox: refuse\n    Permissions: { git_write: require-approval, command_execution: allow }\n  Agents:\n    - Name: Dev\n      Instructions: Work.\n      Plugins: [CodeExecution]\n  Selection: { Type: sequential }\n  Termination: { Type: maxiterations, MaxIterations: 1 }\n";
+    std::fs::write(dir.join("config.yaml"), config).unwrap();
+    let calls = json!([
+        {"name": "repl_start", "args": {"language": "python"}},
+        {"name": "repl_exec", "args": {"sessionId": "repl-1", "code": hook}},
+        {"name": "repl_exec", "args": {"sessionId": "repl-1", "code": commit}},
+    ]);
+    let replay = json!({"replies": {"Dev": [{"tool_calls": calls, "text": "Done."}]}});
+    std::fs::write(dir.join("replay.json"), replay.to_string()).unwrap();
+    // `--approve all`: the commit is approved, and with it would go the earlier code.
+    let output = exec(&dir);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(
+        !work.join(".git/hooks/pre-commit").exists(),
+        "code the approval never showed wrote a hook"
+    );
+}

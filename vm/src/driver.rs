@@ -336,12 +336,16 @@ pub async fn drive<M: Models>(
             return Summary::cut_short(run, Outcome::Error, reason, 0, Cost::default());
         }
     };
+    // No record can be planted beside the log (its directory is made before the first turn),
+    // by a command or by the chatroom's copy.
+    let protected = crate::changes::store::protected_paths(&change_log);
     let mut chatroom = chatroom::ChatroomFile::new(
         chatroom::setting(program),
         &env.work_dir,
         &session_id,
         &machine.run().notes,
-    );
+    )
+    .sparing(&protected);
     // Copies the chatroom's new messages to `Chatroom.Path` (between turns), warning once.
     let mut copy_chatroom = |machine: &Machine<'_>, on_event: &mut dyn FnMut(&Event, &Run)| {
         if let Err(why) = chatroom.sync(&machine.run().notes) {
@@ -356,8 +360,6 @@ pub async fn drive<M: Models>(
             on_event(&warning, machine.run());
         }
     };
-    // No record can be planted beside the log (its directory is made before the first turn).
-    let protected = crate::changes::store::protected_paths(&change_log);
     if change_log.parent() == Some(sandbox.as_path()) {
         let reason = format!(
             "the change log `{}` lies at the top of the sandbox `{}`: `ChangeTracking.Path` names a file in a directory of its own, which no command may write",
@@ -611,10 +613,10 @@ pub async fn drive<M: Models>(
         machine.resume(response);
     }
     tools.mcp.lock().await.shutdown().await;
-    if let Some(aside) = tools.confinement.undo_new_git() {
+    for aside in tools.confinement.undo_new_git() {
         let warning = EventKind::Warning {
             message: format!(
-                "a `.git` made during the run under `git_write: block` was moved aside to `{}`, where git does not read it",
+                "a repository made during the run under `git_write: block` was set aside (`{}`), where git does not read it",
                 aside.display()
             ),
             reason: Some("new_repository".to_string()),

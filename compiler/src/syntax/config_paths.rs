@@ -173,13 +173,17 @@ fn names_state(key: &str, value: &str) -> Option<&'static str> {
     if !WRITTEN_SETTINGS.contains(&key) {
         return None;
     }
-    let parts: Vec<String> = Path::new(value)
-        .components()
-        .filter_map(|part| match part {
-            Component::Normal(name) => Some(name.to_string_lossy().to_ascii_lowercase()),
-            _ => None,
-        })
-        .collect();
+    // Where the path lands after its `..`s (`.fuseraft/state/../memory` is the memory).
+    let mut parts: Vec<String> = Vec::new();
+    for part in Path::new(value).components() {
+        match part {
+            Component::Normal(name) => parts.push(name.to_string_lossy().to_ascii_lowercase()),
+            Component::ParentDir => {
+                parts.pop();
+            }
+            _ => {}
+        }
+    }
     if parts.iter().any(|part| part == ".git") {
         return Some("git's own metadata (`.git/`)");
     }

@@ -181,6 +181,26 @@ pub(crate) fn path() -> Value {
     })
 }
 
+/// A path fuseraft itself writes (`Chatroom.Path`, `ChangeTracking.Path`): besides
+/// [`path`]'s rule, never in git's metadata nor fuseraft's own state (the change log keeps
+/// `.fuseraft/state/` as its own), as `check` refuses them (FR004; `check` also follows `..`).
+pub(crate) fn written_path(chatroom: bool) -> Value {
+    let git = "(^|/)\\.[Gg][Ii][Tt](/|$)";
+    let own = if chatroom {
+        "[Ss][Ee][Ss][Ss][Ii][Oo][Nn][Ss]|[Ss][Tt][Aa][Tt][Ee]|[Cc][Hh][Ee][Cc][Kk][Pp][Oo][Ii][Nn][Tt][Ss]|[Mm][Ee][Mm][Oo][Rr][Yy]"
+    } else {
+        "[Ss][Ee][Ss][Ss][Ii][Oo][Nn][Ss]|[Cc][Hh][Ee][Cc][Kk][Pp][Oo][Ii][Nn][Tt][Ss]|[Mm][Ee][Mm][Oo][Rr][Yy]"
+    };
+    let state = format!("^\\s*(\\./)*\\.[Ff][Uu][Ss][Ee][Rr][Aa][Ff][Tt]/({own})(/|$)");
+    json!({
+        "type": ["string", "number", "boolean", "null"],
+        "not": {
+            "type": "string",
+            "anyOf": [{ "pattern": LEAVES }, { "pattern": git }, { "pattern": state }],
+        },
+    })
+}
+
 /// A path that lexically leaves where it starts: absolute, or `..` before any name.
 const LEAVES: &str = "^\\s*(\\./)*(/|\\.\\.(/|$))";
 
@@ -293,6 +313,9 @@ fn permissions() -> Value {
 /// The schema of a settings section's key whose value fuseraft judges, if it does.
 pub(crate) fn setting(section: &str, key: &str) -> Option<Value> {
     let dotted = format!("{section}.{key}");
+    if dotted == "Chatroom.Path" || dotted == "ChangeTracking.Path" {
+        return Some(written_path(dotted == "Chatroom.Path"));
+    }
     if PATH_SETTINGS.contains(&dotted.as_str()) {
         return Some(path());
     }

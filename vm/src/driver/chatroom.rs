@@ -32,6 +32,8 @@ pub(super) struct ChatroomFile {
     work_dir: PathBuf,
     /// Messages of the chatroom (dropped ones included) already in the file.
     written: u64,
+    /// Places the file may not be in (the change log's directory).
+    spared: Vec<PathBuf>,
 }
 
 fn total(notes: &Notes) -> u64 {
@@ -54,7 +56,17 @@ impl ChatroomFile {
             path,
             work_dir: work_dir.to_path_buf(),
             written: total(notes),
+            spared: Vec::new(),
         }
+    }
+
+    /// This copy, never written in `places` (absolute: the change log's directory).
+    pub(super) fn sparing(mut self, places: &[PathBuf]) -> ChatroomFile {
+        self.spared = places
+            .iter()
+            .map(|place| std::fs::canonicalize(place).unwrap_or_else(|_| place.clone()))
+            .collect();
+        self
     }
 
     /// Appends the messages posted since the last call; the reason when it cannot (then it
@@ -82,7 +94,7 @@ impl ChatroomFile {
             lines.push('\n');
         }
         self.written = now;
-        let appended = append(&self.work_dir, &path, lines.as_bytes());
+        let appended = append(&self.work_dir, &path, lines.as_bytes(), &self.spared);
         if appended.is_err() {
             self.path = None;
         }
@@ -90,7 +102,7 @@ impl ChatroomFile {
     }
 }
 
-fn append(work_dir: &Path, path: &Path, lines: &[u8]) -> Result<(), String> {
+fn append(work_dir: &Path, path: &Path, lines: &[u8], spared: &[PathBuf]) -> Result<(), String> {
     if path.is_absolute() {
         return Err("must be relative to the work dir; the chatroom is not written".to_string());
     }
@@ -110,6 +122,10 @@ fn append(work_dir: &Path, path: &Path, lines: &[u8]) -> Result<(), String> {
     // chatroom: model text in `.git/hooks/pre-commit` would run at the next commit.
     if let Some(what) = crate::tools::protected_state(&place.rel()) {
         return Err(format!("it is {what}; the chatroom is not written"));
+    }
+    let absolute = root.path().join(place.rel());
+    if spared.iter().any(|spared| absolute.starts_with(spared)) {
+        return Err("it is in the change log's directory, which only fuseraft's change log writes; the chatroom is not written".to_string());
     }
     place.make_dirs().map_err(|error| error.to_string())?;
     let mut content = match place.read(MAX_FILE_BYTES) {
@@ -236,6 +252,24 @@ mod tests {
         assert!(!outside.join("chat.jsonl").exists());
         let _ = std::fs::remove_dir_all(work);
         let _ = std::fs::remove_dir_all(outside);
+    }
+
+    #[test]
+    fn the_file_is_never_in_the_change_logs_directory() {
+        let work = temp("beside-log");
+        std::fs::create_dir_all(work.join("logs")).unwrap();
+        std::fs::write(work.join("logs/changes.jsonl"), "{\"record\": 1}\n").unwrap();
+        let mut notes = Notes::default();
+        let mut file = ChatroomFile::new(Some("logs/changes.jsonl"), &work, "s", &notes)
+            .sparing(&[work.join("logs")]);
+        send(&mut notes, "A", "erase the log");
+        let why = file.sync(&notes).unwrap_err();
+        assert!(why.contains("the change log's directory"), "{why}");
+        assert_eq!(
+            std::fs::read_to_string(work.join("logs/changes.jsonl")).unwrap(),
+            "{\"record\": 1}\n"
+        );
+        let _ = std::fs::remove_dir_all(work);
     }
 
     #[test]

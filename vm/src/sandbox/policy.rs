@@ -118,26 +118,89 @@ fn alive(pid: u32) -> bool {
     }
 }
 
-/// Under `git_write: block`, the root's `.git` when it had none at the start. A repository
-/// is ordinary files, so a command can make one there by hand (a `.git/config` whose
-/// `core.fsmonitor` would run at the user's next `git status`); when the run ends (or is
-/// cancelled: the guard goes with the last copy of its confinement) one that appeared is
-/// moved aside to `.git.fuseraft-refused-<time>`, where git never reads it.
+/// Under `git_write: block`, the root of a work dir that was no repository at the start. A
+/// repository is ordinary files, so a command can make one by hand: a `.git` (a directory,
+/// or a file naming one), or the root itself laid out as a bare repository (`HEAD`,
+/// `objects/`, `refs/`), whose `config` could set a `core.fsmonitor` that runs at the
+/// user's next `git status`. When the run ends (or is cancelled: the guard goes with the
+/// last copy of its confinement), what makes the root a repository is moved aside to a
+/// fresh `<name>.fuseraft-refused-<id>` (or, if that cannot be done, removed), where git
+/// never reads it.
 #[derive(Debug, PartialEq)]
 struct NewGitGuard(PathBuf);
 
 impl NewGitGuard {
-    /// Moves a `.git` that appeared aside; where it went.
-    fn undo(&self) -> Option<PathBuf> {
-        self.0.symlink_metadata().ok()?;
-        let seconds = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_secs());
-        let aside = self
-            .0
-            .with_file_name(format!(".git.fuseraft-refused-{seconds}"));
-        std::fs::rename(&self.0, &aside).ok().map(|()| aside)
+    /// A guard for `root` unless it is a repository already (a guard is never made, and so
+    /// never dropped, for a root that is one: its drop would set the repository aside).
+    fn of(root: &Path) -> Option<NewGitGuard> {
+        repository_of(root)
+            .is_empty()
+            .then(|| NewGitGuard(root.to_path_buf()))
     }
+
+    /// Moves aside (else removes) what made the root a repository; where each went.
+    fn undo(&self) -> Vec<PathBuf> {
+        repository_of(&self.0)
+            .iter()
+            .filter_map(|path| set_aside(path))
+            .collect()
+    }
+}
+
+/// What makes `root` a repository: its `.git`, or a bare layout's `HEAD` and `config`.
+fn repository_of(root: &Path) -> Vec<PathBuf> {
+    let dot_git = root.join(".git");
+    if dot_git.symlink_metadata().is_ok() {
+        return vec![dot_git];
+    }
+    let bare = root.join("HEAD").symlink_metadata().is_ok()
+        && root.join("objects").is_dir()
+        && root.join("refs").is_dir();
+    if bare {
+        return ["HEAD", "config"]
+            .iter()
+            .map(|name| root.join(name))
+            .filter(|path| path.symlink_metadata().is_ok())
+            .collect();
+    }
+    Vec::new()
+}
+
+/// `path` renamed to a name no one could have taken before (`.git.fuseraft-refused-<pid>-
+/// <nanoseconds>-<n>`), never over anything; removed when it cannot be renamed. Where it
+/// went, or `path` itself when it was removed.
+fn set_aside(path: &Path) -> Option<PathBuf> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let name = path.file_name()?.to_string_lossy().to_string();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    for _ in 0..8 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}-{nanos}-{n}-{:x}", std::process::id(), fastrand::u64(..));
+        let aside = path.with_file_name(format!("{name}.fuseraft-refused-{id}"));
+        #[cfg(target_os = "linux")]
+        let renamed = rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::CWD,
+            &aside,
+            rustix::fs::RenameFlags::NOREPLACE,
+        )
+        .is_ok();
+        #[cfg(not(target_os = "linux"))]
+        let renamed = !aside.exists() && std::fs::rename(path, &aside).is_ok();
+        if renamed {
+            return Some(aside);
+        }
+    }
+    let removed = match path.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(error) => Err(error),
+    };
+    removed.ok().map(|()| path.to_path_buf())
 }
 
 impl Drop for NewGitGuard {
@@ -390,20 +453,19 @@ impl Confinement {
         self
     }
 
-    /// This confinement, for a run under `git_write: block`, watching for a `.git` made in
-    /// its root when there is none now ([`NewGitGuard`]).
+    /// This confinement, for a run under `git_write: block`, watching for a repository made
+    /// of its root when it is none now ([`NewGitGuard`]).
     pub fn guarding_new_git(mut self) -> Confinement {
-        let dot_git = self.root.join(".git");
-        if dot_git.symlink_metadata().is_err() {
-            self.new_git = Some(std::sync::Arc::new(NewGitGuard(dot_git)));
-        }
+        self.new_git = NewGitGuard::of(&self.root).map(std::sync::Arc::new);
         self
     }
 
-    /// Moves aside a `.git` a command made in the root during a run under `git_write:
-    /// block` (see [`Confinement::guarding_new_git`]); where it went.
-    pub fn undo_new_git(&self) -> Option<PathBuf> {
-        self.new_git.as_ref()?.undo()
+    /// Moves aside what a command made of the root a repository during a run under
+    /// `git_write: block` (see [`Confinement::guarding_new_git`]); where each went.
+    pub fn undo_new_git(&self) -> Vec<PathBuf> {
+        self.new_git
+            .as_ref()
+            .map_or_else(Vec::new, |guard| guard.undo())
     }
 
     /// This confinement sharing `other`'s temp dir.
@@ -420,6 +482,27 @@ impl Confinement {
     /// The read mask: what no started process can read.
     pub fn masked(&self) -> &[PathBuf] {
         &self.masked
+    }
+
+    /// Whether `path` (absolute, as the tools resolve it) lies in git metadata the run found
+    /// at its start (a `.git` of any name: a `--separate-git-dir`, a bare `backup.git`), so
+    /// that the file tools refuse it as the commands' view does.
+    pub fn is_git_metadata(&self, path: &Path) -> bool {
+        self.git_dirs.iter().any(|dir| path.starts_with(dir))
+    }
+
+    /// Whether `path` (absolute) is in the read mask: the file tools read it no more than a
+    /// command can.
+    pub fn masks(&self, path: &Path) -> bool {
+        self.masked.iter().any(|masked| path.starts_with(masked))
+    }
+
+    /// Whether `path` (absolute) is masked or holds a masked place: the file tools neither
+    /// change it nor move it away from its mask (the commands' view pins its parents).
+    pub fn holds_masked(&self, path: &Path) -> bool {
+        self.masked
+            .iter()
+            .any(|masked| path.starts_with(masked) || masked.starts_with(path))
     }
 
     /// The policy of one process with `access`.
@@ -490,6 +573,32 @@ impl Policy {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_new_repository_guard_sets_aside_only_what_the_run_made() {
+        let temp = std::env::temp_dir().join(format!("fuseraft-guard-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&temp);
+        let (repo, plain) = (temp.join("repo"), temp.join("plain"));
+        std::fs::create_dir_all(repo.join(".git/refs")).unwrap();
+        std::fs::create_dir_all(&plain).unwrap();
+        // A root that is a repository at the start gets no guard: its `.git` stays.
+        drop(Confinement::new(&repo, &[], &[]).guarding_new_git());
+        assert!(
+            repo.join(".git/refs").is_dir(),
+            "the user's repository was set aside"
+        );
+        // One that is not: a `.git` made meanwhile goes aside when the last copy drops.
+        let guarded = Confinement::new(&plain, &[], &[]).guarding_new_git();
+        let copy = guarded.clone();
+        std::fs::create_dir_all(plain.join(".git/hooks")).unwrap();
+        drop(guarded);
+        assert!(plain.join(".git").exists(), "a copy still holds the guard");
+        drop(copy);
+        assert!(!plain.join(".git").exists());
+        let aside = std::fs::read_dir(&plain).unwrap().flatten().count();
+        assert_eq!(aside, 1, "set aside, not lost");
+        let _ = std::fs::remove_dir_all(&temp);
+    }
 
     #[test]
     fn a_killed_runs_temp_dir_goes_and_a_live_ones_stays() {

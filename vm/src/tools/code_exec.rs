@@ -99,7 +99,7 @@ async fn one(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Outcome, Outc
         Tool::SandboxRun => {
             let language = probe::text(args, "language")?.trim().to_string();
             let code = probe::text(args, "code")?;
-            run_code(args, ctx, &language, code, code, None).await
+            run_code(args, ctx, &language, code, code, None, false).await
         }
         Tool::ReplStart => {
             let language = probe::text(args, "language")?.trim().to_ascii_lowercase();
@@ -118,7 +118,17 @@ async fn one(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Outcome, Outc
             let code = probe::text(args, "code")?;
             let (language, before) = session(ctx, &id)?;
             let script = replay_script(&language, &before, code);
-            let outcome = run_code(args, ctx, &language, &script, code, Some(SEPARATOR)).await?;
+            let replays = !before.trim().is_empty();
+            let outcome = run_code(
+                args,
+                ctx,
+                &language,
+                &script,
+                code,
+                Some(SEPARATOR),
+                replays,
+            )
+            .await?;
             let so_far = if before.is_empty() {
                 code.to_string()
             } else {
@@ -150,7 +160,8 @@ async fn one(tool: Tool, args: &Args, ctx: &ToolContext) -> Result<Outcome, Outc
 }
 
 /// Runs `script` in `language` sandboxed (`shown` is what the change log records); with a
-/// `separator`, only the output after it comes back.
+/// `separator`, only the output after it comes back. A script that `replays` code `shown`
+/// leaves out never gets a writable `.git`.
 async fn run_code(
     args: &Args,
     ctx: &ToolContext,
@@ -158,6 +169,7 @@ async fn run_code(
     script: &str,
     shown: &str,
     separator: Option<&str>,
+    replays: bool,
 ) -> Result<Outcome, Outcome> {
     let Some((_, runner)) = RUNNERS
         .iter()
@@ -173,7 +185,8 @@ async fn run_code(
             supported.join(", ")
         )));
     };
-    let setting = probe::setting(args, ctx)?;
+    let mut setting = probe::setting(args, ctx)?;
+    setting.replays = replays;
     let mut ran = probe::bash(
         ctx,
         &setting,

@@ -49,10 +49,20 @@ pub(super) fn resolve_checked(
     raw: &str,
     follow_final: bool,
     missing_dirs: bool,
+    ctx: &ToolContext,
 ) -> Result<Resolved, Outcome> {
     let resolved = resolve(tool, root, raw, follow_final, missing_dirs)?;
     if is_credential_path(&resolved.rel) {
         return Err(credential_denial(raw));
+    }
+    // The run's read mask (`DenyRead`, `--deny-read`, the credentials) holds for the file
+    // tools as for a command: a masked path, or one holding a masked place, is neither read
+    // nor moved away from its mask.
+    if ctx.confinement.masks(&root.path().join(&resolved.rel)) {
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is in the run's read mask (`DenyRead`, `--deny-read`), which no tool reads"),
+        ));
     }
     Ok(resolved)
 }
@@ -66,6 +76,18 @@ pub(super) fn deny_protected(
 ) -> Result<(), Outcome> {
     if let Some(what) = protected_state(&resolved.rel) {
         return Err(protected_denial(raw, what));
+    }
+    // Git metadata of any name the run found at its start (a `--separate-git-dir`, a bare
+    // `backup.git`), as the commands' view keeps it.
+    let place = root.path().join(&resolved.rel);
+    if ctx.confinement.is_git_metadata(&place) {
+        return Err(protected_denial(raw, "a git repository's own state"));
+    }
+    if ctx.confinement.holds_masked(&place) {
+        return Err(Outcome::denied(
+            DenialKind::Sandbox,
+            format!("`{raw}` is or holds a place in the run's read mask (`DenyRead`, `--deny-read`), which no tool changes or moves"),
+        ));
     }
     if ctx.change_log.as_os_str().is_empty() {
         return Ok(());
@@ -166,7 +188,7 @@ pub(crate) fn read_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked("read_file", &root, raw, true, false) {
+    let resolved = match resolve_checked("read_file", &root, raw, true, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -260,7 +282,7 @@ pub(super) fn writable(
     if raw.trim().is_empty() {
         return Err(Outcome::error("the path is empty"));
     }
-    let resolved = resolve_checked(tool, root, raw, true, true)?;
+    let resolved = resolve_checked(tool, root, raw, true, true, ctx)?;
     deny_protected(root, &resolved, raw, ctx)?;
     let is_dir = matches!(
         resolved.place.kind(),
@@ -343,7 +365,7 @@ pub(crate) fn list_files(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked("list_files", &root, raw, true, false) {
+    let resolved = match resolve_checked("list_files", &root, raw, true, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -390,7 +412,7 @@ pub(crate) fn delete_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcom
         Err(outcome) => return outcome,
     };
     // Missing directories are accepted so that protected state is refused as such.
-    let resolved = match resolve_checked("delete_file", &root, raw, false, true) {
+    let resolved = match resolve_checked("delete_file", &root, raw, false, true, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };

@@ -33,10 +33,15 @@ const MAX_ENTRIES: usize = 500;
 const SUMMARY_LINES: usize = 30;
 
 /// Reads the regular text file a path argument names, in `tool`'s words on failure.
-fn read_text(tool: &str, args: &Args, root: &Path) -> Result<(String, Vec<u8>), Outcome> {
+fn read_text(
+    tool: &str,
+    args: &Args,
+    root: &Path,
+    ctx: &ToolContext,
+) -> Result<(String, Vec<u8>), Outcome> {
     let raw = args.string("path")?;
     let root = open_root(root)?;
-    let resolved = resolve_checked(tool, &root, raw, true, false)?;
+    let resolved = resolve_checked(tool, &root, raw, true, false, ctx)?;
     let bytes = match resolved.place.read(MAX_EDIT_BYTES) {
         Ok((bytes, size)) if bytes.len() as u64 > MAX_EDIT_BYTES => {
             return Err(Outcome::error(format!(
@@ -74,7 +79,7 @@ pub(crate) fn grep_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Ok(matcher) => matcher,
         Err(outcome) => return outcome,
     };
-    let (path, bytes) = match read_text(tool, args, root) {
+    let (path, bytes) = match read_text(tool, args, root, ctx) {
         Ok(read) => read,
         Err(outcome) => return outcome,
     };
@@ -138,7 +143,7 @@ fn permissions(mode: u32) -> String {
     format!("{rwx} ({:03o})", mode & 0o777)
 }
 
-pub(crate) fn get_file_info(args: &Args, root: &Path, _ctx: &ToolContext) -> Outcome {
+pub(crate) fn get_file_info(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
     let tool = "get_file_info";
     let raw = match args.string("path") {
         Ok(raw) => raw,
@@ -148,7 +153,7 @@ pub(crate) fn get_file_info(args: &Args, root: &Path, _ctx: &ToolContext) -> Out
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(tool, &root, raw, true, false) {
+    let resolved = match resolve_checked(tool, &root, raw, true, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -173,7 +178,7 @@ pub(crate) fn get_file_info(args: &Args, root: &Path, _ctx: &ToolContext) -> Out
 }
 
 pub(crate) fn get_file_summary(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
-    let (path, bytes) = match read_text("get_file_summary", args, root) {
+    let (path, bytes) = match read_text("get_file_summary", args, root, ctx) {
         Ok(read) => read,
         Err(outcome) => return outcome,
     };
@@ -225,7 +230,7 @@ pub(crate) fn list_directory(args: &Args, root: &Path, ctx: &ToolContext) -> Out
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(tool, &root, raw, true, false) {
+    let resolved = match resolve_checked(tool, &root, raw, true, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -282,7 +287,7 @@ pub(crate) fn create_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let mut resolved = match resolve_checked(tool, &root, raw, true, true) {
+    let mut resolved = match resolve_checked(tool, &root, raw, true, true, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };
@@ -334,7 +339,7 @@ pub(crate) fn set_permissions(args: &Args, root: &Path, ctx: &ToolContext) -> Ou
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let resolved = match resolve_checked(tool, &root, raw, true, false) {
+    let resolved = match resolve_checked(tool, &root, raw, true, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };

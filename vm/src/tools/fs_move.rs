@@ -68,6 +68,13 @@ fn judge_tree(
                 "`{raw}` holds the credential file `{rel}`; {tool} may not move or delete it (Security.DenyCredentialFiles)"
             )));
         }
+        let place = root.path().join(&rel);
+        if ctx.confinement.masks(&place) || ctx.confinement.is_git_metadata(&place) {
+            return Err(protected_denial(
+                raw,
+                &format!("a directory holding `{rel}`, in the read mask or git's state"),
+            ));
+        }
     }
     if !ctx.change_log.as_os_str().is_empty() {
         let log = canonical_target(&ctx.change_log);
@@ -131,7 +138,7 @@ pub(crate) fn copy_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
         Ok(root) => root,
         Err(outcome) => return outcome,
     };
-    let from = match resolve_checked(tool, &root, source, true, false) {
+    let from = match resolve_checked(tool, &root, source, true, false, ctx) {
         Ok(from) => from,
         Err(outcome) => return outcome,
     };
@@ -201,8 +208,8 @@ pub(crate) fn move_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
     };
     // A symlink is moved itself, at either end.
     let (from, mut to) = match (
-        resolve_checked(tool, &root, source, false, false),
-        resolve_checked(tool, &root, destination, false, true),
+        resolve_checked(tool, &root, source, false, false, ctx),
+        resolve_checked(tool, &root, destination, false, true, ctx),
     ) {
         (Ok(from), Ok(to)) => (from, to),
         (Err(outcome), _) | (_, Err(outcome)) => return outcome,
@@ -293,7 +300,7 @@ pub(crate) fn delete_directory(args: &Args, root: &Path, ctx: &ToolContext) -> O
         Err(outcome) => return outcome,
     };
     // A final symlink is not followed: the link is removed, never its target.
-    let resolved = match resolve_checked(tool, &root, raw, false, false) {
+    let resolved = match resolve_checked(tool, &root, raw, false, false, ctx) {
         Ok(resolved) => resolved,
         Err(outcome) => return outcome,
     };

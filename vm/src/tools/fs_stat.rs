@@ -29,13 +29,18 @@ mod tests;
 pub(crate) const MAX_SUMMARY_BYTES: usize = 16 * 1024;
 
 /// Resolves the `path` argument of `tool` under the sandbox root with the credential rule.
-fn resolve_path(tool: &str, args: &Args, root: &Path) -> Result<(String, Resolved), Outcome> {
+fn resolve_path(
+    tool: &str,
+    args: &Args,
+    root: &Path,
+    ctx: &ToolContext,
+) -> Result<(String, Resolved), Outcome> {
     let raw = args.string("path")?;
     if raw.trim().is_empty() {
         return Err(Outcome::error(format!("{tool}: the path is empty")));
     }
     let root = open_root(root)?;
-    let resolved = resolve_checked(tool, &root, raw, true, true)?;
+    let resolved = resolve_checked(tool, &root, raw, true, true, ctx)?;
     Ok((raw.to_string(), resolved))
 }
 
@@ -57,7 +62,7 @@ fn stamp(stat: &Stat) -> (i64, i128) {
 /// `stat_file {path}`: `path=… kind=… size=… modified=… version=…`, one line.
 pub(crate) fn stat_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
     let tool = "stat_file";
-    let (raw, resolved) = match resolve_path(tool, args, root) {
+    let (raw, resolved) = match resolve_path(tool, args, root, ctx) {
         Ok(found) => found,
         Err(outcome) => return outcome,
     };
@@ -79,9 +84,9 @@ pub(crate) fn stat_file(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome 
 }
 
 /// `path_exists {path}`: `Exists: … (kind)` or `Does not exist: …`, both a success.
-pub(crate) fn path_exists(args: &Args, root: &Path) -> Outcome {
+pub(crate) fn path_exists(args: &Args, root: &Path, ctx: &ToolContext) -> Outcome {
     let tool = "path_exists";
-    let (raw, resolved) = match resolve_path(tool, args, root) {
+    let (raw, resolved) = match resolve_path(tool, args, root, ctx) {
         Ok(found) => found,
         Err(outcome) => return outcome,
     };
@@ -113,7 +118,7 @@ pub(crate) fn save_file_summary(args: &Args, root: &Path, ctx: &ToolContext) -> 
             summary.len()
         ));
     }
-    let (raw, resolved) = match resolve_path(tool, args, root) {
+    let (raw, resolved) = match resolve_path(tool, args, root, ctx) {
         Ok(found) => found,
         Err(outcome) => return outcome,
     };
@@ -142,7 +147,7 @@ pub(crate) fn save_file_summary(args: &Args, root: &Path, ctx: &ToolContext) -> 
 /// The summary saved for the file `args` names, if it is unchanged since; `None` on any
 /// failure (the caller reports it while reading the file).
 pub(crate) fn saved_summary(args: &Args, root: &Path, ctx: &ToolContext) -> Option<String> {
-    let (raw, resolved) = resolve_path("get_file_summary", args, root).ok()?;
+    let (raw, resolved) = resolve_path("get_file_summary", args, root, ctx).ok()?;
     let stat = stat_of("get_file_summary", &raw, &resolved).ok()??;
     ctx.run_state.summary(&resolved.rel, stamp(&stat))
 }

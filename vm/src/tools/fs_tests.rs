@@ -292,6 +292,64 @@ async fn fs_fuseraft_state_is_read_only_but_artifacts_are_not() {
     }
 }
 
+#[tokio::test]
+async fn fs_git_metadata_of_any_name_is_refused_as_the_commands_view_refuses_it() {
+    let root = Temp::new("gitdirs");
+    // A `--separate-git-dir` repository and a bare `backup.git`, there when the run starts.
+    root.write("store/gd/HEAD", "ref: refs/heads/main\n");
+    root.write("store/gd/config", "[core]\n");
+    std::fs::create_dir_all(root.path("store/gd/objects")).unwrap();
+    std::fs::create_dir_all(root.path("store/gd/refs")).unwrap();
+    root.write(".git", "gitdir: store/gd\n");
+    root.write("backup.git/HEAD", "ref: refs/heads/main\n");
+    std::fs::create_dir_all(root.path("backup.git/objects")).unwrap();
+    std::fs::create_dir_all(root.path("backup.git/refs")).unwrap();
+    let before = root.snapshot();
+    let ctx = context(&root);
+    for path in ["store/gd/config", "backup.git/hooks/post-receive"] {
+        let planted = json!({"path": path, "content": "[core]\n\tfsmonitor = touch pwned\n"});
+        assert_refused(
+            &call(&ctx, "write_file", planted).await,
+            "a git repository's own state",
+        );
+    }
+    assert_refused(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "store", "destination": "elsewhere"}),
+        )
+        .await,
+        "[DENIED: sandbox]",
+    );
+    assert_eq!(root.snapshot(), before, "git metadata changed");
+}
+
+#[tokio::test]
+async fn fs_the_read_mask_holds_for_the_file_tools() {
+    let root = Temp::new("mask");
+    root.write("config/secrets/token", "TOPSECRET-42\n");
+    root.write("config/app.yaml", "name: app\n");
+    let mut ctx = context(&root);
+    let token = std::fs::canonicalize(root.path("config/secrets/token")).unwrap();
+    ctx.confinement = std::sync::Arc::new(crate::sandbox::Confinement::new(&root.0, &[], &[token]));
+    let read = call(&ctx, "read_file", json!({"path": "config/secrets/token"})).await;
+    assert_refused(&read, "the run's read mask");
+    assert!(!text(&read).contains("TOPSECRET"));
+    assert_refused(
+        &call(
+            &ctx,
+            "move_file",
+            json!({"source": "config", "destination": "config2"}),
+        )
+        .await,
+        "read mask",
+    );
+    assert!(root.path("config/secrets/token").exists());
+    let app = call(&ctx, "read_file", json!({"path": "config/app.yaml"})).await;
+    assert!(app.ok, "the rest reads: {app:?}");
+}
+
 /// Credential rules hold on the resolved path: through `..`, a symlink to the file, a
 /// symlinked directory and a different case.
 #[tokio::test]

@@ -403,7 +403,7 @@ async fn run(tool: Tool, call: &ToolCall, ctx: &ToolContext) -> Outcome {
                 Tool::SearchCallers => search_symbols::search_callers(&args, &root, ctx),
                 // The missing FileSystem tools (issue 29).
                 Tool::StatFile => fs_stat::stat_file(&args, &root, ctx),
-                Tool::PathExists => fs_stat::path_exists(&args, &root),
+                Tool::PathExists => fs_stat::path_exists(&args, &root, ctx),
                 Tool::SaveFileSummary => fs_stat::save_file_summary(&args, &root, ctx),
                 _ => search::search_content(&args, &root, ctx),
             }

@@ -58,6 +58,9 @@ pub(super) const RUNNERS: &[(&[&str], &str)] = &[
 pub(super) struct Setting {
     dir: PathBuf,
     pub(super) timeout: Duration,
+    /// The script runs code its call does not show (a REPL replays the session's earlier
+    /// code): an approval saw only part of it, so it never gets a writable `.git`.
+    pub(super) replays: bool,
 }
 
 /// A finished process: its exit code (`None` when its time was up), its output, and a
@@ -125,15 +128,16 @@ pub(super) fn setting(args: &Args, ctx: &ToolContext) -> Result<Setting, Outcome
         .filter(|raw| !raw.trim().is_empty())
         .unwrap_or(".");
     Ok(Setting {
-        dir: directory(args.tool, raw, &ctx.work_dir)?,
+        dir: directory(args.tool, raw, &ctx.work_dir, ctx)?,
         timeout,
+        replays: false,
     })
 }
 
 /// The directory `raw` names under the sandbox root, absolute.
-fn directory(tool: &str, raw: &str, root: &Path) -> Result<PathBuf, Outcome> {
+fn directory(tool: &str, raw: &str, root: &Path, ctx: &ToolContext) -> Result<PathBuf, Outcome> {
     let opened = open_root(root)?;
-    let resolved = resolve_checked(tool, &opened, raw, true, false)?;
+    let resolved = resolve_checked(tool, &opened, raw, true, false, ctx)?;
     match resolved.place.kind() {
         Ok(Some(rustix::fs::FileType::Directory)) => Ok(opened.path().join(&resolved.rel)),
         Ok(Some(_)) => Err(Outcome::error(format!(
@@ -155,9 +159,8 @@ pub(super) async fn bash(
     script: &str,
     args: &[&str],
 ) -> Result<Ran, Outcome> {
-    let mut policy = ctx
-        .sandbox
-        .for_tool_command(&ctx.confinement, super::is_git_write(shown));
+    let git_write = super::is_git_write(shown) && !setting.replays;
+    let mut policy = ctx.sandbox.for_tool_command(&ctx.confinement, git_write);
     policy.work_dir = setting.dir.clone();
     let mut argv = vec!["-c", script, "probe"];
     argv.extend_from_slice(args);

@@ -53,13 +53,18 @@ pub(super) struct Scope {
     abs: PathBuf,
 }
 
-pub(super) fn open_scope(tool: &str, args: &Args, root: &Path) -> Result<Scope, Outcome> {
+pub(super) fn open_scope(
+    tool: &str,
+    args: &Args,
+    root: &Path,
+    ctx: &ToolContext,
+) -> Result<Scope, Outcome> {
     let raw = args
         .opt_text("directory")?
         .filter(|raw| !raw.trim().is_empty())
         .unwrap_or(".");
     let root = open_root(root)?;
-    let resolved = resolve_checked(tool, &root, raw, true, false)?;
+    let resolved = resolve_checked(tool, &root, raw, true, false, ctx)?;
     if is_git_internal(&resolved.rel) {
         return Err(Outcome::denied(
             DenialKind::Sandbox,
@@ -270,7 +275,7 @@ pub(crate) fn search_files(args: &Args, root: &Path, ctx: &ToolContext) -> Outco
     let (max, filter, scope) = match (
         args.opt_count("maxResults", 100, 1, MAX_RESULTS),
         NameFilter::new(tool, pattern),
-        open_scope(tool, args, root),
+        open_scope(tool, args, root, ctx),
     ) {
         (Ok(max), Ok(filter), Ok(scope)) => (max, filter, scope),
         (Err(outcome), _, _) | (_, Err(outcome), _) | (_, _, Err(outcome)) => return outcome,
@@ -332,7 +337,7 @@ pub(crate) fn search_content(args: &Args, root: &Path, ctx: &ToolContext) -> Out
     let (matcher, filter, scope) = match (
         grep::compile(tool, query, case_sensitive),
         NameFilter::new(tool, file_pattern),
-        open_scope(tool, args, root),
+        open_scope(tool, args, root, ctx),
     ) {
         (Ok(matcher), Ok(filter), Ok(scope)) => (matcher, filter, scope),
         (Err(outcome), _, _) | (_, Err(outcome), _) | (_, _, Err(outcome)) => return outcome,

@@ -116,7 +116,7 @@ fn run(tool: &str, looking: Looking, args: &Args, root: &Path, ctx: &ToolContext
     let (matcher, filter, scope) = match (
         grep::compile(tool, &pattern, false),
         NameFilter::new(tool, &glob),
-        open_scope(tool, args, root),
+        open_scope(tool, args, root, ctx),
     ) {
         (Ok(matcher), Ok(filter), Ok(scope)) => (matcher, filter, scope),
         (Err(outcome), _, _) | (_, Err(outcome), _) | (_, _, Err(outcome)) => return outcome,
