@@ -160,3 +160,23 @@ fn no_command_can_swap_the_read_masks_blank_for_a_link_to_what_it_masks() {
         assert!(!output.contains("mask-race-secret"), "read #{n}: {output}");
     }
 }
+
+#[test]
+fn the_launcher_runs_with_no_environment_the_agent_chose() {
+    let dir = scratch("launcher-env");
+    let show = "echo ok; printenv MIMALLOC_VERBOSE; test -n \"$PATH\" && echo path";
+    write_calls(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        vec![
+            // The allocator's own variables: read at its start, in whatever process they
+            // reach; here only the command's.
+            json!({"name": "shell_set_env", "args": {"name": "MIMALLOC_SHOW_STATS", "value": "1"}}),
+            json!({"name": "shell_set_env", "args": {"name": "MIMALLOC_VERBOSE", "value": "1"}}),
+            shell(show),
+        ],
+    );
+    let results = run_ok(&dir);
+    assert_eq!(succeeded(&results, show), "ok\n1\npath\n");
+}

@@ -238,10 +238,11 @@ fn spawn(
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut policy = confined.policy.clone();
     policy.work_dir = dir.to_path_buf();
-    let mut cmd = crate::sandbox::command(confined.spec, &policy, command, &args)?;
-    for (name, value) in envs {
-        cmd.env(name, value);
-    }
+    let extra: Vec<(String, String)> = envs
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    let cmd = crate::sandbox::command_with_env(confined.spec, &policy, command, &args, &extra)?;
     let mut wrapped = CommandWrap::from(tokio::process::Command::from(cmd));
     wrapped.wrap(ProcessGroup::leader());
     TokioChildProcess::builder(wrapped)

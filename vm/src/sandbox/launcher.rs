@@ -2,6 +2,10 @@
 //! (Linux only). It must run before any other thread exists (`unshare(CLONE_NEWUSER)`
 //! refuses a multi-threaded caller), so `main` dispatches to it first.
 //!
+//! The launcher runs with no environment but [`super::ENV_VAR`], the command's environment
+//! as data, applied only when stage 2 starts the command: nothing a command or an agent set
+//! acts in a process that holds its namespace's capabilities.
+//!
 //! Stage 1 (`__sandbox`, in fuseraft's PID namespace): dies with fuseraft
 //! (`PR_SET_PDEATHSIG`); marks inherited descriptors close-on-exec; unshares a user, mount
 //! and PID namespace, and a network namespace unless the policy allows the network; maps
@@ -67,7 +71,15 @@ fn parse(args: &[OsString]) -> Result<(Policy, Vec<OsString>), String> {
     if args.get(1).and_then(|arg| arg.to_str()) != Some("--") || args.len() < 3 {
         return Err(usage());
     }
-    Ok((Policy::from_json(json)?, args[2..].to_vec()))
+    let mut policy = Policy::from_json(json)?;
+    policy.env = match std::env::var(super::ENV_VAR) {
+        Ok(text) => Some(
+            serde_json::from_str(&text)
+                .map_err(|error| format!("bad command environment: {error}"))?,
+        ),
+        Err(_) => None,
+    };
+    Ok((policy, args[2..].to_vec()))
 }
 
 fn die_with_parent() -> Result<(), String> {
@@ -126,6 +138,8 @@ fn stage_outer(policy: &Policy, json: &OsString, argv: &[OsString]) -> Result<i3
         .arg("--")
         .args(argv)
         .current_dir(&policy.work_dir)
+        .env_clear()
+        .envs(carried_environment(policy))
         .status()
         .map_err(|error| format!("starting the sandbox's init: {error}"))?;
     Ok(exit_code(status))
@@ -164,6 +178,11 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
     no_root_privileges();
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]).current_dir(&policy.work_dir);
+    if let Some(vars) = &policy.env {
+        command
+            .env_clear()
+            .envs(vars.iter().map(|(name, value)| (name, value)));
+    }
     // A terminal handed over as a standard stream is not the command's to read or draw on.
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
@@ -190,6 +209,17 @@ fn stage_init(policy: &Policy, argv: &[OsString]) -> Result<i32, String> {
             Ok(_) | Err(rustix::io::Errno::INTR) => continue,
             Err(error) => return Err(format!("waiting for the command: {error}")),
         }
+    }
+}
+
+/// Stage 2's environment: the command's carried on in its one variable, or (a launcher
+/// started by hand, with none) this process's own.
+fn carried_environment(policy: &Policy) -> Vec<(OsString, OsString)> {
+    match &policy.env {
+        Some(_) => std::env::var_os(super::ENV_VAR)
+            .map(|carried| vec![(OsString::from(super::ENV_VAR), carried)])
+            .unwrap_or_default(),
+        None => std::env::vars_os().collect(),
     }
 }
 

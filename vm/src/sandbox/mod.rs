@@ -50,6 +50,8 @@ pub const LAUNCHER_ARG: &str = "__sandbox";
 pub const INIT_ARG: &str = "__sandbox-init";
 /// The exit code of a launcher that could not set the sandbox up.
 pub const SETUP_FAILED: i32 = 125;
+/// The one variable of a launcher's environment: the command's environment, as JSON pairs.
+pub const ENV_VAR: &str = "FUSERAFT_SANDBOX_ENV";
 /// The first line a launcher that failed prints on stderr.
 pub const SETUP_FAILED_MARK: &str = "fuseraft sandbox:";
 
@@ -256,12 +258,51 @@ pub fn agent_command(
     args: &[&str],
     vars: &[(String, Option<String>)],
 ) -> Result<Command, String> {
-    let mut temp = None;
+    build(spec, policy, program, args, vars, &[])
+}
+
+/// [`command`] with variables fuseraft sets for this program (git's hardening, an MCP
+/// server's `Env`) over the allow-listed environment. Set them here, never on the returned
+/// command: that is the launcher, which runs with no environment of its own.
+pub fn command_with_env(
+    spec: &Spec,
+    policy: &Policy,
+    program: &str,
+    args: &[&str],
+    extra: &[(String, String)],
+) -> Result<Command, String> {
+    build(spec, policy, program, args, &[], extra)
+}
+
+fn build(
+    spec: &Spec,
+    policy: &Policy,
+    program: &str,
+    args: &[&str],
+    vars: &[(String, Option<String>)],
+    extra: &[(String, String)],
+) -> Result<Command, String> {
+    let mut child_env = env::agent_child_env(vars);
+    child_env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+    for (name, value) in extra {
+        child_env.retain(|(known, _)| known != name.as_str());
+        child_env.push((name.into(), value.into()));
+    }
     let mut cmd = match available(&spec.launcher) {
         Ok(launcher) => {
             // The sandbox's temp dir is its private `/tmp`, wherever `$TMPDIR` points.
-            temp = Some("/tmp");
-            wrapped(launcher, policy, program, args)
+            child_env.push(("TMPDIR".into(), "/tmp".into()));
+            // The environment travels as data: the launcher has no other.
+            let pairs: Vec<(&str, &str)> = child_env
+                .iter()
+                .filter_map(|(name, value)| Some((name.to_str()?, value.to_str()?)))
+                .collect();
+            let carried = serde_json::to_string(&pairs).map_err(|error| error.to_string())?;
+            let mut cmd = wrapped(launcher, policy, program, args);
+            cmd.env_clear()
+                .env(ENV_VAR, carried)
+                .current_dir(&policy.work_dir);
+            return Ok(cmd);
         }
         Err(reason) => match spec.on_unavailable {
             OnUnavailable::Refuse => {
@@ -280,12 +321,8 @@ pub fn agent_command(
         },
     };
     cmd.env_clear()
-        .envs(env::agent_child_env(vars))
-        .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(child_env)
         .current_dir(&policy.work_dir);
-    if let Some(temp) = temp {
-        cmd.env("TMPDIR", temp);
-    }
     Ok(cmd)
 }
 

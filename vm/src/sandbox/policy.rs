@@ -33,6 +33,14 @@ pub struct Policy {
     /// each process gets empty ones.
     #[serde(default)]
     pub temp: Option<PathBuf>,
+    /// The command's environment, set when the launcher starts it. It travels to the
+    /// launcher in one variable ([`super::ENV_VAR`], read by the same user only, unlike a
+    /// command line) and the launcher has no other, so nothing a command or an agent chose
+    /// (`LD_PRELOAD`, an allocator's or the C library's variables, `PATH`) acts in it while
+    /// it holds its namespace's capabilities. `None` (a launcher started by hand): the
+    /// command inherits the launcher's environment.
+    #[serde(skip)]
+    pub env: Option<Vec<(String, String)>>,
 }
 
 /// A run's temp dir: `fuseraft-run-<pid>-<n>` (0700) in the user's temp dir, with `shm/`,
@@ -529,6 +537,7 @@ impl Confinement {
             network: access.network,
             parent: std::process::id(),
             temp: self.temp.as_ref().map(|temp| temp.0.clone()),
+            env: None,
         }
     }
 }

@@ -124,23 +124,31 @@ pub(super) async fn spawn(
     });
     policy.work_dir = dir.to_path_buf();
     let args: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let cmd =
-        crate::sandbox::command(&ctx.sandbox, &policy, "git", &args).map_err(Outcome::error)?;
-    let mut cmd = Command::from(cmd);
-    cmd.env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_PAGER", "cat")
-        .env("PAGER", "cat")
-        .env("GIT_EDITOR", "true")
-        .env("GIT_SEQUENCE_EDITOR", "true")
-        .env("GIT_MERGE_AUTOEDIT", "no")
-        .current_dir(dir);
+    let mut env: Vec<(String, String)> = [
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_PAGER", "cat"),
+        ("PAGER", "cat"),
+        ("GIT_EDITOR", "true"),
+        ("GIT_SEQUENCE_EDITOR", "true"),
+        ("GIT_MERGE_AUTOEDIT", "no"),
+    ]
+    .iter()
+    .map(|(name, value)| (name.to_string(), value.to_string()))
+    .collect();
     if let Some(parent) = ctx.work_dir.parent() {
-        cmd.env("GIT_CEILING_DIRECTORIES", parent);
+        env.push((
+            "GIT_CEILING_DIRECTORIES".to_string(),
+            parent.to_string_lossy().into_owned(),
+        ));
     }
     if access == Access::Read {
-        cmd.env("GIT_OPTIONAL_LOCKS", "0");
+        env.push(("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()));
     }
+    let cmd = crate::sandbox::command_with_env(&ctx.sandbox, &policy, "git", &args, &env)
+        .map_err(Outcome::error)?;
+    let mut cmd = Command::from(cmd);
+    cmd.current_dir(dir);
     process::run(cmd, timeout, cap, merge_stderr)
         .await
         .map_err(|error| {
