@@ -180,3 +180,31 @@ fn the_launcher_runs_with_no_environment_the_agent_chose() {
     let results = run_ok(&dir);
     assert_eq!(succeeded(&results, show), "ok\n1\npath\n");
 }
+
+#[test]
+fn no_command_reads_another_terminal_or_reaches_a_home_container_socket() {
+    use std::os::unix::net::UnixListener;
+    let dir = scratch("pts-home");
+    let home = outside("pts-home");
+    std::fs::create_dir_all(home.join(".colima/default")).unwrap();
+    let socket = home.join(".colima/default/docker.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let terminals = "ls -A /dev/pts";
+    let connect = format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{}')\"",
+        socket.display()
+    );
+    write_run(
+        &dir,
+        "    Sandbox: refuse",
+        "",
+        &[(terminals, None), (&connect, None)],
+    );
+    let output = exec_command(&dir).env("HOME", &home).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let results = results(&dir);
+    failed(&results, terminals);
+    failed(&results, &connect);
+    assert!(listener.accept().is_err(), "a command reached the engine's socket");
+}

@@ -240,6 +240,16 @@ pub(super) fn masked_sockets() -> Vec<PathBuf> {
         "/run/systemd/private".to_string(),
         "/run/systemd/userdb".to_string(),
         format!("/run/user/{uid}"),
+        "/run/lxd".to_string(),
+        "/var/snap/lxd/common/lxd".to_string(),
+        "/run/incus".to_string(),
+        "/var/lib/incus".to_string(),
+        "/run/libvirt".to_string(),
+        "/var/run/libvirt".to_string(),
+        "/run/snapd.socket".to_string(),
+        "/run/snapd-snap.socket".to_string(),
+        // The other terminals of the user: a command reads none of their keystrokes.
+        "/dev/pts".to_string(),
     ]
     .into_iter()
     .map(PathBuf::from)
@@ -376,11 +386,29 @@ const XDG_CONFIG_CREDENTIALS: &[&str] = &[
     "hub",
 ];
 
+/// The sockets of container engines that live in the user's home (Docker Desktop, Rancher
+/// Desktop, Colima, Lima, OrbStack), masked like the system's.
+const HOME_SOCKETS: &[&str] = &[
+    ".docker/desktop",
+    ".docker/run",
+    ".rd",
+    ".colima",
+    ".lima",
+    ".orbstack",
+    ".local/share/containers/podman",
+];
+
 /// The default read mask: [`CREDENTIALS`] under `home`, and those that live under
 /// `~/.config/` under `$XDG_CONFIG_HOME` too when it is set elsewhere.
 pub(super) fn credential_paths(home: Option<&Path>, xdg_config: Option<&Path>) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = home
-        .map(|home| CREDENTIALS.iter().map(|path| home.join(path)).collect())
+        .map(|home| {
+            CREDENTIALS
+                .iter()
+                .chain(HOME_SOCKETS)
+                .map(|path| home.join(path))
+                .collect()
+        })
         .unwrap_or_default();
     if let Some(config) = xdg_config.filter(|config| config.is_absolute()) {
         paths.extend(XDG_CONFIG_CREDENTIALS.iter().map(|path| config.join(path)));

@@ -60,10 +60,61 @@ pub(super) fn build(policy: &Policy) -> Result<(), String> {
             }
         }
     }
+    private_anchors(&binds)?;
     for bind in &binds {
         bind.apply()?;
     }
     mask_all(&policy.masked, blank.as_ref())
+}
+
+/// The first directory under a private temp dir (`/tmp/a` of a root `/tmp/a/b/work`) that a
+/// bind lands in becomes a fresh tmpfs of this namespace alone, mounted on a directory
+/// opened without following a link: the run's commands share `/tmp`, and one of them could
+/// otherwise swap what the binds below it land on between two of them (the work dir bound
+/// in one place, its read-only `.git` in another).
+fn private_anchors(binds: &[Bind]) -> Result<(), String> {
+    let mut anchored: Vec<PathBuf> = Vec::new();
+    for bind in binds {
+        for temp in PRIVATE_TEMP {
+            let Some(first) = bind
+                .target
+                .strip_prefix(temp)
+                .ok()
+                .and_then(|rest| rest.components().next())
+            else {
+                continue;
+            };
+            let anchor = Path::new(temp).join(first);
+            if anchored.contains(&anchor) {
+                continue;
+            }
+            let fail = |what: &str, error: rustix::io::Errno| {
+                format!("anchoring `{}` ({what}): {error}", anchor.display())
+            };
+            let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            let parent = open_linkless(Path::new(temp)).map_err(|error| fail("open", error))?;
+            let _ = rustix::fs::mkdirat(&parent, first.as_os_str(), Mode::from_raw_mode(0o755));
+            let held = rustix::fs::openat2(
+                &parent,
+                first.as_os_str(),
+                flags,
+                Mode::empty(),
+                rustix::fs::ResolveFlags::NO_SYMLINKS | rustix::fs::ResolveFlags::BENEATH,
+            )
+            .map_err(|error| fail("open", error))?;
+            let target = format!("/proc/self/fd/{}", held.as_raw_fd());
+            rustix::mount::mount(
+                "tmpfs",
+                target.as_str(),
+                "tmpfs",
+                MountFlags::NOSUID | MountFlags::NODEV,
+                Some(c"mode=0755"),
+            )
+            .map_err(|error| fail("mount", error))?;
+            anchored.push(anchor);
+        }
+    }
+    Ok(())
 }
 
 /// Opens every place the view binds back, shallowest first, skipping those that do not
