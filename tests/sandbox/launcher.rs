@@ -206,5 +206,8 @@ fn no_command_reads_another_terminal_or_reaches_a_home_container_socket() {
     let results = results(&dir);
     failed(&results, terminals);
     failed(&results, &connect);
-    assert!(listener.accept().is_err(), "a command reached the engine's socket");
+    assert!(
+        listener.accept().is_err(),
+        "a command reached the engine's socket"
+    );
 }
