@@ -211,3 +211,15 @@ fn no_command_reads_another_terminal_or_reaches_a_home_container_socket() {
         "a command reached the engine's socket"
     );
 }
+
+#[test]
+fn no_command_reads_a_disk_or_memory_device_even_as_root() {
+    let dir = scratch("devices");
+    // Every block device (a disk holds every masked file) and the memory devices.
+    let read = "for d in $(find /dev -maxdepth 1 \\( -type b -o -name mem -o -name kmem -o -name port \\)); do \
+                head -c 1 \"$d\" > /dev/null 2>&1 && echo \"READ $d\"; done; \
+                head -c 4 /dev/urandom | wc -c";
+    write_run(&dir, "    Sandbox: refuse", "", &[(read, None)]);
+    let results = run_ok(&dir);
+    assert_eq!(succeeded(&results, read).trim(), "4", "a device was read");
+}

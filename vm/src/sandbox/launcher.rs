@@ -44,6 +44,38 @@ const LANDLOCK_ABI: ABI = ABI::V7;
 /// Devices a command may write (and open) wherever it runs.
 const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 
+/// What a command may read under `/dev`: the harmless devices and the places under it that
+/// hold files, not devices (never a disk, a terminal of someone else's, memory).
+const READABLE_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    // `/dev/fd`, `/dev/stdin`, ... lead into `/proc/self`, readable already (a rule on the
+    // pipe a standard stream is would fail the ruleset).
+    "/dev/shm",
+    "/dev/mqueue",
+];
+
+/// Every entry of `/` but `/dev`, each readable beneath (a link, as `/lib -> usr/lib`, for
+/// where it leads).
+fn readable_roots() -> Vec<PathBuf> {
+    let entries = std::fs::read_dir("/").map(|entries| {
+        entries
+            .flatten()
+            .filter(|entry| entry.file_name() != "dev")
+            .map(|entry| entry.path())
+            .collect::<Vec<_>>()
+    });
+    existing(entries.unwrap_or_default())
+}
+
+/// The paths of `paths` that lead somewhere (a rule on a dangling link fails the ruleset).
+fn existing(paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+    paths.into_iter().filter(|path| path.exists()).collect()
+}
+
 /// Runs stage 1 (`init == false`) or stage 2; `args` follow the stage's argv[1].
 pub(super) fn main(init: bool, args: &[OsString]) -> i32 {
     let result = parse(args).and_then(|(policy, argv)| {
@@ -259,7 +291,21 @@ fn landlock(writable: &[PathBuf]) -> Result<(), String> {
         .map_err(fail)?
         .create()
         .map_err(fail)?
-        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        // Reads everywhere but `/dev`, where only the harmless devices read: a command run by
+        // root owns the disks' device nodes, and reading one would read every masked file.
+        .add_rules(path_beneath_rules(["/"], AccessFs::ReadDir))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(
+            readable_roots(),
+            AccessFs::from_read(abi),
+        ))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(["/dev"], AccessFs::ReadDir))
+        .map_err(fail)?
+        .add_rules(path_beneath_rules(
+            existing(READABLE_DEVICES.iter().map(PathBuf::from)),
+            AccessFs::from_read(abi),
+        ))
         .map_err(fail)?
         // Each writable place as the view bound it, opened with no symlink at any
         // component; one that cannot be (a link a command put there) gets no rule.
