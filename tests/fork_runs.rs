@@ -3,8 +3,9 @@
 //! call, then a final reply), and four branches take about as long as one. The terminal
 //! shows each branch under its own heading.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use crate::common;
+use std::io::Write;
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,24 +27,6 @@ fn scratch(name: &str) -> PathBuf {
 struct InFlight {
     now: AtomicUsize,
     most: AtomicUsize,
-}
-
-/// Reads one request's body.
-fn request_body(stream: &TcpStream) -> String {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    String::from_utf8_lossy(&body).into_owned()
 }
 
 /// The reply to a request: the planner plans; a branch agent (named in its instructions as
@@ -84,7 +67,7 @@ fn serve(listener: TcpListener, in_flight: Arc<InFlight>) {
             let Ok(mut stream) = stream else { break };
             let in_flight = in_flight.clone();
             std::thread::spawn(move || {
-                let body = request_body(&stream);
+                let body = String::from_utf8_lossy(&common::read_request(&stream).1).into_owned();
                 let now = in_flight.now.fetch_add(1, Ordering::SeqCst) + 1;
                 in_flight.most.fetch_max(now, Ordering::SeqCst);
                 std::thread::sleep(DELAY);

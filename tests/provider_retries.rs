@@ -3,26 +3,10 @@
 //! is named once, and an error that ends the run is said once, in the footer; and a stream's
 //! text reaches the events file as it comes with `--events-text`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use crate::common;
+use std::io::Write;
 use std::net::TcpListener;
 use std::process::Command;
-
-/// Reads one HTTP request (head and body) from `stream`.
-fn read_request(stream: &std::net::TcpStream) {
-    let mut reader = BufReader::new(stream);
-    let mut length = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-            break;
-        }
-        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-}
 
 fn chunk(event: &serde_json::Value) -> String {
     let data = format!("data: {event}\n\n");
@@ -44,13 +28,13 @@ fn a_stream_broken_mid_reply_is_retried_with_a_notice_and_its_text_discarded() {
         let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
         // First: half a reply, then the connection closes without `[DONE]`.
         let (mut first, _) = listener.accept().unwrap();
-        read_request(&first);
+        common::read_request(&first);
         let _ = write!(first, "{head}{}", chunk(&text("Half an ans")));
         let _ = write!(first, "0\r\n\r\n");
         drop(first);
         // Then the whole reply.
         let (mut second, _) = listener.accept().unwrap();
-        read_request(&second);
+        common::read_request(&second);
         let done = "data: [DONE]\n\n";
         let _ = write!(
             second,
@@ -173,7 +157,7 @@ fn an_error_that_ends_the_run_is_said_once_in_its_footer() {
     let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
     let server = std::thread::spawn(move || {
         let (mut stream, _) = listener.accept().unwrap();
-        read_request(&stream);
+        common::read_request(&stream);
         let body =
             r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error"}}"#;
         let _ = write!(
@@ -237,7 +221,7 @@ fn streamed_text_reaches_the_events_file_when_asked() {
         let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
         let server = std::thread::spawn(move || {
             let (mut stream, _) = listener.accept().unwrap();
-            read_request(&stream);
+            common::read_request(&stream);
             let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
             let _ = write!(stream, "{head}");
             for part in ["One, ", "two, ", "three.\nFINISHED"] {

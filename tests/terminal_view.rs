@@ -4,7 +4,8 @@
 
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use crate::common;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -17,19 +18,7 @@ fn slow_server(delay: Duration) -> String {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { break };
             std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut length = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                        break;
-                    }
-                    if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = value.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0u8; length];
-                let _ = reader.read_exact(&mut body);
+                common::read_request(&stream);
                 std::thread::sleep(delay);
                 let reply = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
                     "message": {"role": "assistant", "content": "Done."}}]})

@@ -184,7 +184,7 @@ pub fn assert_no_server_left(case: &Case) {
 /// Answers one chat-completions request with a final reply; returns the request body
 /// (empty when no request came within a minute).
 pub fn model_server(listener: std::net::TcpListener) -> std::thread::JoinHandle<String> {
-    use std::io::{BufRead, BufReader, Read, Write};
+    use std::io::Write;
     std::thread::spawn(move || {
         listener.set_nonblocking(true).unwrap();
         let deadline = Instant::now() + Duration::from_secs(60);
@@ -198,19 +198,7 @@ pub fn model_server(listener: std::net::TcpListener) -> std::thread::JoinHandle<
             }
         };
         stream.set_nonblocking(false).unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).unwrap();
+        let body = crate::common::read_request(&stream).1;
         let reply = json!({"choices": [{"index": 0, "finish_reason": "stop",
             "message": {"role": "assistant", "content": "Done."}}]})
         .to_string();
