@@ -443,23 +443,12 @@ impl Terminal {
             let _ = writeln!(out);
         }
         let (mark, words, discarded) = match &event.kind {
-            EventKind::ModelRetry {
-                resend,
-                attempt,
-                max_retries,
-                wait_ms,
-                reason,
-            } => {
+            EventKind::ModelRetry { reason, .. } => {
                 let Ok(mut last) = self.last_retry.lock() else {
                     return;
                 };
-                let cause = if last.as_deref() == Some(reason.as_str()) {
-                    "failed the same way"
-                } else {
-                    reason.as_str()
-                };
-                let words =
-                    crate::ui::cards::retry(*resend, *attempt, *max_retries, *wait_ms, cause);
+                let again = last.as_deref() == Some(reason.as_str());
+                let words = crate::ui::cards::retry(&event.kind, again).unwrap_or_default();
                 *last = Some(reason.clone());
                 let discarded = self.printed.swap(false, Ordering::SeqCst);
                 ("↻", words, discarded)

@@ -17,17 +17,28 @@ fn or_none(text: &Option<String>) -> &str {
     text.as_deref().unwrap_or("")
 }
 
-/// What a `model_retry` says: `cause` (the failure, or that it failed the same way again),
-/// then how the request is sent again.
-pub fn retry(resend: Resend, attempt: u32, max_retries: u32, wait_ms: u64, cause: &str) -> String {
-    match resend {
+/// What a `model_retry` says: its failure (or, when `again`, that it failed the same way
+/// as the retry before it), then how the request is sent again; `None` for other events.
+pub fn retry(kind: &EventKind, again: bool) -> Option<String> {
+    let EventKind::ModelRetry {
+        resend,
+        attempt,
+        max_retries,
+        wait_ms,
+        reason,
+    } = kind
+    else {
+        return None;
+    };
+    let cause = if again { "failed the same way" } else { reason };
+    Some(match resend {
         Resend::Again => format!(
             "{cause}; retry {attempt} of {max_retries} in {:.1}s",
-            wait_ms as f64 / 1000.0
+            *wait_ms as f64 / 1000.0
         ),
         Resend::Unstreamed => format!("{cause}; trying once without streaming"),
         Resend::Unformatted => format!("{cause}; asking again without a reply format"),
-    }
+    })
 }
 
 /// The one-line text of `kind`.
@@ -56,13 +67,7 @@ pub fn describe(kind: &EventKind) -> String {
         EventKind::MaxTurnsExceeded { turns } => format!("turn cap reached after {turns} turn(s)"),
         EventKind::OperatorMessage { chars } => format!("your message ({chars} characters) goes to the team"),
         EventKind::ModelError { error } => format!("the model failed: {error}"),
-        EventKind::ModelRetry {
-            resend,
-            attempt,
-            max_retries,
-            wait_ms,
-            reason,
-        } => retry(*resend, *attempt, *max_retries, *wait_ms, reason),
+        EventKind::ModelRetry { .. } => retry(kind, false).unwrap_or_default(),
         EventKind::RequestFitted {
             model,
             window,
