@@ -162,16 +162,6 @@ fn command_text(call: &ToolCall, tool: Tool) -> String {
         .join("\n")
 }
 
-/// The category a call of `tool` falls in, if any (a `shell_run` that writes to git is
-/// `git_write`), as approval prompts and denials name it.
-pub fn category(call: &ToolCall, tool: Tool) -> Option<Category> {
-    let categories = categories(call, tool);
-    let git_write = categories.contains(&Category::GitWrite);
-    git_write
-        .then_some(Category::GitWrite)
-        .or(categories.first().copied())
-}
-
 /// Every category a call of `tool` falls in, its tool's own first: a command the text
 /// recognises as a git write is `git_write` as well as `command_execution`, never instead
 /// (a marker word in a comment must not trade one policy for the other); `git_push` and
