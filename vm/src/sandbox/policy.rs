@@ -174,20 +174,14 @@ fn repository_of(root: &Path) -> Vec<PathBuf> {
     Vec::new()
 }
 
-/// `path` renamed to a name no one could have taken before (`.git.fuseraft-refused-<pid>-
-/// <nanoseconds>-<n>`), never over anything; removed when it cannot be renamed. Where it
+/// `path` renamed, never over anything, to a name no one could have guessed
+/// (`.git.fuseraft-refused-<64 random bits>`); removed when it cannot be renamed. Where it
 /// went, or `path` itself when it was removed.
 fn set_aside(path: &Path) -> Option<PathBuf> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
     let name = path.file_name()?.to_string_lossy().to_string();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_nanos());
     for _ in 0..8 {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{}-{nanos}-{n}-{:x}", std::process::id(), fastrand::u64(..));
-        let aside = path.with_file_name(format!("{name}.fuseraft-refused-{id}"));
+        let id = fastrand::u64(..);
+        let aside = path.with_file_name(format!("{name}.fuseraft-refused-{id:016x}"));
         #[cfg(target_os = "linux")]
         let renamed = rustix::fs::renameat_with(
             rustix::fs::CWD,
