@@ -613,6 +613,8 @@ pub async fn drive<M: Models>(
         machine.resume(response);
     }
     tools.mcp.lock().await.shutdown().await;
+    // No job of the run may make or move a repository while the guard looks.
+    tools.jobs.end_all();
     for aside in tools.confinement.undo_new_git() {
         let warning = EventKind::Warning {
             message: format!(

@@ -46,6 +46,16 @@ impl fmt::Debug for Jobs {
     }
 }
 
+impl Jobs {
+    /// Kills every job still running (the run is over: nothing it started outlives it).
+    pub fn end_all(&self) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .end_all();
+    }
+}
+
 impl PartialEq for Jobs {
     fn eq(&self, other: &Jobs) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -58,13 +68,19 @@ struct Table {
     jobs: Vec<Job>,
 }
 
-impl Drop for Table {
-    fn drop(&mut self) {
+impl Table {
+    fn end_all(&self) {
         for job in &self.jobs {
             if job.state() == State::Running {
                 kill_group(job.pgid);
             }
         }
+    }
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        self.end_all();
     }
 }
 
