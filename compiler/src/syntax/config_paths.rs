@@ -131,20 +131,19 @@ pub fn check_program(
             paths.push(("WorkingDirectory".to_string(), dir.clone()));
         }
     }
-    let text = loader.sources.get(file).text.clone();
-    for (key, value) in paths {
-        let quoted = format!("{value:?}");
-        let start = text.find(&quoted).unwrap_or(0);
-        let end = if start == 0 && !text.starts_with(&quoted) {
-            0
-        } else {
-            start + quoted.len()
-        };
-        let at = Spanned::new(value, crate::source::Span::new(file, start, end));
-        if let Some(diag) = judge(&key, &at, loader) {
-            loader.diags.push(diag);
-        }
-    }
+    let text = &loader.sources.get(file).text;
+    let found: Vec<Diagnostic> = paths
+        .into_iter()
+        .filter_map(|(key, value)| {
+            let quoted = format!("{value:?}");
+            let (start, end) = text
+                .find(&quoted)
+                .map_or((0, 0), |start| (start, start + quoted.len()));
+            let at = Spanned::new(value, crate::source::Span::new(file, start, end));
+            judge(&key, &at, loader)
+        })
+        .collect();
+    loader.diags.extend(found);
 }
 
 /// The path a `file:PATH` context source names, at the source's span.
