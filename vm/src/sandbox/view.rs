@@ -11,7 +11,7 @@
 //!    read-only or masked place inside it bound onto itself (a mount point cannot be renamed
 //!    away), then `.git` and fuseraft's state inside them read-only, each group shallowest
 //!    first, so no writable place covers a read-only one (a root under `/tmp` is bound into
-//!    the private one);
+//!    the run's one, below a tmpfs of this namespace alone: [`private_anchors`]);
 //! 5. the masked paths (credentials, fuseraft's key, daemons' sockets) are covered by an
 //!    empty directory or an empty file that nobody may read (mode `000`), that file made in
 //!    a tmpfs of this namespace alone and bound through its descriptor.
