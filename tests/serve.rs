@@ -170,6 +170,27 @@ fn kept_events(restate: &Restate, session: &str, path: &Path) -> Vec<Json> {
     trace(path)
 }
 
+/// Sessions whose status says turn `turn` is done and no later one.
+fn sessions_at_turn(restate: &Restate, sessions: &[String], turn: u64) -> Vec<String> {
+    sessions
+        .iter()
+        .filter(|session| status(restate, session)["turn"].as_u64() == Some(turn))
+        .cloned()
+        .collect()
+}
+
+/// The sessions whose turn under way the server is trying again.
+fn retried_sessions(restate: &Restate) -> Vec<String> {
+    let rows = restate.query(
+        "SELECT target_service_key FROM sys_invocation WHERE target_service_name = 'FuseraftSession' \
+         AND target_handler_name = 'advance' AND retry_count > 0",
+    );
+    rows.iter()
+        .filter_map(|row| row["target_service_key"].as_str())
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
 fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
     let root = tempfile::tempdir().unwrap();
@@ -189,27 +210,48 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
         format!("http://127.0.0.1:{front}"),
     ];
     let worker_a = Worker::on_port(first, &restate, root.path(), &[], &advertise);
-    let expected = local_trace(root.path(), "run/keyword", "Add a --verbose flag.", &[]);
+    // The Developer's first turn waits two seconds for its replayed reply.
+    let (case, task) = ("serve/slow", "Add a --verbose flag.");
+    let expected = local_trace(root.path(), case, task, &[]);
     let on = restate.ingress.clone();
     let submit = |n: usize| {
         let work = root.path().join(format!("served-{n}"));
-        let output = exec_on(
-            &on,
-            &work,
-            "run/keyword",
-            "Add a --verbose flag.",
-            &["--detach"],
-        );
+        let output = exec_on(&on, &work, case, task, &["--detach"]);
         assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
         text(&output.stdout).trim().to_string()
     };
-    // While they run: a worker killed and back, then the server killed and back.
+    // A worker killed while sessions are in their slow model call (their first turn is
+    // stored, the second is under way), then again between runs of turns; the server
+    // killed once.
     let mut sessions: Vec<String> = (0..25).map(submit).collect();
+    let mut in_slow_call = Vec::new();
+    wait_for(
+        "sessions in their slow call",
+        Duration::from_secs(60),
+        || {
+            in_slow_call = sessions_at_turn(&restate, &sessions, 1);
+            in_slow_call.len() >= 4
+        },
+    );
+    std::thread::sleep(Duration::from_millis(300));
     worker_b.kill();
+    // Some were on the killed worker: the server runs their turn again, from its journal.
+    wait_for(
+        "a slow call's turn run again",
+        Duration::from_secs(20),
+        || {
+            retried_sessions(&restate)
+                .iter()
+                .any(|session| in_slow_call.contains(session))
+        },
+    );
     sessions.extend((25..35).map(submit));
     worker_b.restart();
+    sessions.extend((35..40).map(submit));
+    worker_b.kill();
+    worker_b.restart();
     restate.kill_and_restart();
-    sessions.extend((35..50).map(submit));
+    sessions.extend((40..50).map(submit));
     let started = Instant::now();
     for session in &sessions {
         while status(&restate, session)["outcome"].is_null() {

@@ -40,6 +40,9 @@ pub struct ScriptReply {
     /// How many consecutive calls this reply answers.
     pub times: u32,
     pub usage: Usage,
+    /// How long the reply takes to arrive (`delay_ms`): a slow model, for tests of what
+    /// happens while a call is under way.
+    pub delay: std::time::Duration,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,7 +71,7 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
     for key in object.keys() {
         if !REPLY_KEYS.contains(&key.as_str()) {
             return Err(format!(
-                "replies.{agent}[{idx}] has an unknown key `{key}` (expected text, tool_calls, times, usage)"
+                "replies.{agent}[{idx}] has an unknown key `{key}` (expected text, tool_calls, times, usage, delay_ms)"
             ));
         }
     }
@@ -80,12 +83,13 @@ fn parse_reply(agent: &str, idx: usize, value: Json) -> Result<ScriptReply, Stri
             tool_calls: object.remove("tool_calls"),
             times: object.remove("times"),
             usage: object.remove("usage"),
+            delay_ms: object.remove("delay_ms"),
         },
     )
 }
 
 /// The keys a reply given as a mapping may have.
-const REPLY_KEYS: [&str; 4] = ["text", "tool_calls", "times", "usage"];
+const REPLY_KEYS: [&str; 5] = ["text", "tool_calls", "times", "usage", "delay_ms"];
 
 /// The values of a reply given as a mapping, by key (`None`: the key is absent).
 #[derive(Default)]
@@ -94,7 +98,11 @@ struct ReplyFields {
     tool_calls: Option<Json>,
     times: Option<Json>,
     usage: Option<Json>,
+    delay_ms: Option<Json>,
 }
+
+/// The longest `delay_ms` a reply may have: ten minutes.
+const LONGEST_DELAY_MS: u64 = 600_000;
 
 impl ScriptReply {
     /// A reply of only `text`, answering one call.
@@ -104,6 +112,7 @@ impl ScriptReply {
             tool_calls: Vec::new(),
             times: 1,
             usage: Usage::default(),
+            delay: std::time::Duration::ZERO,
         }
     }
 }
@@ -165,11 +174,22 @@ fn reply_of(agent: &str, idx: usize, fields: ReplyFields) -> Result<ScriptReply,
                 .unwrap_or(0),
         },
     };
+    let delay_ms = match &fields.delay_ms {
+        None | Some(Json::Null) => 0,
+        Some(value) => match number(value) {
+            Some(ms) if ms <= LONGEST_DELAY_MS => ms,
+            _ => return Err(format!(
+                "{}.delay_ms must be a whole number of milliseconds, at most {LONGEST_DELAY_MS}",
+                at()
+            )),
+        },
+    };
     Ok(ScriptReply {
         text,
         tool_calls,
         times,
         usage,
+        delay: std::time::Duration::from_millis(delay_ms),
     })
 }
 
@@ -370,6 +390,11 @@ impl Replay {
 
     /// The next reply for this call's agent.
     pub fn next(&self, call: &ModelCall) -> Result<ModelReply, String> {
+        self.next_after(call).map(|(reply, _)| reply)
+    }
+
+    /// The next reply for this call's agent, and how long it takes to arrive.
+    fn next_after(&self, call: &ModelCall) -> Result<(ModelReply, std::time::Duration), String> {
         let Some(queue) = self.queue(&call.agent.queue()) else {
             if call.agent == crate::effect::Caller::Compaction {
                 return Err(format!(
@@ -457,18 +482,23 @@ impl Replay {
         if let Ok(mut spent) = self.spent.lock() {
             spent.add(cost);
         }
-        Ok(ModelReply {
+        let answer = ModelReply {
             text,
             tool_calls,
             usage: reply.usage,
             cost,
-        })
+        };
+        Ok((answer, reply.delay))
     }
 }
 
 impl Models for Replay {
     async fn call(&self, call: &ModelCall) -> Result<ModelReply, String> {
-        self.next(call)
+        let (reply, delay) = self.next_after(call)?;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        Ok(reply)
     }
 
     fn reads_prompts(&self) -> bool {
@@ -534,6 +564,35 @@ mod tests {
                 .unwrap()
                 .text,
             "Summary."
+        );
+    }
+
+    #[test]
+    fn a_reply_with_a_delay_arrives_no_sooner() {
+        let script = Script::from_json(json!({
+            "replies": { "A": [{"text": "slow", "delay_ms": 120}, "quick"] }
+        }))
+        .unwrap();
+        let replay = Replay::new(script);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let asked = std::time::Instant::now();
+        let reply = runtime
+            .block_on(Models::call(&replay, &call("A", 0)))
+            .unwrap();
+        assert_eq!(reply.text, "slow");
+        assert!(asked.elapsed() >= std::time::Duration::from_millis(120));
+        let reply = runtime
+            .block_on(Models::call(&replay, &call("A", 1)))
+            .unwrap();
+        assert_eq!(reply.text, "quick");
+        let error =
+            Script::from_json(json!({ "replies": { "A": [{"delay_ms": "soon"}] } })).unwrap_err();
+        assert_eq!(
+            error,
+            "replies.A[0].delay_ms must be a whole number of milliseconds, at most 600000"
         );
     }
 

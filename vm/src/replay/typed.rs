@@ -249,7 +249,8 @@ impl<'de> Visitor<'de> for Reply<'_> {
                 0 => &mut fields.text,
                 1 => &mut fields.tool_calls,
                 2 => &mut fields.times,
-                _ => &mut fields.usage,
+                3 => &mut fields.usage,
+                _ => &mut fields.delay_ms,
             };
             if slot.is_some() {
                 return Err(twice(REPLY_KEYS[key]));
@@ -261,6 +262,7 @@ impl<'de> Visitor<'de> for Reply<'_> {
             &fields.tool_calls,
             &fields.times,
             &fields.usage,
+            &fields.delay_ms,
         ]
         .into_iter()
         .flatten()
@@ -296,6 +298,7 @@ mod tests {
             json!({"replies": {"A": [{"times": "3"}, {"times": null}, {"times": " 7 "}]}}),
             json!({"replies": {"A": [{"usage": {"input_tokens": 10, "output_tokens": "4"}}]}}),
             json!({"replies": {"A": [{"usage": 3}, {"usage": null}]}}),
+            json!({"replies": {"A": [{"delay_ms": 250}, {"delay_ms": "5", "text": "t"}]}}),
             json!({"replies": {"A": [{"tool_calls": null}, {"tool_calls": []}]}}),
             json!({"replies": {"A": [{"tool_calls": [
                 {"name": "write_file", "args": {"path": "a", "content": "b"}},
@@ -324,6 +327,8 @@ mod tests {
             "{\"replies\": {\"A\": [{\"txt\": \"x\"}]}}",
             "{\"replies\": {\"A\": [{\"times\": 0}]}}",
             "{\"replies\": {\"A\": [{\"times\": 1.5}]}}",
+            "{\"replies\": {\"A\": [{\"delay_ms\": -1}]}}",
+            "{\"replies\": {\"A\": [{\"delay_ms\": 600001}]}}",
             "{\"replies\": {\"A\": [{\"tool_calls\": [{\"args\": {}}]}]}}",
             "{\"replies\": {\"A\": [{\"tool_calls\": [{\"name\": \"t\", \"args\": 1}]}]}}",
             "{\"replies\": {\"A\": [{\"tool_calls\": {}}]}}",
