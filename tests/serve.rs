@@ -791,6 +791,68 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
     );
 }
 
+/// The last failure the server had of the session's invocation under way, if any.
+fn last_failure(restate: &Restate, session: &str) -> Option<String> {
+    let rows = restate.query(&format!(
+        "SELECT last_failure FROM sys_invocation WHERE target_service_name = 'FuseraftSession' \
+         AND target_service_key = '{session}' AND status != 'completed'"
+    ));
+    rows.iter()
+        .find_map(|row| row["last_failure"].as_str().map(str::to_string))
+}
+
+#[test]
+fn an_entry_over_the_servers_limit_is_kept_by_reference_or_never_goes_on() {
+    let root = tempfile::tempdir().unwrap();
+    // The server's own limit (32 MiB a message, `worker.invoker.message-size-limit`), and a
+    // read of about 34 MB.
+    let restate = Restate::start();
+    let port = free_port();
+    let inline = |bytes: &str| ["--inline-limit".to_string(), bytes.to_string()];
+    let worker = Worker::on_port(port, &restate, root.path(), &[], &inline("64000000"));
+    let big = format!("Ship on Friday.\n{}", "x".repeat(34_000_000));
+    let (case, task) = ("serve/big-read", "What does big.txt say?");
+    let local = root.path().join("local-serve-big-read");
+    std::fs::create_dir_all(&local).unwrap();
+    std::fs::write(local.join("big.txt"), &big).unwrap();
+    let expected = local_trace(root.path(), case, task, &[]);
+    let work = root.path().join("served");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(work.join("big.txt"), &big).unwrap();
+    drop(big);
+    let output = exec_on(&restate.ingress, &work, case, task, &["--detach"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = text(&output.stdout).trim().to_string();
+    // A worker told to send entries up to 64 MB inline: the server refuses the read's, and
+    // the turn never ends.
+    let mut failure = None;
+    wait_for(
+        "the server to refuse the entry",
+        Duration::from_secs(90),
+        || {
+            failure = last_failure(&restate, &session);
+            failure.is_some()
+        },
+    );
+    let failure = failure.unwrap_or_default();
+    assert!(failure.contains("message size limit"), "{failure}");
+    assert_eq!(status(&restate, &session)["turn"], 0, "no turn was stored");
+    // A worker with the default limit (8 MiB) keeps it by reference: the same turn goes on,
+    // and the run ends as a local one does.
+    drop(worker);
+    let worker = Worker::on_port(port, &restate, root.path(), &[], &[]);
+    wait_for("the run to end", Duration::from_secs(90), || {
+        !status(&restate, &session)["outcome"].is_null()
+    });
+    let status = status(&restate, &session);
+    assert_eq!(status["outcome"], "completed", "{status}\n{}", worker.log());
+    assert_eq!(
+        kept_events(&restate, &session, &root.path().join("kept.jsonl")),
+        expected
+    );
+    assert!(work.join(".fuseraft/journal").join(&session).is_dir());
+}
+
 #[test]
 fn a_command_under_way_when_its_worker_dies_is_not_run_again_and_the_model_is_told() {
     let root = tempfile::tempdir().unwrap();

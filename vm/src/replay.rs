@@ -178,10 +178,12 @@ fn reply_of(agent: &str, idx: usize, fields: ReplyFields) -> Result<ScriptReply,
         None | Some(Json::Null) => 0,
         Some(value) => match number(value) {
             Some(ms) if ms <= LONGEST_DELAY_MS => ms,
-            _ => return Err(format!(
+            _ => {
+                return Err(format!(
                 "{}.delay_ms must be a whole number of milliseconds, at most {LONGEST_DELAY_MS}",
                 at()
-            )),
+            ))
+            }
         },
     };
     Ok(ScriptReply {
