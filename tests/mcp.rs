@@ -8,7 +8,7 @@
 //! them these tests fail, saying so.
 #![cfg(feature = "mcp-tests")]
 
-mod harness;
+pub(crate) mod harness;
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -435,7 +435,7 @@ fn a_submission_the_worker_must_not_run_is_refused_naming_why() {
     );
     assert_eq!(mcp.status.code(), Some(2));
     assert!(
-        text(&mcp.stderr).contains("starts MCP servers"),
+        text(&mcp.stderr).contains("`fuseraft serve` starts MCP servers only with `--trust-mcp`"),
         "{}",
         text(&mcp.stderr)
     );
@@ -1002,5 +1002,172 @@ fn a_front_with_a_token_is_the_clients_only_door() {
     assert_eq!(
         front_status(&front, "FuseraftNames/sessions/names", &[auth]),
         200
+    );
+}
+
+#[test]
+fn a_contracts_command_under_way_at_a_kill_is_not_run_again_and_the_check_fails_saying_so() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let mut worker = Worker::start(&restate, root.path(), &[]);
+    let (case, task) = ("serve/contract-command", "Build it.");
+    let expected = local_trace(root.path(), case, task, &[]);
+    // Served without a kill: a local run's events; the suite ran once.
+    let calm = root.path().join("calm");
+    let output = exec_on(&restate.ingress, &calm, case, task, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(trace(&calm.join("events.jsonl")), expected);
+    let suite_runs = |work: &Path| {
+        std::fs::read_to_string(work.join("suite-ran.txt"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(suite_runs(&calm), 1);
+    // Killed while the contract's suite runs: the retried turn does not run it again; the
+    // check fails saying why, and the agent's next turn passes it.
+    let killed = root.path().join("killed");
+    let output = exec_on(&restate.ingress, &killed, case, task, &["--detach"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = text(&output.stdout).trim().to_string();
+    wait_for("the suite to start", Duration::from_secs(60), || {
+        suite_runs(&killed) == 1
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    worker.kill();
+    worker.restart();
+    wait_for("the run to end", Duration::from_secs(60), || {
+        !status(&restate, &session)["outcome"].is_null()
+    });
+    let events = kept_events(&restate, &session, &root.path().join("kept.jsonl"));
+    let failed: Vec<&Json> = events
+        .iter()
+        .filter(|event| event["event_type"] == "validation_fail")
+        .collect();
+    assert_eq!(failed.len(), 1, "{events:#?}");
+    assert!(
+        failed[0]["payload"]["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("[NOT RUN AGAIN]"),
+        "{failed:#?}"
+    );
+    // The interrupted suite, then the one the agent's next turn asked for: never the
+    // interrupted one twice.
+    assert_eq!(suite_runs(&killed), 2, "{events:#?}");
+}
+
+/// The served MCP case's config with its placeholders filled in, written in `root`.
+#[cfg(feature = "mcp-tests")]
+fn mcp_config(root: &Path) -> PathBuf {
+    use crate::mcp::harness::{deps, repo};
+    let config = std::fs::read_to_string(fixture("serve/mcp/config.yaml"))
+        .unwrap()
+        .replace("{deps}", deps().to_str().unwrap())
+        .replace("{repo}", repo().to_str().unwrap());
+    let path = root.join("mcp-config.yaml");
+    std::fs::write(&path, config).unwrap();
+    path
+}
+
+/// `exec` of the served MCP case in `work`, its events in `work/events.jsonl`, then `extra`.
+#[cfg(feature = "mcp-tests")]
+fn mcp_run(config: &Path, work: &Path, extra: &[&str]) -> Output {
+    std::fs::create_dir_all(work).unwrap();
+    let replay = fixture("serve/mcp/replay.yaml");
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .arg("exec")
+        .arg(config)
+        .args(["--task", "Use the tools.", "--replay"])
+        .arg(replay)
+        .arg("--work-dir")
+        .arg(work)
+        .arg("--events")
+        .arg(work.join("events.jsonl"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The MCP calls the change log of `work` records: `(tool, output)`.
+#[cfg(feature = "mcp-tests")]
+fn mcp_calls(work: &Path) -> Vec<(String, String)> {
+    use fuseraft_vm::changes::{ChangeLog, DEFAULT_PATH};
+    let Ok(log) = ChangeLog::load(&work.join(DEFAULT_PATH)) else {
+        return Vec::new();
+    };
+    log.entries
+        .iter()
+        .flat_map(|entry| &entry.mcp_calls)
+        .map(|call| (call.tool.clone(), call.output.clone()))
+        .collect()
+}
+
+#[cfg(feature = "mcp-tests")]
+#[test]
+fn a_served_run_calls_its_mcp_servers_and_no_call_twice_through_a_kill() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let trust = ["--trust-mcp".to_string()];
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[], &trust);
+    let config = mcp_config(root.path());
+    let local = root.path().join("local");
+    let output = mcp_run(&config, &local, &["--trust-mcp"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let expected = trace(&local.join("events.jsonl"));
+    // Served as a local run: the same events, the same calls in the change log.
+    let calm = root.path().join("calm");
+    let output = mcp_run(&config, &calm, &["--on", &restate.ingress]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}\nworker: {}",
+        text(&output.stderr),
+        worker.log()
+    );
+    assert_eq!(trace(&calm.join("events.jsonl")), expected);
+    assert_eq!(mcp_calls(&calm), mcp_calls(&local));
+    assert_eq!(mcp_calls(&calm).len(), 2);
+    // A worker killed while the slow call is under way (the addition is recorded): the
+    // retried turn keeps the addition and does not make the slow call again.
+    let killed = root.path().join("killed");
+    let output = mcp_run(&config, &killed, &["--on", &restate.ingress, "--detach"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = text(&output.stdout).trim().to_string();
+    wait_for("the addition", Duration::from_secs(60), || {
+        !mcp_calls(&killed).is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    worker.kill();
+    worker.restart();
+    wait_for("the run to end", Duration::from_secs(60), || {
+        !status(&restate, &session)["outcome"].is_null()
+    });
+    let status = status(&restate, &session);
+    // One turn, as the config's termination says.
+    assert_eq!(status["outcome"], "max_turns", "{status}\n{}", worker.log());
+    assert_eq!(
+        mcp_calls(&killed),
+        [("add".to_string(), "1 + 2 = 3".to_string())],
+        "the addition once, the slow call never finished"
+    );
+    let events = kept_events(&restate, &session, &root.path().join("kept.jsonl"));
+    let calls: Vec<(String, bool)> = events
+        .iter()
+        .filter(|event| event["event_type"] == "mcp_tool_call")
+        .map(|event| {
+            (
+                event["payload"]["tool"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                event["payload"]["ok"].as_bool().unwrap_or(true),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [("add".to_string(), true), ("wait".to_string(), false)],
+        "{events:#?}"
     );
 }

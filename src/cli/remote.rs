@@ -40,6 +40,15 @@ pub struct ServeArgs {
     /// current directory). A run whose work dir lies elsewhere is refused.
     #[arg(long, value_name = "DIR")]
     pub work_root: Option<PathBuf>,
+    /// Start the MCP servers a submitted workflow declares (a stdio server runs in the
+    /// command sandbox of its run's work dir, started again for each turn). Without it, a
+    /// workflow that starts MCP servers is refused at submission.
+    #[arg(long)]
+    pub trust_mcp: bool,
+    /// Let `${VAR}` expand in a submitted workflow's MCP `Url`, `Headers`, `Env` and `Args`
+    /// (from the worker's environment); repeatable, e.g. `--mcp-env MCP_REGION`.
+    #[arg(long, value_name = "VAR")]
+    pub mcp_env: Vec<String>,
 }
 
 fn positive_seconds(text: &str) -> Result<f64, String> {

@@ -57,6 +57,7 @@ pub fn run(args: &ServeArgs) -> u8 {
             return exit::USAGE;
         }
     };
+    crate::mcp_trust::allow_variables(&args.mcp_env);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -89,6 +90,7 @@ async fn serve(args: &ServeArgs, listen: SocketAddr, work_root: PathBuf) -> u8 {
             FuseraftSession {
                 work_root: work_root.clone(),
                 inline_limit: args.inline_limit,
+                trust_mcp: args.trust_mcp,
             }
             .into_service_definition()
             // Its events and history grow with its turns: a turn fetches only the keys it reads.

@@ -20,6 +20,8 @@ pub struct FuseraftSession {
     pub work_root: PathBuf,
     /// Entries and values longer than this are kept by reference (`blobs`).
     pub inline_limit: usize,
+    /// `--trust-mcp`: a submitted workflow's MCP servers may start.
+    pub trust_mcp: bool,
 }
 
 pub(super) fn refused(message: impl Into<String>) -> HandlerError {
@@ -42,11 +44,8 @@ impl FuseraftSession {
         inside(&self.work_root, Path::new(&job.work_dir)).map_err(refused)?;
         let program = fuseraft_compiler::ir::parse(&job.ir)
             .map_err(|error| refused(format!("the submitted IR does not parse: {error}")))?;
-        if !program.mcp_servers.is_empty() {
-            return Err(refused(
-                "this workflow starts MCP servers, which a worker does not start for a submitted run",
-            ));
-        }
+        crate::mcp_trust::unattended(&program, self.trust_mcp, "fuseraft serve")
+            .map_err(refused)?;
         ctx.set(keys::JOB, Json(job));
         ctx.set(keys::STATUS, Json(Status::default()));
         names::of(&ctx, names::SESSIONS)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use fuseraft_compiler::ir::Program;
 
-use crate::effect::{CheckResult, Question, Request, Response};
+use crate::effect::{Question, Request, Response};
 use crate::event::{Event, EventKind, Outcome};
 use crate::history::{Message, Usage};
 use crate::machine::{Machine, Options, Run};
@@ -18,6 +18,7 @@ use crate::models::ProviderState;
 use crate::sandbox::Confinement;
 
 mod chatroom;
+mod checks;
 mod context;
 mod fork;
 mod operator;
@@ -31,7 +32,7 @@ mod usage;
 use operator::{ask_operator, escalation_answer, operator_line, pause_operator};
 
 pub use crate::models::{Cost, Models};
-use context::read_context;
+use context::{kept_context, read_context};
 use fork::ForkRun;
 use tool_calls::ToolRunner;
 use usage::mark_usage;
@@ -554,27 +555,16 @@ pub async fn drive<M: Models>(
                 }
                 ran.response()
             }
-            Request::Validate { checks, context } => {
-                // Validators read files and may run test commands: keep them off the runtime.
-                let work_dir = env.work_dir.clone();
-                let confinement = check_confinement.clone();
-                let evaluated = tokio::task::spawn_blocking(move || {
-                    let mut results = Vec::new();
-                    for check in &checks {
-                        let result = crate::validate::run(check, &context, &work_dir, &confinement);
-                        let failed = !result.ok;
-                        results.push(result);
-                        if failed {
-                            break;
-                        }
-                    }
-                    results
-                })
-                .await;
-                Response::Validate(evaluated.unwrap_or_else(|error| {
-                    vec![CheckResult::fail(format!("a validator crashed: {error}"))]
-                }))
-            }
+            Request::Validate { checks, context } => Response::Validate(
+                checks::run_checks(
+                    models,
+                    checks,
+                    context,
+                    env.work_dir.clone(),
+                    check_confinement.clone(),
+                )
+                .await,
+            ),
             Request::Approve { from, to, question } => match &env.approvals {
                 Approvals::All => Response::Approve(true),
                 Approvals::None => Response::Approve(false),
@@ -601,14 +591,19 @@ pub async fn drive<M: Models>(
             Request::Context {
                 sources,
                 session_id,
-            } => Response::Context(read_context(
-                program,
-                &env.work_dir,
-                &sandbox,
-                &change_log,
-                &sources,
-                &session_id,
-            )),
+            } => Response::Context(
+                kept_context(models, || {
+                    read_context(
+                        program,
+                        &env.work_dir,
+                        &sandbox,
+                        &change_log,
+                        &sources,
+                        &session_id,
+                    )
+                })
+                .await,
+            ),
         };
         machine.resume(response);
     }

@@ -244,6 +244,19 @@ pub struct Check {
     pub params: CheckParams,
 }
 
+impl Check {
+    /// Whether the check runs commands (the related tests): it acts, where every other
+    /// check only reads.
+    pub fn runs_commands(&self) -> bool {
+        use fuseraft_compiler::ir::{PredicateType, Validator};
+        matches!(
+            self.of,
+            CheckOf::Validator(Validator::RequireRelatedTestsPass)
+                | CheckOf::Predicate(PredicateType::RelatedTestsPass)
+        )
+    }
+}
+
 /// The parameters a check reads, taken from the program's `key: value` pairs once, when the
 /// check is made: keys ignore case, a blank value is unset, a flag is `true`, `yes`, `on` or
 /// `1` (any case). Keys no check reads are not kept.
@@ -374,7 +387,8 @@ pub struct CheckContext {
 /// What a failed check found short, which picks the `FailureHandling` rule that answers
 /// it (upstream's failure classes; a repeated reply without tool calls is `NoProgress`
 /// whatever the check found, and the machine tells that itself).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Shortfall {
     /// The work does not meet the check (`InvalidTransition`).
     #[default]
@@ -427,7 +441,7 @@ impl Shortfall {
 }
 
 /// The verdict on one check.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CheckResult {
     pub ok: bool,
     /// Why it failed (empty when `ok`), for the agent and the operator.

@@ -8,6 +8,7 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
+use crate::effect::CheckResult;
 use crate::history::{DenialKind, ToolCall};
 
 /// What the journal holds for the next effect.
@@ -48,6 +49,21 @@ pub fn interrupted(call: &mut ToolCall) {
     call.result = Some(INTERRUPTED.to_string());
     call.ok = false;
     call.denied = None;
+}
+
+/// The verdict a step's checks give when an earlier attempt started them (they run
+/// commands) and died before their verdict was kept: they are not run again.
+pub const CHECKS_INTERRUPTED: &str = "[NOT RUN AGAIN] the run was interrupted while these checks were under way, so their commands may have run or not; run them again before relying on them";
+
+/// The journal entry of a step's check verdicts.
+pub fn check_results(results: &[CheckResult]) -> String {
+    serde_json::to_string(results).unwrap_or_default()
+}
+
+/// The verdicts a journal entry `text` kept; `None` when it does not read (the checks are
+/// then run again).
+pub fn restore_check_results(text: &str) -> Option<Vec<CheckResult>> {
+    serde_json::from_str(text).ok()
 }
 
 /// What an executed tool call left, as its journal entry.
@@ -106,5 +122,16 @@ mod tests {
         assert_eq!(kept, made);
         made.denied = None;
         assert!(!restore_tool_outcome(&mut made, "not json"));
+    }
+
+    #[test]
+    fn check_verdicts_read_back_as_they_were() {
+        let results = vec![
+            CheckResult::pass(),
+            CheckResult::fail("test report not found"),
+        ];
+        let text = check_results(&results);
+        assert_eq!(restore_check_results(&text), Some(results));
+        assert_eq!(restore_check_results("[{\"ok\": 1}]"), None);
     }
 }

@@ -9,6 +9,29 @@ use std::path::{Component, Path, PathBuf};
 use fuseraft_compiler::ir::{ContextSource, Program, SourceKind};
 
 use crate::changes::ChangeLog;
+use crate::journal::{Recalled, Repeat};
+
+use super::Models;
+
+/// The context `read` reads; in a served run, the one an earlier attempt of the turn read
+/// (the model call it fed may be kept too). A read: asked again if it was under way.
+pub(super) async fn kept_context<M: Models>(
+    models: &M,
+    read: impl FnOnce() -> Vec<String>,
+) -> Vec<String> {
+    let Some(journal) = models.journal() else {
+        return read();
+    };
+    match journal.recall("context read", Repeat::Safe).await {
+        Recalled::Kept(text) => serde_json::from_str(&text).unwrap_or_else(|_| read()),
+        Recalled::Interrupted => read(),
+        Recalled::Make(keep) => {
+            let texts = read();
+            keep(serde_json::to_string(&texts).unwrap_or_default());
+            texts
+        }
+    }
+}
 
 /// A relative path that stays inside the work dir.
 fn confined(work_dir: &Path, path: &str) -> Result<PathBuf, String> {

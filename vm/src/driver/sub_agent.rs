@@ -56,7 +56,7 @@ impl ToolRunner<'_> {
             let response = match sub_agent.step() {
                 Request::Model(model_call) => Response::Model(models.call(&model_call).await),
                 Request::Tools { calls, .. } => {
-                    Response::Tools(self.run_for_sub_agent(caller, context, calls).await)
+                    Response::Tools(self.run_for_sub_agent(models, caller, context, calls).await)
                 }
                 _ => break,
             };
@@ -75,8 +75,9 @@ impl ToolRunner<'_> {
     }
 
     /// Runs a sub-agent's calls in order, each judged as the sub-agent's.
-    async fn run_for_sub_agent(
+    async fn run_for_sub_agent<M: Models>(
         &self,
+        models: &M,
         caller: &Agent,
         context: &ToolContext,
         mut calls: Vec<ToolCall>,
@@ -94,7 +95,7 @@ impl ToolRunner<'_> {
             };
             match self.permit(decision, &context.agent).await {
                 Ok(ToolRef::Builtin(tool)) if SubAgentMode::of(tool).is_none() => {
-                    crate::tools::execute_tool(call, tool, context).await
+                    super::tool_calls::execute_kept(models, call, tool, context).await
                 }
                 // Never allowed by `decide_for_sub_agent`; refused all the same.
                 Ok(_) => Denial::new(

@@ -55,7 +55,7 @@ impl Ran {
 }
 
 /// Executes `call`, unless the run's journal kept its outcome from an earlier attempt.
-async fn execute_kept<M: Models>(
+pub(super) async fn execute_kept<M: Models>(
     models: &M,
     call: &mut ToolCall,
     tool: crate::tools::Tool,
@@ -121,7 +121,7 @@ impl ToolRunner<'_> {
                     _ => execute_kept(models, call, tool, &context).await,
                 },
                 Ok(ToolRef::Mcp(tool)) => {
-                    events.push(self.call_mcp_tool(call, &tool, &context).await);
+                    events.push(self.call_mcp_tool_kept(models, call, &tool, &context).await);
                 }
             }
         }
@@ -177,12 +177,58 @@ impl ToolRunner<'_> {
     }
 
     /// Runs an allowed MCP call, records it in the change log, and returns its event.
+    /// Calls an MCP tool, unless the run's journal kept its outcome from an earlier
+    /// attempt. An MCP tool is in a permission category (`mcp`): it may act, so a call an
+    /// earlier attempt started and did not finish is not made again.
+    async fn call_mcp_tool_kept<M: Models>(
+        &self,
+        models: &M,
+        call: &mut ToolCall,
+        tool: &fuseraft_compiler::ir::McpToolRef,
+        context: &crate::tools::ToolContext,
+    ) -> Event {
+        use crate::journal::{interrupted, restore_tool_outcome, tool_outcome, Recalled, Repeat};
+        let Some(journal) = models.journal() else {
+            self.call_mcp_tool(call, tool, context).await;
+            return self.mcp_event(call, tool, context);
+        };
+        match journal.recall("mcp call", Repeat::Once).await {
+            Recalled::Kept(text) if restore_tool_outcome(call, &text) => {}
+            Recalled::Kept(_) => self.call_mcp_tool(call, tool, context).await,
+            Recalled::Interrupted => interrupted(call),
+            Recalled::Make(keep) => {
+                self.call_mcp_tool(call, tool, context).await;
+                keep(tool_outcome(call));
+            }
+        }
+        self.mcp_event(call, tool, context)
+    }
+
+    /// The `mcp_tool_call` event of a call made (or kept).
+    fn mcp_event(
+        &self,
+        call: &ToolCall,
+        tool: &fuseraft_compiler::ir::McpToolRef,
+        context: &crate::tools::ToolContext,
+    ) -> Event {
+        Event::new(
+            context.turn,
+            Some(&context.agent),
+            EventKind::McpToolCall {
+                server: self.program.mcp_server(tool.server).name.clone(),
+                tool: tool.tool.clone(),
+                name: call.name.clone(),
+                ok: call.ok,
+            },
+        )
+    }
+
     async fn call_mcp_tool(
         &self,
         call: &mut ToolCall,
         tool: &fuseraft_compiler::ir::McpToolRef,
         context: &crate::tools::ToolContext,
-    ) -> Event {
+    ) {
         let program = self.program;
         let (text, ok) = self
             .mcp
@@ -201,15 +247,5 @@ impl ToolRunner<'_> {
         crate::tools::record_mcp_call(&mut text, context, server, &tool.tool, &call.args, ok);
         call.result = Some(text);
         call.ok = ok;
-        Event::new(
-            context.turn,
-            Some(&context.agent),
-            EventKind::McpToolCall {
-                server: server.clone(),
-                tool: tool.tool.clone(),
-                name: call.name.clone(),
-                ok,
-            },
-        )
     }
 }
