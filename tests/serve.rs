@@ -1057,6 +1057,121 @@ fn a_contracts_command_under_way_at_a_kill_is_not_run_again_and_the_check_fails_
     assert_eq!(suite_runs(&killed), 2, "{events:#?}");
 }
 
+/// One server-sent event of a streamed OpenAI-compatible reply, as a chunk of a chunked body.
+fn sse_text(text: &str) -> String {
+    let event = serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+    let data = format!("data: {event}\n\n");
+    format!("{:x}\r\n{data}\r\n", data.len())
+}
+
+#[test]
+fn a_served_reply_streams_to_the_client_and_a_rerun_turn_says_its_text_is_discarded() {
+    let root = tempfile::tempdir().unwrap();
+    let restate = Restate::start();
+    let key = ("FUSERAFT_TEST_KEY", "k-123456789");
+    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[key], &[]);
+    let work = root.path().join("served");
+    std::fs::create_dir_all(&work).unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (held_tx, held) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    // The first attempt streams half a reply and hangs; the second streams the whole one.
+    let server = std::thread::spawn(move || {
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+        let (mut first, _) = listener.accept().unwrap();
+        crate::common::read_request(&first);
+        let _ = write!(first, "{head}{}", sse_text("Half of a first answer"));
+        let _ = first.flush();
+        let _ = held_tx.send(());
+        let _ = release_rx.recv();
+        drop(first);
+        let (mut second, _) = listener.accept().unwrap();
+        crate::common::read_request(&second);
+        let _ = write!(second, "{head}{}", sse_text("Whole answer, "));
+        let _ = second.flush();
+        std::thread::sleep(Duration::from_millis(400));
+        let done = "data: [DONE]\n\n";
+        let _ = write!(
+            second,
+            "{}{:x}\r\n{done}\r\n0\r\n\r\n",
+            sse_text("streamed.\nFINISHED"),
+            done.len()
+        );
+    });
+    let config = fixture("serve/tool-loop/config.yaml");
+    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", config.to_str().unwrap(), "--task", "Answer."])
+        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
+        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
+        .arg(&work)
+        .args(["--on", &restate.ingress])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    held.recv_timeout(Duration::from_secs(60))
+        .expect("the first request arrives");
+    // The half reply reached the side channel; the client shows it within its next polls.
+    wait_for("the streamed half", Duration::from_secs(30), || {
+        std::fs::read_dir(work.join(".fuseraft/stream"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|session| {
+                std::fs::read_dir(session.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .any(|file| {
+                std::fs::read_to_string(file.path())
+                    .unwrap_or_default()
+                    .contains("Half of a first answer")
+            })
+    });
+    std::thread::sleep(Duration::from_millis(600));
+    worker.kill();
+    worker.restart();
+    release.send(()).unwrap();
+    let output = client.wait_with_output().unwrap();
+    server.join().unwrap();
+    let shown = text(&output.stderr);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{shown}\nworker: {}",
+        worker.log()
+    );
+    let half = shown
+        .find("turn 0  Reader writes:\nHalf of a first answer")
+        .unwrap_or_else(|| panic!("the half reply is shown: {shown}"));
+    let discarded = shown
+        .find("[the server runs this turn again: the text above is discarded]\nturn 0  Reader writes:\nWhole answer, streamed.\nFINISHED")
+        .unwrap_or_else(|| panic!("the rerun says so: {shown}"));
+    assert!(half < discarded, "{shown}");
+    assert_eq!(
+        shown.matches("Whole answer, streamed.").count(),
+        1,
+        "{shown}"
+    );
+    // The run ended: its streamed text goes soon after.
+    wait_for("the streamed text to go", Duration::from_secs(30), || {
+        std::fs::read_dir(work.join(".fuseraft/stream"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .flat_map(|session| {
+                std::fs::read_dir(session.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+            })
+            .next()
+            .is_none()
+    });
+}
+
 /// The served MCP case's config with its placeholders filled in, written in `root`.
 #[cfg(feature = "mcp-tests")]
 fn mcp_config(root: &Path) -> PathBuf {

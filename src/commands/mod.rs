@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod schema;
 pub mod sessions;
 pub mod sessions_remove;
+mod streamed;
 pub mod test;
 pub mod ui;
 

@@ -10,6 +10,7 @@ use std::time::Duration;
 use fuseraft_compiler::ir;
 use fuseraft_vm::event::Outcome;
 
+use super::streamed::StreamView;
 use super::{exit, usage};
 use crate::cli::{Approve, ApproveArgs, ExecArgs};
 use crate::render::Style;
@@ -135,6 +136,8 @@ async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
     let mut seen = 0u32;
     let mut announced: Option<Waiting> = None;
     let mut unreachable = 0u32;
+    // A replayed run streams nothing; `--json` shows no text.
+    let mut streamed = (args.replay.is_none() && !args.json).then(StreamView::default);
     loop {
         let watch = match client::watch(on, session, seen).await {
             Ok(watch) => {
@@ -149,6 +152,23 @@ async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
             }
             Err(refused) => return usage(&format!("cannot follow session {session}: {refused}")),
         };
+        // The text streamed so far, before the events that end its turn; a stream that is
+        // not the one shown (another turn, another attempt) after them.
+        let mut after_events = String::new();
+        if let Some(view) = streamed.as_mut() {
+            let waiting = watch.status.waiting.is_some();
+            if let (false, Ok(Some(text))) =
+                (waiting, client::text(on, session, view.cursor()).await)
+            {
+                match view.continues(&text) || watch.events.is_empty() {
+                    true => eprint!("{}", view.render(text)),
+                    false => after_events = view.render(text),
+                }
+            }
+            if !watch.events.is_empty() {
+                eprint!("{}", view.end_line());
+            }
+        }
         for line in &watch.events {
             events.write_line(line);
             if !args.json {
@@ -157,6 +177,7 @@ async fn follow(on: &str, session: &str, args: &ExecArgs) -> u8 {
                 }
             }
         }
+        eprint!("{after_events}");
         seen += watch.events.len() as u32;
         let status = watch.status;
         if status.waiting != announced {

@@ -139,6 +139,15 @@ pub async fn watch(on: &str, id: &str, after: u32) -> Result<Watch, Refused> {
     call(on, &format!("{SESSION}/{id}/watch"), &after, None).await
 }
 
+/// The session's model text streaming now, after `from` (see [`super::stream`]).
+pub async fn text(
+    on: &str,
+    id: &str,
+    from: &super::stream::Cursor,
+) -> Result<Option<super::stream::Streamed>, Refused> {
+    call(on, &format!("{SESSION}/{id}/text"), from, None).await
+}
+
 /// Answers question `question` (`SESSION.N`).
 pub async fn answer(on: &str, question: &str, answer: &Answer) -> Result<Answered, Refused> {
     call(on, &format!("{QUESTION}/{question}/answer"), answer, None).await

@@ -12,6 +12,7 @@ mod objects;
 mod question;
 mod reply;
 pub mod schedule;
+pub mod stream;
 mod turn;
 
 use std::net::SocketAddr;

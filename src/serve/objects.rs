@@ -148,6 +148,19 @@ impl FuseraftSession {
         Ok(Json(Watch { status, events }))
     }
 
+    /// The model text streaming in the session's newest turn, from where `from` stopped: a
+    /// side channel the journal does not keep (`stream`).
+    #[handler]
+    async fn text(
+        &self,
+        ctx: SharedObjectContext<'_>,
+        from: Json<super::stream::Cursor>,
+    ) -> Result<Json<Option<super::stream::Streamed>>, HandlerError> {
+        let (_, job, _) = submitted(&ctx, self.inline_limit).await?;
+        let streamed = super::stream::read(Path::new(&job.work_dir), ctx.key(), &from.into_inner());
+        Ok(Json(streamed))
+    }
+
     /// The job, the status, the checkpoint and the whole history: what `sessions export`
     /// writes as a local session.
     #[handler]

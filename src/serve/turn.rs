@@ -6,7 +6,7 @@
 //! the budgets and the caps apply exactly as in a local run.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::job::Job;
 use super::reply;
+use super::stream::TextOut;
 
 /// What the journal keeps for an effect that was started, not finished, and is not made
 /// again: no result of any effect reads so.
@@ -127,7 +128,7 @@ fn run_thread(run: Continue, steps: Steps) -> Result<(), String> {
                 bridge: Bridge(steps.clone()),
                 calls_too: false,
             };
-            runtime.block_on(drive(&program, &run, &models, steps))
+            runtime.block_on(drive(&program, &run, &models, steps, None))
         }
         None => {
             let overrides = Overrides {
@@ -137,13 +138,24 @@ fn run_thread(run: Continue, steps: Steps) -> Result<(), String> {
                 timeouts: Default::default(),
             };
             let env = |name: &str| std::env::var(name).ok();
-            let providers = Providers::new(&program, &overrides, Settings::default(), &env, None)?;
+            // The text as it streams goes to the side channel; the journal keeps the reply.
+            let text = Arc::new(TextOut::new(Path::new(&run.job.work_dir), &run.session));
+            let sink = Arc::clone(&text);
+            let on_token: fuseraft_vm::providers::TokenSink =
+                Arc::new(move |agent: &str, delta: &str| sink.write(agent, delta));
+            let providers = Providers::new(
+                &program,
+                &overrides,
+                Settings::default(),
+                &env,
+                Some(on_token),
+            )?;
             let models = Journaled {
                 inner: providers,
                 bridge: Bridge(steps.clone()),
                 calls_too: true,
             };
-            runtime.block_on(drive(&program, &run, &models, steps))
+            runtime.block_on(drive(&program, &run, &models, steps, Some(&text)))
         }
     }
 }
@@ -154,6 +166,7 @@ async fn drive<M: Models>(
     run: &Continue,
     models: &M,
     steps: Steps,
+    text: Option<&Arc<TextOut>>,
 ) -> Result<(), String> {
     let options = Options {
         session_id: run.session.clone(),
@@ -177,7 +190,11 @@ async fn drive<M: Models>(
     let session = run.session.clone();
     let event_steps = steps.clone();
     let event_stopping = Arc::clone(&stopping);
+    let event_text = text.cloned();
     let mut on_event = move |event: &fuseraft_vm::event::Event, run: &fuseraft_vm::machine::Run| {
+        if let (EventKind::TurnStart { .. }, Some(text)) = (&event.kind, &event_text) {
+            text.turn(event.turn);
+        }
         let own = match &event.kind {
             // Each invocation restores the machine: that is no resume of the user's.
             EventKind::SessionResumed { .. } => false,
@@ -222,6 +239,9 @@ async fn drive<M: Models>(
     )
     .await;
     let stopped = stopping.load(Ordering::SeqCst) && summary.outcome == Outcome::Cancelled;
+    if let (false, Some(text)) = (stopped, text) {
+        text.clear();
+    }
     let _ = steps.send(Ok(Step::End {
         outcome: (!stopped).then_some(summary.outcome),
         reason: (!stopped).then_some(summary.reason).flatten(),
