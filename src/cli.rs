@@ -234,8 +234,12 @@ pub struct ManArgs {
 #[derive(Debug, clap::Args)]
 pub struct UiArgs {
     /// The work dir the sessions ran in (default: the current directory).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", conflicts_with = "on")]
     pub work_dir: Option<PathBuf>,
+    /// Show the sessions a Restate server runs instead, and answer their questions: its
+    /// ingress URL, or a worker's front (with `FUSERAFT_SERVE_TOKEN` set).
+    #[arg(long, value_name = "URL")]
+    pub on: Option<String>,
     /// Listen on this address: `PORT` or `HOST:PORT` (default: a random port on 127.0.0.1).
     #[arg(long, value_name = "ADDR")]
     pub addr: Option<String>,

@@ -4,6 +4,12 @@
 
 mod common;
 
+/// The browser tier's WebDriver client, for the web view of a server's sessions.
+#[cfg(all(feature = "restate-tests", feature = "browser-tests"))]
+#[path = "web_view/webdriver.rs"]
+#[allow(dead_code)]
+mod webdriver;
+
 mod diagrams;
 mod mcp;
 mod sarif;

@@ -1286,3 +1286,133 @@ fn a_served_run_calls_its_mcp_servers_and_no_call_twice_through_a_kill() {
         "{events:#?}"
     );
 }
+
+#[cfg(feature = "browser-tests")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_sessions_are_listed_in_the_web_view_and_a_question_answered_there() {
+    use crate::webdriver::Browser;
+    use std::io::BufRead;
+    let root = tempfile::tempdir().unwrap();
+    let restate = std::sync::Arc::new(Restate::start());
+    let _worker = Worker::start(&restate, root.path(), &[]);
+    let (expected, _, session) = detached_approval(root.path(), &restate);
+    wait_for("the question", Duration::from_secs(30), || {
+        !status(&restate, &session)["waiting"].is_null()
+    });
+    let mut ui = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["ui", "--on", &restate.ingress])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(ui.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .rsplit_once(": ")
+        .map(|(_, url)| url.trim().to_string())
+        .unwrap_or_default();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    let browser = Browser::start().await;
+    browser.goto(&url).await;
+    browser
+        .wait_for("the list", "return document.body.dataset.ready")
+        .await;
+    let listed = browser
+        .run("return [...document.querySelectorAll('#session-list li')].map(li => [li.dataset.id, li.dataset.waiting, li.querySelector('.meta').textContent])")
+        .await;
+    let question = format!("{session}.1");
+    assert_eq!(
+        listed,
+        serde_json::json!([[
+            session,
+            question,
+            format!("waits on {question} · 0 turn(s)")
+        ]]),
+    );
+    // The page opens on it: the question asked, answerable.
+    browser
+        .wait_for("the session", "return document.body.dataset.shown")
+        .await;
+    let asked = browser
+        .run("return [...document.querySelectorAll('#approvals .approval')].map(a => [a.dataset.id, a.dataset.kind, a.querySelector('p').textContent])")
+        .await;
+    assert_eq!(
+        asked,
+        serde_json::json!([[
+            question,
+            "route",
+            "Approve route Developer → Deployer on DEPLOY?"
+        ]])
+    );
+    browser
+        .save_screenshot("web-view-served-question.png")
+        .await;
+    browser.click("#approvals .approval button.approve").await;
+    browser
+        .wait_for(
+            "the answer taken",
+            "return document.querySelector('.approval.answered')?.dataset.approved",
+        )
+        .await;
+    let said = browser
+        .run("return document.querySelector('.approval.answered .answer').textContent")
+        .await;
+    assert!(
+        said.as_str().unwrap_or_default().starts_with("approved ("),
+        "{said}"
+    );
+    // The run goes on to its end as a local run does.
+    let on = restate.ingress.clone();
+    let server = std::sync::Arc::clone(&restate);
+    let root_path = root.path().to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let restate = server;
+        wait_for("the run to end", Duration::from_secs(60), || {
+            !status(&restate, &session)["outcome"].is_null()
+        });
+        let status = status(&restate, &session);
+        assert_eq!(status["outcome"], "completed", "{status}");
+        assert!(
+            status["answers"][0]["by"]
+                .as_str()
+                .unwrap_or_default()
+                .ends_with("web view"),
+            "{status}"
+        );
+        assert_eq!(
+            kept_events(&restate, &session, &root_path.join("kept.jsonl")),
+            expected
+        );
+        // The same question again, from the command line: refused, naming the page's answer.
+        let again = fuseraft(&["approve", &question, "--no", "--on", &on]);
+        assert_eq!(again.status.code(), Some(1));
+        assert!(
+            text(&again.stderr).contains("already answered `yes` by"),
+            "{}",
+            text(&again.stderr)
+        );
+    })
+    .await
+    .unwrap();
+    // The page follows the session to its end.
+    browser
+        .wait_for(
+            "the page to show the end",
+            "return document.getElementById('outcome').textContent.startsWith('completed') || null",
+        )
+        .await;
+    let cards = browser
+        .run("return [...document.querySelectorAll('#turns li.card')].map(c => c.dataset.agent)")
+        .await;
+    assert_eq!(cards, serde_json::json!(["Developer", "Deployer"]));
+    let listed = browser
+        .run("return document.querySelector('#session-list li .meta').textContent")
+        .await;
+    assert_eq!(listed, "completed · 2 turn(s)");
+    browser.save_screenshot("web-view-served.png").await;
+    browser.close().await;
+    let _ = ui.kill();
+    let _ = ui.wait();
+}

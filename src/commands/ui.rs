@@ -1,5 +1,6 @@
-//! `fuseraft ui [--work-dir DIR] [--addr ADDR]`: browse the sessions of a work dir in a
-//! web page (loopback, a token in the URL) until interrupted.
+//! `fuseraft ui [--work-dir DIR | --on URL] [--addr ADDR]`: browse the sessions of a work
+//! dir, or those a Restate server runs (answering their questions), in a web page
+//! (loopback, a token in the URL) until interrupted.
 
 use std::path::PathBuf;
 
@@ -30,12 +31,18 @@ pub fn run(args: &UiArgs) -> u8 {
             return exit::USAGE;
         }
     };
-    eprintln!("sessions of `{}`: {url}", work_dir.display());
-    eprintln!("(Ctrl-C stops)");
-    let app = App {
-        token,
-        mode: Mode::Sessions { work_dir },
+    let mode = match &args.on {
+        Some(on) => {
+            eprintln!("sessions of {on}: {url}");
+            Mode::Served { on: on.clone() }
+        }
+        None => {
+            eprintln!("sessions of `{}`: {url}", work_dir.display());
+            Mode::Sessions { work_dir }
+        }
     };
+    eprintln!("(Ctrl-C stops)");
+    let app = App { token, mode };
     let served = runtime.block_on(async {
         tokio::select! {
             served = server::serve(listener, app) => served,

@@ -12,6 +12,7 @@ pub mod cards;
 pub mod fork;
 pub mod hub;
 pub mod resumed;
+pub mod served;
 pub mod server;
 pub mod sessions;
 

@@ -7,7 +7,9 @@
 //! `/graph` (the IR's JSON view, or `null`),
 //! `/events` (server-sent events: the history, then live), `POST /approve?id=N&approved=B`,
 //! `POST /pause?id=N&action=continue|message|quit` (a message's text as the body);
-//! for the session browser `/sessions`, `/session?id=ID` and `POST /rewind?id=ID&turn=N`.
+//! for the session browser `/sessions`, `/session?id=ID` and `POST /rewind?id=ID&turn=N`;
+//! for a server's sessions (`ui --on`) `/sessions`, `/session?id=ID` and
+//! `POST /approve?id=SESSION.N&…`, each a call to the server.
 
 use std::convert::Infallible;
 use std::net::{SocketAddr, TcpListener};
@@ -47,6 +49,8 @@ pub enum Mode {
     },
     /// The sessions of a work dir.
     Sessions { work_dir: PathBuf },
+    /// The sessions a Restate server runs (`ui --on URL`): its ingress or a worker's front.
+    Served { on: String },
 }
 
 pub struct App {
@@ -189,6 +193,7 @@ async fn index(State(app): State<Arc<App>>) -> Response {
     let mode = match app.mode {
         Mode::Live { .. } => "live",
         Mode::Sessions { .. } => "sessions",
+        Mode::Served { .. } => "served",
     };
     // The token is hex: safe inside an attribute.
     let page = INDEX
@@ -208,7 +213,7 @@ fn json(value: &Json) -> Response {
 async fn graph(State(app): State<Arc<App>>) -> Response {
     match &app.mode {
         Mode::Live { graph, .. } => json(graph),
-        Mode::Sessions { .. } => json(&Json::Null),
+        Mode::Sessions { .. } | Mode::Served { .. } => json(&Json::Null),
     }
 }
 
@@ -241,6 +246,9 @@ fn stream_from(hub: &Hub, from: usize) -> impl Stream<Item = Result<Event, Infal
 /// `POST /approve?id=N&approved=true|false`, or `answer=redirect` with the operator's text
 /// as the body (an escalation or a plan review only).
 async fn approve(State(app): State<Arc<App>>, uri: Uri, text: String) -> Response {
+    if let Mode::Served { on } = &app.mode {
+        return answer_served(on, &uri, &text).await;
+    }
     let approval = match (query(&uri, "approved"), query(&uri, "answer")) {
         (Some("true"), None) => Ok(Some(Approval::Granted)),
         (Some("false"), None) => Ok(Some(Approval::Refused)),
@@ -335,7 +343,40 @@ fn taken(answered: Answered) -> Response {
     }
 }
 
+/// `POST /approve?id=SESSION.N&approved=B` (or `answer=redirect`, the text as the body) for
+/// a served session: answered on the server; `409` when the question was answered before.
+async fn answer_served(on: &str, uri: &Uri, text: &str) -> Response {
+    let decision = match (query(uri, "approved"), query(uri, "answer")) {
+        (Some("true"), None) => Ok(("yes", None)),
+        (Some("false"), None) => Ok(("no", None)),
+        (None, Some("redirect")) => operator_text(text).map(|text| ("redirect", Some(text))),
+        _ => {
+            let expected = "expected id=SESSION.N&approved=true|false or answer=redirect\n";
+            return (StatusCode::BAD_REQUEST, expected).into_response();
+        }
+    };
+    let (decision, text) = match decision {
+        Ok(decision) => decision,
+        Err(refused) => return refused.into_response(),
+    };
+    let question = query(uri, "id").unwrap_or("");
+    match super::served::answer(on, question, decision, text).await {
+        Ok(answered) => json(&answered),
+        Err(not_taken) => (
+            StatusCode::from_u16(not_taken.status).unwrap_or(StatusCode::BAD_GATEWAY),
+            not_taken.message,
+        )
+            .into_response(),
+    }
+}
+
 async fn sessions(State(app): State<Arc<App>>) -> Response {
+    if let Mode::Served { on } = &app.mode {
+        return match super::served::list(on).await {
+            Ok(listed) => json(&listed),
+            Err(message) => (StatusCode::BAD_GATEWAY, message).into_response(),
+        };
+    }
     let Mode::Sessions { work_dir } = &app.mode else {
         return StatusCode::NOT_FOUND.into_response();
     };
@@ -345,11 +386,17 @@ async fn sessions(State(app): State<Arc<App>>) -> Response {
 }
 
 async fn session(State(app): State<Arc<App>>, uri: Uri) -> Response {
-    let Mode::Sessions { work_dir } = &app.mode else {
-        return StatusCode::NOT_FOUND.into_response();
-    };
     let Some(id) = query(&uri, "id").map(str::to_string) else {
         return StatusCode::BAD_REQUEST.into_response();
+    };
+    if let Mode::Served { on } = &app.mode {
+        return match super::served::show(on, &id).await {
+            Ok(shown) => json(&shown),
+            Err(message) => (StatusCode::NOT_FOUND, message).into_response(),
+        };
+    }
+    let Mode::Sessions { work_dir } = &app.mode else {
+        return StatusCode::NOT_FOUND.into_response();
     };
     let work_dir = work_dir.clone();
     let shown = tokio::task::spawn_blocking(move || super::sessions::show(&work_dir, &id)).await;

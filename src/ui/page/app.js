@@ -416,7 +416,14 @@
         const init = { method: "POST" };
         if (body !== undefined) init.body = body;
         const r = await fetch(url("approve", { id: p.id, ...query }), init);
-        if (!r.ok) answer.textContent = r.status === 409 ? "already answered" : `error ${r.status}`;
+        if (!r.ok) {
+          answer.textContent = r.status === 409 ? "already answered" : `error ${r.status}`;
+          // A server's question: its refusal names the first answer.
+          if (mode === "served") answer.textContent = (await r.text()).trim();
+        } else if (mode === "served") {
+          // The server took it; no run of this page tells it so.
+          answered(await r.json());
+        }
       } catch (e) {
         answer.textContent = "the run is gone";
       }
@@ -709,15 +716,11 @@
     $("sessions").hidden = false;
     const list = await (await fetch(url("sessions"))).json();
     const ul = $("session-list");
-    if (!list.length) ul.append(el("li", "muted", "no sessions in this work dir"));
-    for (const s of list) {
-      const li = el("li");
-      li.dataset.id = s.id;
-      li.append(el("div", "id", s.id), el("div", "meta", `${s.status} · ${s.turns} turn(s) · ${s.updated}`), el("div", null, short(s.task, 80)));
-      li.addEventListener("click", () => show(s.id, li));
-      ul.append(li);
-    }
+    if (!list.length) ul.append(el("li", "muted", mode === "served" ? "no session runs on the server" : "no sessions in this work dir"));
+    for (const s of list) ul.append(listed(s));
     body.dataset.ready = "true";
+    // A server's list changes as its sessions go on, start and end.
+    if (mode === "served") setInterval(() => relist().catch(() => {}), 5000);
     // The session the URL names, else the newest: the page opens on a session, not a blank.
     const wanted = location.hash.slice(1);
     const first = [...ul.children].find((li) => li.dataset.id === wanted) || (list.length ? ul.children[0] : null);
@@ -725,20 +728,64 @@
     else $("graph-pane").hidden = true;
   }
 
+  function metaOf(s) {
+    return mode === "served" ? `${s.status} · ${s.turns} turn(s)` : `${s.status} · ${s.turns} turn(s) · ${s.updated}`;
+  }
+
+  // A session's entry in the list.
+  function listed(s) {
+    const li = el("li");
+    li.dataset.id = s.id;
+    li.append(el("div", "id", s.id), el("div", "meta", metaOf(s)), el("div", null, short(s.task, 80)));
+    if (s.waiting) li.dataset.waiting = s.waiting.id;
+    li.addEventListener("click", () => show(s.id, li));
+    return li;
+  }
+
+  // The server's list again: entries updated, new sessions added, ended ones (not shown) gone.
+  async function relist() {
+    const list = await (await fetch(url("sessions"))).json();
+    const ul = $("session-list");
+    const now = new Map(list.map((s) => [s.id, s]));
+    for (const li of [...ul.children]) {
+      const s = now.get(li.dataset.id);
+      if (s) {
+        li.querySelector(".meta").textContent = metaOf(s);
+        if (s.waiting) li.dataset.waiting = s.waiting.id;
+        else delete li.dataset.waiting;
+        now.delete(li.dataset.id);
+      } else if (li.dataset.id ? !li.classList.contains("selected") : list.length) {
+        li.remove();
+      }
+    }
+    for (const s of now.values()) ul.append(listed(s));
+  }
+
   // The latest session asked for: an earlier answer arriving after it is dropped.
   let showing = 0;
 
-  async function show(id, li) {
-    const mine = ++showing;
+  // What a served session's view was drawn from: a refresh that finds the same draws nothing.
+  let drawn = null;
+
+  async function show(id, li, refresh) {
+    const mine = refresh ? showing : ++showing;
     for (const other of $("session-list").children) other.classList.remove("selected");
     li.classList.add("selected");
     history.replaceState(null, "", `#${id}`);
     const r = await fetch(url("session", { id }));
     const s = r.ok ? await r.json() : await r.text();
     if (mine !== showing) return;
+    if (mode === "served" && r.ok) {
+      // A server's session goes on: looked at again every two seconds until it ends.
+      const seen = JSON.stringify([id, s.machine, s.waiting && s.waiting.id, (s.answers || []).length, (s.messages || []).length]);
+      if (!(s.machine || {}).Outcome) setTimeout(() => { if (mine === showing) show(id, li, true); }, 2000);
+      if (refresh && seen === drawn) return;
+      drawn = seen;
+    }
     cards.clear();
     $("turns").replaceChildren();
     $("run-notes").replaceChildren();
+    $("approvals").replaceChildren();
     $("outcome").hidden = true;
     delete body.dataset.shown;
     if (!r.ok) {
@@ -753,8 +800,8 @@
       usage: { input: (m.Usage || {}).InputTokens, output: (m.Usage || {}).OutputTokens },
       tool_calls: (m.ToolCalls || []).map((t) => ({ name: t.Name, args: t.Args, result: t.Result, ok: t.Succeeded })),
     })));
-    // Each turn of an authenticated session can be the start of a new one.
-    if (!s.unverified) {
+    // Each turn of an authenticated local session can be the start of a new one.
+    if (!s.unverified && !s.served) {
       for (const [turn, c] of cards) {
         if (!c.li.dataset.agent) continue;
         const button = el("button", "rewind", "re-run from here");
@@ -776,6 +823,23 @@
       highlight("end");
     } else if (state) {
       highlight(state);
+    }
+    if (s.served) {
+      // A server's session: running, or waiting on the question the page can answer.
+      const status = ended || (s.waiting ? "waiting" : "running");
+      outcome(`${status} after ${machine.Turn ?? 0} turn(s)` + (machine.Reason ? ` · ${machine.Reason}` : ""), status);
+      if (!ended) {
+        $("outcome").className = "going";
+        setStatus(status, "running");
+      }
+      const meta = li.querySelector(".meta");
+      if (meta) meta.textContent = metaOf({ status: s.waiting ? `waits on ${s.waiting.id}` : status, turns: machine.Turn ?? 0 });
+      if (s.waiting) li.dataset.waiting = s.waiting.id;
+      else delete li.dataset.waiting;
+      for (const a of s.answers || []) $("run-notes").append(el("li", "note answered", `${a.id} (${a.question}) answered ${a.decision} by ${a.by} at ${a.at}`));
+      if (s.waiting) askApproval(s.waiting);
+      body.dataset.shown = id;
+      return;
     }
     const status = ended || (s.cancelled ? "cancelled" : "resumable");
     outcome(`${status} after ${machine.Turn ?? 0} turn(s)` + (ended || s.cancelled ? "" : " · not finished") + (machine.Reason ? ` · ${machine.Reason}` : "")
@@ -804,5 +868,5 @@
     $("session-list").prepend(li);
   }
 
-  (mode === "sessions" ? browse() : live()).catch((e) => setStatus("error: " + e.message, "failed"));
+  (mode === "sessions" || mode === "served" ? browse() : live()).catch((e) => setStatus("error: " + e.message, "failed"));
 })();
