@@ -658,6 +658,22 @@ fn a_schedule_fires_once_per_tick_with_two_workers_through_a_restart() {
     );
 }
 
+/// `exec --on` of the tool-loop fixture with `task`, attached, against the live model at
+/// `endpoint` (its key in `FUSERAFT_TEST_KEY`, which the worker has), in work dir `work`.
+fn live_client(on: &str, work: &Path, endpoint: &str, task: &str) -> std::process::Child {
+    let config = fixture("serve/tool-loop/config.yaml");
+    Command::new(env!("CARGO_BIN_EXE_fuseraft"))
+        .args(["exec", config.to_str().unwrap(), "--task", task])
+        .args(["--model", "openai:local-model", "--endpoint", endpoint])
+        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
+        .arg(work)
+        .args(["--on", on])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// A loopback OpenAI-compatible server: answers each request with the next reply, except
 /// that it tells the test when request `hold` arrives and answers it only once released.
 /// Returns every request body it saw, in order.
@@ -730,23 +746,7 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
         held_tx,
         release_rx,
     );
-    let config = fixture("serve/tool-loop/config.yaml");
-    let on = restate.ingress.clone();
-    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
-        .args([
-            "exec",
-            config.to_str().unwrap(),
-            "--task",
-            "What do the notes say?",
-        ])
-        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
-        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
-        .arg(&work)
-        .args(["--on", &on])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let client = live_client(&restate.ingress, &work, &endpoint, "What do the notes say?");
     held.recv_timeout(Duration::from_secs(60))
         .expect("the second call arrives");
     worker.kill();
@@ -875,17 +875,7 @@ fn a_command_under_way_when_its_worker_dies_is_not_run_again_and_the_model_is_to
     let (held_tx, _held) = mpsc::channel();
     let (_release, release_rx) = mpsc::channel();
     let server = model_server(listener, vec![slow, done], usize::MAX, held_tx, release_rx);
-    let config = fixture("serve/tool-loop/config.yaml");
-    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
-        .args(["exec", config.to_str().unwrap(), "--task", "Run it."])
-        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
-        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
-        .arg(&work)
-        .args(["--on", &restate.ingress])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let client = live_client(&restate.ingress, &work, &endpoint, "Run it.");
     let ran = work.join("ran.txt");
     wait_for("the command to start", Duration::from_secs(60), || {
         ran.exists()
@@ -1099,17 +1089,7 @@ fn a_served_reply_streams_to_the_client_and_a_rerun_turn_says_its_text_is_discar
             done.len()
         );
     });
-    let config = fixture("serve/tool-loop/config.yaml");
-    let client = Command::new(env!("CARGO_BIN_EXE_fuseraft"))
-        .args(["exec", config.to_str().unwrap(), "--task", "Answer."])
-        .args(["--model", "openai:local-model", "--endpoint", &endpoint])
-        .args(["--api-key-env", "FUSERAFT_TEST_KEY", "--work-dir"])
-        .arg(&work)
-        .args(["--on", &restate.ingress])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let client = live_client(&restate.ingress, &work, &endpoint, "Answer.");
     held.recv_timeout(Duration::from_secs(60))
         .expect("the first request arrives");
     // The half reply reached the side channel; the client shows it within its next polls.
