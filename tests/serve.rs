@@ -296,8 +296,23 @@ fn detached_approval(root: &Path, restate: &Restate) -> (Vec<Json>, PathBuf, Str
 fn a_question_waits_through_restarts_and_takes_one_answer() {
     let root = tempfile::tempdir().unwrap();
     let mut restate = Restate::start();
-    let suspend = ["--suspend-after".to_string(), "1".to_string()];
-    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[], &suspend);
+    // Two workers behind the balancer, each asking a waiting run to suspend after a second.
+    let (front, first, second) = (free_port(), free_port(), free_port());
+    let _balancer = Balancer::start(front, &[first, second]);
+    let flags =
+        |extra: &[String]| [&["--suspend-after".to_string(), "1".to_string()], extra].concat();
+    let mut worker_b = Worker::on_port(
+        second,
+        &restate,
+        root.path(),
+        &[],
+        &flags(&["--no-register".into()]),
+    );
+    let advertise = [
+        "--advertise".to_string(),
+        format!("http://127.0.0.1:{front}"),
+    ];
+    let mut worker = Worker::on_port(first, &restate, root.path(), &[], &flags(&advertise));
     let (expected, _, session) = detached_approval(root.path(), &restate);
     wait_for("the question", Duration::from_secs(30), || {
         !status(&restate, &session)["waiting"].is_null()
@@ -306,10 +321,13 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     wait_for("the suspension", Duration::from_secs(30), || {
         open_invocations(&restate, &session) == ["suspended"]
     });
-    // Every process that knew of the run goes; the question stays listed.
+    // Every process that knew of the run goes: both workers and the server. The question
+    // stays listed.
     worker.kill();
+    worker_b.kill();
     restate.kill_and_restart();
     worker.restart();
+    worker_b.restart();
     let waiting = status(&restate, &session)["waiting"].clone();
     assert_eq!(waiting["id"], format!("{session}.1"), "{waiting}");
     assert_eq!(waiting["question"], "DEPLOY");
@@ -335,9 +353,10 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     while status(&restate, &session)["outcome"].is_null() {
         assert!(
             ended.elapsed() < Duration::from_secs(60),
-            "the run did not end after its answer: {}\nworker: {}",
+            "the run did not end after its answer: {}\nworkers: {}\n{}",
             status(&restate, &session),
-            worker.log()
+            worker.log(),
+            worker_b.log()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -770,6 +789,16 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
     // The tool calls finished before the kill: kept, not run again.
     let ran = std::fs::read_to_string(work.join("ran.txt")).unwrap();
     assert_eq!(ran, "ran\n", "the command ran once");
+    // The change log says so too: the command recorded once, by the turn that made it.
+    let log = fuseraft_vm::changes::ChangeLog::load(&work.join(fuseraft_vm::changes::DEFAULT_PATH))
+        .unwrap();
+    let commands: Vec<&str> = log
+        .entries
+        .iter()
+        .flat_map(|entry| &entry.commands_run)
+        .map(|command| command.command.as_str())
+        .collect();
+    assert_eq!(commands, ["echo ran >> ran.txt"], "{commands:?}");
     let answer = requests[2]["messages"].to_string();
     assert!(
         answer.contains("Ship on Friday."),
