@@ -21,6 +21,8 @@ mod chatroom;
 mod checks;
 mod context;
 mod fork;
+#[cfg(test)]
+mod journal_tests;
 mod operator;
 #[cfg(all(test, unix))]
 #[path = "driver_paths_tests.rs"]
@@ -610,6 +612,10 @@ pub async fn drive<M: Models>(
     tools.mcp.lock().await.shutdown().await;
     // No job of the run may make or move a repository while the guard looks.
     tools.jobs.end_all();
+    // A served run's file tools kept a record of each call for a retried turn: it ended.
+    if models.journal().is_some() {
+        crate::journal::effects::clear(&tools.sandbox, &tools.session_id);
+    }
     for aside in tools.confinement.undo_new_git() {
         let warning = EventKind::Warning {
             message: format!(

@@ -8,6 +8,8 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 
+pub mod effects;
+
 use crate::effect::CheckResult;
 use crate::history::{DenialKind, ToolCall};
 

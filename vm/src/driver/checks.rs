@@ -33,6 +33,9 @@ pub(super) async fn run_checks<M: Models>(
             Some(results) => results,
             None => evaluate(checks, context, work_dir, confinement).await,
         },
+        Recalled::Interrupted if repeat == Repeat::Safe => {
+            evaluate(checks, context, work_dir, confinement).await
+        }
         Recalled::Interrupted => vec![CheckResult::fail(crate::journal::CHECKS_INTERRUPTED)],
         Recalled::Make(keep) => {
             let results = evaluate(checks, context, work_dir, confinement).await;

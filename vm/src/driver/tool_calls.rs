@@ -61,24 +61,55 @@ pub(super) async fn execute_kept<M: Models>(
     tool: crate::tools::Tool,
     context: &crate::tools::ToolContext,
 ) {
-    use crate::journal::{interrupted, restore_tool_outcome, tool_outcome, Recalled, Repeat};
+    use crate::journal::{interrupted, restore_tool_outcome, Recalled, Repeat};
     let Some(journal) = models.journal() else {
         return crate::tools::execute_tool(call, tool, context).await;
     };
-    // A tool in no permission category only reads: asking it again is safe.
+    use crate::journal::effects;
+    // A tool in no permission category only reads: asking it again is safe. One that acts
+    // is made at most once, except that a file tool keeps its own record of each call made
+    // (`journal::effects`), so an interrupted one is known made or not, and left one result.
+    let files = tool.category() == Some(fuseraft_compiler::ir::Category::FileWriteDelete);
     let repeat = match tool.category() {
         None => Repeat::Safe,
         Some(_) => Repeat::Once,
     };
+    let (root, session, turn) = (&context.work_dir, &context.session_id, context.turn);
     match journal.recall("tool call", repeat).await {
         Recalled::Kept(text) if restore_tool_outcome(call, &text) => {}
-        Recalled::Kept(_) => crate::tools::execute_tool(call, tool, context).await,
-        Recalled::Interrupted => interrupted(call),
-        Recalled::Make(keep) => {
-            crate::tools::execute_tool(call, tool, context).await;
-            keep(tool_outcome(call));
+        Recalled::Kept(_) => {
+            make_recorded(call, tool, context, files).await;
         }
+        // Asking again is safe.
+        Recalled::Interrupted if repeat == Repeat::Safe => {
+            make_recorded(call, tool, context, false).await;
+        }
+        Recalled::Interrupted if files => match effects::kept(root, session, turn, &call.id) {
+            Some(text) if restore_tool_outcome(call, &text) => {}
+            _ => {
+                make_recorded(call, tool, context, files).await;
+            }
+        },
+        Recalled::Interrupted => interrupted(call),
+        Recalled::Make(keep) => keep(make_recorded(call, tool, context, files).await),
     }
+}
+
+/// Executes `call` and returns its outcome as a journal entry; a file tool's call is
+/// recorded (`journal::effects`) the moment it returns.
+async fn make_recorded(
+    call: &mut ToolCall,
+    tool: crate::tools::Tool,
+    context: &crate::tools::ToolContext,
+    files: bool,
+) -> String {
+    crate::tools::execute_tool(call, tool, context).await;
+    let outcome = crate::journal::tool_outcome(call);
+    if files {
+        let (root, session) = (&context.work_dir, &context.session_id);
+        crate::journal::effects::keep(root, session, context.turn, call, &outcome);
+    }
+    outcome
 }
 
 impl ToolRunner<'_> {

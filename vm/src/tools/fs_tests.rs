@@ -281,6 +281,19 @@ async fn fs_fuseraft_state_is_read_only_but_artifacts_are_not() {
         );
     }
     assert!(!root.path(".fuseraft/memory").exists());
+    // A served run's kept entries, streamed text and file tools' records: only fuseraft
+    // writes them, so no model forges what a retried turn reads back.
+    for path in [
+        ".fuseraft/journal/s1/0123",
+        ".fuseraft/stream/s1/0.00ff",
+        ".fuseraft/effects/s1/0-63616c6c5f31",
+        ".Fuseraft/Effects/s1/x",
+    ] {
+        assert_refused(
+            &call(&ctx, "write_file", json!({"path": path, "content": "{}"})).await,
+            "a served run's own state",
+        );
+    }
     for path in [
         ".fuseraft/artifacts/brief.json",
         ".fuseraft/artifacts/sessions/s1/brief.json",

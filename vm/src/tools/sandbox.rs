@@ -97,7 +97,8 @@ pub(crate) fn walk_error(tool: &str, root: &Root, raw: &str, error: Error) -> Ou
 /// which the tools may read but not write, patch or delete; `None` when it is not. Ignores
 /// case. Protected: anything under a `.git` directory (or a `.git` file, as in a worktree)
 /// at any depth, and `.fuseraft/sessions/`, `.fuseraft/state/` (the change log, evidence),
-/// `.fuseraft/checkpoints/` and `.fuseraft/memory/` (agents' memories, `MEMORY.md`, the
+/// `.fuseraft/checkpoints/`, a served run's `.fuseraft/journal/`, `.fuseraft/stream/` and
+/// `.fuseraft/effects/`, and `.fuseraft/memory/` (agents' memories, `MEMORY.md`, the
 /// daily notes: only the memory tools write them, so no agent forges another's). Agents' own artifacts elsewhere under `.fuseraft/`
 /// (`.fuseraft/artifacts/`, `.fuseraft/brief.json`, ...) stay writable.
 pub(crate) fn protected_state(rel: &str) -> Option<&'static str> {
@@ -112,6 +113,9 @@ pub(crate) fn protected_state(rel: &str) -> Option<&'static str> {
     match parts.as_slice() {
         [".fuseraft", "sessions" | "state" | "checkpoints", ..] => {
             Some("fuseraft's own state (sessions, change log, checkpoints)")
+        }
+        [".fuseraft", "journal" | "stream" | "effects", ..] => {
+            Some("a served run's own state (kept entries, streamed text, file tools' records)")
         }
         [".fuseraft", "memory", ..] => {
             Some("the agents' memory (`.fuseraft/memory/`), which only the memory tools write")
