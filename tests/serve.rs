@@ -1083,6 +1083,22 @@ fn sse_text(text: &str) -> String {
     format!("{:x}\r\n{data}\r\n", data.len())
 }
 
+/// The files of the streamed text side channel in `work`, of every session.
+fn stream_files(work: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(work.join(".fuseraft/stream"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|session| {
+            std::fs::read_dir(session.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+        })
+        .map(|file| file.path())
+        .collect()
+}
+
 #[test]
 fn a_served_reply_streams_to_the_client_and_a_rerun_turn_says_its_text_is_discarded() {
     let root = tempfile::tempdir().unwrap();
@@ -1123,21 +1139,11 @@ fn a_served_reply_streams_to_the_client_and_a_rerun_turn_says_its_text_is_discar
         .expect("the first request arrives");
     // The half reply reached the side channel; the client shows it within its next polls.
     wait_for("the streamed half", Duration::from_secs(30), || {
-        std::fs::read_dir(work.join(".fuseraft/stream"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .flat_map(|session| {
-                std::fs::read_dir(session.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-            })
-            .any(|file| {
-                std::fs::read_to_string(file.path())
-                    .unwrap_or_default()
-                    .contains("Half of a first answer")
-            })
+        stream_files(&work).iter().any(|file| {
+            std::fs::read_to_string(file)
+                .unwrap_or_default()
+                .contains("Half of a first answer")
+        })
     });
     std::thread::sleep(Duration::from_millis(600));
     worker.kill();
@@ -1166,18 +1172,7 @@ fn a_served_reply_streams_to_the_client_and_a_rerun_turn_says_its_text_is_discar
     );
     // The run ended: its streamed text goes soon after.
     wait_for("the streamed text to go", Duration::from_secs(30), || {
-        std::fs::read_dir(work.join(".fuseraft/stream"))
-            .into_iter()
-            .flatten()
-            .flatten()
-            .flat_map(|session| {
-                std::fs::read_dir(session.path())
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-            })
-            .next()
-            .is_none()
+        stream_files(&work).is_empty()
     });
 }
 
