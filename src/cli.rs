@@ -253,8 +253,9 @@ pub struct SessionsArgs {
     #[arg(long, value_name = "DIR", global = true)]
     pub work_dir: Option<PathBuf>,
     /// A Restate server's ingress: `sessions list --on URL` lists the sessions it runs (not
-    /// ended yet), each with its turn and the question it waits on; `sessions export ID
-    /// --on URL` writes one as a local session.
+    /// ended yet), each with its turn and the question it waits on; `sessions show ID --on
+    /// URL` prints one with the server's status; `sessions export ID --on URL` writes one
+    /// as a local session.
     #[arg(long, value_name = "URL", global = true)]
     pub on: Option<String>,
 }

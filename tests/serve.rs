@@ -342,6 +342,12 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
         "{}",
         text(&listed.stdout)
     );
+    // `sessions show --on` prints it as a local session's state, with the server's status.
+    let shown = fuseraft(&["sessions", "show", &session, "--on", &on]);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    let shown: Json = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(shown["Task"], "Release it.");
+    assert_eq!(shown["Served"]["waiting"]["id"], format!("{session}.1"));
     let answered = fuseraft(&["approve", &session, "--on", &on, "--by", "alice"]);
     assert_eq!(
         answered.status.code(),

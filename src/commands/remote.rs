@@ -350,6 +350,41 @@ pub fn sessions_on(on: &str) -> u8 {
     })
 }
 
+/// `sessions show ID --on URL`: session `id` of the server as `sessions show` prints a local
+/// one (its state, the history as `Messages`), with what the server adds under `Served`
+/// (its turn, outcome, the question it waits on, every answer given).
+pub fn sessions_show_on(on: &str, id: &str) -> u8 {
+    if !crate::session::valid_id(id) {
+        return usage(&crate::session::invalid_id(id));
+    }
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let exported = match runtime.block_on(client::export(on, id)) {
+        Ok(exported) => exported,
+        Err(refused) if refused.status.is_some() => {
+            eprintln!("error: {}", neutralise(&refused.message));
+            return exit::FINDINGS;
+        }
+        Err(refused) => return usage(&refused.message),
+    };
+    let mut state = match exported.checkpoint {
+        Some(serde_json::Value::Object(state)) => state,
+        _ => serde_json::Map::new(),
+    };
+    state.insert("Task".into(), exported.job.task.clone().into());
+    state.insert("Messages".into(), exported.messages.into());
+    let served = serde_json::to_value(&exported.status).unwrap_or_default();
+    state.insert("Served".into(), served);
+    // Model and tool text: printed as JSON with every control character escaped.
+    let mut text = crate::terminal::json_safe(
+        serde_json::to_string_pretty(&serde_json::Value::Object(state)).unwrap_or_default(),
+    );
+    text.push('\n');
+    super::print_or_fail(&text).unwrap_or(exit::OK)
+}
+
 /// `sessions export ID --on URL [--work-dir DIR]`: writes session `id` of the server as a
 /// local session of the work dir (its log, recorded config and snapshot, authenticated
 /// under this user's session key), so `sessions show`, `ui`, `test` and a local

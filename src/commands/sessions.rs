@@ -13,7 +13,8 @@ pub fn run(args: &SessionsArgs) -> u8 {
         return match &args.action {
             SessionsAction::List { .. } => super::remote::sessions_on(on),
             SessionsAction::Export { id } => super::remote::sessions_export(on, id, &work_dir),
-            _ => fail("only `sessions list` and `sessions export` take `--on` (a server's questions are answered with `fuseraft approve`)"),
+            SessionsAction::Show { id, .. } => super::remote::sessions_show_on(on, id),
+            _ => fail("only `sessions list`, `show` and `export` take `--on` (a server's questions are answered with `fuseraft approve`)"),
         };
     }
     match &args.action {
