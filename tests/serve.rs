@@ -16,7 +16,7 @@ use std::process::{Command, Output};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use cluster::{free_port, Balancer, Restate, Worker};
+use cluster::{free_port, Fleet, Restate, Worker};
 use serde_json::Value as Json;
 
 fn fixture(path: &str) -> PathBuf {
@@ -195,21 +195,8 @@ fn retried_sessions(restate: &Restate) -> Vec<String> {
 fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
     let root = tempfile::tempdir().unwrap();
     let mut restate = Restate::start();
-    let (front, first, second) = (free_port(), free_port(), free_port());
-    let _balancer = Balancer::start(front, &[first, second]);
     // The server calls the balancer; the second worker behind it registers nothing.
-    let mut worker_b = Worker::on_port(
-        second,
-        &restate,
-        root.path(),
-        &[],
-        &["--no-register".into()],
-    );
-    let advertise = [
-        "--advertise".to_string(),
-        format!("http://127.0.0.1:{front}"),
-    ];
-    let worker_a = Worker::on_port(first, &restate, root.path(), &[], &advertise);
+    let mut fleet = Fleet::start(&restate, root.path(), &[], &[]);
     // The Developer's first turn waits two seconds for its replayed reply.
     let (case, task) = ("serve/slow", "Add a --verbose flag.");
     let expected = local_trace(root.path(), case, task, &[]);
@@ -234,7 +221,7 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
         },
     );
     std::thread::sleep(Duration::from_millis(300));
-    worker_b.kill();
+    fleet.workers[1].kill();
     // Some were on the killed worker: the server runs their turn again, from its journal.
     wait_for(
         "a slow call's turn run again",
@@ -246,10 +233,10 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
         },
     );
     sessions.extend((25..35).map(submit));
-    worker_b.restart();
+    fleet.workers[1].restart();
     sessions.extend((35..40).map(submit));
-    worker_b.kill();
-    worker_b.restart();
+    fleet.workers[1].kill();
+    fleet.workers[1].restart();
     restate.kill_and_restart();
     sessions.extend((40..50).map(submit));
     let started = Instant::now();
@@ -257,10 +244,9 @@ fn two_workers_behind_a_balancer_carry_fifty_sessions_through_kills() {
         while status(&restate, session)["outcome"].is_null() {
             assert!(
                 started.elapsed() < Duration::from_secs(180),
-                "session {session} did not end: {}\nworkers: {}\n{}",
+                "session {session} did not end: {}\nworkers: {}",
                 status(&restate, session),
-                worker_a.log(),
-                worker_b.log()
+                fleet.log()
             );
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -297,22 +283,8 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     let root = tempfile::tempdir().unwrap();
     let mut restate = Restate::start();
     // Two workers behind the balancer, each asking a waiting run to suspend after a second.
-    let (front, first, second) = (free_port(), free_port(), free_port());
-    let _balancer = Balancer::start(front, &[first, second]);
-    let flags =
-        |extra: &[String]| [&["--suspend-after".to_string(), "1".to_string()], extra].concat();
-    let mut worker_b = Worker::on_port(
-        second,
-        &restate,
-        root.path(),
-        &[],
-        &flags(&["--no-register".into()]),
-    );
-    let advertise = [
-        "--advertise".to_string(),
-        format!("http://127.0.0.1:{front}"),
-    ];
-    let mut worker = Worker::on_port(first, &restate, root.path(), &[], &flags(&advertise));
+    let suspend = ["--suspend-after".to_string(), "1".to_string()];
+    let mut fleet = Fleet::start(&restate, root.path(), &[], &suspend);
     let (expected, _, session) = detached_approval(root.path(), &restate);
     wait_for("the question", Duration::from_secs(30), || {
         !status(&restate, &session)["waiting"].is_null()
@@ -323,11 +295,9 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     });
     // Every process that knew of the run goes: both workers and the server. The question
     // stays listed.
-    worker.kill();
-    worker_b.kill();
+    fleet.kill();
     restate.kill_and_restart();
-    worker.restart();
-    worker_b.restart();
+    fleet.restart_with(&suspend);
     let waiting = status(&restate, &session)["waiting"].clone();
     assert_eq!(waiting["id"], format!("{session}.1"), "{waiting}");
     assert_eq!(waiting["question"], "DEPLOY");
@@ -359,15 +329,14 @@ fn a_question_waits_through_restarts_and_takes_one_answer() {
     while status(&restate, &session)["outcome"].is_null() {
         assert!(
             ended.elapsed() < Duration::from_secs(60),
-            "the run did not end after its answer: {}\nworkers: {}\n{}",
+            "the run did not end after its answer: {}\nworkers: {}",
             status(&restate, &session),
-            worker.log(),
-            worker_b.log()
+            fleet.log()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
     let status = status(&restate, &session);
-    assert_eq!(status["outcome"], "completed", "{status}\n{}", worker.log());
+    assert_eq!(status["outcome"], "completed", "{status}\n{}", fleet.log());
     assert_eq!(status["answers"][0]["by"], "alice");
     assert_eq!(status["answers"][0]["decision"], "yes");
     // The events the server kept are a local run's.
@@ -585,20 +554,7 @@ fn started_sessions(restate: &Restate) -> Vec<String> {
 fn a_schedule_fires_once_per_tick_with_two_workers_through_a_restart() {
     let root = tempfile::tempdir().unwrap();
     let mut restate = Restate::start();
-    let (front, first, second) = (free_port(), free_port(), free_port());
-    let _balancer = Balancer::start(front, &[first, second]);
-    let _worker_b = Worker::on_port(
-        second,
-        &restate,
-        root.path(),
-        &[],
-        &["--no-register".into()],
-    );
-    let advertise = [
-        "--advertise".to_string(),
-        format!("http://127.0.0.1:{front}"),
-    ];
-    let _worker_a = Worker::on_port(first, &restate, root.path(), &[], &advertise);
+    let _fleet = Fleet::start(&restate, root.path(), &[], &[]);
     let work = root.path().join("scheduled");
     std::fs::create_dir_all(&work).unwrap();
     let config = fixture("run/keyword/config.yaml");
@@ -734,13 +690,13 @@ fn model_server(
 fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command_twice_even_by_reference(
 ) {
     let root = tempfile::tempdir().unwrap();
-    // A worker that keeps entries over 4 KiB by reference, and a read of about 20 KB (what
-    // `read_file` returns of long notes): the read's result and the turn's messages are
-    // kept in files, and the retry after the kill reads them back.
+    // Two workers behind the balancer that keep entries over 4 KiB by reference, and a read
+    // of about 20 KB (what `read_file` returns of long notes): the read's result and the
+    // turn's messages are kept in files, and the retry after the kill reads them back.
     let restate = Restate::start();
     let key = ("FUSERAFT_TEST_KEY", "k-123456789");
     let limit = ["--inline-limit".to_string(), "4096".to_string()];
-    let mut worker = Worker::on_port(free_port(), &restate, root.path(), &[key], &limit);
+    let mut fleet = Fleet::start(&restate, root.path(), &[key], &limit);
     let work = root.path().join("served");
     std::fs::create_dir_all(&work).unwrap();
     let notes = format!(
@@ -774,17 +730,18 @@ fn a_worker_killed_during_a_model_call_makes_only_that_call_again_and_no_command
     let client = live_client(&restate.ingress, &work, &endpoint, "What do the notes say?");
     held.recv_timeout(Duration::from_secs(60))
         .expect("the second call arrives");
-    worker.kill();
-    worker.restart();
+    // Whichever worker holds the call, it dies (both do), and both come back.
+    fleet.kill();
+    fleet.restart_with(&limit);
     release.send(()).unwrap();
     let output = client.wait_with_output().unwrap();
     let requests = server.join().unwrap();
     assert_eq!(
         output.status.code(),
         Some(0),
-        "{}\nworker: {}",
+        "{}\nworkers: {}",
         text(&output.stderr),
-        worker.log()
+        fleet.log()
     );
     assert_eq!(requests.len(), 3, "three requests: {requests:#?}");
     // The first call finished before the kill: it came from the journal, not the model.
@@ -842,9 +799,8 @@ fn an_entry_over_the_servers_limit_is_kept_by_reference_or_never_goes_on() {
     // The server's own limit (32 MiB a message, `worker.invoker.message-size-limit`), and a
     // read of about 34 MB.
     let restate = Restate::start();
-    let port = free_port();
-    let inline = |bytes: &str| ["--inline-limit".to_string(), bytes.to_string()];
-    let worker = Worker::on_port(port, &restate, root.path(), &[], &inline("64000000"));
+    let inline = ["--inline-limit".to_string(), "64000000".to_string()];
+    let mut fleet = Fleet::start(&restate, root.path(), &[], &inline);
     let big = format!("Ship on Friday.\n{}", "x".repeat(34_000_000));
     let (case, task) = ("serve/big-read", "What does big.txt say?");
     let local = root.path().join("local-serve-big-read");
@@ -858,7 +814,7 @@ fn an_entry_over_the_servers_limit_is_kept_by_reference_or_never_goes_on() {
     let output = exec_on(&restate.ingress, &work, case, task, &["--detach"]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let session = text(&output.stdout).trim().to_string();
-    // A worker told to send entries up to 64 MB inline: the server refuses the read's, and
+    // Workers told to send entries up to 64 MB inline: the server refuses the read's, and
     // the turn never ends.
     let mut failure = None;
     wait_for(
@@ -872,15 +828,14 @@ fn an_entry_over_the_servers_limit_is_kept_by_reference_or_never_goes_on() {
     let failure = failure.unwrap_or_default();
     assert!(failure.contains("message size limit"), "{failure}");
     assert_eq!(status(&restate, &session)["turn"], 0, "no turn was stored");
-    // A worker with the default limit (8 MiB) keeps it by reference: the same turn goes on,
+    // Workers with the default limit (8 MiB) keep it by reference: the same turn goes on,
     // and the run ends as a local one does.
-    drop(worker);
-    let worker = Worker::on_port(port, &restate, root.path(), &[], &[]);
+    fleet.restart_with(&[]);
     wait_for("the run to end", Duration::from_secs(90), || {
         !status(&restate, &session)["outcome"].is_null()
     });
     let status = status(&restate, &session);
-    assert_eq!(status["outcome"], "completed", "{status}\n{}", worker.log());
+    assert_eq!(status["outcome"], "completed", "{status}\n{}", fleet.log());
     assert_eq!(
         kept_events(&restate, &session, &root.path().join("kept.jsonl")),
         expected

@@ -287,6 +287,86 @@ impl Worker {
         self.kill();
         self.spawn();
     }
+
+    /// Starts the worker again on the same port with `flags` instead of its own.
+    pub fn restart_with(&mut self, flags: &[String]) {
+        self.flags = flags.to_vec();
+        self.restart();
+    }
+}
+
+/// Two workers behind an HAProxy balancer whose URL the server calls: the first worker
+/// registers it, the second registers nothing.
+pub struct Fleet {
+    pub workers: [Worker; 2],
+    front: u16,
+    _balancer: Balancer,
+}
+
+impl Fleet {
+    /// Two workers with `env` and `flags`, and the balancer in front of them.
+    pub fn start(
+        restate: &Restate,
+        work_root: &Path,
+        env: &[(&str, &str)],
+        flags: &[String],
+    ) -> Fleet {
+        let (front, first, second) = (free_port(), free_port(), free_port());
+        let balancer = Balancer::start(front, &[first, second]);
+        let second = Worker::on_port(
+            second,
+            restate,
+            work_root,
+            env,
+            &Fleet::flags(1, front, flags),
+        );
+        let first = Worker::on_port(
+            first,
+            restate,
+            work_root,
+            env,
+            &Fleet::flags(0, front, flags),
+        );
+        Fleet {
+            workers: [first, second],
+            front,
+            _balancer: balancer,
+        }
+    }
+
+    /// Worker `n`'s flags: `flags`, and what makes the balancer's URL the one registered.
+    fn flags(n: usize, front: u16, flags: &[String]) -> Vec<String> {
+        let mut all = flags.to_vec();
+        match n {
+            0 => all.extend([
+                "--advertise".to_string(),
+                format!("http://127.0.0.1:{front}"),
+            ]),
+            _ => all.push("--no-register".to_string()),
+        }
+        all
+    }
+
+    /// SIGKILLs both workers.
+    pub fn kill(&mut self) {
+        for worker in &mut self.workers {
+            worker.kill();
+        }
+    }
+
+    /// Starts both workers again on their ports, with `flags` (the server keeps calling the
+    /// same URL, so the invocations pinned to it go on).
+    pub fn restart_with(&mut self, flags: &[String]) {
+        let front = self.front;
+        for (n, worker) in self.workers.iter_mut().enumerate().rev() {
+            worker.restart_with(&Fleet::flags(n, front, flags));
+        }
+    }
+
+    /// Both workers' logs.
+    pub fn log(&self) -> String {
+        format!("{}\n{}", self.workers[0].log(), self.workers[1].log())
+    }
 }
 
 impl Drop for Worker {
