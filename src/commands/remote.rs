@@ -350,24 +350,28 @@ pub fn sessions_on(on: &str) -> u8 {
     })
 }
 
+/// Session `id` of the server as `export` hands it, or the exit code of why not (said).
+fn exported(on: &str, id: &str) -> Result<crate::serve::job::Exported, u8> {
+    if !crate::session::valid_id(id) {
+        return Err(usage(&crate::session::invalid_id(id)));
+    }
+    match runtime()?.block_on(client::export(on, id)) {
+        Ok(exported) => Ok(exported),
+        Err(refused) if refused.status.is_some() => {
+            eprintln!("error: {}", neutralise(&refused.message));
+            Err(exit::FINDINGS)
+        }
+        Err(refused) => Err(usage(&refused.message)),
+    }
+}
+
 /// `sessions show ID --on URL`: session `id` of the server as `sessions show` prints a local
 /// one (its state, the history as `Messages`), with what the server adds under `Served`
 /// (its turn, outcome, the question it waits on, every answer given).
 pub fn sessions_show_on(on: &str, id: &str) -> u8 {
-    if !crate::session::valid_id(id) {
-        return usage(&crate::session::invalid_id(id));
-    }
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(code) => return code,
-    };
-    let exported = match runtime.block_on(client::export(on, id)) {
+    let exported = match exported(on, id) {
         Ok(exported) => exported,
-        Err(refused) if refused.status.is_some() => {
-            eprintln!("error: {}", neutralise(&refused.message));
-            return exit::FINDINGS;
-        }
-        Err(refused) => return usage(&refused.message),
+        Err(code) => return code,
     };
     let mut state = match exported.checkpoint {
         Some(serde_json::Value::Object(state)) => state,
@@ -390,20 +394,9 @@ pub fn sessions_show_on(on: &str, id: &str) -> u8 {
 /// under this user's session key), so `sessions show`, `ui`, `test` and a local
 /// `exec --resume` read it as any other. An existing local session of that id is kept.
 pub fn sessions_export(on: &str, id: &str, work_dir: &Path) -> u8 {
-    if !crate::session::valid_id(id) {
-        return usage(&crate::session::invalid_id(id));
-    }
-    let runtime = match runtime() {
-        Ok(runtime) => runtime,
-        Err(code) => return code,
-    };
-    let exported = match runtime.block_on(client::export(on, id)) {
+    let exported = match exported(on, id) {
         Ok(exported) => exported,
-        Err(refused) if refused.status.is_some() => {
-            eprintln!("error: {}", neutralise(&refused.message));
-            return exit::FINDINGS;
-        }
-        Err(refused) => return usage(&refused.message),
+        Err(code) => return code,
     };
     let Some(mut state) = exported.checkpoint else {
         eprintln!("error: session {id} has no turn saved yet");
