@@ -100,7 +100,8 @@ impl TextOut {
         let mut file = dir
             .open_file(&format!("{turn}.{}", self.attempt), Access::Truncate)
             .ok()?;
-        let agent: String = agent.chars().filter(|c| *c != '\n').collect();
+        // One line, short enough for the reader's first-line cap.
+        let agent: String = agent.chars().filter(|c| *c != '\n').take(256).collect();
         file.write_all(format!("{agent}\n").as_bytes()).ok()?;
         Some(file)
     }
@@ -128,19 +129,27 @@ pub fn clear(work_dir: &Path, session: &str) {
     }
 }
 
-/// Whether stream `name` holds text beyond `offset` (after its agent line).
+/// The agent a stream file names on its first line, and where its text starts.
+fn head(file: &mut std::fs::File) -> Option<(String, u64)> {
+    let mut agent = Vec::new();
+    let mut byte = [0u8; 1];
+    while file.read(&mut byte).ok()? == 1 && byte[0] != b'\n' && agent.len() < 4096 {
+        agent.push(byte[0]);
+    }
+    let start = agent.len() as u64 + 1;
+    Some((String::from_utf8_lossy(&agent).into_owned(), start))
+}
+
+/// Whether stream `name` holds text beyond `offset`.
 fn has_more(dir: &StateDir, name: &str, offset: u64) -> bool {
-    let Ok(file) = dir.open_file(name, Access::Read) else {
+    let Ok(mut file) = dir.open_file(name, Access::Read) else {
         return false;
     };
-    let mut agent_line = 0u64;
-    for byte in std::io::Read::bytes(std::io::BufReader::new(&file)).take(4097) {
-        agent_line += 1;
-        if matches!(byte, Ok(b'\n')) {
-            break;
-        }
-    }
-    dir.len(name).is_some_and(|len| len > agent_line + offset)
+    let Some((_, start)) = head(&mut file) else {
+        return false;
+    };
+    file.metadata()
+        .is_ok_and(|meta| meta.len() > start + offset)
 }
 
 /// `TURN.ATTEMPT` of a stream file's name.
@@ -178,21 +187,15 @@ pub fn read(work_dir: &Path, session: &str, cursor: &Cursor) -> Option<Streamed>
     let (_, _, newest) = newest?;
     // The cursor's own stream while it has text beyond the offset, else the newest.
     let own = format!("{}.{}", cursor.turn, cursor.attempt);
-    let name = match parse_name(&own).is_some() && dir.len(&own).is_some_and(|len| len > 0) {
-        true if own != newest && has_more(&dir, &own, cursor.offset) => own,
-        _ => newest,
-    };
+    let own_goes_on =
+        own != newest && parse_name(&own).is_some() && has_more(&dir, &own, cursor.offset);
+    let name = if own_goes_on { own } else { newest };
     let (turn, attempt) = parse_name(&name).map(|(turn, attempt)| (turn, attempt.to_string()))?;
     let mut file = dir.open_file(&name, Access::Read).ok()?;
-    let mut agent = Vec::new();
-    let mut byte = [0u8; 1];
-    while file.read(&mut byte).ok()? == 1 && byte[0] != b'\n' && agent.len() < 4096 {
-        agent.push(byte[0]);
-    }
-    let head = agent.len() as u64 + 1;
+    let (agent, start) = head(&mut file)?;
     let same = cursor.turn == turn && cursor.attempt == attempt;
     let from = if same { cursor.offset } else { 0 };
-    file.seek(SeekFrom::Start(head + from)).ok()?;
+    file.seek(SeekFrom::Start(start + from)).ok()?;
     let mut text = Vec::new();
     file.take(READ_CAP).read_to_end(&mut text).ok()?;
     // Whole characters only: a delta cut mid-character is read with its rest next time.
@@ -204,7 +207,7 @@ pub fn read(work_dir: &Path, session: &str, cursor: &Cursor) -> Option<Streamed>
     Some(Streamed {
         turn,
         attempt,
-        agent: String::from_utf8_lossy(&agent).into_owned(),
+        agent,
         offset: from + text.len() as u64,
         text: String::from_utf8(text).unwrap_or_default(),
     })
