@@ -317,19 +317,14 @@ pub fn sessions_on(on: &str) -> u8 {
         Err(code) => return code,
     };
     runtime.block_on(async {
-        let names = match client::session_names(on).await {
-            Ok(names) => names,
+        let running = match client::running(on).await {
+            Ok(running) => running,
             Err(refused) => return usage(&format!("cannot list the sessions of {on}: {refused}")),
         };
-        if names.is_empty() {
+        if running.is_empty() {
             eprintln!("no session runs on {on}");
         }
-        for id in names {
-            // Past every event: only the status comes back.
-            let status = match client::watch(on, &id, u32::MAX).await {
-                Ok(watch) => watch.status,
-                Err(refused) => return usage(&format!("cannot read session {id}: {refused}")),
-            };
+        for (id, status) in running {
             let state = match (&status.outcome, &status.waiting) {
                 (Some(outcome), _) => outcome.clone(),
                 (None, Some(waiting)) => format!(

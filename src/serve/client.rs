@@ -185,6 +185,17 @@ pub async fn session_names(on: &str) -> Result<Vec<String>, Refused> {
     call(on, "FuseraftNames/sessions/names", &(), None).await
 }
 
+/// The sessions not ended yet, each with its status (past every event: only the status
+/// comes back).
+pub async fn running(on: &str) -> Result<Vec<(String, super::job::Status)>, Refused> {
+    let mut running = Vec::new();
+    for id in session_names(on).await? {
+        let status = watch(on, &id, u32::MAX).await?.status;
+        running.push((id, status));
+    }
+    Ok(running)
+}
+
 /// Session `id` whole, for a local copy.
 pub async fn export(on: &str, id: &str) -> Result<Exported, Refused> {
     call(on, &format!("{SESSION}/{id}/export"), &(), None).await

@@ -67,6 +67,10 @@ pub struct Waiting {
     pub to: String,
     /// Whether the answer may be text (`--redirect`), not only yes or no.
     pub takes_text: bool,
+    /// What kind of question (`fuseraft_vm::effect::Question::kind`); empty in a status
+    /// kept before it was recorded, read as a route's.
+    #[serde(default)]
+    pub kind: String,
 }
 
 /// An answer as `fuseraft approve` gives it.

@@ -221,6 +221,7 @@ async fn follow(
                     from,
                     to,
                     takes_text: question.takes_text(),
+                    kind: question.kind().to_string(),
                 };
                 // What led to the question is shown while it waits.
                 let before = std::mem::take(&mut events);

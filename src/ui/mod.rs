@@ -157,13 +157,7 @@ impl Live {
                 from,
                 to,
                 signal: &signal,
-                kind: match asked {
-                    Asked::ToolCall => "tool",
-                    Asked::Human { .. } => "human",
-                    Asked::PlanReview { .. } => "plan",
-                    Asked::Escalation { .. } => "escalation",
-                    Asked::Route { .. } => "route",
-                },
+                kind: asked.kind(),
                 text: &text,
             };
             broker.ask(&question, &stopped).unwrap_or(Approval::Refused)

@@ -10,27 +10,11 @@ use serde_json::{json, Value as Json};
 use crate::serve::client::{self, Refused};
 use crate::serve::job::{Answer, Answered, Waiting};
 
-/// The page's kind of a waiting question, from how the question is spelled
-/// (`fuseraft_vm::effect::Question::signal`).
-fn kind(waiting: &Waiting) -> &'static str {
-    let question = waiting.question.as_str();
-    if question == "tool" {
-        "tool"
-    } else if question.starts_with("escalation: ") {
-        "escalation"
-    } else if question.starts_with("plan review") {
-        "plan"
-    } else if question.starts_with("human: ") {
-        "human"
-    } else {
-        "route"
-    }
-}
-
 /// A waiting question as the page's approval box takes it.
 fn question(waiting: &Waiting) -> Json {
     json!({
-        "id": waiting.id, "kind": kind(waiting), "from": waiting.from, "to": waiting.to,
+        "id": waiting.id, "from": waiting.from, "to": waiting.to,
+        "kind": if waiting.kind.is_empty() { "route" } else { &waiting.kind },
         "signal": waiting.question, "redirectable": waiting.takes_text,
     })
 }
@@ -42,12 +26,7 @@ fn failed(refused: Refused) -> String {
 /// `[{id, updated, status, turns, task, waiting}]`: the sessions the server runs (not ended).
 pub async fn list(on: &str) -> Result<Json, String> {
     let mut listed = Vec::new();
-    for id in client::session_names(on).await.map_err(failed)? {
-        // Past every event: only the status comes back.
-        let status = client::watch(on, &id, u32::MAX)
-            .await
-            .map_err(failed)?
-            .status;
+    for (id, status) in client::running(on).await.map_err(failed)? {
         let state = match (&status.outcome, &status.waiting) {
             (Some(outcome), _) => outcome.clone(),
             (None, Some(waiting)) => format!("waits on {}", waiting.id),
@@ -134,30 +113,5 @@ pub async fn answer(
             },
             message: format!("{}\n", refused.message),
         }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_questions_kind_is_read_from_its_spelling() {
-        let waiting = |question: &str| Waiting {
-            id: "1a2b3c4d.1".into(),
-            question: question.into(),
-            from: "A".into(),
-            to: "B".into(),
-            takes_text: false,
-        };
-        for (question, expected) in [
-            ("DEPLOY", "route"),
-            ("tool", "tool"),
-            ("escalation: `tests` failed", "escalation"),
-            ("plan review: 1. build", "plan"),
-            ("human: what next?", "human"),
-        ] {
-            assert_eq!(kind(&waiting(question)), expected, "{question}");
-        }
     }
 }

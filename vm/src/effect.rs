@@ -224,6 +224,18 @@ impl Question {
         )
     }
 
+    /// Its kind's name, as the web view and a served session's status give it: `route`,
+    /// `tool`, `escalation`, `plan` or `human`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Question::Route { .. } => "route",
+            Question::ToolCall => "tool",
+            Question::Escalation { .. } => "escalation",
+            Question::PlanReview { .. } => "plan",
+            Question::Human { .. } => "human",
+        }
+    }
+
     /// The question as events and the audit chain spell it (`signal`): the route's signal,
     /// `tool`, `escalation: V failed`, `plan review: …`, `human: …`.
     pub fn signal(&self) -> String {
